@@ -8,6 +8,7 @@
 
 mod id;
 mod memory;
+mod time;
 mod version;
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ use std::pin::Pin;
 
 pub use id::{checkpoint_id, uuid6};
 pub use memory::InMemoryCheckpointer;
+pub use time::{format_iso, now_iso};
 pub use version::{next_version, version_number};
 
 pub use crate::value::{ChannelValue, Encoded, ValueError};

@@ -1,0 +1,48 @@
+//! Timestamps in LangGraph's format, without a date-time dependency.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Now, as `datetime.now(timezone.utc).isoformat()` prints it: `2026-11-30T04:52:35.819352+00:00`.
+pub fn now_iso() -> String {
+    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    format_iso(d.as_secs() as i64, d.subsec_micros())
+}
+
+/// Formats seconds since the Unix epoch plus microseconds as ISO-8601 UTC.
+pub fn format_iso(secs: i64, micros: u32) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}+00:00",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Howard Hinnant's days → (year, month, day) for the proleptic Gregorian calendar.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_like_python_isoformat() {
+        assert_eq!(format_iso(0, 0), "1970-01-01T00:00:00.000000+00:00");
+        // 2026-11-30T04:52:35.819352+00:00
+        assert_eq!(format_iso(1_796_014_355, 819_352), "2026-11-30T04:52:35.819352+00:00");
+        assert_eq!(format_iso(951_782_400, 1), "2000-02-29T00:00:00.000001+00:00");
+    }
+}

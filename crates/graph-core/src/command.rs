@@ -1,0 +1,184 @@
+//! What a node returns: updates, [`Command`]s and [`Push`]es.
+
+use std::fmt;
+
+use crate::state::{State, StateWrite};
+
+/// A task to run a node with its own input (LangGraph's `Send`, named after LangGraph's internal
+/// `PUSH` so it does not shadow `std::marker::Send`). Used for map-reduce: a conditional edge or a
+/// [`Command`] returns several pushes and each runs as a separate task in the next superstep.
+pub struct Push<S> {
+    /// The node to run.
+    pub node: String,
+    /// The state that node receives instead of the graph state.
+    pub arg: S,
+}
+
+impl<S> Push<S> {
+    /// A push of `arg` to `node`.
+    pub fn new(node: impl Into<String>, arg: S) -> Self {
+        Self { node: node.into(), arg }
+    }
+}
+
+impl<S: Clone> Clone for Push<S> {
+    fn clone(&self) -> Self {
+        Self { node: self.node.clone(), arg: self.arg.clone() }
+    }
+}
+
+impl<S> fmt::Debug for Push<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Push").field("node", &self.node).finish_non_exhaustive()
+    }
+}
+
+/// Where a [`Command`] or a conditional edge sends control.
+pub enum Goto<S> {
+    /// Run a node in the next superstep (with the graph state).
+    Node(String),
+    /// Run a node with its own input.
+    Push(Push<S>),
+}
+
+impl<S: Clone> Clone for Goto<S> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Node(n) => Self::Node(n.clone()),
+            Self::Push(p) => Self::Push(p.clone()),
+        }
+    }
+}
+
+impl<S> fmt::Debug for Goto<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Node(n) => f.debug_tuple("Node").field(n).finish(),
+            Self::Push(p) => f.debug_tuple("Push").field(p).finish(),
+        }
+    }
+}
+
+impl<S> From<&str> for Goto<S> {
+    fn from(node: &str) -> Self {
+        Self::Node(node.to_owned())
+    }
+}
+
+impl<S> From<String> for Goto<S> {
+    fn from(node: String) -> Self {
+        Self::Node(node)
+    }
+}
+
+impl<S> From<Push<S>> for Goto<S> {
+    fn from(push: Push<S>) -> Self {
+        Self::Push(push)
+    }
+}
+
+/// A node's combined instruction: state updates applied in order, then where to go
+/// (LangGraph's `Command(update=..., goto=...)`).
+///
+/// The node's static edges still fire; `goto` adds destinations.
+pub struct Command<S: State> {
+    /// Updates, applied in order (several may write the same field).
+    pub update: Vec<StateWrite<S::Update>>,
+    /// Destinations for the next superstep.
+    pub goto: Vec<Goto<S>>,
+}
+
+impl<S: State> Default for Command<S> {
+    fn default() -> Self {
+        Self { update: Vec::new(), goto: Vec::new() }
+    }
+}
+
+impl<S: State> fmt::Debug for Command<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Command").field("update", &self.update).field("goto", &self.goto).finish()
+    }
+}
+
+impl<S: State> Command<S> {
+    /// An empty command.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Adds an update.
+    #[must_use]
+    pub fn update(mut self, update: S::Update) -> Self {
+        self.update.push(StateWrite::new(update));
+        self
+    }
+    /// Adds an update whose reducer fields replace the current values (LangGraph's `Overwrite`).
+    #[must_use]
+    pub fn overwrite(mut self, update: S::Update) -> Self {
+        self.update.push(StateWrite { update, overwrite: true });
+        self
+    }
+    /// Adds a destination: a node name or a [`Push`].
+    #[must_use]
+    pub fn goto(mut self, goto: impl Into<Goto<S>>) -> Self {
+        self.goto.push(goto.into());
+        self
+    }
+}
+
+/// Everything a node produced, in the engine's form.
+pub struct NodeOutput<S: State> {
+    pub(crate) writes: Vec<StateWrite<S::Update>>,
+    pub(crate) goto: Vec<Goto<S>>,
+}
+
+impl<S: State> fmt::Debug for NodeOutput<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NodeOutput").field("writes", &self.writes).field("goto", &self.goto).finish()
+    }
+}
+
+impl<S: State> NodeOutput<S> {
+    /// No writes.
+    pub fn empty() -> Self {
+        Self { writes: Vec::new(), goto: Vec::new() }
+    }
+    /// One update.
+    pub fn update(update: S::Update) -> Self {
+        Self { writes: vec![StateWrite::new(update)], goto: Vec::new() }
+    }
+}
+
+/// Types a node may return: the state's `Update` (and `Option` of it, via `#[derive(State)]`),
+/// [`Command`], `Vec<Push<S>>`, `()`, and [`NodeOutput`] itself.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a valid node output for state `{S}`",
+    note = "a node returns the state's Update type, Option<Update>, Command<S>, Vec<Push<S>> or ()"
+)]
+pub trait IntoNodeOutput<S: State> {
+    /// Converts to the engine's form.
+    fn into_node_output(self) -> NodeOutput<S>;
+}
+
+impl<S: State> IntoNodeOutput<S> for NodeOutput<S> {
+    fn into_node_output(self) -> NodeOutput<S> {
+        self
+    }
+}
+
+impl<S: State> IntoNodeOutput<S> for Command<S> {
+    fn into_node_output(self) -> NodeOutput<S> {
+        NodeOutput { writes: self.update, goto: self.goto }
+    }
+}
+
+impl<S: State> IntoNodeOutput<S> for Vec<Push<S>> {
+    fn into_node_output(self) -> NodeOutput<S> {
+        NodeOutput { writes: Vec::new(), goto: self.into_iter().map(Goto::Push).collect() }
+    }
+}
+
+impl<S: State> IntoNodeOutput<S> for () {
+    fn into_node_output(self) -> NodeOutput<S> {
+        NodeOutput::empty()
+    }
+}

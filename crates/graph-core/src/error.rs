@@ -1,0 +1,125 @@
+//! The crate's error type.
+
+use std::fmt;
+
+use crate::checkpoint::CheckpointError;
+pub use crate::checkpoint::BoxError;
+use crate::state::InvalidUpdate;
+use crate::value::ValueError;
+
+/// `Result` with graph-core's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failure of a graph run or of building a graph. An interrupt is not an error: it is an
+/// outcome (see [`RunOutcome`](crate::RunOutcome)).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `compile()` found problems; every one is listed.
+    #[error("graph did not compile:{}", DisplayIssues(.0))]
+    InvalidGraph(Vec<GraphIssue>),
+    /// The run took more supersteps than the recursion limit allows.
+    #[error("recursion limit of {limit} reached without hitting a stop condition; you can increase the limit by setting `recursion_limit` in the run config")]
+    RecursionLimit {
+        /// The limit in force.
+        limit: usize,
+    },
+    /// A superstep's writes broke a channel rule (LangGraph's `InvalidUpdateError`).
+    #[error("invalid update from {nodes}")]
+    InvalidUpdate {
+        /// The node(s) whose writes were rejected, e.g. `"a" and "b"`.
+        nodes: String,
+        /// The rule that was broken.
+        #[source]
+        source: InvalidUpdate,
+    },
+    /// A node failed (after its retries).
+    #[error("node `{node}` failed")]
+    Node {
+        /// The node.
+        node: String,
+        /// What it returned.
+        #[source]
+        source: BoxError,
+    },
+    /// The checkpointer failed.
+    #[error("checkpointer failed")]
+    Checkpoint(#[from] CheckpointError),
+    /// A stored value does not fit the state's type.
+    #[error("cannot restore state")]
+    Value(#[from] ValueError),
+    /// The run needs a thread id (a checkpointer is configured) but the config has none.
+    #[error("a checkpointer is configured, so the run config needs a `thread_id`")]
+    MissingThreadId,
+    /// Nodes take a context, but none was given with `with_context`.
+    #[error("the graph's nodes take a context of type `{0}`; give one with `with_context`")]
+    MissingContext(&'static str),
+    /// An operation needs a checkpointer and the graph has none.
+    #[error("this operation needs a checkpointer; compile the graph with one")]
+    NoCheckpointer,
+    /// `update_state` named a node that does not exist.
+    #[error("unknown node `{0}`")]
+    UnknownNode(String),
+    /// Resuming with a bare value while several interrupts are pending.
+    #[error("when there are multiple pending interrupts, you must specify the interrupt id when resuming")]
+    AmbiguousResume,
+}
+
+struct DisplayIssues<'a>(&'a [GraphIssue]);
+
+impl fmt::Display for DisplayIssues<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for issue in self.0 {
+            write!(f, "\n  - {issue}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One problem found by `compile()`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GraphIssue {
+    /// Two nodes share a name.
+    #[error("node `{0}` is added more than once")]
+    DuplicateNode(String),
+    /// A node name is empty, reserved (`__start__`, `__end__`) or contains `:` or `|`.
+    #[error("node name `{0}` is reserved or contains `:` or `|`")]
+    ReservedName(String),
+    /// An edge names a node that does not exist.
+    #[error("edge {from:?} -> {to:?}: no node named {missing:?}{}", suggestion(.did_you_mean))]
+    UnknownNode {
+        /// Edge source.
+        from: String,
+        /// Edge target.
+        to: String,
+        /// The name that does not exist.
+        missing: String,
+        /// The closest existing name.
+        did_you_mean: Option<String>,
+    },
+    /// Nothing leaves START.
+    #[error("the graph has no entry point: add an edge from START")]
+    NoEntryPoint,
+    /// An edge starts at END.
+    #[error("END cannot be the source of an edge")]
+    EdgeFromEnd,
+    /// An edge ends at START.
+    #[error("START cannot be the target of an edge")]
+    EdgeToStart,
+    /// A breakpoint names a node that does not exist.
+    #[error("interrupt_{when} names unknown node `{node}`")]
+    UnknownBreakpoint {
+        /// `before` or `after`.
+        when: &'static str,
+        /// The node.
+        node: String,
+    },
+    /// The graph has no nodes.
+    #[error("the graph has no nodes")]
+    Empty,
+}
+
+fn suggestion(s: &Option<String>) -> String {
+    s.as_ref().map(|s| format!(" (did you mean {s:?}?)")).unwrap_or_default()
+}

@@ -1,0 +1,101 @@
+//! Conditional edges: a routing function over the state, and an optional path map.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::command::{Goto, Push};
+
+/// Where a routing function sends control: node names (or path-map keys), `END`, and pushes.
+pub struct Route<S>(pub(crate) Vec<Goto<S>>);
+
+impl<S> fmt::Debug for Route<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Route").field(&self.0).finish()
+    }
+}
+
+impl<S> Route<S> {
+    /// Nowhere (same as returning `END`).
+    pub fn none() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<S> From<&str> for Route<S> {
+    fn from(s: &str) -> Self {
+        Self(vec![Goto::Node(s.to_owned())])
+    }
+}
+impl<S> From<String> for Route<S> {
+    fn from(s: String) -> Self {
+        Self(vec![Goto::Node(s)])
+    }
+}
+impl<S> From<Vec<&str>> for Route<S> {
+    fn from(v: Vec<&str>) -> Self {
+        Self(v.into_iter().map(|s| Goto::Node(s.to_owned())).collect())
+    }
+}
+impl<S> From<Vec<String>> for Route<S> {
+    fn from(v: Vec<String>) -> Self {
+        Self(v.into_iter().map(Goto::Node).collect())
+    }
+}
+impl<S> From<Vec<Push<S>>> for Route<S> {
+    fn from(v: Vec<Push<S>>) -> Self {
+        Self(v.into_iter().map(Goto::Push).collect())
+    }
+}
+impl<S> From<Vec<Goto<S>>> for Route<S> {
+    fn from(v: Vec<Goto<S>>) -> Self {
+        Self(v)
+    }
+}
+impl<S> From<Push<S>> for Route<S> {
+    fn from(p: Push<S>) -> Self {
+        Self(vec![Goto::Push(p)])
+    }
+}
+
+/// The path map of a conditional edge: routing keys → node names. `()` means "no map: the routing
+/// function returns node names, and any node may be named".
+pub trait IntoPathMap {
+    /// `None` for "any node".
+    fn into_path_map(self) -> Option<Vec<(String, String)>>;
+}
+
+impl IntoPathMap for () {
+    fn into_path_map(self) -> Option<Vec<(String, String)>> {
+        None
+    }
+}
+impl<const N: usize> IntoPathMap for [(&str, &str); N] {
+    fn into_path_map(self) -> Option<Vec<(String, String)>> {
+        Some(self.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect())
+    }
+}
+/// A list of possible destinations, each mapped to itself.
+impl<const N: usize> IntoPathMap for [&str; N] {
+    fn into_path_map(self) -> Option<Vec<(String, String)>> {
+        Some(self.iter().map(|k| ((*k).to_owned(), (*k).to_owned())).collect())
+    }
+}
+impl IntoPathMap for Vec<(String, String)> {
+    fn into_path_map(self) -> Option<Vec<(String, String)>> {
+        Some(self)
+    }
+}
+impl IntoPathMap for Vec<String> {
+    fn into_path_map(self) -> Option<Vec<(String, String)>> {
+        Some(self.into_iter().map(|k| (k.clone(), k)).collect())
+    }
+}
+
+pub(crate) type PathFn<S> = Arc<dyn Fn(&S) -> Route<S> + Send + Sync>;
+
+/// A conditional edge as the builder stores it.
+pub(crate) struct BranchSpec<S> {
+    pub(crate) source: String,
+    pub(crate) path: PathFn<S>,
+    pub(crate) path_map: Option<Vec<(String, String)>>,
+}

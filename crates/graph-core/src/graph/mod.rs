@@ -1,0 +1,9 @@
+//! The graph builder, compiled graphs, and the user-facing run APIs.
+
+pub(crate) mod branch;
+pub(crate) mod builder;
+pub(crate) mod compiled;
+pub(crate) mod invoke;
+pub(crate) mod node;
+pub(crate) mod state_api;
+mod validate;

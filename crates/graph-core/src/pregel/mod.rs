@@ -1,0 +1,11 @@
+//! The Pregel engine: supersteps over channels (LangGraph's `pregel/`).
+//!
+//! - [`channels`]: the run's channel table and the pure `prepare_tasks` / `apply_writes` steps;
+//! - [`task`]: tasks, their deterministic ids, routing a node's output to edge channels;
+//! - [`persist`]: converting the channel table to and from LangGraph's checkpoint model;
+//! - [`run`]: the superstep loop (IO, concurrency, retries, streaming).
+
+pub(crate) mod channels;
+pub(crate) mod persist;
+pub(crate) mod run;
+pub(crate) mod task;

@@ -1,0 +1,281 @@
+//! Converting a run's channel table to LangGraph's checkpoint model and back, and task writes to
+//! pending writes and back.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{json, Value as Json};
+
+use super::channels::Channels;
+use super::task::TaskWrites;
+use crate::checkpoint::{version_number, Checkpoint, ChannelVersions, PendingWrite, CHECKPOINT_VERSION};
+use crate::command::Push;
+use crate::error::{Error, Result};
+use crate::graph::compiled::{ChannelKind, Layout};
+use crate::state::{State, StateWrite};
+use crate::value::ChannelValue;
+use crate::checkpoint::CheckpointError;
+
+/// Renders integer versions as LangGraph's strings (`{n:032}.{random}`), remembering each one so a
+/// version keeps the same text for the whole thread — blobs are keyed by that exact text.
+#[derive(Default)]
+pub(crate) struct VersionText {
+    texts: HashMap<u64, String>,
+}
+
+impl VersionText {
+    pub(crate) fn text(&mut self, n: u64) -> String {
+        self.texts
+            .entry(n)
+            .or_insert_with(|| crate::checkpoint::next_version(Some(&(n - 1).to_string())))
+            .clone()
+    }
+
+    fn learn(&mut self, text: &str) -> Result<u64> {
+        let n = version_number(text)
+            .ok_or_else(|| CheckpointError::Corrupt(format!("channel version {text:?} is not a LangGraph version")))?;
+        self.texts.entry(n).or_insert_with(|| text.to_owned());
+        Ok(n)
+    }
+}
+
+/// Field values already wrapped for a checkpoint, by version: an unchanged field is not cloned again.
+pub(crate) type FieldCache = Vec<Option<(u64, ChannelValue)>>;
+
+pub(crate) fn to_checkpoint<S: State, C>(
+    layout: &Layout<S, C>,
+    ch: &Channels<S>,
+    id: String,
+    updated: &[usize],
+    vt: &mut VersionText,
+    cache: &mut FieldCache,
+) -> Result<Checkpoint> {
+    let mut values = BTreeMap::new();
+    let mut versions = ChannelVersions::new();
+    cache.resize(S::FIELDS.len(), None);
+    for (i, spec) in layout.channels.iter().enumerate() {
+        let v = ch.versions[i];
+        if v == 0 {
+            continue;
+        }
+        versions.insert(spec.name.to_string(), vt.text(v));
+        let value = match &spec.kind {
+            ChannelKind::Field(f) => Some(match &cache[*f] {
+                Some((cv, value)) if *cv == v => value.clone(),
+                _ => {
+                    let value = ch.state.get_field(*f);
+                    cache[*f] = Some((v, value.clone()));
+                    value
+                }
+            }),
+            ChannelKind::Start => match &ch.start {
+                Some(updates) => Some(ChannelValue::Json(updates_to_json::<S>(updates)?.into())),
+                None => None,
+            },
+            ChannelKind::Branch => ch.present[i].then_some(ChannelValue::Null),
+            ChannelKind::Deferred => {
+                ch.present[i].then(|| ChannelValue::Json(json!([null, ch.finished[i]]).into()))
+            }
+            ChannelKind::Join { sources } => (ch.seen[i] != 0).then(|| {
+                let seen: Vec<&String> =
+                    sources.iter().enumerate().filter(|(b, _)| ch.seen[i] & (1 << b) != 0).map(|(_, s)| s).collect();
+                ChannelValue::Json(json!(seen).into())
+            }),
+            ChannelKind::Tasks => match ch.pushes.is_empty() {
+                true => None,
+                false => Some(ChannelValue::Json(
+                    Json::Array(ch.pushes.iter().map(push_to_json).collect::<Result<_>>()?).into(),
+                )),
+            },
+        };
+        if let Some(value) = value {
+            values.insert(spec.name.to_string(), value);
+        }
+    }
+    for (name, (version, value)) in &ch.foreign {
+        versions.insert(name.clone(), version.clone());
+        if let Some(value) = value {
+            values.insert(name.clone(), value.clone());
+        }
+    }
+    let mut seen: BTreeMap<String, ChannelVersions> = ch.foreign_seen.clone();
+    seen.entry("__input__".to_owned()).or_default();
+    for (n, def) in layout.nodes.iter().enumerate() {
+        let entries: ChannelVersions = def
+            .triggers
+            .iter()
+            .zip(&ch.versions_seen[n])
+            .filter(|(_, v)| **v > 0)
+            .map(|(c, v)| (layout.channels[*c].name.to_string(), vt.text(*v)))
+            .collect();
+        if !entries.is_empty() {
+            seen.insert(def.name.to_string(), entries);
+        }
+    }
+    Ok(Checkpoint {
+        v: CHECKPOINT_VERSION,
+        id,
+        ts: crate::checkpoint::now_iso(),
+        channel_values: values,
+        channel_versions: versions,
+        versions_seen: seen,
+        updated_channels: Some(updated.iter().map(|c| layout.channels[*c].name.to_string()).collect()),
+    })
+}
+
+pub(crate) fn from_checkpoint<S: State, C>(
+    layout: &Layout<S, C>,
+    cp: &Checkpoint,
+    vt: &mut VersionText,
+) -> Result<Channels<S>> {
+    let mut ch = Channels::new(layout);
+    let decode_err = |channel: &str, source| CheckpointError::Decode {
+        thread_id: String::new(),
+        checkpoint_id: cp.id.clone(),
+        channel: channel.to_owned(),
+        source,
+    };
+    for (name, version) in &cp.channel_versions {
+        let n = vt.learn(version)?;
+        let value = cp.channel_values.get(name);
+        let Some(&i) = layout.channel_index.get(name.as_str()) else {
+            ch.foreign.insert(name.clone(), (version.clone(), value.cloned()));
+            continue;
+        };
+        ch.versions[i] = n;
+        let Some(value) = value else { continue };
+        match &layout.channels[i].kind {
+            ChannelKind::Field(f) => ch.state.set_field(*f, value).map_err(|e| decode_err(name, e))?,
+            ChannelKind::Start => ch.start = Some(updates_from_json::<S>(&value.to_json()?)?),
+            ChannelKind::Branch => ch.present[i] = true,
+            ChannelKind::Deferred => {
+                ch.present[i] = true;
+                ch.finished[i] = value.to_json()?.get(1).and_then(Json::as_bool).unwrap_or(false);
+            }
+            ChannelKind::Join { sources } => {
+                let names: Vec<String> = value.decode().map_err(|e| decode_err(name, e))?;
+                for (b, s) in sources.iter().enumerate() {
+                    if names.contains(s) {
+                        ch.seen[i] |= 1 << b;
+                    }
+                }
+            }
+            ChannelKind::Tasks => {
+                if let Json::Array(items) = value.to_json()? {
+                    for item in &items {
+                        ch.pushes.push(push_from_json(item)?);
+                    }
+                }
+            }
+        }
+    }
+    for (node, seen) in &cp.versions_seen {
+        let Some(n) = layout.node(node) else {
+            ch.foreign_seen.insert(node.clone(), seen.clone());
+            continue;
+        };
+        for (k, trig) in layout.nodes[n].triggers.iter().enumerate() {
+            if let Some(v) = seen.get(&*layout.channels[*trig].name) {
+                ch.versions_seen[n][k] = vt.learn(v)?;
+            }
+        }
+    }
+    Ok(ch)
+}
+
+/// The pending writes of a finished task, as `(channel, value)` pairs in write order.
+pub(crate) fn writes_to_pending<S: State, C>(layout: &Layout<S, C>, w: &TaskWrites<S>) -> Result<Vec<(String, ChannelValue)>> {
+    let mut out = Vec::new();
+    for sw in &w.state {
+        for (f, v) in S::update_values(&sw.update) {
+            let v = if sw.overwrite { ChannelValue::Overwrite(Box::new(v)) } else { v };
+            out.push((S::FIELDS[f].name.to_owned(), v));
+        }
+    }
+    for c in &w.channels {
+        out.push((layout.channels[*c].name.to_string(), ChannelValue::Null));
+    }
+    for (c, bit) in &w.joins {
+        if let ChannelKind::Join { sources } = &layout.channels[*c].kind {
+            let source = &sources[bit.trailing_zeros() as usize];
+            out.push((layout.channels[*c].name.to_string(), ChannelValue::new(source.clone())));
+        }
+    }
+    for p in &w.pushes {
+        out.push((layout.channels[layout.tasks_channel].name.to_string(), ChannelValue::Json(push_to_json(p)?.into())));
+    }
+    Ok(out)
+}
+
+/// Rebuilds a task's writes from its stored pending writes.
+pub(crate) fn pending_to_writes<S: State, C>(layout: &Layout<S, C>, writes: &[&PendingWrite]) -> Result<TaskWrites<S>> {
+    let mut w = TaskWrites::empty();
+    for pw in writes {
+        let Some(&i) = layout.channel_index.get(pw.channel.as_str()) else { continue };
+        match &layout.channels[i].kind {
+            ChannelKind::Field(f) => {
+                let (value, overwrite) = match &pw.value {
+                    ChannelValue::Overwrite(inner) => (&**inner, true),
+                    other => (other, false),
+                };
+                let update = S::update_from_value(*f, value)?;
+                w.state.push(StateWrite { update, overwrite });
+            }
+            ChannelKind::Branch | ChannelKind::Deferred => w.channels.push(i),
+            ChannelKind::Join { sources } => {
+                let source: String = pw.value.decode()?;
+                if let Some(b) = sources.iter().position(|s| *s == source) {
+                    w.joins.push((i, 1 << b));
+                }
+            }
+            ChannelKind::Tasks => w.pushes.push(push_from_json(&pw.value.to_json()?)?),
+            ChannelKind::Start => {}
+        }
+    }
+    Ok(w)
+}
+
+fn updates_to_json<S: State>(updates: &[S::Update]) -> Result<Json> {
+    let mut map = serde_json::Map::new();
+    for u in updates {
+        for (f, v) in S::update_values(u) {
+            map.insert(S::FIELDS[f].name.to_owned(), v.to_json()?);
+        }
+    }
+    Ok(Json::Object(map))
+}
+
+fn updates_from_json<S: State>(json: &Json) -> Result<Vec<S::Update>> {
+    let mut out = Vec::new();
+    if let Json::Object(map) = json {
+        for (k, v) in map {
+            if let Some(f) = S::field_index(k) {
+                out.push(S::update_from_value(f, &ChannelValue::Json(v.clone().into()))?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn push_to_json<S: State>(p: &Push<S>) -> Result<Json> {
+    let mut arg = serde_json::Map::new();
+    for (f, field) in S::FIELDS.iter().enumerate() {
+        arg.insert(field.name.to_owned(), p.arg.get_field(f).to_json()?);
+    }
+    Ok(json!({ "node": p.node, "arg": arg }))
+}
+
+fn push_from_json<S: State>(json: &Json) -> Result<Push<S>> {
+    let node = json
+        .get("node")
+        .and_then(Json::as_str)
+        .ok_or_else(|| Error::Checkpoint(CheckpointError::Corrupt("push without a node".into())))?;
+    let mut arg = S::default();
+    if let Some(Json::Object(fields)) = json.get("arg") {
+        for (k, v) in fields {
+            if let Some(f) = S::field_index(k) {
+                arg.set_field(f, &ChannelValue::Json(v.clone().into()))?;
+            }
+        }
+    }
+    Ok(Push::new(node, arg))
+}

@@ -1,0 +1,393 @@
+//! The superstep loop: load, run tasks concurrently, apply writes, checkpoint, stream.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use tokio::sync::mpsc::UnboundedSender;
+use tracing::Instrument;
+
+use super::channels::Channels;
+use super::persist::{self, FieldCache, VersionText};
+use super::task::{self, Task, TaskWrites};
+use crate::checkpoint::{
+    uuid6, CheckpointConfig, CheckpointMetadata, CheckpointSource, ChannelVersions, DynCheckpointer,
+    PendingWrite,
+};
+use crate::command::NodeOutput;
+use crate::config::{Durability, RunConfig};
+use crate::error::{Error, Result};
+use crate::graph::compiled::{ChannelKind, CompiledGraph, Layout};
+use crate::interrupt::RunOutcome;
+use crate::runtime::{Runtime, SideEvent, SideSink, TaskScope};
+use crate::state::{State, StateWrite};
+use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes, TaskEvent};
+use crate::value::ChannelValue;
+
+/// What a run starts from.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Input<S: State> {
+    /// New input: written to the state through the reducers, then the graph runs from START.
+    Update(S::Update),
+    /// No input (LangGraph's `None`): continue the thread from its checkpoint — after a failure,
+    /// at a breakpoint, or from an older checkpoint (time travel).
+    Resume,
+}
+
+/// Where stream events go, and which ones are wanted.
+pub(crate) struct Sink<S: State> {
+    pub(crate) tx: UnboundedSender<Result<StreamEvent<S>>>,
+    pub(crate) modes: StreamModes,
+}
+
+impl<S: State> Sink<S> {
+    fn wants(&self, mode: StreamMode) -> bool {
+        self.modes.contains(mode)
+    }
+    fn send(&self, event: StreamEvent<S>) {
+        // A closed receiver means the consumer went away; the run is being dropped with it.
+        let _ = self.tx.send(Ok(event));
+    }
+}
+
+/// The run's persistence: where checkpoints go and what was saved last.
+struct Persistence<'a> {
+    saver: &'a dyn DynCheckpointer,
+    /// Address of the last saved checkpoint (the parent of the next one).
+    saved: CheckpointConfig,
+    /// Channel versions at the last save, to compute `new_versions`.
+    saved_versions: Vec<u64>,
+    durability: Durability,
+}
+
+struct Loop<'g, S: State, C> {
+    layout: &'g Layout<S, C>,
+    config: &'g RunConfig,
+    context: Arc<C>,
+    sink: Option<&'g Sink<S>>,
+    side: Option<SideSink>,
+    thread: Option<Arc<str>>,
+    ch: Channels<S>,
+    step: i64,
+    checkpoint_id: String,
+    persistence: Option<Persistence<'g>>,
+    vt: VersionText,
+    cache: FieldCache,
+    /// Whether the current channel table has changes no checkpoint holds yet.
+    dirty: bool,
+}
+
+pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
+    graph: &CompiledGraph<S, C>,
+    input: Input<S>,
+    config: &RunConfig,
+    sink: Option<&Sink<S>>,
+) -> Result<RunOutcome<S>> {
+    let layout = &graph.inner.layout;
+    let context = graph.context_or_unit()?;
+    let mut vt = VersionText::default();
+    let mut pending: HashMap<String, Vec<PendingWrite>> = HashMap::new();
+    let (mut persistence, loaded) = match graph.checkpointer.as_deref() {
+        Some(saver) => {
+            let cfg = config.checkpoint_config().ok_or(Error::MissingThreadId)?;
+            let loaded = saver.get_tuple(&cfg).await?;
+            let saved = loaded.as_ref().map_or(cfg, |t| t.config.clone());
+            let p = Persistence { saver, saved, saved_versions: Vec::new(), durability: config.durability };
+            (Some(p), loaded)
+        }
+        None => (None, None),
+    };
+    let (ch, step, checkpoint_id) = match &loaded {
+        Some(t) => {
+            let mut ch = persist::from_checkpoint(layout, &t.checkpoint, &mut vt)
+                .map_err(|e| with_thread(e, config))?;
+            if let Some(p) = persistence.as_mut() {
+                p.saved_versions = ch.versions.clone();
+            }
+            // Replaying an older checkpoint forks: its old pending writes are not re-applied.
+            if config.checkpoint_id.is_none() {
+                for w in &t.pending_writes {
+                    pending.entry(w.task_id.clone()).or_default().push(w.clone());
+                }
+            }
+            ch.foreign_seen.remove("__input__");
+            (ch, t.metadata.step, t.checkpoint.id.clone())
+        }
+        None => (Channels::new(layout), -2, String::new()),
+    };
+    let side = sink.map(|s| side_sink(s.tx.clone()));
+    let mut lp = Loop {
+        layout,
+        config,
+        context,
+        sink,
+        side,
+        thread: config.thread_id.as_deref().map(Arc::from),
+        ch,
+        step,
+        checkpoint_id,
+        persistence,
+        vt,
+        cache: FieldCache::new(),
+        dirty: false,
+    };
+    let replaying = loaded.is_some() && config.checkpoint_id.is_some();
+    match input {
+        Input::Update(update) => {
+            // A new input supersedes whatever the last checkpoint's tasks left pending.
+            pending.clear();
+            lp.step += 1;
+            let updated = lp.ch.write_input(layout.start_channel, vec![update]);
+            lp.checkpoint(CheckpointSource::Input, &updated).await?;
+        }
+        Input::Resume if loaded.is_none() => {
+            return Ok(RunOutcome { state: lp.ch.state, interrupts: Vec::new() });
+        }
+        Input::Resume if replaying => lp.checkpoint(CheckpointSource::Fork, &[]).await?,
+        Input::Resume => {}
+    }
+    let span = tracing::debug_span!("graph_run", thread_id = config.thread_id.as_deref().unwrap_or(""), checkpoint_ns = %config.checkpoint_ns);
+    async move {
+        lp.run_loop(pending).await?;
+        lp.finish().await
+    }
+    .instrument(span)
+    .await
+}
+
+fn with_thread(e: Error, config: &RunConfig) -> Error {
+    match e {
+        Error::Checkpoint(crate::checkpoint::CheckpointError::Decode { checkpoint_id, channel, source, .. }) => {
+            Error::Checkpoint(crate::checkpoint::CheckpointError::Decode {
+                thread_id: config.thread_id.clone().unwrap_or_default(),
+                checkpoint_id,
+                channel,
+                source,
+            })
+        }
+        other => other,
+    }
+}
+
+/// Whether a pending-write channel is one of LangGraph's special ones (error, interrupt, ...).
+fn is_special(channel: &str) -> bool {
+    crate::checkpoint::WRITES_IDX_MAP.iter().any(|(c, _)| *c == channel)
+}
+
+fn side_sink<S: State>(tx: UnboundedSender<Result<StreamEvent<S>>>) -> SideSink {
+    Arc::new(move |event, meta: &EventMetadata| {
+        let event = match event {
+            SideEvent::Custom(value) => StreamEvent::Custom { value, metadata: meta.clone() },
+            SideEvent::Message(chunk) => StreamEvent::Messages { chunk, metadata: meta.clone() },
+        };
+        let _ = tx.send(Ok(event));
+    })
+}
+
+impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
+    async fn run_loop(&mut self, mut pending: HashMap<String, Vec<PendingWrite>>) -> Result<()> {
+        let limit = self.config.recursion_limit;
+        // LangGraph's stop rule: `stop = step + recursion_limit + 1`, checked before each step.
+        let stop = self.step + limit as i64 + 1;
+        loop {
+            let next_step = self.step + 1;
+            let ns = self.config.checkpoint_ns.as_str();
+            let mut tasks = self.ch.prepare_tasks(self.layout, &self.checkpoint_id, ns, next_step)?;
+            if tasks.is_empty() {
+                return Ok(());
+            }
+            if next_step > stop {
+                return Err(Error::RecursionLimit { limit });
+            }
+            if !pending.is_empty() {
+                for t in &mut tasks {
+                    if let Some(ws) = pending.remove(&*t.id) {
+                        // A task that failed before left only an `__error__` write: run it again.
+                        if ws.iter().all(|w| w.channel == "__error__") {
+                            continue;
+                        }
+                        let refs: Vec<&PendingWrite> = ws.iter().filter(|w| !is_special(&w.channel)).collect();
+                        t.writes = Some(persist::pending_to_writes(self.layout, &refs)?);
+                    }
+                }
+                pending.clear();
+            }
+            let span = tracing::debug_span!("superstep", step = next_step, tasks = tasks.len());
+            self.run_tasks(&mut tasks, next_step).instrument(span).await?;
+            let updated = self.ch.apply_writes(self.layout, &mut tasks)?;
+            self.step = next_step;
+            self.checkpoint(CheckpointSource::Loop, &updated).await?;
+            if let Some(sink) = self.sink {
+                let state_changed = updated.iter().any(|c| matches!(self.layout.channels[*c].kind, ChannelKind::Field(_)));
+                if sink.wants(StreamMode::Values) && state_changed {
+                    sink.send(StreamEvent::Values(self.ch.state.clone()));
+                }
+            }
+        }
+    }
+
+    /// Runs every task that has no writes yet, concurrently; saves each one's writes as it finishes.
+    async fn run_tasks(&mut self, tasks: &mut [Task<S>], step: i64) -> Result<()> {
+        let layout = self.layout;
+        let mut running = FuturesUnordered::new();
+        for (i, t) in tasks.iter_mut().enumerate() {
+            if t.writes.is_some() {
+                continue;
+            }
+            let def = &layout.nodes[t.node];
+            let Some(node) = def.node.clone() else {
+                // START: its work is writing the input and following its edges.
+                let input = self.ch.start.clone().unwrap_or_default();
+                let output = NodeOutput { writes: input.into_iter().map(StateWrite::new).collect(), goto: Vec::new() };
+                let writes = task::route(layout, t.node, &self.ch.state, output)?;
+                self.save_writes(t, &writes).await?;
+                t.writes = Some(writes);
+                continue;
+            };
+            if let Some(sink) = self.sink.filter(|s| s.wants(StreamMode::Tasks) || s.wants(StreamMode::Debug)) {
+                sink.send(StreamEvent::Task(TaskEvent::Start {
+                    id: t.id.to_string(),
+                    name: def.name.to_string(),
+                    triggers: t.triggers.clone(),
+                    step,
+                }));
+            }
+            let scope = TaskScope {
+                metadata: EventMetadata {
+                    node: def.name.clone(),
+                    step,
+                    task_id: t.id.clone(),
+                    checkpoint_ns: self.config.checkpoint_ns.as_str().into(),
+                },
+                thread_id: self.thread.clone(),
+                modes: self.sink.map_or(StreamModes::NONE, |s| s.modes),
+                sink: self.side.clone(),
+            };
+            let runtime = Runtime::new(Arc::clone(&self.context), Arc::new(scope));
+            let input = t.input.take().unwrap_or_else(|| self.ch.state.clone());
+            let retry = def.retry.clone();
+            let timeout = self.config.node_timeout;
+            let span = tracing::debug_span!("task", node = %def.name, step, task_id = %t.id);
+            running.push(
+                async move { (i, task::execute(node, input, runtime, retry, timeout).await) }.instrument(span),
+            );
+        }
+        let mut failure: Option<Error> = None;
+        while let Some((i, result)) = running.next().await {
+            let t = &mut tasks[i];
+            let name = layout.nodes[t.node].name.clone();
+            match result {
+                Ok(output) => {
+                    let writes = match task::route(layout, t.node, &self.ch.state, output) {
+                        Ok(w) => w,
+                        Err(e) => {
+                            failure.get_or_insert(e);
+                            continue;
+                        }
+                    };
+                    self.emit_task_result(t, &writes, None, step);
+                    self.save_writes(t, &writes).await?;
+                    t.writes = Some(writes);
+                }
+                Err(source) => {
+                    tracing::warn!(node = %name, step, error = %source, "node failed");
+                    self.emit_task_result(t, &TaskWrites::empty(), Some(source.to_string()), step);
+                    self.save_error(t, source.to_string()).await?;
+                    failure.get_or_insert(Error::Node { node: name.to_string(), source });
+                }
+            }
+        }
+        // Every task ran to its end first, so the writes of those that succeeded are saved and a
+        // resumed run re-executes only the failed ones.
+        failure.map_or(Ok(()), Err)
+    }
+
+    fn emit_task_result(&self, t: &Task<S>, writes: &TaskWrites<S>, error: Option<String>, step: i64) {
+        let Some(sink) = self.sink else { return };
+        let name = &*self.layout.nodes[t.node].name;
+        if sink.wants(StreamMode::Updates) && error.is_none() {
+            let updates: Vec<S::Update> = writes.state.iter().map(|w| w.update.clone()).collect();
+            sink.send(StreamEvent::Updates { node: name.to_owned(), updates });
+        }
+        if sink.wants(StreamMode::Tasks) || sink.wants(StreamMode::Debug) {
+            sink.send(StreamEvent::Task(TaskEvent::Result { id: t.id.to_string(), name: name.to_owned(), error, step }));
+        }
+    }
+
+    async fn save_writes(&mut self, t: &Task<S>, writes: &TaskWrites<S>) -> Result<()> {
+        let Some(p) = self.persistence.as_ref().filter(|p| p.durability != Durability::Exit) else {
+            return Ok(());
+        };
+        let pairs = persist::writes_to_pending(self.layout, writes)?;
+        p.saver.put_writes(&p.saved, pairs, &t.id, &t.path).await?;
+        tracing::trace!(task_id = %t.id, "pending writes saved");
+        Ok(())
+    }
+
+    async fn save_error(&mut self, t: &Task<S>, error: String) -> Result<()> {
+        let Some(p) = self.persistence.as_ref().filter(|p| p.durability != Durability::Exit) else {
+            return Ok(());
+        };
+        let pairs = vec![("__error__".to_owned(), ChannelValue::new(error))];
+        p.saver.put_writes(&p.saved, pairs, &t.id, &t.path).await?;
+        Ok(())
+    }
+
+    /// Creates the checkpoint of the current step and saves it unless durability is `exit`.
+    async fn checkpoint(&mut self, source: CheckpointSource, updated: &[usize]) -> Result<()> {
+        self.checkpoint_id = uuid6(self.step);
+        self.dirty = true;
+        let wants_event = self.sink.is_some_and(|s| s.wants(StreamMode::Checkpoints) || s.wants(StreamMode::Debug));
+        if wants_event {
+            let next = self.ch.triggered_nodes(self.layout).iter().map(|n| self.layout.nodes[*n].name.to_string()).collect();
+            if let Some(sink) = self.sink {
+                sink.send(StreamEvent::Checkpoint { checkpoint_id: self.checkpoint_id.clone(), step: self.step, next });
+            }
+        }
+        match &self.persistence {
+            Some(p) if p.durability != Durability::Exit => self.save(source, updated).await,
+            _ => Ok(()),
+        }
+    }
+
+    async fn save(&mut self, source: CheckpointSource, updated: &[usize]) -> Result<()> {
+        let Some(p) = self.persistence.as_mut() else { return Ok(()) };
+        let cp = persist::to_checkpoint(
+            self.layout,
+            &self.ch,
+            self.checkpoint_id.clone(),
+            updated,
+            &mut self.vt,
+            &mut self.cache,
+        )?;
+        // `new_versions`: channels whose version moved since the last saved checkpoint.
+        let mut new_versions = ChannelVersions::new();
+        for (i, v) in self.ch.versions.iter().enumerate() {
+            if *v > p.saved_versions.get(i).copied().unwrap_or(0) {
+                let name = &self.layout.channels[i].name;
+                new_versions.insert(name.to_string(), cp.channel_versions[&**name].clone());
+            }
+        }
+        let mut metadata = CheckpointMetadata::new(source, self.step);
+        for (k, v) in &self.config.metadata {
+            // LangGraph keeps only scalar user metadata and drops its own `__` keys.
+            if !k.starts_with("__") && (v.is_string() || v.is_number() || v.is_boolean()) {
+                metadata.extra.insert(k.clone(), v.clone());
+            }
+        }
+        let saved = p.saver.put(&p.saved, cp, metadata, new_versions).await?;
+        tracing::debug!(checkpoint_id = ?saved.checkpoint_id, step = self.step, source = source.as_str(), "checkpoint saved");
+        p.saved = saved;
+        p.saved_versions.clone_from(&self.ch.versions);
+        self.dirty = false;
+        Ok(())
+    }
+
+    async fn finish(mut self) -> Result<RunOutcome<S>> {
+        if self.dirty && self.persistence.as_ref().is_some_and(|p| p.durability == Durability::Exit) {
+            self.save(CheckpointSource::Loop, &[]).await?;
+        }
+        Ok(RunOutcome { state: self.ch.state, interrupts: Vec::new() })
+    }
+}

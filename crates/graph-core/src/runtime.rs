@@ -1,0 +1,101 @@
+//! [`Runtime`]: what a node may use besides the state.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::messages::Message;
+use crate::stream::{EventMetadata, StreamMode, StreamModes};
+
+/// An event a node sends to the run's stream.
+pub(crate) enum SideEvent {
+    Custom(serde_json::Value),
+    Message(Message),
+}
+
+pub(crate) type SideSink = Arc<dyn Fn(SideEvent, &EventMetadata) + Send + Sync>;
+
+/// Per-task facts shared by every clone of a [`Runtime`].
+pub(crate) struct TaskScope {
+    pub(crate) metadata: EventMetadata,
+    pub(crate) thread_id: Option<Arc<str>>,
+    pub(crate) modes: StreamModes,
+    pub(crate) sink: Option<SideSink>,
+}
+
+/// Handed to nodes that take a second argument: the run's context (LangGraph's `Runtime.context`),
+/// facts about the task, and the stream writer.
+pub struct Runtime<C = ()> {
+    context: Arc<C>,
+    scope: Arc<TaskScope>,
+}
+
+impl<C> Clone for Runtime<C> {
+    fn clone(&self) -> Self {
+        Self { context: Arc::clone(&self.context), scope: Arc::clone(&self.scope) }
+    }
+}
+
+impl<C> fmt::Debug for Runtime<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("node", &self.scope.metadata.node)
+            .field("step", &self.scope.metadata.step)
+            .field("thread_id", &self.scope.thread_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C> Runtime<C> {
+    pub(crate) fn new(context: Arc<C>, scope: Arc<TaskScope>) -> Self {
+        Self { context, scope }
+    }
+
+    /// The context given with `CompiledGraph::with_context` (model clients, stores, ...).
+    pub fn context(&self) -> &C {
+        &self.context
+    }
+    /// The context, shared.
+    pub fn context_arc(&self) -> Arc<C> {
+        Arc::clone(&self.context)
+    }
+    /// The node this task runs.
+    pub fn node(&self) -> &str {
+        &self.scope.metadata.node
+    }
+    /// The superstep.
+    pub fn step(&self) -> i64 {
+        self.scope.metadata.step
+    }
+    /// The task id (deterministic, as LangGraph computes it).
+    pub fn task_id(&self) -> &str {
+        &self.scope.metadata.task_id
+    }
+    /// The thread of the run, if it has one.
+    pub fn thread_id(&self) -> Option<&str> {
+        self.scope.thread_id.as_deref()
+    }
+    /// Whether the stream carries `mode`; lets a node skip work nobody will see.
+    pub fn is_streaming(&self, mode: StreamMode) -> bool {
+        self.scope.modes.contains(mode)
+    }
+
+    /// Writes a custom value to the stream (LangGraph's `get_stream_writer()`); a no-op unless the
+    /// run streams [`StreamMode::Custom`].
+    pub fn write(&self, value: impl Into<serde_json::Value>) {
+        if self.scope.modes.contains(StreamMode::Custom) {
+            if let Some(sink) = &self.scope.sink {
+                sink(SideEvent::Custom(value.into()), &self.scope.metadata);
+            }
+        }
+    }
+
+    /// Emits a model token chunk to the `messages` stream mode; a no-op unless the run streams
+    /// [`StreamMode::Messages`]. Model adapters call this for each chunk they receive.
+    pub fn stream_message(&self, chunk: Message) {
+        if self.scope.modes.contains(StreamMode::Messages) {
+            if let Some(sink) = &self.scope.sink {
+                sink(SideEvent::Message(chunk), &self.scope.metadata);
+            }
+        }
+    }
+}

@@ -1,0 +1,6 @@
+use graph_macros::State;
+
+#[derive(State, Clone, Default)]
+struct Nothing;
+
+fn main() {}
