@@ -130,7 +130,10 @@ pub(crate) fn update_name(attrs: &[Attribute]) -> Result<Option<Ident>> {
             }
             let lit: LitStr = meta.value()?.parse()?;
             let ident = lit.parse::<Ident>().map_err(|_| {
-                Error::new(lit.span(), "`update` must name a type: `update = \"MyUpdate\"`")
+                Error::new(
+                    lit.span(),
+                    "`update` must name a type: `update = \"MyUpdate\"`",
+                )
             })?;
             update = Some(ident);
             Ok(())
@@ -165,7 +168,10 @@ mod tests {
 
     #[test]
     fn no_attribute_is_last_value() {
-        assert_eq!(reducer_of(parse_quote!(#[doc = "x"] pub a: u32)), "last value");
+        assert_eq!(
+            reducer_of(parse_quote!(#[doc = "x"] pub a: u32)),
+            "last value"
+        );
     }
 
     #[test]
@@ -182,7 +188,10 @@ mod tests {
 
     #[test]
     fn other_paths_are_used_as_written() {
-        assert_eq!(reducer_of(parse_quote!(#[reducer(crate::sum)] a: i64)), "crate :: sum");
+        assert_eq!(
+            reducer_of(parse_quote!(#[reducer(crate::sum)] a: i64)),
+            "crate :: sum"
+        );
         assert_eq!(reducer_of(parse_quote!(#[reducer(merge)] a: i64)), "merge");
         assert_eq!(
             reducer_of(parse_quote!(#[reducer(self::append)] a: Vec<u8>)),
@@ -229,13 +238,23 @@ mod tests {
         );
         let attrs: Vec<Attribute> = parse_quote!(#[reducer(append)]);
         let err = update_name(&attrs).err().map(|e| e.to_string());
-        assert_eq!(err.as_deref(), Some("`#[reducer(...)]` goes on a field, not on the struct"));
+        assert_eq!(
+            err.as_deref(),
+            Some("`#[reducer(...)]` goes on a field, not on the struct")
+        );
     }
 
     #[test]
     fn update_name_is_read_from_the_state_attribute() {
         let attrs: Vec<Attribute> = parse_quote!(#[derive(Clone)] #[state(update = "Delta")]);
-        assert_eq!(update_name(&attrs).ok().flatten().map(|i| i.to_string()).as_deref(), Some("Delta"));
+        assert_eq!(
+            update_name(&attrs)
+                .ok()
+                .flatten()
+                .map(|i| i.to_string())
+                .as_deref(),
+            Some("Delta")
+        );
         let attrs: Vec<Attribute> = parse_quote!(#[derive(Clone)]);
         assert!(update_name(&attrs).ok().flatten().is_none());
     }
@@ -255,7 +274,10 @@ mod tests {
                 parse_quote!(#[state(update = "not a name")]),
                 "`update` must name a type: `update = \"MyUpdate\"`",
             ),
-            (parse_quote!(#[state(update = X)]), "expected string literal"),
+            (
+                parse_quote!(#[state(update = X)]),
+                "expected string literal",
+            ),
         ];
         for (attrs, expected) in cases {
             let err = update_name(&attrs).err().map(|e| e.to_string());

@@ -45,15 +45,24 @@ struct FieldCode<'a> {
 impl<'a> FieldCode<'a> {
     fn new(index: usize, field: &'a StateField<'a>) -> Self {
         let writes = format_ident!("{}_writes", field.name, span = Span::mixed_site());
-        Self { field, index: Literal::usize_unsuffixed(index), writes, span: field.ty.span() }
+        Self {
+            field,
+            index: Literal::usize_unsuffixed(index),
+            writes,
+            span: field.ty.span(),
+        }
     }
 }
 
 /// `impl ::graph_core::State for AgentState { ... }`.
 fn state_impl(s: &StateStruct<'_>) -> TokenStream {
     let StateStruct { ident, update, .. } = s;
-    let fields: Vec<FieldCode<'_>> =
-        s.fields.iter().enumerate().map(|(i, f)| FieldCode::new(i, f)).collect();
+    let fields: Vec<FieldCode<'_>> = s
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| FieldCode::new(i, f))
+        .collect();
     let descriptors = fields.iter().map(|f| {
         let name = &f.field.name;
         match f.field.kind {
@@ -77,8 +86,12 @@ fn state_impl(s: &StateStruct<'_>) -> TokenStream {
 
 /// `fn apply`: splits the writes by field, then applies each field's writes in field order.
 fn apply(fields: &[FieldCode<'_>]) -> TokenStream {
-    let (writes, write, value, written) =
-        (local("writes"), local("write"), local("value"), local("written"));
+    let (writes, write, value, written) = (
+        local("writes"),
+        local("write"),
+        local("value"),
+        local("written"),
+    );
     let collectors = fields.iter().map(|f| {
         let (ty, collected) = (f.field.ty, &f.writes);
         match f.field.kind {
@@ -145,33 +158,37 @@ fn apply(fields: &[FieldCode<'_>]) -> TokenStream {
 }
 
 /// `written`, `get_field`, `set_field`, `update_values` and `update_from_value`.
+///
+/// Clones are written `Clone::clone(&x)`, not `x.clone()`: the code carries the field's span, so
+/// clippy would flag `clone_on_copy` in the user's crate for a `Copy` field.
 fn accessors(fields: &[FieldCode<'_>]) -> TokenStream {
-    let written = fields.iter().map(|FieldCode { field, index, .. }| {
+    let mut written = Vec::new();
+    let mut get = Vec::new();
+    let mut set = Vec::new();
+    let mut values = Vec::new();
+    let mut from_value = Vec::new();
+    for FieldCode {
+        field, index, span, ..
+    } in fields
+    {
         let ident = field.ident;
-        quote!(if update.#ident.is_some() { set.insert(#index); })
-    });
-    let get = fields.iter().map(|FieldCode { field, index, span, .. }| {
-        let ident = field.ident;
-        quote_spanned!(*span=> #index => ::graph_core::value::ChannelValue::new(::core::clone::Clone::clone(&self.#ident)),)
-    });
-    let set = fields.iter().map(|FieldCode { field, index, span, .. }| {
-        let ident = field.ident;
-        quote_spanned!(*span=> #index => self.#ident = value.decode()?,)
-    });
-    let values = fields.iter().map(|FieldCode { field, index, span, .. }| {
-        let ident = field.ident;
-        quote_spanned! {*span=>
+        written.push(quote!(if update.#ident.is_some() { set.insert(#index); }));
+        get.push(quote_spanned! {*span=>
+            #index => ::graph_core::value::ChannelValue::new(
+                ::core::clone::Clone::clone(&self.#ident),
+            ),
+        });
+        set.push(quote_spanned!(*span=> #index => self.#ident = value.decode()?,));
+        values.push(quote_spanned! {*span=>
             if let ::core::option::Option::Some(value) = &update.#ident {
-                values.push((#index, ::graph_core::value::ChannelValue::new(::core::clone::Clone::clone(value))));
+                let value = ::graph_core::value::ChannelValue::new(::core::clone::Clone::clone(value));
+                values.push((#index, value));
             }
-        }
-    });
-    let from_value = fields.iter().map(|FieldCode { field, index, span, .. }| {
-        let ident = field.ident;
-        quote_spanned! {*span=>
+        });
+        from_value.push(quote_spanned! {*span=>
             #index => update.#ident = ::core::option::Option::Some(value.decode()?),
-        }
-    });
+        });
+    }
     quote! {
         fn written(update: &Self::Update) -> ::graph_core::state::FieldSet {
             let mut set = ::graph_core::state::FieldSet::EMPTY;
@@ -231,7 +248,11 @@ mod tests {
         file.items
             .into_iter()
             .find_map(|item| match item {
-                Item::Impl(i) if quote!(#i).to_string().starts_with("impl :: graph_core :: State") => {
+                Item::Impl(i)
+                    if quote!(#i)
+                        .to_string()
+                        .starts_with("impl :: graph_core :: State") =>
+                {
                     Some(i)
                 }
                 _ => None,
@@ -299,7 +320,10 @@ mod tests {
         }
         let splits = apply.find("for mut write").unwrap_or_default();
         let applies = apply.find("FieldSet :: EMPTY").unwrap_or_default();
-        assert!(splits < applies, "writes are split before any field is applied");
+        assert!(
+            splits < applies,
+            "writes are split before any field is applied"
+        );
     }
 
     #[test]
@@ -307,13 +331,17 @@ mod tests {
         let i = state_impl_of(&sample());
         let get = item(&i, "get_field");
         assert!(get.contains(
-            "3 => :: graph_core :: value :: ChannelValue :: new (self . user_id . clone ()) ,"
+            "3 => :: graph_core :: value :: ChannelValue :: new \
+             (:: core :: clone :: Clone :: clone (& self . user_id)) ,"
         ));
         assert!(get.contains("_ => :: graph_core :: value :: ChannelValue :: Null"));
         assert!(item(&i, "set_field").contains("0 => self . messages = value . decode () ? ,"));
-        assert!(item(&i, "written").contains("if update . total . is_some () { set . insert (2) ; }"));
+        assert!(
+            item(&i, "written").contains("if update . total . is_some () { set . insert (2) ; }")
+        );
         assert!(item(&i, "update_values").contains(
-            "values . push ((1 , :: graph_core :: value :: ChannelValue :: new (value . clone ())))"
+            "let value = :: graph_core :: value :: ChannelValue :: new \
+             (:: core :: clone :: Clone :: clone (value)) ; values . push ((1 , value)) ;"
         ));
         assert!(item(&i, "update_from_value").contains(
             "2 => update . total = :: core :: option :: Option :: Some (value . decode () ?) ,"
@@ -322,7 +350,13 @@ mod tests {
 
     #[test]
     fn errors_come_from_validation() {
-        let err = derive(&parse_quote!(enum E { A })).err().map(|e| e.to_string());
+        let err = derive(&parse_quote!(
+            enum E {
+                A,
+            }
+        ))
+        .err()
+        .map(|e| e.to_string());
         assert_eq!(
             err.as_deref(),
             Some("`State` cannot be derived for an enum: use a struct with named fields")

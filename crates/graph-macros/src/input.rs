@@ -86,7 +86,10 @@ impl<'a> StateStruct<'a> {
         if let Some(extra) = named.named.iter().nth(MAX_FIELDS) {
             return Err(Error::new_spanned(
                 extra,
-                format!("a `State` has at most {MAX_FIELDS} fields; this is field {}", MAX_FIELDS + 1),
+                format!(
+                    "a `State` has at most {MAX_FIELDS} fields; this is field {}",
+                    MAX_FIELDS + 1
+                ),
             ));
         }
 
@@ -103,7 +106,10 @@ impl<'a> StateStruct<'a> {
             }
         };
         if update == input.ident {
-            push(Error::new(update.span(), "the update type needs a name of its own"));
+            push(Error::new(
+                update.span(),
+                "the update type needs a name of its own",
+            ));
         }
         let mut fields = Vec::with_capacity(named.named.len());
         for field in &named.named {
@@ -111,7 +117,12 @@ impl<'a> StateStruct<'a> {
             let Some(ident) = &field.ident else { continue };
             match Kind::from_field_attrs(&field.attrs) {
                 Ok(kind) => {
-                    fields.push(StateField { ident, ty: &field.ty, name: ident.unraw().to_string(), kind });
+                    fields.push(StateField {
+                        ident,
+                        ty: &field.ty,
+                        name: ident.unraw().to_string(),
+                        kind,
+                    });
                 }
                 Err(e) => push(e),
             }
@@ -136,7 +147,12 @@ impl<'a> StateStruct<'a> {
         }
         match errors {
             Some(e) => Err(e),
-            None => Ok(Self { ident: &input.ident, vis: &input.vis, update, fields }),
+            None => Ok(Self {
+                ident: &input.ident,
+                vis: &input.vis,
+                update,
+                fields,
+            }),
         }
     }
 }
@@ -148,7 +164,11 @@ mod tests {
 
     fn error_of(input: &DeriveInput) -> String {
         match StateStruct::from_input(input) {
-            Err(e) => e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"),
+            Err(e) => e
+                .into_iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
             Ok(_) => panic!("expected an error"),
         }
     }
@@ -179,23 +199,60 @@ mod tests {
         };
         let s = StateStruct::from_input(&input).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.update, "Delta");
-        let input: DeriveInput = parse_quote!(#[state(update = "S")] struct S { a: u8 });
+        let input: DeriveInput = parse_quote!(
+            #[state(update = "S")]
+            struct S {
+                a: u8,
+            }
+        );
         assert_eq!(error_of(&input), "the update type needs a name of its own");
     }
 
     #[test]
     fn rejects_shapes_other_than_a_plain_struct() {
         let cases: [(DeriveInput, &str); 6] = [
-            (parse_quote!(enum E { A }), "for an enum"),
+            (
+                parse_quote!(
+                    enum E {
+                        A,
+                    }
+                ),
+                "for an enum",
+            ),
             (parse_quote!(union U { a: u8 }), "for a union"),
-            (parse_quote!(struct T(u8);), "for a tuple struct"),
-            (parse_quote!(struct U;), "for a unit struct"),
-            (parse_quote!(struct G<T> { a: T }), "for a generic struct"),
-            (parse_quote!(struct E {}), "at least one field"),
+            (
+                parse_quote!(
+                    struct T(u8);
+                ),
+                "for a tuple struct",
+            ),
+            (
+                parse_quote!(
+                    struct U;
+                ),
+                "for a unit struct",
+            ),
+            (
+                parse_quote!(
+                    struct G<T> {
+                        a: T,
+                    }
+                ),
+                "for a generic struct",
+            ),
+            (
+                parse_quote!(
+                    struct E {}
+                ),
+                "at least one field",
+            ),
         ];
         for (input, expected) in cases {
             let err = error_of(&input);
-            assert!(err.contains(expected), "{err:?} should contain {expected:?}");
+            assert!(
+                err.contains(expected),
+                "{err:?} should contain {expected:?}"
+            );
         }
     }
 
@@ -203,7 +260,10 @@ mod tests {
     fn rejects_more_than_64_fields() {
         let fields = (0..65).map(|i| format_ident!("f{i}"));
         let input: DeriveInput = parse_quote!(struct Big { #(#fields: u8,)* });
-        assert_eq!(error_of(&input), "a `State` has at most 64 fields; this is field 65");
+        assert_eq!(
+            error_of(&input),
+            "a `State` has at most 64 fields; this is field 65"
+        );
         let fields = (0..64).map(|i| format_ident!("f{i}"));
         let input: DeriveInput = parse_quote!(struct Big { #(#fields: u8,)* });
         assert!(StateStruct::from_input(&input).is_ok());
@@ -223,6 +283,8 @@ mod tests {
         let err = error_of(&input);
         assert_eq!(err.lines().count(), 4, "{err}");
         assert!(err.starts_with("unknown `state` argument `updat`"), "{err}");
-        assert!(err.ends_with("field `with_c` clashes with the generated `with_c` builder of field `c`; rename one"));
+        assert!(err.ends_with(
+            "field `with_c` clashes with the generated `with_c` builder of field `c`; rename one"
+        ));
     }
 }

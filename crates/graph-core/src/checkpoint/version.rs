@@ -87,7 +87,10 @@ mod tests {
         let v = next_version(Some("00000000000000000000000000000041.0.9"));
         assert_eq!(version_number(&v), Some(42));
         assert_eq!(version_number(&next_version(Some("7"))), Some(8));
-        assert_eq!(version_number(&next_version(Some("not a version"))), Some(1));
+        assert_eq!(
+            version_number(&next_version(Some("not a version"))),
+            Some(1)
+        );
     }
 
     #[test]
@@ -117,21 +120,36 @@ mod tests {
         assert_eq!(python_float_repr(0.0), "0.0");
         assert_eq!(python_float_repr(0.5), "0.5");
         assert_eq!(python_float_repr(0.1), "0.1");
-        assert_eq!(python_float_repr(0.123_456_789_012_345_68), "0.12345678901234568");
+        assert_eq!(
+            python_float_repr(0.123_456_789_012_345_68),
+            "0.12345678901234568"
+        );
         assert_eq!(python_float_repr(0.0001), "0.0001");
         assert_eq!(python_float_repr(0.000_012_5), "1.25e-05");
         assert_eq!(python_float_repr(1e-5), "1e-05");
         assert_eq!(python_float_repr(1.5e-10), "1.5e-10");
-        assert_eq!(python_float_repr(2.0_f64.powi(-53)), "1.1102230246251565e-16");
+        assert_eq!(
+            python_float_repr(2.0_f64.powi(-53)),
+            "1.1102230246251565e-16"
+        );
         assert_eq!(python_float_repr(1e-100), "1e-100");
     }
 
     #[test]
     fn suffix_padding_matches_python_format() {
         // Python: f"{0.5:016}" == "00000000000000.5", f"{1e-05:016}" == "000000000001e-05".
-        assert_eq!(format!("{:0>16}", python_float_repr(0.5)), "00000000000000.5");
-        assert_eq!(format!("{:0>16}", python_float_repr(1e-5)), "000000000001e-05");
-        assert_eq!(format!("{:0>16}", python_float_repr(0.123_456_789_012_345_68)), "0.12345678901234568");
+        assert_eq!(
+            format!("{:0>16}", python_float_repr(0.5)),
+            "00000000000000.5"
+        );
+        assert_eq!(
+            format!("{:0>16}", python_float_repr(1e-5)),
+            "000000000001e-05"
+        );
+        assert_eq!(
+            format!("{:0>16}", python_float_repr(0.123_456_789_012_345_68)),
+            "0.12345678901234568"
+        );
     }
 
     #[test]
@@ -140,6 +158,9 @@ mod tests {
         assert_eq!(version_number(".5"), None);
         assert_eq!(version_number("+5.1"), None);
         assert_eq!(version_number("-1"), None);
-        assert_eq!(version_number("00000000000000000000000000000012.0.5"), Some(12));
+        assert_eq!(
+            version_number("00000000000000000000000000000012.0.5"),
+            Some(12)
+        );
     }
 }

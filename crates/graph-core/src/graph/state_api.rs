@@ -116,7 +116,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             }
         }
         if !done.is_empty() {
-            ch.apply_writes(layout, &mut done)?;
+            ch.apply_writes(layout, &mut done, None)?;
         }
         Ok(StateSnapshot {
             values: ch.state,
@@ -161,7 +161,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         };
         let mut t = Task::pull(&layout.nodes[node], node, Vec::new(), &parent.checkpoint_id.clone().unwrap_or_default(), &cfg.checkpoint_ns, step + 1);
         t.writes = Some(task::route(layout, node, &ch.state, NodeOutput::update(values))?);
-        let updated = ch.apply_writes(layout, &mut [t])?;
+        let updated = ch.apply_writes(layout, &mut [t], None)?;
         let step = step + 1;
         let cp = persist::to_checkpoint(layout, &ch, uuid6(step), &updated, &mut vt, &mut FieldCache::new())?;
         let mut new_versions = ChannelVersions::new();

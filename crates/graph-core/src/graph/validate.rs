@@ -39,7 +39,9 @@ pub(crate) fn validate<S: State, C>(g: &StateGraph<S, C>) -> Result<()> {
         }
     }
     for b in &g.branches {
-        check(&b.source, "<conditional>", &mut issues);
+        if b.source != START && !known(&b.source) {
+            issues.push(unknown(&b.source, "<conditional>", &b.source, &names));
+        }
         for (_, to) in b.path_map.iter().flatten() {
             check(&b.source, to, &mut issues);
         }

@@ -68,14 +68,6 @@ impl<S: State> Channels<S> {
         self.versions.iter().copied().max().unwrap_or(0)
     }
 
-    /// Writes the run's input to `__start__` (the input superstep's only write).
-    pub(crate) fn write_input(&mut self, layout_start: usize, input: Vec<S::Update>) -> Vec<usize> {
-        let next = self.max_version() + 1;
-        self.start = Some(input);
-        self.versions[layout_start] = next;
-        vec![layout_start]
-    }
-
     /// The nodes that would run next, without building tasks (for `get_state().next`).
     pub(crate) fn triggered_nodes<C>(&self, layout: &Layout<S, C>) -> Vec<usize> {
         (0..layout.nodes.len()).filter(|n| self.is_triggered(layout, *n)).collect()
@@ -128,7 +120,12 @@ impl<S: State> Channels<S> {
     ///
     /// # Errors
     /// [`Error::InvalidUpdate`] naming the nodes whose writes broke a channel rule.
-    pub(crate) fn apply_writes<C>(&mut self, layout: &Layout<S, C>, tasks: &mut [Task<S>]) -> Result<Vec<usize>> {
+    pub(crate) fn apply_writes<C>(
+        &mut self,
+        layout: &Layout<S, C>,
+        tasks: &mut [Task<S>],
+        input: Option<Vec<S::Update>>,
+    ) -> Result<Vec<usize>> {
         // Writes are applied in task-path order, never completion order, so a run's result does not
         // depend on which task happened to finish first.
         tasks.sort_by(|a, b| a.path.cmp(&b.path));
@@ -195,8 +192,12 @@ impl<S: State> Channels<S> {
             }
         }
         // Ephemeral channels that were not written this step are cleared (their version moves on).
-        if self.start.take().is_some() && !updated[layout.start_channel] {
+        if self.start.take().is_some() && input.is_none() {
             self.versions[layout.start_channel] = next;
+        }
+        if let Some(input) = input {
+            self.start = Some(input);
+            updated[layout.start_channel] = true;
         }
         if had_pushes && !updated[layout.tasks_channel] {
             self.versions[layout.tasks_channel] = next;
@@ -211,7 +212,11 @@ impl<S: State> Channels<S> {
         for (ch, u) in updated.iter().enumerate() {
             if *u {
                 self.versions[ch] = next;
-                out.push(ch);
+                // Unavailable channels (a join still waiting, a deferred edge before the finish)
+                // cannot trigger anything, so they do not count as updated (as in LangGraph).
+                if self.is_available(layout, ch) {
+                    out.push(ch);
+                }
             }
         }
         // Nothing left that can trigger a node: the graph would finish, so deferred nodes may run.

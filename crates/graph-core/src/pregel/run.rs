@@ -136,9 +136,17 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
     match input {
         Input::Update(update) => {
             // A new input supersedes whatever the last checkpoint's tasks left pending.
+            // and the tasks it would have run are discarded (marked seen), as LangGraph does.
             pending.clear();
+            let mut discarded = match &loaded {
+                Some(_) => lp.ch.prepare_tasks(layout, &lp.checkpoint_id, &config.checkpoint_ns, lp.step + 1)?,
+                None => Vec::new(),
+            };
+            for t in &mut discarded {
+                t.writes = Some(TaskWrites::empty());
+            }
             lp.step += 1;
-            let updated = lp.ch.write_input(layout.start_channel, vec![update]);
+            let updated = lp.ch.apply_writes(layout, &mut discarded, Some(vec![update]))?;
             lp.checkpoint(CheckpointSource::Input, &updated).await?;
         }
         Input::Resume if loaded.is_none() => {
@@ -193,12 +201,12 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         loop {
             let next_step = self.step + 1;
             let ns = self.config.checkpoint_ns.as_str();
+            if next_step > stop {
+                return Err(Error::RecursionLimit { limit });
+            }
             let mut tasks = self.ch.prepare_tasks(self.layout, &self.checkpoint_id, ns, next_step)?;
             if tasks.is_empty() {
                 return Ok(());
-            }
-            if next_step > stop {
-                return Err(Error::RecursionLimit { limit });
             }
             if !pending.is_empty() {
                 for t in &mut tasks {
@@ -215,7 +223,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             }
             let span = tracing::debug_span!("superstep", step = next_step, tasks = tasks.len());
             self.run_tasks(&mut tasks, next_step).instrument(span).await?;
-            let updated = self.ch.apply_writes(self.layout, &mut tasks)?;
+            let updated = self.ch.apply_writes(self.layout, &mut tasks, None)?;
             self.step = next_step;
             self.checkpoint(CheckpointSource::Loop, &updated).await?;
             if let Some(sink) = self.sink {

@@ -1,0 +1,9 @@
+//! Engine behaviours reproduced from LangGraph, one test each, named after the LangGraph test
+//! (../shared/reference/langgraph.md §7).
+
+mod support;
+
+mod channels;
+mod control_flow;
+mod persistence;
+mod streaming;
