@@ -94,6 +94,18 @@ impl RunConfig {
         self.metadata.insert(key.into(), value.into());
         self
     }
+    /// Stops this run before `nodes` (in addition to the graph's compile-time breakpoints).
+    #[must_use]
+    pub fn interrupt_before<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
+        self.interrupt_before.extend(nodes.into_iter().map(Into::into));
+        self
+    }
+    /// Stops this run after `nodes` (in addition to the graph's compile-time breakpoints).
+    #[must_use]
+    pub fn interrupt_after<I: IntoIterator<Item = T>, T: Into<String>>(mut self, nodes: I) -> Self {
+        self.interrupt_after.extend(nodes.into_iter().map(Into::into));
+        self
+    }
     /// Bounds every node attempt by `timeout`; an attempt that takes longer fails (and is retried
     /// by the node's retry policy).
     #[must_use]

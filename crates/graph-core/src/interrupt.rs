@@ -11,20 +11,36 @@ pub struct Interrupt {
     pub id: String,
 }
 
-/// The result of a run: the final state, plus the interrupts it stopped at (empty when the run
-/// completed). Derefs to the state.
+/// A static breakpoint the run stopped at (`interrupt_before` / `interrupt_after`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Breakpoint {
+    /// Stopped before these nodes ran; resuming runs them.
+    Before(Vec<String>),
+    /// Stopped after these nodes ran; resuming continues with their successors.
+    After(Vec<String>),
+}
+
+/// The result of a run: the final state, plus the interrupt or breakpoint it stopped at (none when
+/// the run completed). Derefs to the state.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RunOutcome<S> {
     /// The state when the run returned.
     pub state: S,
     /// Interrupts that stopped the run; empty when it ran to completion.
     pub interrupts: Vec<Interrupt>,
+    /// The static breakpoint that stopped the run, if any.
+    pub breakpoint: Option<Breakpoint>,
 }
 
 impl<S> RunOutcome<S> {
-    /// Whether the run stopped at an interrupt.
+    pub(crate) fn done(state: S) -> Self {
+        Self { state, interrupts: Vec::new(), breakpoint: None }
+    }
+    /// Whether the run stopped early, at an interrupt or a breakpoint.
     pub fn is_interrupted(&self) -> bool {
-        !self.interrupts.is_empty()
+        !self.interrupts.is_empty() || self.breakpoint.is_some()
     }
     /// The state, dropping the interrupts.
     pub fn into_state(self) -> S {

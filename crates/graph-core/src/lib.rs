@@ -74,7 +74,7 @@ pub use graph::compiled::CompiledGraph;
 pub use graph::invoke::GraphStream;
 pub use graph::node::{node, BoxedNode, IntoNode};
 pub use graph::state_api::{SnapshotTask, StateSnapshot};
-pub use interrupt::{Interrupt, RunOutcome};
+pub use interrupt::{Breakpoint, Interrupt, RunOutcome};
 pub use pregel::run::Input;
 pub use retry::RetryPolicy;
 pub use runtime::Runtime;
@@ -87,7 +87,7 @@ pub use graph_macros::State;
 /// Everything a graph author usually needs.
 pub mod prelude {
     pub use crate::checkpoint::{Checkpointer, InMemoryCheckpointer};
-    pub use crate::messages::{add_messages, Message, REMOVE_ALL_MESSAGES};
+    pub use crate::messages::{add_messages, Message, MessagesState, MessagesStateUpdate, REMOVE_ALL_MESSAGES};
     pub use crate::state::append;
     pub use crate::{
         Command, CompiledGraph, Durability, Error, Input, NodeOptions, Push, Result, RetryPolicy, RunConfig,

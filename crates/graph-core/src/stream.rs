@@ -165,8 +165,9 @@ pub enum StreamEvent<S: State> {
         /// The nodes that run next.
         next: Vec<String>,
     },
-    /// The run stopped at interrupts; resume it with a [`Command`](crate::Command)-style input.
-    Interrupt(Vec<crate::Interrupt>),
+    /// The run stopped at interrupts or at a static breakpoint; resume it with
+    /// [`CompiledGraph::resume`](crate::CompiledGraph::resume).
+    Interrupt(Vec<crate::Interrupt>, Option<crate::Breakpoint>),
 }
 
 impl<S: State + fmt::Debug> fmt::Debug for StreamEvent<S> {
@@ -189,7 +190,7 @@ impl<S: State + fmt::Debug> fmt::Debug for StreamEvent<S> {
                 .field("step", step)
                 .field("next", next)
                 .finish(),
-            Self::Interrupt(i) => f.debug_tuple("Interrupt").field(i).finish(),
+            Self::Interrupt(i, b) => f.debug_tuple("Interrupt").field(i).field(b).finish(),
         }
     }
 }

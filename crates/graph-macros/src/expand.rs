@@ -117,7 +117,12 @@ fn apply(fields: &[FieldCode<'_>]) -> TokenStream {
         }
     });
     let appliers = fields.iter().map(|f| {
-        let FieldCode { field, index, writes: collected, span } = f;
+        let FieldCode {
+            field,
+            index,
+            writes: collected,
+            span,
+        } = f;
         let (ident, name) = (field.ident, &field.name);
         let call = match &field.kind {
             Kind::LastValue => quote_spanned! {*span=>
@@ -131,7 +136,9 @@ fn apply(fields: &[FieldCode<'_>]) -> TokenStream {
                     ::graph_core::state::ReducerOutput::into_reducer_result(#reducer(#slot, #item))
                 };
                 quote_spanned! {*span=>
-                    ::graph_core::state::reduce(#name, &mut self.#ident, #collected, |#slot, #item| #body)
+                    ::graph_core::state::reduce(
+                        #name, &mut self.#ident, #collected, |#slot, #item| #body
+                    )
                 }
             }
         };
@@ -145,7 +152,10 @@ fn apply(fields: &[FieldCode<'_>]) -> TokenStream {
         fn apply(
             &mut self,
             #writes: ::std::vec::Vec<::graph_core::state::StateWrite<Self::Update>>,
-        ) -> ::core::result::Result<::graph_core::state::FieldSet, ::graph_core::state::InvalidUpdate> {
+        ) -> ::core::result::Result<
+            ::graph_core::state::FieldSet,
+            ::graph_core::state::InvalidUpdate,
+        > {
             #(#collectors)*
             for mut #write in #writes {
                 #(#splits)*
@@ -175,14 +185,16 @@ fn accessors(fields: &[FieldCode<'_>]) -> TokenStream {
         written.push(quote!(if update.#ident.is_some() { set.insert(#index); }));
         get.push(quote_spanned! {*span=>
             #index => ::graph_core::value::ChannelValue::new(
-                ::core::clone::Clone::clone(&self.#ident),
+                ::core::clone::Clone::clone(&self.#ident)
             ),
         });
         set.push(quote_spanned!(*span=> #index => self.#ident = value.decode()?,));
         values.push(quote_spanned! {*span=>
             if let ::core::option::Option::Some(value) = &update.#ident {
-                let value = ::graph_core::value::ChannelValue::new(::core::clone::Clone::clone(value));
-                values.push((#index, value));
+                values.push((
+                    #index,
+                    ::graph_core::value::ChannelValue::new(::core::clone::Clone::clone(value))
+                ));
             }
         });
         from_value.push(quote_spanned! {*span=>
@@ -340,8 +352,8 @@ mod tests {
             item(&i, "written").contains("if update . total . is_some () { set . insert (2) ; }")
         );
         assert!(item(&i, "update_values").contains(
-            "let value = :: graph_core :: value :: ChannelValue :: new \
-             (:: core :: clone :: Clone :: clone (value)) ; values . push ((1 , value)) ;"
+            "values . push ((1 , :: graph_core :: value :: ChannelValue :: new \
+             (:: core :: clone :: Clone :: clone (value)))) ;"
         ));
         assert!(item(&i, "update_from_value").contains(
             "2 => update . total = :: core :: option :: Option :: Some (value . decode () ?) ,"

@@ -100,7 +100,10 @@
 //!     const FIELDS: &'static [Field] =
 //!         &[Field::reducer("log"), Field::reducer("total"), Field::last_value("name")];
 //!
-//!     fn apply(&mut self, writes: Vec<StateWrite<CounterUpdate>>) -> Result<FieldSet, InvalidUpdate> {
+//!     fn apply(
+//!         &mut self,
+//!         writes: Vec<StateWrite<CounterUpdate>>,
+//!     ) -> Result<FieldSet, InvalidUpdate> {
 //!         // Split the writes by field first, keeping task-path order within each field.
 //!         let mut log_writes: Vec<(Vec<String>, bool)> = Vec::new();
 //!         let mut total_writes: Vec<(i64, bool)> = Vec::new();
@@ -136,9 +139,15 @@
 //!
 //!     fn written(update: &CounterUpdate) -> FieldSet {
 //!         let mut set = FieldSet::EMPTY;
-//!         if update.log.is_some() { set.insert(0); }
-//!         if update.total.is_some() { set.insert(1); }
-//!         if update.name.is_some() { set.insert(2); }
+//!         if update.log.is_some() {
+//!             set.insert(0);
+//!         }
+//!         if update.total.is_some() {
+//!             set.insert(1);
+//!         }
+//!         if update.name.is_some() {
+//!             set.insert(2);
+//!         }
 //!         set
 //!     }
 //!
@@ -163,13 +172,22 @@
 //!
 //!     fn update_values(update: &CounterUpdate) -> Vec<(usize, ChannelValue)> {
 //!         let mut values = Vec::new();
-//!         if let Some(value) = &update.log { values.push((0, ChannelValue::new(value.clone()))); }
-//!         if let Some(value) = &update.total { values.push((1, ChannelValue::new(*value))); }
-//!         if let Some(value) = &update.name { values.push((2, ChannelValue::new(value.clone()))); }
+//!         if let Some(value) = &update.log {
+//!             values.push((0, ChannelValue::new(value.clone())));
+//!         }
+//!         if let Some(value) = &update.total {
+//!             values.push((1, ChannelValue::new(*value)));
+//!         }
+//!         if let Some(value) = &update.name {
+//!             values.push((2, ChannelValue::new(value.clone())));
+//!         }
 //!         values
 //!     }
 //!
-//!     fn update_from_value(index: usize, value: &ChannelValue) -> Result<CounterUpdate, ValueError> {
+//!     fn update_from_value(
+//!         index: usize,
+//!         value: &ChannelValue,
+//!     ) -> Result<CounterUpdate, ValueError> {
 //!         let mut update = CounterUpdate::default();
 //!         match index {
 //!             0 => update.log = Some(value.decode()?),

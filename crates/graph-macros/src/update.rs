@@ -111,7 +111,9 @@ fn node_output(s: &StateStruct<'_>) -> TokenStream {
         impl ::graph_core::IntoNodeOutput<#ident> for ::core::option::Option<#update> {
             fn into_node_output(self) -> ::graph_core::NodeOutput<#ident> {
                 match self {
-                    ::core::option::Option::Some(update) => ::graph_core::NodeOutput::update(update),
+                    ::core::option::Option::Some(update) => {
+                        ::graph_core::NodeOutput::update(update)
+                    }
                     ::core::option::Option::None => ::graph_core::NodeOutput::empty(),
                 }
             }

@@ -1,21 +1,26 @@
 //! Test kit for graph-core and its backends.
 //!
-//! The main piece is the checkpointer conformance suite: [`checkpointer_conformance!`] turns an
-//! async factory of savers into one `#[tokio::test]` per behaviour that LangGraph's savers share
-//! (put/get round trips, incremental channel values, namespaces, pending writes, listing and
-//! filtering, thread deletion, value and metadata round trips). A backend's whole conformance
-//! test is then a few lines:
+//! The main piece is the checkpointer conformance suite. [`checkpointer_conformance!`] turns an
+//! async factory of savers into one `#[tokio::test]` per behaviour that LangGraph's savers share:
+//! put/get round trips, incremental channel values, namespace isolation, pending writes
+//! (idempotency, special channels, ordering), listing with `before`/`limit`/metadata filters,
+//! thread deletion, and value and metadata round trips. A backend's conformance test is a few
+//! lines:
 //!
-//! ```ignore
-//! // crates/checkpoint-foo/tests/conformance.rs
-//! async fn saver() -> FooCheckpointer {
-//!     FooCheckpointer::connect(&std::env::var("FOO_URL").unwrap()).await.unwrap()
+//! ```
+//! // tests/conformance.rs of a backend crate
+//! use graph_core::checkpoint::InMemoryCheckpointer;
+//!
+//! async fn saver() -> InMemoryCheckpointer {
+//!     InMemoryCheckpointer::new() // e.g. `MySqlCheckpointer::connect(&url).await.unwrap()`
 //! }
+//!
 //! graph_test::checkpointer_conformance!(saver);
+//! # fn main() {}
 //! ```
 //!
-//! The functions behind the macro live in [`conformance`] and can also be called one by one, for
-//! instance with a saver behind an `Arc<dyn DynCheckpointer>` (`conformance::list_before(&*saver)`).
+//! The functions behind the macro live in [`conformance`] and can also be called one by one,
+//! e.g. with a saver behind an `Arc<dyn DynCheckpointer>`: `conformance::list_before(&*saver)`.
 //! Each uses thread ids with a fresh random prefix, so the suite can run in parallel against one
 //! shared database or server.
 

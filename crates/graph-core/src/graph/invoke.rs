@@ -77,7 +77,7 @@ impl<S: State, C: Send + Sync + 'static> Runner<S> for CompiledGraph<S, C> {
         tokio::spawn(async move {
             match run(&self, input, &config, Some(&sink)).await {
                 Ok(outcome) if outcome.is_interrupted() => {
-                    let _ = sink.tx.send(Ok(StreamEvent::Interrupt(outcome.interrupts)));
+                    let _ = sink.tx.send(Ok(StreamEvent::Interrupt(outcome.interrupts, outcome.breakpoint)));
                 }
                 Ok(_) => {}
                 Err(e) => {

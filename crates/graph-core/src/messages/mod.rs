@@ -46,6 +46,7 @@ mod content;
 mod kind;
 mod message;
 mod reducer;
+mod state;
 mod tool;
 mod wire;
 
@@ -53,6 +54,7 @@ pub use content::Content;
 pub use kind::MessageType;
 pub use message::Message;
 pub use reducer::{add_messages, MessagesError};
+pub use state::{MessagesState, MessagesStateUpdate};
 pub use tool::{InvalidToolCall, ToolCall, ToolStatus, UsageMetadata};
 
 /// The id of a [`Message::remove`] that tells [`add_messages`] to drop every earlier

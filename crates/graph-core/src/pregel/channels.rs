@@ -28,6 +28,9 @@ pub(crate) struct Channels<S: State> {
     pub(crate) versions: Vec<u64>,
     /// For each node, the versions of its triggers it last ran on (aligned with its triggers).
     pub(crate) versions_seen: Vec<Vec<u64>>,
+    /// Channel versions when the run last resumed (LangGraph's `versions_seen["__interrupt__"]`):
+    /// a breakpoint fires only if something changed since.
+    pub(crate) interrupt_seen: Vec<u64>,
     /// Channels this graph does not know (written by another graph or version of it): kept and
     /// written back verbatim, so nothing stored is silently dropped.
     pub(crate) foreign: BTreeMap<String, (String, Option<ChannelValue>)>,
@@ -46,6 +49,7 @@ impl<S: State> Channels<S> {
             seen: vec![0; n],
             pushes: Vec::new(),
             versions: vec![0; n],
+            interrupt_seen: vec![0; n],
             versions_seen: layout.nodes.iter().map(|d| vec![0; d.triggers.len()]).collect(),
             foreign: BTreeMap::new(),
             foreign_seen: BTreeMap::new(),
@@ -66,6 +70,19 @@ impl<S: State> Channels<S> {
 
     fn max_version(&self) -> u64 {
         self.versions.iter().copied().max().unwrap_or(0)
+    }
+
+    /// LangGraph's `should_interrupt`: the tasks whose node is a breakpoint, if any channel changed
+    /// since the run last resumed.
+    pub(crate) fn breakpoint_hits<C>(&self, layout: &Layout<S, C>, nodes: &[usize], tasks: &[Task<S>]) -> Vec<String> {
+        let changed = self.versions.iter().zip(&self.interrupt_seen).any(|(v, seen)| v > seen);
+        if !changed {
+            return Vec::new();
+        }
+        let mut hits: Vec<String> =
+            tasks.iter().filter(|t| nodes.contains(&t.node)).map(|t| layout.nodes[t.node].name.to_string()).collect();
+        hits.dedup();
+        hits
     }
 
     /// The nodes that would run next, without building tasks (for `get_state().next`).

@@ -15,6 +15,9 @@ use crate::state::{State, StateWrite};
 use crate::value::ChannelValue;
 use crate::checkpoint::CheckpointError;
 
+/// The `versions_seen` key under which the versions at the last resume are kept.
+const INTERRUPT: &str = "__interrupt__";
+
 /// Renders integer versions as LangGraph's strings (`{n:032}.{random}`), remembering each one so a
 /// version keeps the same text for the whole thread — blobs are keyed by that exact text.
 #[derive(Default)]
@@ -99,6 +102,16 @@ pub(crate) fn to_checkpoint<S: State, C>(
     }
     let mut seen: BTreeMap<String, ChannelVersions> = ch.foreign_seen.clone();
     seen.entry("__input__".to_owned()).or_default();
+    let at_interrupt: ChannelVersions = layout
+        .channels
+        .iter()
+        .zip(&ch.interrupt_seen)
+        .filter(|(_, v)| **v > 0)
+        .map(|(c, v)| (c.name.to_string(), vt.text(*v)))
+        .collect();
+    if !at_interrupt.is_empty() {
+        seen.insert(INTERRUPT.to_owned(), at_interrupt);
+    }
     for (n, def) in layout.nodes.iter().enumerate() {
         let entries: ChannelVersions = def
             .triggers
@@ -169,6 +182,14 @@ pub(crate) fn from_checkpoint<S: State, C>(
         }
     }
     for (node, seen) in &cp.versions_seen {
+        if node == INTERRUPT {
+            for (name, v) in seen {
+                if let Some(&i) = layout.channel_index.get(name.as_str()) {
+                    ch.interrupt_seen[i] = vt.learn(v)?;
+                }
+            }
+            continue;
+        }
         let Some(n) = layout.node(node) else {
             ch.foreign_seen.insert(node.clone(), seen.clone());
             continue;

@@ -18,7 +18,7 @@ use crate::command::NodeOutput;
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
 use crate::graph::compiled::{ChannelKind, CompiledGraph, Layout};
-use crate::interrupt::RunOutcome;
+use crate::interrupt::{Breakpoint, RunOutcome};
 use crate::runtime::{Runtime, SideEvent, SideSink, TaskScope};
 use crate::state::{State, StateWrite};
 use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes, TaskEvent};
@@ -150,15 +150,21 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
             lp.checkpoint(CheckpointSource::Input, &updated).await?;
         }
         Input::Resume if loaded.is_none() => {
-            return Ok(RunOutcome { state: lp.ch.state, interrupts: Vec::new() });
+            return Ok(RunOutcome::done(lp.ch.state));
         }
-        Input::Resume if replaying => lp.checkpoint(CheckpointSource::Fork, &[]).await?,
-        Input::Resume => {}
+        Input::Resume => {
+            // Resuming acknowledges every change so far: a breakpoint does not fire again until
+            // something new happens.
+            lp.ch.interrupt_seen.clone_from(&lp.ch.versions);
+            if replaying {
+                lp.checkpoint(CheckpointSource::Fork, &[]).await?;
+            }
+        }
     }
     let span = tracing::debug_span!("graph_run", thread_id = config.thread_id.as_deref().unwrap_or(""), checkpoint_ns = %config.checkpoint_ns);
     async move {
-        lp.run_loop(pending).await?;
-        lp.finish().await
+        let breakpoint = lp.run_loop(pending).await?;
+        lp.finish(breakpoint).await
     }
     .instrument(span)
     .await
@@ -194,8 +200,11 @@ fn side_sink<S: State>(tx: UnboundedSender<Result<StreamEvent<S>>>) -> SideSink 
 }
 
 impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
-    async fn run_loop(&mut self, mut pending: HashMap<String, Vec<PendingWrite>>) -> Result<()> {
+    /// Runs supersteps until no task is left (`None`) or a breakpoint stops the run.
+    async fn run_loop(&mut self, mut pending: HashMap<String, Vec<PendingWrite>>) -> Result<Option<Breakpoint>> {
         let limit = self.config.recursion_limit;
+        let before = self.breakpoints(&self.layout.interrupt_before, &self.config.interrupt_before);
+        let after = self.breakpoints(&self.layout.interrupt_after, &self.config.interrupt_after);
         // LangGraph's stop rule: `stop = step + recursion_limit + 1`, checked before each step.
         let stop = self.step + limit as i64 + 1;
         loop {
@@ -206,7 +215,13 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             }
             let mut tasks = self.ch.prepare_tasks(self.layout, &self.checkpoint_id, ns, next_step)?;
             if tasks.is_empty() {
-                return Ok(());
+                return Ok(None);
+            }
+            if !before.is_empty() {
+                let hits = self.ch.breakpoint_hits(self.layout, &before, &tasks);
+                if !hits.is_empty() {
+                    return Ok(Some(Breakpoint::Before(hits)));
+                }
             }
             if !pending.is_empty() {
                 for t in &mut tasks {
@@ -232,7 +247,20 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                     sink.send(StreamEvent::Values(self.ch.state.clone()));
                 }
             }
+            if !after.is_empty() {
+                let hits = self.ch.breakpoint_hits(self.layout, &after, &tasks);
+                if !hits.is_empty() {
+                    return Ok(Some(Breakpoint::After(hits)));
+                }
+            }
         }
+    }
+
+    /// Breakpoint nodes: the graph's compile-time ones plus this run's.
+    fn breakpoints(&self, compiled: &[usize], per_run: &[String]) -> Vec<usize> {
+        let mut nodes = compiled.to_vec();
+        nodes.extend(per_run.iter().filter_map(|n| self.layout.node(n)));
+        nodes
     }
 
     /// Runs every task that has no writes yet, concurrently; saves each one's writes as it finishes.
@@ -392,10 +420,10 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         Ok(())
     }
 
-    async fn finish(mut self) -> Result<RunOutcome<S>> {
+    async fn finish(mut self, breakpoint: Option<Breakpoint>) -> Result<RunOutcome<S>> {
         if self.dirty && self.persistence.as_ref().is_some_and(|p| p.durability == Durability::Exit) {
             self.save(CheckpointSource::Loop, &[]).await?;
         }
-        Ok(RunOutcome { state: self.ch.state, interrupts: Vec::new() })
+        Ok(RunOutcome { breakpoint, ..RunOutcome::done(self.ch.state) })
     }
 }

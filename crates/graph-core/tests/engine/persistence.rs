@@ -3,6 +3,7 @@ use std::sync::Arc;
 
 use graph_core::checkpoint::{CheckpointSource, ListOptions};
 use graph_core::prelude::*;
+use graph_core::Breakpoint;
 
 use crate::support::*;
 
@@ -220,4 +221,31 @@ async fn test_get_state_unknown_thread() {
     let s = g.get_state(&RunConfig::thread("never")).await.unwrap();
     assert_eq!(s.values, S::default());
     assert!(s.metadata.is_none() && s.next.is_empty());
+}
+
+/// Static breakpoints: compile-time `interrupt_before` stops before the node; resuming with no
+/// input runs it; per-run `interrupt_after` stops after a node for that run only.
+#[tokio::test]
+async fn test_static_breakpoints_interrupt_before_and_after() {
+    let g = two_step().interrupt_before(["b"]).compile_with(InMemoryCheckpointer::new()).unwrap();
+    let cfg = RunConfig::thread("t");
+    let out = g.invoke(SUpdate::default(), &cfg).await.unwrap();
+    assert_eq!(out.breakpoint, Some(Breakpoint::Before(vec!["b".into()])));
+    assert!(out.is_interrupted());
+    assert_eq!(out.log, ["a"]);
+    assert_eq!(g.get_state(&cfg).await.unwrap().next, ["b"]);
+    let out = g.resume(&cfg).await.unwrap();
+    assert!(!out.is_interrupted());
+    assert_eq!(out.log, ["a", "b"]);
+
+    let g = two_step().compile_with(InMemoryCheckpointer::new()).unwrap();
+    let cfg = RunConfig::thread("t2").interrupt_after(["a"]);
+    let out = g.invoke(SUpdate::default(), &cfg).await.unwrap();
+    assert_eq!(out.breakpoint, Some(Breakpoint::After(vec!["a".into()])));
+    assert_eq!(out.log, ["a"]);
+    let out = g.resume(&RunConfig::thread("t2")).await.unwrap();
+    assert_eq!(out.log, ["a", "b"]);
+    // The per-run breakpoint does not outlive its run.
+    let out = g.invoke(SUpdate::default(), &RunConfig::thread("t2")).await.unwrap();
+    assert_eq!(out.log, ["a", "b", "a", "b"]);
 }
