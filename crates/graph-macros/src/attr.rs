@@ -147,11 +147,11 @@ mod tests {
     use super::*;
     use syn::parse_quote;
 
-    fn field_attrs(field: syn::Field) -> Result<Kind> {
+    fn field_attrs(field: &syn::Field) -> Result<Kind> {
         Kind::from_field_attrs(&field.attrs)
     }
 
-    fn reducer_of(field: syn::Field) -> String {
+    fn reducer_of(field: &syn::Field) -> String {
         match field_attrs(field) {
             Ok(Kind::Reducer(path)) => resolve_reducer(&path).to_string(),
             Ok(Kind::LastValue) => "last value".to_owned(),
@@ -159,7 +159,7 @@ mod tests {
         }
     }
 
-    fn error_of(field: syn::Field) -> String {
+    fn error_of(field: &syn::Field) -> String {
         match field_attrs(field) {
             Err(e) => e.to_string(),
             Ok(_) => panic!("expected an error"),
@@ -169,7 +169,7 @@ mod tests {
     #[test]
     fn no_attribute_is_last_value() {
         assert_eq!(
-            reducer_of(parse_quote!(#[doc = "x"] pub a: u32)),
+            reducer_of(&parse_quote!(#[doc = "x"] pub a: u32)),
             "last value"
         );
     }
@@ -177,11 +177,11 @@ mod tests {
     #[test]
     fn bare_builtin_names_resolve_to_graph_core() {
         assert_eq!(
-            reducer_of(parse_quote!(#[reducer(append)] a: Vec<u32>)),
+            reducer_of(&parse_quote!(#[reducer(append)] a: Vec<u32>)),
             ":: graph_core :: state :: append"
         );
         assert_eq!(
-            reducer_of(parse_quote!(#[reducer(add_messages)] a: Vec<u32>)),
+            reducer_of(&parse_quote!(#[reducer(add_messages)] a: Vec<u32>)),
             ":: graph_core :: messages :: add_messages"
         );
     }
@@ -189,20 +189,20 @@ mod tests {
     #[test]
     fn other_paths_are_used_as_written() {
         assert_eq!(
-            reducer_of(parse_quote!(#[reducer(crate::sum)] a: i64)),
+            reducer_of(&parse_quote!(#[reducer(crate::sum)] a: i64)),
             "crate :: sum"
         );
-        assert_eq!(reducer_of(parse_quote!(#[reducer(merge)] a: i64)), "merge");
+        assert_eq!(reducer_of(&parse_quote!(#[reducer(merge)] a: i64)), "merge");
         assert_eq!(
-            reducer_of(parse_quote!(#[reducer(self::append)] a: Vec<u8>)),
+            reducer_of(&parse_quote!(#[reducer(self::append)] a: Vec<u8>)),
             "self :: append"
         );
         assert_eq!(
-            reducer_of(parse_quote!(#[reducer(m::merge::<u8>)] a: Vec<u8>)),
+            reducer_of(&parse_quote!(#[reducer(m::merge::<u8>)] a: Vec<u8>)),
             "m :: merge :: < u8 >"
         );
         assert_eq!(
-            reducer_of(parse_quote!(#[reducer(<T as M>::merge)] a: T)),
+            reducer_of(&parse_quote!(#[reducer(<T as M>::merge)] a: T)),
             "< T as M > :: merge"
         );
     }
@@ -222,18 +222,18 @@ mod tests {
             parse_quote!(#[reducer = "append"] a: u8),
             parse_quote!(#[reducer(|a, b| ())] a: u8),
         ] {
-            assert_eq!(error_of(field), REDUCER_USAGE);
+            assert_eq!(error_of(&field), REDUCER_USAGE);
         }
     }
 
     #[test]
     fn misplaced_and_repeated_attributes_are_rejected() {
         assert_eq!(
-            error_of(parse_quote!(#[reducer(append)] #[reducer(append)] a: Vec<u8>)),
+            error_of(&parse_quote!(#[reducer(append)] #[reducer(append)] a: Vec<u8>)),
             "duplicate `#[reducer(...)]`: a field has one reducer"
         );
         assert_eq!(
-            error_of(parse_quote!(#[state(update = "X")] a: u8)),
+            error_of(&parse_quote!(#[state(update = "X")] a: u8)),
             "`#[state(...)]` goes on the struct, not on a field"
         );
         let attrs: Vec<Attribute> = parse_quote!(#[reducer(append)]);

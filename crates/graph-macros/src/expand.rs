@@ -272,7 +272,7 @@ mod tests {
             .unwrap_or_else(|| panic!("no State impl"))
     }
 
-    fn item<'a>(i: &'a ItemImpl, name: &str) -> String {
+    fn item(i: &ItemImpl, name: &str) -> String {
         i.items
             .iter()
             .find_map(|item| match item {

@@ -1,0 +1,25 @@
+# Recipes for working on the workspace. `just --list` shows them.
+
+export CARGO_TARGET_DIR := env_var_or_default("CARGO_TARGET_DIR", env_var("HOME") + "/.cache/graph-rs-target")
+
+# Run the main example (no services, no API key needed).
+example:
+    cargo run -p quickstart
+
+# The whole test suite, starting the services it needs (what CI runs).
+test *ARGS:
+    bash scripts/test.sh {{ARGS}}
+
+# Format check, lints as errors, docs as errors.
+check:
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+
+# Criterion benchmarks of the engine (see docs/benchmarks.md).
+bench:
+    cargo bench -p graph-core --bench engine
+
+# Everything CI does.
+ci:
+    bash .ci/run
