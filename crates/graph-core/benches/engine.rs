@@ -22,7 +22,7 @@ use std::future::{ready, Ready};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{black_box, criterion_main, Criterion};
 use graph_core::checkpoint::{CheckpointConfig, DynCheckpointer};
 use graph_core::prelude::*;
 use tokio::runtime::Runtime as TokioRuntime;
@@ -157,7 +157,10 @@ fn bench_fanout(c: &mut Criterion) {
     let cfg = RunConfig::new();
     let out = rt.block_on(g.invoke(start_input(), &cfg)).expect("fanout runs");
     assert_eq!(out.n, 50, "lg_bench.py asserts out[\"n\"] == 50");
-    assert_eq!(out.log, (0..50).collect::<Vec<i64>>(), "writes applied in task-path order");
+    // Writes are applied in task-path order, i.e. by node name as text: w0, w1, w10, w11, …
+    let mut by_name: Vec<i64> = (0..50).collect();
+    by_name.sort_by_key(|i| format!("w{i}"));
+    assert_eq!(out.log, by_name);
     c.bench_function("fanout", |b| b.to_async(&rt).iter(|| g.invoke(start_input(), &cfg)));
 }
 
@@ -257,5 +260,14 @@ fn bench_chat_mem(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_chain, bench_chain_mem, bench_fanout, bench_chat_mem);
+/// Every bench, in lg_bench.py's order (what `criterion_group!` would generate, written out so the
+/// function can carry a doc comment for the workspace's `missing_docs` lint).
+fn benches() {
+    let mut c = Criterion::default().configure_from_args();
+    bench_chain(&mut c);
+    bench_chain_mem(&mut c);
+    bench_fanout(&mut c);
+    bench_chat_mem(&mut c);
+}
+
 criterion_main!(benches);

@@ -27,19 +27,13 @@ impl Kind {
         let mut kind = Self::LastValue;
         for attr in attrs {
             if attr.path().is_ident("state") {
-                return Err(Error::new_spanned(
-                    attr,
-                    "`#[state(...)]` goes on the struct, not on a field",
-                ));
+                return Err(Error::new_spanned(attr, "`#[state(...)]` goes on the struct, not on a field"));
             }
             if !attr.path().is_ident("reducer") {
                 continue;
             }
             if matches!(kind, Self::Reducer(_)) {
-                return Err(Error::new_spanned(
-                    attr,
-                    "duplicate `#[reducer(...)]`: a field has one reducer",
-                ));
+                return Err(Error::new_spanned(attr, "duplicate `#[reducer(...)]`: a field has one reducer"));
             }
             kind = Self::Reducer(parse_reducer(attr)?);
         }
@@ -58,9 +52,7 @@ fn parse_reducer(attr: &Attribute) -> Result<ExprPath> {
     list.parse_args_with(|input: ParseStream<'_>| {
         // An `ExprPath` rather than a `Path`, so turbofish (`merge::<T>`) and qualified paths
         // (`<T as Merge>::merge`) are accepted as written.
-        let path = input
-            .parse::<ExprPath>()
-            .map_err(|e| Error::new(e.span(), REDUCER_USAGE))?;
+        let path = input.parse::<ExprPath>().map_err(|e| Error::new(e.span(), REDUCER_USAGE))?;
         if let Some(attr) = path.attrs.first() {
             return Err(Error::new_spanned(attr, REDUCER_USAGE));
         }
@@ -109,10 +101,7 @@ pub(crate) fn update_name(attrs: &[Attribute]) -> Result<Option<Ident>> {
     let mut update: Option<Ident> = None;
     for attr in attrs {
         if attr.path().is_ident("reducer") {
-            return Err(Error::new_spanned(
-                attr,
-                "`#[reducer(...)]` goes on a field, not on the struct",
-            ));
+            return Err(Error::new_spanned(attr, "`#[reducer(...)]` goes on a field, not on the struct"));
         }
         if !attr.path().is_ident("state") {
             continue;
@@ -121,20 +110,17 @@ pub(crate) fn update_name(attrs: &[Attribute]) -> Result<Option<Ident>> {
             if !meta.path.is_ident("update") {
                 let path = &meta.path;
                 let name = quote!(#path).to_string().replace(' ', "");
-                return Err(meta.error(format!(
-                    "unknown `state` argument `{name}`; expected `update = \"Name\"`"
-                )));
+                return Err(
+                    meta.error(format!("unknown `state` argument `{name}`; expected `update = \"Name\"`"))
+                );
             }
             if update.is_some() {
                 return Err(meta.error("duplicate `update` argument"));
             }
             let lit: LitStr = meta.value()?.parse()?;
-            let ident = lit.parse::<Ident>().map_err(|_| {
-                Error::new(
-                    lit.span(),
-                    "`update` must name a type: `update = \"MyUpdate\"`",
-                )
-            })?;
+            let ident = lit
+                .parse::<Ident>()
+                .map_err(|_| Error::new(lit.span(), "`update` must name a type: `update = \"MyUpdate\"`"))?;
             update = Some(ident);
             Ok(())
         })?;
@@ -168,10 +154,7 @@ mod tests {
 
     #[test]
     fn no_attribute_is_last_value() {
-        assert_eq!(
-            reducer_of(&parse_quote!(#[doc = "x"] pub a: u32)),
-            "last value"
-        );
+        assert_eq!(reducer_of(&parse_quote!(#[doc = "x"] pub a: u32)), "last value");
     }
 
     #[test]
@@ -188,23 +171,11 @@ mod tests {
 
     #[test]
     fn other_paths_are_used_as_written() {
-        assert_eq!(
-            reducer_of(&parse_quote!(#[reducer(crate::sum)] a: i64)),
-            "crate :: sum"
-        );
+        assert_eq!(reducer_of(&parse_quote!(#[reducer(crate::sum)] a: i64)), "crate :: sum");
         assert_eq!(reducer_of(&parse_quote!(#[reducer(merge)] a: i64)), "merge");
-        assert_eq!(
-            reducer_of(&parse_quote!(#[reducer(self::append)] a: Vec<u8>)),
-            "self :: append"
-        );
-        assert_eq!(
-            reducer_of(&parse_quote!(#[reducer(m::merge::<u8>)] a: Vec<u8>)),
-            "m :: merge :: < u8 >"
-        );
-        assert_eq!(
-            reducer_of(&parse_quote!(#[reducer(<T as M>::merge)] a: T)),
-            "< T as M > :: merge"
-        );
+        assert_eq!(reducer_of(&parse_quote!(#[reducer(self::append)] a: Vec<u8>)), "self :: append");
+        assert_eq!(reducer_of(&parse_quote!(#[reducer(m::merge::<u8>)] a: Vec<u8>)), "m :: merge :: < u8 >");
+        assert_eq!(reducer_of(&parse_quote!(#[reducer(<T as M>::merge)] a: T)), "< T as M > :: merge");
     }
 
     #[test]
@@ -238,23 +209,13 @@ mod tests {
         );
         let attrs: Vec<Attribute> = parse_quote!(#[reducer(append)]);
         let err = update_name(&attrs).err().map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some("`#[reducer(...)]` goes on a field, not on the struct")
-        );
+        assert_eq!(err.as_deref(), Some("`#[reducer(...)]` goes on a field, not on the struct"));
     }
 
     #[test]
     fn update_name_is_read_from_the_state_attribute() {
         let attrs: Vec<Attribute> = parse_quote!(#[derive(Clone)] #[state(update = "Delta")]);
-        assert_eq!(
-            update_name(&attrs)
-                .ok()
-                .flatten()
-                .map(|i| i.to_string())
-                .as_deref(),
-            Some("Delta")
-        );
+        assert_eq!(update_name(&attrs).ok().flatten().map(|i| i.to_string()).as_deref(), Some("Delta"));
         let attrs: Vec<Attribute> = parse_quote!(#[derive(Clone)]);
         assert!(update_name(&attrs).ok().flatten().is_none());
     }
@@ -266,18 +227,12 @@ mod tests {
                 parse_quote!(#[state(updat = "X")]),
                 "unknown `state` argument `updat`; expected `update = \"Name\"`",
             ),
-            (
-                parse_quote!(#[state(update = "X", update = "Y")]),
-                "duplicate `update` argument",
-            ),
+            (parse_quote!(#[state(update = "X", update = "Y")]), "duplicate `update` argument"),
             (
                 parse_quote!(#[state(update = "not a name")]),
                 "`update` must name a type: `update = \"MyUpdate\"`",
             ),
-            (
-                parse_quote!(#[state(update = X)]),
-                "expected string literal",
-            ),
+            (parse_quote!(#[state(update = X)]), "expected string literal"),
         ];
         for (attrs, expected) in cases {
             let err = update_name(&attrs).err().map(|e| e.to_string());

@@ -45,24 +45,14 @@ struct FieldCode<'a> {
 impl<'a> FieldCode<'a> {
     fn new(index: usize, field: &'a StateField<'a>) -> Self {
         let writes = format_ident!("{}_writes", field.name, span = Span::mixed_site());
-        Self {
-            field,
-            index: Literal::usize_unsuffixed(index),
-            writes,
-            span: field.ty.span(),
-        }
+        Self { field, index: Literal::usize_unsuffixed(index), writes, span: field.ty.span() }
     }
 }
 
 /// `impl ::graph_core::State for AgentState { ... }`.
 fn state_impl(s: &StateStruct<'_>) -> TokenStream {
     let StateStruct { ident, update, .. } = s;
-    let fields: Vec<FieldCode<'_>> = s
-        .fields
-        .iter()
-        .enumerate()
-        .map(|(i, f)| FieldCode::new(i, f))
-        .collect();
+    let fields: Vec<FieldCode<'_>> = s.fields.iter().enumerate().map(|(i, f)| FieldCode::new(i, f)).collect();
     let descriptors = fields.iter().map(|f| {
         let name = &f.field.name;
         match f.field.kind {
@@ -86,12 +76,7 @@ fn state_impl(s: &StateStruct<'_>) -> TokenStream {
 
 /// `fn apply`: splits the writes by field, then applies each field's writes in field order.
 fn apply(fields: &[FieldCode<'_>]) -> TokenStream {
-    let (writes, write, value, written) = (
-        local("writes"),
-        local("write"),
-        local("value"),
-        local("written"),
-    );
+    let (writes, write, value, written) = (local("writes"), local("write"), local("value"), local("written"));
     let collectors = fields.iter().map(|f| {
         let (ty, collected) = (f.field.ty, &f.writes);
         match f.field.kind {
@@ -117,12 +102,7 @@ fn apply(fields: &[FieldCode<'_>]) -> TokenStream {
         }
     });
     let appliers = fields.iter().map(|f| {
-        let FieldCode {
-            field,
-            index,
-            writes: collected,
-            span,
-        } = f;
+        let FieldCode { field, index, writes: collected, span } = f;
         let (ident, name) = (field.ident, &field.name);
         let call = match &field.kind {
             Kind::LastValue => quote_spanned! {*span=>
@@ -177,10 +157,7 @@ fn accessors(fields: &[FieldCode<'_>]) -> TokenStream {
     let mut set = Vec::new();
     let mut values = Vec::new();
     let mut from_value = Vec::new();
-    for FieldCode {
-        field, index, span, ..
-    } in fields
-    {
+    for FieldCode { field, index, span, .. } in fields {
         let ident = field.ident;
         written.push(quote!(if update.#ident.is_some() { set.insert(#index); }));
         get.push(quote_spanned! {*span=>
@@ -260,13 +237,7 @@ mod tests {
         file.items
             .into_iter()
             .find_map(|item| match item {
-                Item::Impl(i)
-                    if quote!(#i)
-                        .to_string()
-                        .starts_with("impl :: graph_core :: State") =>
-                {
-                    Some(i)
-                }
+                Item::Impl(i) if quote!(#i).to_string().starts_with("impl :: graph_core :: State") => Some(i),
                 _ => None,
             })
             .unwrap_or_else(|| panic!("no State impl"))
@@ -332,10 +303,7 @@ mod tests {
         }
         let splits = apply.find("for mut write").unwrap_or_default();
         let applies = apply.find("FieldSet :: EMPTY").unwrap_or_default();
-        assert!(
-            splits < applies,
-            "writes are split before any field is applied"
-        );
+        assert!(splits < applies, "writes are split before any field is applied");
     }
 
     #[test]
@@ -348,16 +316,13 @@ mod tests {
         ));
         assert!(get.contains("_ => :: graph_core :: value :: ChannelValue :: Null"));
         assert!(item(&i, "set_field").contains("0 => self . messages = value . decode () ? ,"));
-        assert!(
-            item(&i, "written").contains("if update . total . is_some () { set . insert (2) ; }")
-        );
+        assert!(item(&i, "written").contains("if update . total . is_some () { set . insert (2) ; }"));
         assert!(item(&i, "update_values").contains(
             "values . push ((1 , :: graph_core :: value :: ChannelValue :: new \
              (:: core :: clone :: Clone :: clone (value)))) ;"
         ));
-        assert!(item(&i, "update_from_value").contains(
-            "2 => update . total = :: core :: option :: Option :: Some (value . decode () ?) ,"
-        ));
+        assert!(item(&i, "update_from_value")
+            .contains("2 => update . total = :: core :: option :: Option :: Some (value . decode () ?) ,"));
     }
 
     #[test]

@@ -86,10 +86,7 @@ impl<'a> StateStruct<'a> {
         if let Some(extra) = named.named.iter().nth(MAX_FIELDS) {
             return Err(Error::new_spanned(
                 extra,
-                format!(
-                    "a `State` has at most {MAX_FIELDS} fields; this is field {}",
-                    MAX_FIELDS + 1
-                ),
+                format!("a `State` has at most {MAX_FIELDS} fields; this is field {}", MAX_FIELDS + 1),
             ));
         }
 
@@ -106,10 +103,7 @@ impl<'a> StateStruct<'a> {
             }
         };
         if update == input.ident {
-            push(Error::new(
-                update.span(),
-                "the update type needs a name of its own",
-            ));
+            push(Error::new(update.span(), "the update type needs a name of its own"));
         }
         let mut fields = Vec::with_capacity(named.named.len());
         for field in &named.named {
@@ -117,12 +111,7 @@ impl<'a> StateStruct<'a> {
             let Some(ident) = &field.ident else { continue };
             match Kind::from_field_attrs(&field.attrs) {
                 Ok(kind) => {
-                    fields.push(StateField {
-                        ident,
-                        ty: &field.ty,
-                        name: ident.unraw().to_string(),
-                        kind,
-                    });
+                    fields.push(StateField { ident, ty: &field.ty, name: ident.unraw().to_string(), kind });
                 }
                 Err(e) => push(e),
             }
@@ -147,12 +136,7 @@ impl<'a> StateStruct<'a> {
         }
         match errors {
             Some(e) => Err(e),
-            None => Ok(Self {
-                ident: &input.ident,
-                vis: &input.vis,
-                update,
-                fields,
-            }),
+            None => Ok(Self { ident: &input.ident, vis: &input.vis, update, fields }),
         }
     }
 }
@@ -164,11 +148,7 @@ mod tests {
 
     fn error_of(input: &DeriveInput) -> String {
         match StateStruct::from_input(input) {
-            Err(e) => e
-                .into_iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join("\n"),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"),
             Ok(_) => panic!("expected an error"),
         }
     }
@@ -249,10 +229,7 @@ mod tests {
         ];
         for (input, expected) in cases {
             let err = error_of(&input);
-            assert!(
-                err.contains(expected),
-                "{err:?} should contain {expected:?}"
-            );
+            assert!(err.contains(expected), "{err:?} should contain {expected:?}");
         }
     }
 
@@ -260,10 +237,7 @@ mod tests {
     fn rejects_more_than_64_fields() {
         let fields = (0..65).map(|i| format_ident!("f{i}"));
         let input: DeriveInput = parse_quote!(struct Big { #(#fields: u8,)* });
-        assert_eq!(
-            error_of(&input),
-            "a `State` has at most 64 fields; this is field 65"
-        );
+        assert_eq!(error_of(&input), "a `State` has at most 64 fields; this is field 65");
         let fields = (0..64).map(|i| format_ident!("f{i}"));
         let input: DeriveInput = parse_quote!(struct Big { #(#fields: u8,)* });
         assert!(StateStruct::from_input(&input).is_ok());

@@ -121,6 +121,8 @@
 //!             }
 //!         }
 //!         let mut written = FieldSet::EMPTY;
+//!         // `ReducerOutput` accepts a reducer returning `()` or `Result<(), E: Display>`; by hand,
+//!         // a `()` reducer can as well be called as `{ sum(slot, item); Ok(()) }`.
 //!         if reduce("log", &mut self.log, log_writes, |slot, item| {
 //!             ReducerOutput::into_reducer_result(append(slot, item))
 //!         })? {
@@ -239,7 +241,5 @@ mod update;
 #[proc_macro_derive(State, attributes(reducer, state))]
 pub fn derive_state(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
-    expand::derive(&input)
-        .unwrap_or_else(|err| err.to_compile_error())
-        .into()
+    expand::derive(&input).unwrap_or_else(|err| err.to_compile_error()).into()
 }

@@ -55,18 +55,12 @@ fn write(update: AgentStateUpdate) -> StateWrite<AgentStateUpdate> {
 }
 
 fn overwrite(update: AgentStateUpdate) -> StateWrite<AgentStateUpdate> {
-    StateWrite {
-        update,
-        overwrite: true,
-    }
+    StateWrite { update, overwrite: true }
 }
 
 #[test]
 fn fields_are_listed_in_declaration_order() {
-    let fields: Vec<_> = AgentState::FIELDS
-        .iter()
-        .map(|f| (f.name, f.kind))
-        .collect();
+    let fields: Vec<_> = AgentState::FIELDS.iter().map(|f| (f.name, f.kind)).collect();
     assert_eq!(
         fields,
         [
@@ -84,16 +78,11 @@ fn fields_are_listed_in_declaration_order() {
 #[test]
 fn one_write_sets_the_field_and_reports_it() {
     let mut state = AgentState::default();
-    let written = state
-        .apply(vec![write(AgentStateUpdate::user_id("u1"))])
-        .unwrap();
+    let written = state.apply(vec![write(AgentStateUpdate::user_id("u1"))]).unwrap();
     assert_eq!(state.user_id, "u1");
     assert_eq!(written.iter().collect::<Vec<_>>(), [5]);
     assert!(state.apply(vec![]).unwrap().is_empty());
-    assert!(state
-        .apply(vec![write(AgentStateUpdate::default())])
-        .unwrap()
-        .is_empty());
+    assert!(state.apply(vec![write(AgentStateUpdate::default())]).unwrap().is_empty());
 }
 
 #[test]
@@ -111,11 +100,7 @@ fn two_writes_to_a_last_value_field_are_rejected() {
 
 #[test]
 fn reducers_fold_writes_in_order() {
-    let mut state = AgentState {
-        log: vec!["start".into()],
-        total: 10,
-        ..AgentState::default()
-    };
+    let mut state = AgentState { log: vec!["start".into()], total: 10, ..AgentState::default() };
     let written = state
         .apply(vec![
             write(AgentStateUpdate::log(vec!["a".to_owned()]).with_total(1)),
@@ -143,33 +128,19 @@ fn module_path_reducers_and_add_messages_are_called() {
         .unwrap();
     assert_eq!(state.points, points.into_iter().rev().collect::<Vec<_>>());
     assert_eq!(state.messages.len(), 2);
-    assert!(
-        state.messages.iter().all(|m| m.id().is_some()),
-        "add_messages assigns ids"
-    );
+    assert!(state.messages.iter().all(|m| m.id().is_some()), "add_messages assigns ids");
 }
 
 #[test]
 fn reducer_errors_name_the_field() {
     let mut state = AgentState::default();
-    let err = state
-        .apply(vec![write(AgentStateUpdate::peak(u32::MAX))])
-        .unwrap_err();
-    assert_eq!(
-        err,
-        InvalidUpdate::Reducer {
-            field: "peak",
-            reason: format!("{} is reserved", u32::MAX)
-        }
-    );
+    let err = state.apply(vec![write(AgentStateUpdate::peak(u32::MAX))]).unwrap_err();
+    assert_eq!(err, InvalidUpdate::Reducer { field: "peak", reason: format!("{} is reserved", u32::MAX) });
 }
 
 #[test]
 fn overwrite_replaces_reducer_fields_and_is_a_plain_write_for_last_value() {
-    let mut state = AgentState {
-        log: vec!["old".into()],
-        ..AgentState::default()
-    };
+    let mut state = AgentState { log: vec!["old".into()], ..AgentState::default() };
     state
         .apply(vec![
             write(AgentStateUpdate::log(vec!["before".to_owned()])),
@@ -181,17 +152,11 @@ fn overwrite_replaces_reducer_fields_and_is_a_plain_write_for_last_value() {
     assert_eq!(state.user_id, "u");
 
     let err = state
-        .apply(vec![
-            overwrite(AgentStateUpdate::total(1)),
-            overwrite(AgentStateUpdate::total(2)),
-        ])
+        .apply(vec![overwrite(AgentStateUpdate::total(1)), overwrite(AgentStateUpdate::total(2))])
         .unwrap_err();
     assert_eq!(err, InvalidUpdate::ConcurrentOverwrites { field: "total" });
     let err = state
-        .apply(vec![
-            overwrite(AgentStateUpdate::user_id("a")),
-            write(AgentStateUpdate::user_id("b")),
-        ])
+        .apply(vec![overwrite(AgentStateUpdate::user_id("a")), write(AgentStateUpdate::user_id("b"))])
         .unwrap_err();
     assert_eq!(err, InvalidUpdate::ConcurrentWrites { field: "user_id" });
 }
@@ -217,31 +182,18 @@ fn fields_round_trip_through_channel_values() {
     copy.set_field(99, &ChannelValue::new(1_u8)).unwrap();
     assert_eq!(copy, source);
 
-    copy.set_field(5, &ChannelValue::new("u10".to_owned()))
-        .unwrap();
+    copy.set_field(5, &ChannelValue::new("u10".to_owned())).unwrap();
     assert_eq!(copy.user_id, "u10");
-    copy.set_field(
-        4,
-        &ChannelValue::encoded("json", br#"[{"x":7,"y":8}]"#.to_vec()),
-    )
-    .unwrap();
+    copy.set_field(4, &ChannelValue::encoded("json", br#"[{"x":7,"y":8}]"#.to_vec())).unwrap();
     assert_eq!(copy.points, [Point { x: 7, y: 8 }]);
-    assert!(copy
-        .set_field(2, &ChannelValue::new("not a number"))
-        .is_err());
+    assert!(copy.set_field(2, &ChannelValue::new("not a number")).is_err());
 }
 
 #[test]
 fn update_values_round_trip_through_update_from_value() {
-    let update = AgentStateUpdate::default()
-        .with_user_id("u")
-        .with_total(3)
-        .with_log(vec![]);
+    let update = AgentStateUpdate::default().with_user_id("u").with_total(3).with_log(vec![]);
     let values = AgentState::update_values(&update);
-    assert_eq!(
-        values.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
-        [1, 2, 5]
-    );
+    assert_eq!(values.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [1, 2, 5]);
     assert_eq!(
         AgentState::written(&update).iter().collect::<Vec<_>>(),
         values.iter().map(|(i, _)| *i).collect::<Vec<_>>()
@@ -250,18 +202,12 @@ fn update_values_round_trip_through_update_from_value() {
     let mut rebuilt = AgentStateUpdate::default();
     for (index, value) in &values {
         let one = AgentState::update_from_value(*index, value).unwrap();
-        assert_eq!(
-            AgentState::written(&one).iter().collect::<Vec<_>>(),
-            [*index]
-        );
+        assert_eq!(AgentState::written(&one).iter().collect::<Vec<_>>(), [*index]);
         rebuilt = merge(rebuilt, one);
     }
     assert_eq!(format!("{rebuilt:?}"), format!("{update:?}"));
     assert!(AgentState::update_from_value(2, &ChannelValue::new("x")).is_err());
-    assert!(
-        AgentState::written(&AgentState::update_from_value(64, &ChannelValue::Null).unwrap())
-            .is_empty()
-    );
+    assert!(AgentState::written(&AgentState::update_from_value(64, &ChannelValue::Null).unwrap()).is_empty());
 }
 
 /// Combines two updates field by field, the later one winning.
@@ -282,17 +228,11 @@ fn builders_write_only_their_field() {
     assert_eq!(update.total, Some(1));
     assert!(update.log.is_none() && update.user_id.is_none());
 
-    let update = update
-        .with_total(2)
-        .with_user_id("me")
-        .with_log(vec!["l".to_owned()]);
+    let update = update.with_total(2).with_user_id("me").with_log(vec!["l".to_owned()]);
     assert_eq!(update.total, Some(2));
     assert_eq!(update.user_id.as_deref(), Some("me"));
     assert_eq!(update.log, Some(vec!["l".to_owned()]));
-    assert_eq!(
-        AgentState::written(&update).iter().collect::<Vec<_>>(),
-        [1, 2, 5]
-    );
+    assert_eq!(AgentState::written(&update).iter().collect::<Vec<_>>(), [1, 2, 5]);
 }
 
 #[test]

@@ -28,23 +28,26 @@ type Threads = HashMap<String, HashMap<String, Namespace>>;
 ///
 /// # Example
 /// ```
-/// # use graph_core::checkpoint::*;
-/// # tokio_test_block_on(async {
+/// use graph_core::checkpoint::{
+///     checkpoint_id, next_version, ChannelValue, Checkpoint, CheckpointConfig,
+///     CheckpointMetadata, CheckpointSource, Checkpointer, InMemoryCheckpointer,
+/// };
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let saver = InMemoryCheckpointer::new();
-/// let mut cp = Checkpoint { v: CHECKPOINT_VERSION, id: checkpoint_id(-1), ..Checkpoint::default() };
+/// let mut cp = Checkpoint { v: 4, id: checkpoint_id(-1), ..Checkpoint::default() };
 /// cp.channel_values.insert("count".into(), ChannelValue::new(1_i64));
 /// cp.channel_versions.insert("count".into(), next_version(None));
 /// let new_versions = cp.channel_versions.clone();
 /// let config = CheckpointConfig::thread("t1");
 /// let meta = CheckpointMetadata::new(CheckpointSource::Input, -1);
+///
 /// let saved = saver.put(&config, cp, meta, new_versions).await?;
 /// let tuple = saver.get_tuple(&config).await?.expect("just saved");
 /// assert_eq!(tuple.config, saved);
 /// assert_eq!(tuple.checkpoint.channel_values["count"].decode::<i64>()?, 1);
-/// # Ok::<_, Box<dyn std::error::Error>>(())
-/// # });
-/// # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
-/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # Ok(())
 /// # }
 /// ```
 #[derive(Default)]
@@ -129,12 +132,7 @@ impl InMemoryCheckpointer {
 
     /// The number of checkpoints stored, over all threads and namespaces.
     pub fn len_checkpoints(&self) -> usize {
-        self.threads
-            .read()
-            .values()
-            .flat_map(HashMap::values)
-            .map(|ns| ns.checkpoints.len())
-            .sum()
+        self.threads.read().values().flat_map(HashMap::values).map(|ns| ns.checkpoints.len()).sum()
     }
 }
 
@@ -171,19 +169,16 @@ impl Namespace {
         };
         let mut checkpoint = saved.checkpoint.clone();
         checkpoint.channel_values = self.load_values(&checkpoint.channel_versions);
-        let pending_writes = self
-            .writes
-            .get(&checkpoint.id)
-            .map_or_else(Vec::new, |writes| {
-                writes
-                    .iter()
-                    .map(|((task_id, _), w)| PendingWrite {
-                        task_id: task_id.clone(),
-                        channel: w.channel.clone(),
-                        value: w.value.clone(),
-                    })
-                    .collect()
-            });
+        let pending_writes = self.writes.get(&checkpoint.id).map_or_else(Vec::new, |writes| {
+            writes
+                .iter()
+                .map(|((task_id, _), w)| PendingWrite {
+                    task_id: task_id.clone(),
+                    channel: w.channel.clone(),
+                    value: w.value.clone(),
+                })
+                .collect()
+        });
         CheckpointTuple {
             config: address(&checkpoint.id),
             parent_config: saved.parent_id.as_ref().map(address),
@@ -213,8 +208,7 @@ impl Namespace {
             .map(|(channel, version)| (channel.as_str(), version.as_str()))
             .collect();
         self.blobs.retain(|channel, versions| {
-            versions
-                .retain(|version, _| referenced.contains(&(channel.as_str(), version.as_str())));
+            versions.retain(|version, _| referenced.contains(&(channel.as_str(), version.as_str())));
             !versions.is_empty()
         });
         removed
@@ -222,11 +216,7 @@ impl Namespace {
 }
 
 /// The namespace at `(thread_id, checkpoint_ns)`, created when missing.
-fn namespace_mut<'a>(
-    threads: &'a mut Threads,
-    thread_id: &str,
-    checkpoint_ns: &str,
-) -> &'a mut Namespace {
+fn namespace_mut<'a>(threads: &'a mut Threads, thread_id: &str, checkpoint_ns: &str) -> &'a mut Namespace {
     // Look up before inserting so the common case (the thread exists) allocates no key. The
     // obvious `if let Some(..) = get_mut { return }` form is rejected by the borrow checker.
     if !threads.contains_key(thread_id) {
@@ -240,15 +230,9 @@ fn namespace_mut<'a>(
 }
 
 impl Checkpointer for InMemoryCheckpointer {
-    async fn get_tuple(
-        &self,
-        config: &CheckpointConfig,
-    ) -> Result<Option<CheckpointTuple>, CheckpointError> {
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
         let threads = self.threads.read();
-        let Some(ns) = threads
-            .get(&config.thread_id)
-            .and_then(|t| t.get(&config.checkpoint_ns))
-        else {
+        let Some(ns) = threads.get(&config.thread_id).and_then(|t| t.get(&config.checkpoint_ns)) else {
             return Ok(None);
         };
         let saved = match &config.checkpoint_id {
@@ -264,16 +248,8 @@ impl Checkpointer for InMemoryCheckpointer {
         options: ListOptions,
     ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
         let limit = options.limit.unwrap_or(usize::MAX);
-        let upper = options
-            .before
-            .as_deref()
-            .map_or(Bound::Unbounded, Bound::Excluded);
-        let wanted = |saved: &Saved| {
-            options
-                .filter
-                .as_ref()
-                .is_none_or(|f| saved.metadata.matches(f))
-        };
+        let upper = options.before.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+        let wanted = |saved: &Saved| options.filter.as_ref().is_none_or(|f| saved.metadata.matches(f));
         let threads = self.threads.read();
 
         let Some(config) = config else {
@@ -297,10 +273,7 @@ impl Checkpointer for InMemoryCheckpointer {
                 .collect());
         };
 
-        let Some(ns) = threads
-            .get(&config.thread_id)
-            .and_then(|t| t.get(&config.checkpoint_ns))
-        else {
+        let Some(ns) = threads.get(&config.thread_id).and_then(|t| t.get(&config.checkpoint_ns)) else {
             return Ok(Vec::new());
         };
         Ok(ns
@@ -308,12 +281,7 @@ impl Checkpointer for InMemoryCheckpointer {
             .range::<str, _>((Bound::Unbounded, upper))
             .rev()
             // A config pinned to one checkpoint lists only that one, as LangGraph's savers do.
-            .filter(|(id, _)| {
-                config
-                    .checkpoint_id
-                    .as_ref()
-                    .is_none_or(|pinned| pinned == *id)
-            })
+            .filter(|(id, _)| config.checkpoint_id.as_ref().is_none_or(|pinned| pinned == *id))
             .filter(|(_, saved)| wanted(saved))
             .take(limit)
             .map(|(_, saved)| ns.tuple(&config.thread_id, &config.checkpoint_ns, saved))
@@ -329,11 +297,7 @@ impl Checkpointer for InMemoryCheckpointer {
     ) -> Result<CheckpointConfig, CheckpointError> {
         let mut values = std::mem::take(&mut checkpoint.channel_values);
         let id = checkpoint.id.clone();
-        let saved = Saved {
-            checkpoint,
-            metadata,
-            parent_id: config.checkpoint_id.clone(),
-        };
+        let saved = Saved { checkpoint, metadata, parent_id: config.checkpoint_id.clone() };
         {
             let mut threads = self.threads.write();
             let ns = namespace_mut(&mut threads, &config.thread_id, &config.checkpoint_ns);
@@ -372,14 +336,7 @@ impl Checkpointer for InMemoryCheckpointer {
             .enumerate()
             .map(|(position, (channel, value))| {
                 let idx = write_index(&channel, position);
-                (
-                    (task_id.to_owned(), idx),
-                    SavedWrite {
-                        channel,
-                        value,
-                        task_path: task_path.to_owned(),
-                    },
-                )
+                ((task_id.to_owned(), idx), SavedWrite { channel, value, task_path: task_path.to_owned() })
             })
             .collect();
         let mut threads = self.threads.write();
@@ -416,10 +373,7 @@ mod tests {
     use crate::checkpoint::{checkpoint_id, next_version, CheckpointSource};
 
     fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
     }
 
     /// Saves a checkpoint at `step` whose channels all get a new version; returns its config.
@@ -429,18 +383,12 @@ mod tests {
         step: i64,
         values: &[(&str, i64)],
     ) -> CheckpointConfig {
-        let mut cp = Checkpoint {
-            v: 4,
-            id: checkpoint_id(step),
-            ..Checkpoint::default()
-        };
+        let mut cp = Checkpoint { v: 4, id: checkpoint_id(step), ..Checkpoint::default() };
         let mut new_versions = ChannelVersions::new();
         for (channel, value) in values {
             let version = next_version(Some(&format!("{step}")));
-            cp.channel_values
-                .insert((*channel).to_owned(), ChannelValue::new(*value));
-            cp.channel_versions
-                .insert((*channel).to_owned(), version.clone());
+            cp.channel_values.insert((*channel).to_owned(), ChannelValue::new(*value));
+            cp.channel_versions.insert((*channel).to_owned(), version.clone());
             new_versions.insert((*channel).to_owned(), version);
         }
         let meta = CheckpointMetadata::new(CheckpointSource::Loop, step);
@@ -449,21 +397,14 @@ mod tests {
 
     fn blob_count(saver: &InMemoryCheckpointer) -> usize {
         let threads = saver.threads.read();
-        threads
-            .values()
-            .flat_map(HashMap::values)
-            .flat_map(|ns| ns.blobs.values())
-            .map(HashMap::len)
-            .sum()
+        threads.values().flat_map(HashMap::values).flat_map(|ns| ns.blobs.values()).map(HashMap::len).sum()
     }
 
     #[test]
     fn put_shares_values_instead_of_copying() {
         let saver = InMemoryCheckpointer::new();
         let value = ChannelValue::new(vec![1_u8; 64]);
-        let ChannelValue::Live(arc) = &value else {
-            unreachable!()
-        };
+        let ChannelValue::Live(arc) = &value else { unreachable!() };
         let version = next_version(None);
         let cp = Checkpoint {
             id: checkpoint_id(0),
@@ -480,9 +421,7 @@ mod tests {
         ))
         .unwrap();
         let tuple = block_on(saver.get_tuple(&config)).unwrap().unwrap();
-        let ChannelValue::Live(back) = &tuple.checkpoint.channel_values["a"] else {
-            panic!("not live")
-        };
+        let ChannelValue::Live(back) = &tuple.checkpoint.channel_values["a"] else { panic!("not live") };
         assert!(std::sync::Arc::ptr_eq(arc, back));
     }
 
@@ -494,13 +433,8 @@ mod tests {
         let mut last = root.clone();
         for step in 0..5 {
             last = put_step(&saver, &last, step, &[("a", step)]);
-            block_on(saver.put_writes(
-                &last,
-                vec![("a".into(), ChannelValue::new(step))],
-                "task",
-                "",
-            ))
-            .unwrap();
+            block_on(saver.put_writes(&last, vec![("a".into(), ChannelValue::new(step))], "task", ""))
+                .unwrap();
         }
         put_step(&saver, &child, 0, &[("b", 1)]);
         put_step(&saver, &CheckpointConfig::thread("other"), 0, &[("c", 1)]);
@@ -515,12 +449,7 @@ mod tests {
         assert_eq!(listed.len(), 2);
         assert_eq!(listed[0].config, last);
         assert_eq!(listed[0].pending_writes.len(), 1);
-        assert_eq!(
-            listed[1].checkpoint.channel_values["a"]
-                .decode::<i64>()
-                .unwrap(),
-            3
-        );
+        assert_eq!(listed[1].checkpoint.channel_values["a"].decode::<i64>().unwrap(), 3);
         let writes: usize = saver.threads.read()["t"][""].writes.len();
         assert_eq!(writes, 2);
 
@@ -533,54 +462,28 @@ mod tests {
     #[test]
     fn prune_keeps_blobs_still_referenced_by_newer_checkpoints() {
         let saver = InMemoryCheckpointer::new();
-        let first = put_step(
-            &saver,
-            &CheckpointConfig::thread("t"),
-            0,
-            &[("a", 1), ("b", 2)],
-        );
+        let first = put_step(&saver, &CheckpointConfig::thread("t"), 0, &[("a", 1), ("b", 2)]);
         // The second checkpoint changes only `a`; `b` still points at the first blob.
-        let mut cp = block_on(saver.get_tuple(&first))
-            .unwrap()
-            .unwrap()
-            .checkpoint;
+        let mut cp = block_on(saver.get_tuple(&first)).unwrap().unwrap().checkpoint;
         cp.id = checkpoint_id(1);
         let version = next_version(Some(&cp.channel_versions["a"]));
         cp.channel_versions.insert("a".into(), version.clone());
-        cp.channel_values
-            .insert("a".into(), ChannelValue::new(10_i64));
+        cp.channel_values.insert("a".into(), ChannelValue::new(10_i64));
         let meta = CheckpointMetadata::new(CheckpointSource::Loop, 1);
         block_on(saver.put(&first, cp, meta, [("a".to_owned(), version)].into())).unwrap();
 
         assert_eq!(saver.prune("t", 1), 1);
         assert_eq!(blob_count(&saver), 2);
-        let latest = block_on(saver.get_tuple(&CheckpointConfig::thread("t")))
-            .unwrap()
-            .unwrap();
-        assert_eq!(
-            latest.checkpoint.channel_values["a"]
-                .decode::<i64>()
-                .unwrap(),
-            10
-        );
-        assert_eq!(
-            latest.checkpoint.channel_values["b"]
-                .decode::<i64>()
-                .unwrap(),
-            2
-        );
+        let latest = block_on(saver.get_tuple(&CheckpointConfig::thread("t"))).unwrap().unwrap();
+        assert_eq!(latest.checkpoint.channel_values["a"].decode::<i64>().unwrap(), 10);
+        assert_eq!(latest.checkpoint.channel_values["b"].decode::<i64>().unwrap(), 2);
     }
 
     #[test]
     fn delete_thread_frees_blobs() {
         let saver = InMemoryCheckpointer::new();
         put_step(&saver, &CheckpointConfig::thread("t"), 0, &[("a", 1)]);
-        put_step(
-            &saver,
-            &CheckpointConfig::thread("t").with_ns("child:1"),
-            0,
-            &[("a", 1)],
-        );
+        put_step(&saver, &CheckpointConfig::thread("t").with_ns("child:1"), 0, &[("a", 1)]);
         put_step(&saver, &CheckpointConfig::thread("u"), 0, &[("a", 1)]);
         block_on(saver.delete_thread("t")).unwrap();
         assert_eq!(blob_count(&saver), 1);
@@ -590,8 +493,7 @@ mod tests {
     #[test]
     fn put_writes_without_checkpoint_id_is_invalid() {
         let saver = InMemoryCheckpointer::new();
-        let err = block_on(saver.put_writes(&CheckpointConfig::thread("t"), vec![], "task", ""))
-            .unwrap_err();
+        let err = block_on(saver.put_writes(&CheckpointConfig::thread("t"), vec![], "task", "")).unwrap_err();
         assert!(matches!(err, CheckpointError::Invalid(_)), "{err}");
     }
 
@@ -599,9 +501,6 @@ mod tests {
     fn debug_shows_counts_only() {
         let saver = InMemoryCheckpointer::new();
         put_step(&saver, &CheckpointConfig::thread("t"), 0, &[("a", 1)]);
-        assert_eq!(
-            format!("{saver:?}"),
-            "InMemoryCheckpointer { threads: 1, checkpoints: 1 }"
-        );
+        assert_eq!(format!("{saver:?}"), "InMemoryCheckpointer { threads: 1, checkpoints: 1 }");
     }
 }

@@ -16,7 +16,5 @@ fn main() {
     let written = state.apply(vec![StateWrite::new(update)]).unwrap();
     assert_eq!(written.iter().collect::<Vec<_>>(), [0, 1]);
     assert_eq!((state.count, state.label.as_str()), (1, "one"));
-    assert!(Counter::FIELDS
-        .iter()
-        .all(|f| f.kind == FieldKind::LastValue));
+    assert!(Counter::FIELDS.iter().all(|f| f.kind == FieldKind::LastValue));
 }

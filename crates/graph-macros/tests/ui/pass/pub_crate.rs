@@ -17,17 +17,8 @@ use graph_core::State as _;
 use state::{Shared, SharedUpdate};
 
 fn main() {
-    let update = SharedUpdate {
-        items: Some(vec![1]),
-        owner: None,
-    }
-    .with_owner("me");
+    let update = SharedUpdate { items: Some(vec![1]), owner: None }.with_owner("me");
     let mut shared = Shared::default();
-    shared
-        .apply(vec![
-            StateWrite::new(update),
-            StateWrite::new(SharedUpdate::items(vec![2])),
-        ])
-        .unwrap();
+    shared.apply(vec![StateWrite::new(update), StateWrite::new(SharedUpdate::items(vec![2]))]).unwrap();
     assert_eq!((shared.items, shared.owner.as_str()), (vec![1, 2], "me"));
 }

@@ -49,27 +49,11 @@ fn main() {
     assert!(Agent::FIELDS.iter().all(|f| f.kind == FieldKind::Reducer));
     let mut state = Agent::default();
     let writes = vec![
-        StateWrite::new(
-            AgentUpdate::total(2)
-                .with_log(vec!["a".to_owned()])
-                .with_b(1_u16),
-        ),
-        StateWrite::new(
-            AgentUpdate::total(3)
-                .with_longest("xy")
-                .with_a(7_u8)
-                .with_b(2_u16),
-        ),
+        StateWrite::new(AgentUpdate::total(2).with_log(vec!["a".to_owned()]).with_b(1_u16)),
+        StateWrite::new(AgentUpdate::total(3).with_longest("xy").with_a(7_u8).with_b(2_u16)),
         StateWrite::new(AgentUpdate::messages(vec![Message::human("hi")])),
     ];
     state.apply(writes).unwrap();
     assert_eq!((state.total, state.a, state.b), (5, 7, 3));
-    assert_eq!(
-        (
-            state.log.len(),
-            state.messages.len(),
-            state.longest.as_str()
-        ),
-        (1, 1, "xy")
-    );
+    assert_eq!((state.log.len(), state.messages.len(), state.longest.as_str()), (1, 1, "xy"));
 }
