@@ -5,5 +5,6 @@ mod support;
 
 mod channels;
 mod control_flow;
+mod determinism;
 mod persistence;
 mod streaming;
