@@ -10,7 +10,47 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/graph-rs-target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 mkdir -p "$CARGO_TARGET_DIR"
 
-# graph-core, graph-macros and graph-test need no server. The MySQL, Redis and Milvus crates start
-# their services here as they land (see README "Services").
+# --- services -------------------------------------------------------------------------------
+# The savers' tests talk to real servers on loopback. Each is started here when it is not already
+# answering; under CI (`CI` set) their tests fail rather than skip when a server is missing.
+
+wait_for() { # name, command; polls for up to 30 s
+  for _ in $(seq 1 60); do
+    if eval "$2" >/dev/null 2>&1; then return 0; fi
+    sleep 0.5
+  done
+  echo "error: $1 did not come up" >&2
+  return 1
+}
+
+ensure_mariadb() {
+  if ! mysqladmin -uroot -h127.0.0.1 ping >/dev/null 2>&1; then
+    echo "== starting MariaDB"
+    if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server >/dev/null
+    fi
+    mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld 2>/dev/null || true
+    start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
+    wait_for MariaDB "mysqladmin -uroot -h127.0.0.1 ping"
+  fi
+  export MYSQL_URL="${MYSQL_URL:-mysql://root@127.0.0.1:3306/graph_test}"
+}
+
+ensure_redis() {
+  if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+    echo "== starting Redis"
+    if ! command -v redis-server >/dev/null 2>&1; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+    fi
+    mkdir -p /var/lib/redis /var/log/redis
+    redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+      --dir /var/lib/redis --logfile /var/log/redis/ci.log
+    wait_for Redis "redis-cli -h 127.0.0.1 -p 6379 ping"
+  fi
+  export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/}"
+}
+
+[ -d crates/checkpoint-mysql ] && ensure_mariadb
+[ -d crates/checkpoint-redis ] && ensure_redis
 
 cargo test --workspace --no-fail-fast "$@"

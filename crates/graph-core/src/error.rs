@@ -60,6 +60,10 @@ pub enum Error {
     /// `update_state` named a node that does not exist.
     #[error("unknown node `{0}`")]
     UnknownNode(String),
+    /// A node's `interrupt` was propagated out of a place the engine does not handle (e.g. a
+    /// `?` in code outside a node). Inside a node it stops the run as an outcome instead.
+    #[error(transparent)]
+    Interrupt(#[from] crate::interrupt::NodeInterrupt),
     /// Resuming with a bare value while several interrupts are pending.
     #[error("when there are multiple pending interrupts, you must specify the interrupt id when resuming")]
     AmbiguousResume,

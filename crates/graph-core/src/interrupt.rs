@@ -60,3 +60,103 @@ impl<S> DerefMut for RunOutcome<S> {
         &mut self.state
     }
 }
+
+/// A resume value for a run stopped at [`Runtime::interrupt`](crate::Runtime::interrupt)
+/// (LangGraph's `Command(resume=...)`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Resume {
+    /// One value for the single pending interrupt.
+    Value(serde_json::Value),
+    /// Values by interrupt id, for several pending interrupts.
+    ById(std::collections::BTreeMap<String, serde_json::Value>),
+}
+
+impl Resume {
+    /// A value for the single pending interrupt.
+    pub fn value(v: impl serde::Serialize) -> Self {
+        Self::Value(serde_json::to_value(v).unwrap_or(serde_json::Value::Null))
+    }
+    /// Values by interrupt id.
+    pub fn by_id<I, K, V>(pairs: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: serde::Serialize,
+    {
+        Self::ById(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), serde_json::to_value(v).unwrap_or(serde_json::Value::Null)))
+                .collect(),
+        )
+    }
+}
+
+/// What [`Runtime::interrupt`](crate::Runtime::interrupt) returns instead of a value: propagate it
+/// with `?` so the run stops there. The engine turns [`NodeInterrupt::Pending`] into an interrupted
+/// [`RunOutcome`], not an error.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NodeInterrupt {
+    /// The node asks for input; the run stops and reports this interrupt.
+    #[error("node interrupted (id {})", .0.id)]
+    Pending(Interrupt),
+    /// A resume value was given but is not of the type the node asked for.
+    #[error("resume value for interrupt {id} does not fit: {reason}")]
+    InvalidResume {
+        /// The interrupt.
+        id: String,
+        /// Why it does not decode.
+        reason: String,
+    },
+}
+
+/// Per-task interrupt bookkeeping (LangGraph's scratchpad): the resume values this task has
+/// received, and how many `interrupt()` calls it made in this attempt.
+#[derive(Debug, Default)]
+pub(crate) struct Scratchpad {
+    /// `"<node>:<task_id>"`, the input of interrupt ids.
+    pub(crate) task_ns: String,
+    pub(crate) resume: Vec<serde_json::Value>,
+    pub(crate) counter: usize,
+}
+
+impl Scratchpad {
+    /// The k-th `interrupt()` call of the task: its resume value, or a new interrupt.
+    pub(crate) fn next(&mut self, value: serde_json::Value) -> Result<serde_json::Value, Interrupt> {
+        let k = self.counter;
+        self.counter += 1;
+        match self.resume.get(k) {
+            Some(v) => Ok(v.clone()),
+            None => Err(Interrupt { value, id: interrupt_id(&self.task_ns, k) }),
+        }
+    }
+}
+
+/// LangGraph's interrupt id: xxh3-128 of the task namespace for the first call of a task, and of
+/// `"{task_ns}|{k}"` for the k-th later one, as 32 hex digits.
+pub(crate) fn interrupt_id(task_ns: &str, k: usize) -> String {
+    let h = if k == 0 {
+        xxhash_rust::xxh3::xxh3_128(task_ns.as_bytes())
+    } else {
+        xxhash_rust::xxh3::xxh3_128(format!("{task_ns}|{k}").as_bytes())
+    };
+    format!("{h:032x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratchpad_returns_resumes_in_order_then_interrupts() {
+        let mut sp = Scratchpad { task_ns: "ask:abc".into(), resume: vec![1.into()], counter: 0 };
+        assert_eq!(sp.next("q1".into()), Ok(1.into()));
+        let i = sp.next("q2".into()).unwrap_err();
+        assert_eq!(i.value, "q2");
+        assert_eq!(i.id, interrupt_id("ask:abc", 1));
+        assert_ne!(interrupt_id("ask:abc", 0), interrupt_id("ask:abc", 1));
+        assert_eq!(interrupt_id("ask:abc", 0).len(), 32);
+    }
+}

@@ -74,7 +74,7 @@ pub use graph::compiled::CompiledGraph;
 pub use graph::invoke::GraphStream;
 pub use graph::node::{node, BoxedNode, IntoNode};
 pub use graph::state_api::{SnapshotTask, StateSnapshot};
-pub use interrupt::{Breakpoint, Interrupt, RunOutcome};
+pub use interrupt::{Breakpoint, Interrupt, NodeInterrupt, Resume, RunOutcome};
 pub use pregel::run::Input;
 pub use retry::RetryPolicy;
 pub use runtime::Runtime;
@@ -90,7 +90,7 @@ pub mod prelude {
     pub use crate::messages::{add_messages, Message, MessagesState, MessagesStateUpdate, REMOVE_ALL_MESSAGES};
     pub use crate::state::append;
     pub use crate::{
-        Command, CompiledGraph, Durability, Error, Input, NodeOptions, Push, Result, RetryPolicy, RunConfig,
+        Command, CompiledGraph, Durability, Error, Input, Resume, NodeOptions, Push, Result, RetryPolicy, RunConfig,
         RunOutcome, Runtime, State, StateGraph, StreamEvent, StreamMode, END, START,
     };
     pub use futures_core::Stream;

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::interrupt::{NodeInterrupt, Scratchpad};
 use crate::messages::Message;
 use crate::stream::{EventMetadata, StreamMode, StreamModes};
 
@@ -16,6 +17,7 @@ pub(crate) type SideSink = Arc<dyn Fn(SideEvent, &EventMetadata) + Send + Sync>;
 
 /// Per-task facts shared by every clone of a [`Runtime`].
 pub(crate) struct TaskScope {
+    pub(crate) scratchpad: parking_lot::Mutex<Scratchpad>,
     pub(crate) metadata: EventMetadata,
     pub(crate) thread_id: Option<Arc<str>>,
     pub(crate) modes: StreamModes,
@@ -87,6 +89,27 @@ impl<C> Runtime<C> {
                 sink(SideEvent::Custom(value.into()), &self.scope.metadata);
             }
         }
+    }
+
+    /// Asks for human input (LangGraph's `interrupt(value)`). The first time, it returns
+    /// [`NodeInterrupt::Pending`]: propagate it with `?`, and the run stops with this interrupt in
+    /// [`RunOutcome::interrupts`](crate::RunOutcome::interrupts). When the run is resumed with a
+    /// [`Resume`](crate::Resume) value, the node runs again **from the top**, and its k-th
+    /// `interrupt` call returns the k-th resume value, decoded as `R`.
+    ///
+    /// Side effects before an `interrupt` call are repeated on resume; keep them idempotent or put
+    /// them after the last `interrupt`.
+    ///
+    /// # Errors
+    /// [`NodeInterrupt::Pending`] to stop the run; [`NodeInterrupt::InvalidResume`] when the resume
+    /// value does not decode as `R`.
+    pub fn interrupt<R: serde::de::DeserializeOwned>(&self, value: impl serde::Serialize) -> Result<R, NodeInterrupt> {
+        let value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+        let resumed = self.scope.scratchpad.lock().next(value).map_err(NodeInterrupt::Pending)?;
+        serde_json::from_value(resumed).map_err(|e| NodeInterrupt::InvalidResume {
+            id: String::new(),
+            reason: e.to_string(),
+        })
     }
 
     /// Emits a model token chunk to the `messages` stream mode; a no-op unless the run streams

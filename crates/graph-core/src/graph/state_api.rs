@@ -9,12 +9,13 @@ use crate::command::NodeOutput;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::graph::builder::START;
+use crate::interrupt::Interrupt;
 use crate::pregel::persist::{self, FieldCache, VersionText};
 use crate::pregel::task::{self, Task};
 use crate::state::State;
 
 /// A task of a snapshot: a node that runs next, or that failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct SnapshotTask {
     /// Task id.
@@ -23,6 +24,8 @@ pub struct SnapshotTask {
     pub name: String,
     /// The error it failed with last time, if any.
     pub error: Option<String>,
+    /// The interrupts it is waiting on.
+    pub interrupts: Vec<Interrupt>,
 }
 
 /// A thread's state at one checkpoint (LangGraph's `StateSnapshot`).
@@ -43,6 +46,8 @@ pub struct StateSnapshot<S> {
     pub parent_config: Option<CheckpointConfig>,
     /// The tasks that run next, with the errors of those that failed.
     pub tasks: Vec<SnapshotTask>,
+    /// Every pending interrupt of those tasks.
+    pub interrupts: Vec<Interrupt>,
 }
 
 impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
@@ -72,6 +77,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
                 created_at: None,
                 parent_config: None,
                 tasks: Vec::new(),
+                interrupts: Vec::new(),
             }),
         }
     }
@@ -104,6 +110,10 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
                 .map(|w| w.value.decode::<String>().unwrap_or_else(|_| "error".to_owned()));
             let regular: Vec<_> =
                 writes.iter().copied().filter(|w| !WRITES_IDX_MAP.iter().any(|(c, _)| *c == w.channel)).collect();
+            let mut interrupts: Vec<Interrupt> = Vec::new();
+            for w in writes.iter().filter(|w| w.channel == "__interrupt__") {
+                interrupts.extend(w.value.decode::<Vec<Interrupt>>()?);
+            }
             if apply_pending && error.is_none() && !regular.is_empty() {
                 task.writes = Some(persist::pending_to_writes(layout, &regular)?);
                 done.push(task);
@@ -112,6 +122,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
                     id: task.id.to_string(),
                     name: layout.nodes[task.node].name.to_string(),
                     error,
+                    interrupts,
                 });
             }
         }
@@ -125,6 +136,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             metadata: Some(t.metadata),
             created_at: Some(t.checkpoint.ts),
             parent_config: t.parent_config,
+            interrupts: info.iter().flat_map(|t| t.interrupts.iter().cloned()).collect(),
             tasks: info,
         })
     }

@@ -18,7 +18,7 @@ use crate::command::NodeOutput;
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
 use crate::graph::compiled::{ChannelKind, CompiledGraph, Layout};
-use crate::interrupt::{Breakpoint, RunOutcome};
+use crate::interrupt::{Breakpoint, Interrupt, NodeInterrupt, Resume, RunOutcome, Scratchpad};
 use crate::runtime::{Runtime, SideEvent, SideSink, TaskScope};
 use crate::state::{State, StateWrite};
 use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes, TaskEvent};
@@ -33,6 +33,15 @@ pub enum Input<S: State> {
     /// No input (LangGraph's `None`): continue the thread from its checkpoint — after a failure,
     /// at a breakpoint, or from an older checkpoint (time travel).
     Resume,
+    /// Answer the pending interrupt(s) and continue (LangGraph's `Command(resume=...)`).
+    ResumeWith(Resume),
+}
+
+impl<S: State> Input<S> {
+    /// Resume the single pending interrupt with `value`.
+    pub fn resume(value: impl serde::Serialize) -> Self {
+        Self::ResumeWith(Resume::value(value))
+    }
 }
 
 /// Where stream events go, and which ones are wanted.
@@ -76,6 +85,15 @@ struct Loop<'g, S: State, C> {
     cache: FieldCache,
     /// Whether the current channel table has changes no checkpoint holds yet.
     dirty: bool,
+    /// Resume values per task id (LangGraph's `__resume__` writes), handed to re-run tasks.
+    resume: HashMap<String, Vec<serde_json::Value>>,
+}
+
+/// Why the loop stopped early.
+#[derive(Default)]
+struct Stop {
+    breakpoint: Option<Breakpoint>,
+    interrupts: Vec<Interrupt>,
 }
 
 pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
@@ -131,7 +149,24 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
         vt,
         cache: FieldCache::new(),
         dirty: false,
+        resume: HashMap::new(),
     };
+    // Resume values and interrupts already recorded against the checkpoint.
+    let mut pending_interrupts: Vec<(String, Interrupt)> = Vec::new();
+    for (task_id, writes) in &pending {
+        for w in writes {
+            match w.channel.as_str() {
+                "__resume__" => {
+                    lp.resume.insert(task_id.clone(), w.value.decode().map_err(Error::Value)?);
+                }
+                "__interrupt__" => {
+                    let list: Vec<Interrupt> = w.value.decode().map_err(Error::Value)?;
+                    pending_interrupts.extend(list.into_iter().map(|i| (task_id.clone(), i)));
+                }
+                _ => {}
+            }
+        }
+    }
     let replaying = loaded.is_some() && config.checkpoint_id.is_some();
     match input {
         Input::Update(update) => {
@@ -152,7 +187,10 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
         Input::Resume if loaded.is_none() => {
             return Ok(RunOutcome::done(lp.ch.state));
         }
-        Input::Resume => {
+        Input::Resume | Input::ResumeWith(_) => {
+            if let Input::ResumeWith(resume) = input {
+                lp.answer_interrupts(resume, &pending_interrupts).await?;
+            }
             // Resuming acknowledges every change so far: a breakpoint does not fire again until
             // something new happens.
             lp.ch.interrupt_seen.clone_from(&lp.ch.versions);
@@ -163,8 +201,8 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
     }
     let span = tracing::debug_span!("graph_run", thread_id = config.thread_id.as_deref().unwrap_or(""), checkpoint_ns = %config.checkpoint_ns);
     async move {
-        let breakpoint = lp.run_loop(pending).await?;
-        lp.finish(breakpoint).await
+        let stop = lp.run_loop(pending).await?;
+        lp.finish(stop).await
     }
     .instrument(span)
     .await
@@ -184,6 +222,19 @@ fn with_thread(e: Error, config: &RunConfig) -> Error {
     }
 }
 
+/// The interrupt a node's error carries, if it is one (returned bare, or inside graph-core's
+/// `Error`, as a node using `graph_core::Result` produces with `?`).
+pub(crate) fn as_interrupt(e: &crate::error::BoxError) -> Option<&Interrupt> {
+    let ni = e.downcast_ref::<NodeInterrupt>().or_else(|| match e.downcast_ref::<Error>() {
+        Some(Error::Interrupt(ni)) => Some(ni),
+        _ => None,
+    });
+    match ni {
+        Some(NodeInterrupt::Pending(i)) => Some(i),
+        _ => None,
+    }
+}
+
 /// Whether a pending-write channel is one of LangGraph's special ones (error, interrupt, ...).
 fn is_special(channel: &str) -> bool {
     crate::checkpoint::WRITES_IDX_MAP.iter().any(|(c, _)| *c == channel)
@@ -200,8 +251,33 @@ fn side_sink<S: State>(tx: UnboundedSender<Result<StreamEvent<S>>>) -> SideSink 
 }
 
 impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
-    /// Runs supersteps until no task is left (`None`) or a breakpoint stops the run.
-    async fn run_loop(&mut self, mut pending: HashMap<String, Vec<PendingWrite>>) -> Result<Option<Breakpoint>> {
+    /// Records resume values for the pending interrupts they answer (LangGraph maps a
+    /// `Command(resume=...)` to the tasks that raised the interrupts, as `__resume__` writes).
+    async fn answer_interrupts(&mut self, resume: Resume, pending: &[(String, Interrupt)]) -> Result<()> {
+        let answers: Vec<(String, serde_json::Value)> = match resume {
+            Resume::Value(v) => match pending {
+                [] => Vec::new(),
+                [(task, _)] => vec![(task.clone(), v)],
+                _ => return Err(Error::AmbiguousResume),
+            },
+            Resume::ById(map) => pending
+                .iter()
+                .filter_map(|(task, i)| map.get(&i.id).map(|v| (task.clone(), v.clone())))
+                .collect(),
+        };
+        for (task, value) in answers {
+            let list = self.resume.entry(task.clone()).or_default();
+            list.push(value);
+            if let Some(p) = self.persistence.as_ref() {
+                let write = vec![("__resume__".to_owned(), ChannelValue::new(list.clone()))];
+                p.saver.put_writes(&p.saved, write, &task, "").await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs supersteps until no task is left, or a breakpoint or interrupt stops the run.
+    async fn run_loop(&mut self, mut pending: HashMap<String, Vec<PendingWrite>>) -> Result<Stop> {
         let limit = self.config.recursion_limit;
         let before = self.breakpoints(&self.layout.interrupt_before, &self.config.interrupt_before);
         let after = self.breakpoints(&self.layout.interrupt_after, &self.config.interrupt_after);
@@ -215,29 +291,34 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             }
             let mut tasks = self.ch.prepare_tasks(self.layout, &self.checkpoint_id, ns, next_step)?;
             if tasks.is_empty() {
-                return Ok(None);
+                return Ok(Stop::default());
             }
             if !before.is_empty() {
                 let hits = self.ch.breakpoint_hits(self.layout, &before, &tasks);
                 if !hits.is_empty() {
-                    return Ok(Some(Breakpoint::Before(hits)));
+                    return Ok(Stop { breakpoint: Some(Breakpoint::Before(hits)), ..Stop::default() });
                 }
             }
             if !pending.is_empty() {
                 for t in &mut tasks {
                     if let Some(ws) = pending.remove(&*t.id) {
-                        // A task that failed before left only an `__error__` write: run it again.
-                        if ws.iter().all(|w| w.channel == "__error__") {
-                            continue;
-                        }
+                        // A task that failed or was interrupted left only special writes: run it
+                        // again (with its resume values, if any).
                         let refs: Vec<&PendingWrite> = ws.iter().filter(|w| !is_special(&w.channel)).collect();
-                        t.writes = Some(persist::pending_to_writes(self.layout, &refs)?);
+                        if !refs.is_empty() {
+                            t.writes = Some(persist::pending_to_writes(self.layout, &refs)?);
+                        }
                     }
                 }
                 pending.clear();
             }
             let span = tracing::debug_span!("superstep", step = next_step, tasks = tasks.len());
-            self.run_tasks(&mut tasks, next_step).instrument(span).await?;
+            let interrupts = self.run_tasks(&mut tasks, next_step).instrument(span).await?;
+            if !interrupts.is_empty() {
+                // The step stays unfinished: its input checkpoint holds the finished tasks' writes
+                // and the interrupts; resuming re-runs only the interrupted tasks.
+                return Ok(Stop { interrupts, ..Stop::default() });
+            }
             let updated = self.ch.apply_writes(self.layout, &mut tasks, None)?;
             self.step = next_step;
             self.checkpoint(CheckpointSource::Loop, &updated).await?;
@@ -250,7 +331,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             if !after.is_empty() {
                 let hits = self.ch.breakpoint_hits(self.layout, &after, &tasks);
                 if !hits.is_empty() {
-                    return Ok(Some(Breakpoint::After(hits)));
+                    return Ok(Stop { breakpoint: Some(Breakpoint::After(hits)), ..Stop::default() });
                 }
             }
         }
@@ -264,7 +345,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     }
 
     /// Runs every task that has no writes yet, concurrently; saves each one's writes as it finishes.
-    async fn run_tasks(&mut self, tasks: &mut [Task<S>], step: i64) -> Result<()> {
+    /// Returns the interrupts raised by tasks.
+    async fn run_tasks(&mut self, tasks: &mut [Task<S>], step: i64) -> Result<Vec<Interrupt>> {
         let layout = self.layout;
         let mut running = FuturesUnordered::new();
         for (i, t) in tasks.iter_mut().enumerate() {
@@ -289,7 +371,13 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                     step,
                 }));
             }
+            let scratchpad = Scratchpad {
+                task_ns: format!("{}:{}", task::child_ns(&self.config.checkpoint_ns, &def.name), t.id),
+                resume: self.resume.get(&*t.id).cloned().unwrap_or_default(),
+                counter: 0,
+            };
             let scope = TaskScope {
+                scratchpad: parking_lot::Mutex::new(scratchpad),
                 metadata: EventMetadata {
                     node: def.name.clone(),
                     step,
@@ -310,6 +398,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             );
         }
         let mut failure: Option<Error> = None;
+        let mut interrupts: Vec<Interrupt> = Vec::new();
         while let Some((i, result)) = running.next().await {
             let t = &mut tasks[i];
             let name = layout.nodes[t.node].name.clone();
@@ -327,16 +416,23 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                     t.writes = Some(writes);
                 }
                 Err(source) => {
+                    if let Some(interrupt) = as_interrupt(&source).cloned() {
+                        tracing::debug!(node = %name, step, id = %interrupt.id, "node interrupted");
+                        let value = ChannelValue::new(vec![interrupt.clone()]);
+                        self.save_special(t, "__interrupt__", value).await?;
+                        interrupts.push(interrupt);
+                        continue;
+                    }
                     tracing::warn!(node = %name, step, error = %source, "node failed");
                     self.emit_task_result(t, &TaskWrites::empty(), Some(source.to_string()), step);
-                    self.save_error(t, source.to_string()).await?;
+                    self.save_special(t, "__error__", ChannelValue::new(source.to_string())).await?;
                     failure.get_or_insert(Error::Node { node: name.to_string(), source });
                 }
             }
         }
         // Every task ran to its end first, so the writes of those that succeeded are saved and a
         // resumed run re-executes only the failed ones.
-        failure.map_or(Ok(()), Err)
+        failure.map_or(Ok(interrupts), Err)
     }
 
     fn emit_task_result(&self, t: &Task<S>, writes: &TaskWrites<S>, error: Option<String>, step: i64) {
@@ -361,11 +457,11 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         Ok(())
     }
 
-    async fn save_error(&mut self, t: &Task<S>, error: String) -> Result<()> {
+    async fn save_special(&mut self, t: &Task<S>, channel: &str, value: ChannelValue) -> Result<()> {
         let Some(p) = self.persistence.as_ref().filter(|p| p.durability != Durability::Exit) else {
             return Ok(());
         };
-        let pairs = vec![("__error__".to_owned(), ChannelValue::new(error))];
+        let pairs = vec![(channel.to_owned(), value)];
         p.saver.put_writes(&p.saved, pairs, &t.id, &t.path).await?;
         Ok(())
     }
@@ -420,10 +516,10 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         Ok(())
     }
 
-    async fn finish(mut self, breakpoint: Option<Breakpoint>) -> Result<RunOutcome<S>> {
+    async fn finish(mut self, stop: Stop) -> Result<RunOutcome<S>> {
         if self.dirty && self.persistence.as_ref().is_some_and(|p| p.durability == Durability::Exit) {
             self.save(CheckpointSource::Loop, &[]).await?;
         }
-        Ok(RunOutcome { breakpoint, ..RunOutcome::done(self.ch.state) })
+        Ok(RunOutcome { breakpoint: stop.breakpoint, interrupts: stop.interrupts, ..RunOutcome::done(self.ch.state) })
     }
 }

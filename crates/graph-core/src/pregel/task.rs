@@ -100,7 +100,7 @@ impl<S: State> Task<S> {
     }
 }
 
-fn child_ns(parent: &str, name: &str) -> String {
+pub(crate) fn child_ns(parent: &str, name: &str) -> String {
     if parent.is_empty() {
         name.to_owned()
     } else {
@@ -218,7 +218,8 @@ pub(crate) async fn execute<S: State, C>(
     loop {
         match attempt(&node, input.clone(), runtime.clone(), timeout).await {
             Ok(out) => return Ok(out),
-            Err(e) if n < policy.max_attempts && policy.should_retry(&e) => {
+            // An interrupt is an outcome, never retried.
+            Err(e) if n < policy.max_attempts && super::run::as_interrupt(&e).is_none() && policy.should_retry(&e) => {
                 let wait = policy.backoff(n);
                 tracing::warn!(node = runtime.node(), attempt = n, ?wait, error = %e, "node failed; retrying");
                 tokio::time::sleep(wait).await;

@@ -6,5 +6,6 @@ mod support;
 mod channels;
 mod control_flow;
 mod determinism;
+mod interrupts;
 mod persistence;
 mod streaming;
