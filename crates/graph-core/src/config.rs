@@ -15,7 +15,8 @@ pub enum Durability {
     #[default]
     Sync,
     /// Each checkpoint is saved while the next superstep runs; the run waits for the last save
-    /// before it returns.
+    /// before it returns. A crash may lose the newest checkpoint (the one still being saved), never
+    /// an older one.
     Async,
     /// Only the final checkpoint is saved (no pending writes mid-run).
     Exit,

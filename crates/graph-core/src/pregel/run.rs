@@ -11,7 +11,7 @@ use super::channels::Channels;
 use super::persist::{self, FieldCache, VersionText};
 use super::task::{self, Task, TaskWrites};
 use crate::checkpoint::{
-    uuid6, CheckpointConfig, CheckpointMetadata, CheckpointSource, ChannelVersions, DynCheckpointer,
+    uuid6, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource, ChannelVersions, DynCheckpointer,
     PendingWrite,
 };
 use crate::command::NodeOutput;
@@ -61,8 +61,10 @@ impl<S: State> Sink<S> {
 }
 
 /// The run's persistence: where checkpoints go and what was saved last.
-struct Persistence<'a> {
-    saver: &'a dyn DynCheckpointer,
+struct Persistence {
+    saver: Arc<dyn DynCheckpointer>,
+    /// The checkpoint save still running under `Durability::Async`.
+    inflight: Option<tokio::task::JoinHandle<std::result::Result<CheckpointConfig, CheckpointError>>>,
     /// Address of the last saved checkpoint (the parent of the next one).
     saved: CheckpointConfig,
     /// Channel versions at the last save, to compute `new_versions`.
@@ -80,7 +82,7 @@ struct Loop<'g, S: State, C> {
     ch: Channels<S>,
     step: i64,
     checkpoint_id: String,
-    persistence: Option<Persistence<'g>>,
+    persistence: Option<Persistence>,
     vt: VersionText,
     cache: FieldCache,
     /// Whether the current channel table has changes no checkpoint holds yet.
@@ -106,12 +108,13 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
     let context = graph.context_or_unit()?;
     let mut vt = VersionText::default();
     let mut pending: HashMap<String, Vec<PendingWrite>> = HashMap::new();
-    let (mut persistence, loaded) = match graph.checkpointer.as_deref() {
+    let (mut persistence, loaded) = match graph.checkpointer.clone() {
         Some(saver) => {
             let cfg = config.checkpoint_config().ok_or(Error::MissingThreadId)?;
             let loaded = saver.get_tuple(&cfg).await?;
             let saved = loaded.as_ref().map_or(cfg, |t| t.config.clone());
-            let p = Persistence { saver, saved, saved_versions: Vec::new(), durability: config.durability };
+            let durability = config.durability;
+            let p = Persistence { saver, inflight: None, saved, saved_versions: Vec::new(), durability };
             (Some(p), loaded)
         }
         None => (None, None),
@@ -220,6 +223,15 @@ fn with_thread(e: Error, config: &RunConfig) -> Error {
         }
         other => other,
     }
+}
+
+/// Waits for the checkpoint save still running under `Durability::Async`, if any.
+async fn flush(p: &mut Persistence) -> Result<()> {
+    if let Some(handle) = p.inflight.take() {
+        let saved = handle.await.map_err(|e| CheckpointError::Backend(Box::new(e)))??;
+        tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
+    }
+    Ok(())
 }
 
 /// The interrupt a node's error carries, if it is one (returned bare, or inside graph-core's
@@ -508,9 +520,19 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 metadata.extra.insert(k.clone(), v.clone());
             }
         }
-        let saved = p.saver.put(&p.saved, cp, metadata, new_versions).await?;
-        tracing::debug!(checkpoint_id = ?saved.checkpoint_id, step = self.step, source = source.as_str(), "checkpoint saved");
-        p.saved = saved;
+        if p.durability == Durability::Async {
+            // Save while the next superstep runs; saves stay in order because each one waits for
+            // the previous before it starts. The address is known in advance: it is the new id.
+            flush(p).await?;
+            let (saver, parent) = (Arc::clone(&p.saver), p.saved.clone());
+            p.saved = CheckpointConfig { checkpoint_id: Some(cp.id.clone()), ..parent.clone() };
+            p.inflight =
+                Some(tokio::spawn(async move { saver.put(&parent, cp, metadata, new_versions).await }));
+        } else {
+            let saved = p.saver.put(&p.saved, cp, metadata, new_versions).await?;
+            tracing::debug!(checkpoint_id = ?saved.checkpoint_id, step = self.step, source = source.as_str(), "checkpoint saved");
+            p.saved = saved;
+        }
         p.saved_versions.clone_from(&self.ch.versions);
         self.dirty = false;
         Ok(())
@@ -519,6 +541,10 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     async fn finish(mut self, stop: Stop) -> Result<RunOutcome<S>> {
         if self.dirty && self.persistence.as_ref().is_some_and(|p| p.durability == Durability::Exit) {
             self.save(CheckpointSource::Loop, &[]).await?;
+        }
+        if let Some(p) = self.persistence.as_mut() {
+            // A run returns only once its last checkpoint is durable, whatever the mode.
+            flush(p).await?;
         }
         Ok(RunOutcome { breakpoint: stop.breakpoint, interrupts: stop.interrupts, ..RunOutcome::done(self.ch.state) })
     }

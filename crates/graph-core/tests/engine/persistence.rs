@@ -160,7 +160,8 @@ async fn test_checkpoint_recovery() {
     assert_eq!(out.log, ["parsed y"]);
 }
 
-/// `durability = exit` writes only the final checkpoint; sync writes every one.
+/// `durability = exit` writes only the final checkpoint; sync and async write every one, with the
+/// same history.
 #[tokio::test]
 async fn test_durability_exit_writes_only_final_checkpoint() {
     let g = two_step().compile_with(InMemoryCheckpointer::new()).unwrap();
@@ -171,7 +172,18 @@ async fn test_durability_exit_writes_only_final_checkpoint() {
     assert_eq!(h[0].values.log, ["a", "b"]);
     let sync = RunConfig::thread("sync");
     g.invoke(SUpdate::default(), &sync).await.unwrap();
-    assert_eq!(g.get_state_history(&sync, ListOptions::new()).await.unwrap().len(), 4);
+    let sync_h = g.get_state_history(&sync, ListOptions::new()).await.unwrap();
+    assert_eq!(sync_h.len(), 4);
+    let asy = RunConfig::thread("async").durability(Durability::Async);
+    g.invoke(SUpdate::default(), &asy).await.unwrap();
+    let async_h = g.get_state_history(&asy, ListOptions::new()).await.unwrap();
+    let shape = |h: &[graph_core::StateSnapshot<S>]| -> Vec<(i64, Vec<String>, Vec<String>)> {
+        h.iter().map(|s| (s.metadata.as_ref().unwrap().step, s.next.clone(), s.values.log.clone())).collect()
+    };
+    assert_eq!(shape(&sync_h), shape(&async_h));
+    for pair in async_h.windows(2) {
+        assert_eq!(pair[0].parent_config.as_ref().unwrap().checkpoint_id, pair[1].config.as_ref().unwrap().checkpoint_id);
+    }
 }
 
 /// `update_state(as_node)` writes a `source = update` checkpoint whose next nodes are as_node's
