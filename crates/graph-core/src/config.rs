@@ -44,6 +44,8 @@ pub struct RunConfig {
     pub interrupt_after: Vec<String>,
     /// Upper bound on one node attempt, if any.
     pub node_timeout: Option<Duration>,
+    /// Enclosing graphs' checkpoints, namespace → id (set for subgraph runs).
+    pub(crate) parents: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for RunConfig {
@@ -58,6 +60,7 @@ impl Default for RunConfig {
             interrupt_before: Vec::new(),
             interrupt_after: Vec::new(),
             node_timeout: None,
+            parents: std::collections::BTreeMap::new(),
         }
     }
 }

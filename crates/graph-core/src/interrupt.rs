@@ -102,6 +102,9 @@ pub enum NodeInterrupt {
     /// The node asks for input; the run stops and reports this interrupt.
     #[error("node interrupted (id {})", .0.id)]
     Pending(Interrupt),
+    /// A subgraph run as this node stopped at these interrupts.
+    #[error("subgraph interrupted ({} interrupts)", .0.len())]
+    Subgraph(Vec<Interrupt>),
     /// A resume value was given but is not of the type the node asked for.
     #[error("resume value for interrupt {id} does not fit: {reason}")]
     InvalidResume {

@@ -18,6 +18,13 @@ pub(crate) type SideSink = Arc<dyn Fn(SideEvent, &EventMetadata) + Send + Sync>;
 /// Per-task facts shared by every clone of a [`Runtime`].
 pub(crate) struct TaskScope {
     pub(crate) scratchpad: parking_lot::Mutex<Scratchpad>,
+    /// The checkpoint this task's step started from (a subgraph's `parents` entry).
+    pub(crate) checkpoint_id: Arc<str>,
+    /// The run's checkpointer, inherited by subgraphs that have none.
+    pub(crate) checkpointer: Option<Arc<dyn crate::checkpoint::DynCheckpointer>>,
+    /// Enclosing graphs' checkpoints (namespace → id).
+    pub(crate) parents: std::collections::BTreeMap<String, String>,
+    pub(crate) recursion_limit: usize,
     pub(crate) metadata: EventMetadata,
     pub(crate) thread_id: Option<Arc<str>>,
     pub(crate) modes: StreamModes,
@@ -50,6 +57,10 @@ impl<C> fmt::Debug for Runtime<C> {
 impl<C> Runtime<C> {
     pub(crate) fn new(context: Arc<C>, scope: Arc<TaskScope>) -> Self {
         Self { context, scope }
+    }
+
+    pub(crate) fn scope(&self) -> &TaskScope {
+        &self.scope
     }
 
     /// The context given with `CompiledGraph::with_context` (model clients, stores, ...).

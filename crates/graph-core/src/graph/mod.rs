@@ -6,4 +6,5 @@ pub(crate) mod compiled;
 pub(crate) mod invoke;
 pub(crate) mod node;
 pub(crate) mod state_api;
+pub(crate) mod subgraph;
 mod validate;

@@ -35,6 +35,9 @@ pub enum Input<S: State> {
     Resume,
     /// Answer the pending interrupt(s) and continue (LangGraph's `Command(resume=...)`).
     ResumeWith(Resume),
+    /// A whole state as input: every field is written through its reducer (LangGraph's
+    /// `invoke(full_state_dict)`). Subgraphs receive their parent's state this way.
+    State(S),
 }
 
 impl<S: State> Input<S> {
@@ -172,7 +175,12 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
     }
     let replaying = loaded.is_some() && config.checkpoint_id.is_some();
     match input {
-        Input::Update(update) => {
+        Input::Update(_) | Input::State(_) => {
+            let updates = match input {
+                Input::Update(update) => vec![update],
+                Input::State(state) => full_update(&state)?,
+                _ => Vec::new(),
+            };
             // A new input supersedes whatever the last checkpoint's tasks left pending.
             // and the tasks it would have run are discarded (marked seen), as LangGraph does.
             pending.clear();
@@ -184,7 +192,7 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
                 t.writes = Some(TaskWrites::empty());
             }
             lp.step += 1;
-            let updated = lp.ch.apply_writes(layout, &mut discarded, Some(vec![update]))?;
+            let updated = lp.ch.apply_writes(layout, &mut discarded, Some(updates))?;
             lp.checkpoint(CheckpointSource::Input, &updated).await?;
         }
         Input::Resume if loaded.is_none() => {
@@ -225,6 +233,11 @@ fn with_thread(e: Error, config: &RunConfig) -> Error {
     }
 }
 
+/// A whole state as single-field updates, one per field.
+pub(crate) fn full_update<S: State>(state: &S) -> Result<Vec<S::Update>> {
+    (0..S::FIELDS.len()).map(|i| Ok(S::update_from_value(i, &state.get_field(i))?)).collect()
+}
+
 /// Waits for the checkpoint save still running under `Durability::Async`, if any.
 async fn flush(p: &mut Persistence) -> Result<()> {
     if let Some(handle) = p.inflight.take() {
@@ -236,13 +249,14 @@ async fn flush(p: &mut Persistence) -> Result<()> {
 
 /// The interrupt a node's error carries, if it is one (returned bare, or inside graph-core's
 /// `Error`, as a node using `graph_core::Result` produces with `?`).
-pub(crate) fn as_interrupt(e: &crate::error::BoxError) -> Option<&Interrupt> {
+pub(crate) fn as_interrupt(e: &crate::error::BoxError) -> Option<Vec<Interrupt>> {
     let ni = e.downcast_ref::<NodeInterrupt>().or_else(|| match e.downcast_ref::<Error>() {
         Some(Error::Interrupt(ni)) => Some(ni),
         _ => None,
     });
     match ni {
-        Some(NodeInterrupt::Pending(i)) => Some(i),
+        Some(NodeInterrupt::Pending(i)) => Some(vec![i.clone()]),
+        Some(NodeInterrupt::Subgraph(list)) => Some(list.clone()),
         _ => None,
     }
 }
@@ -390,6 +404,10 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             };
             let scope = TaskScope {
                 scratchpad: parking_lot::Mutex::new(scratchpad),
+                checkpoint_id: self.checkpoint_id.as_str().into(),
+                checkpointer: self.persistence.as_ref().map(|p| Arc::clone(&p.saver)),
+                parents: self.config.parents.clone(),
+                recursion_limit: self.config.recursion_limit,
                 metadata: EventMetadata {
                     node: def.name.clone(),
                     step,
@@ -428,11 +446,10 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                     t.writes = Some(writes);
                 }
                 Err(source) => {
-                    if let Some(interrupt) = as_interrupt(&source).cloned() {
-                        tracing::debug!(node = %name, step, id = %interrupt.id, "node interrupted");
-                        let value = ChannelValue::new(vec![interrupt.clone()]);
-                        self.save_special(t, "__interrupt__", value).await?;
-                        interrupts.push(interrupt);
+                    if let Some(raised) = as_interrupt(&source) {
+                        tracing::debug!(node = %name, step, count = raised.len(), "node interrupted");
+                        self.save_special(t, "__interrupt__", ChannelValue::new(raised.clone())).await?;
+                        interrupts.extend(raised);
                         continue;
                     }
                     tracing::warn!(node = %name, step, error = %source, "node failed");
@@ -514,6 +531,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             }
         }
         let mut metadata = CheckpointMetadata::new(source, self.step);
+        metadata.parents.clone_from(&self.config.parents);
         for (k, v) in &self.config.metadata {
             // LangGraph keeps only scalar user metadata and drops its own `__` keys.
             if !k.starts_with("__") && (v.is_string() || v.is_number() || v.is_boolean()) {

@@ -9,3 +9,4 @@ mod determinism;
 mod interrupts;
 mod persistence;
 mod streaming;
+mod subgraphs;
