@@ -184,6 +184,7 @@ fn build_layout<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
 
 pub(crate) struct Inner<S: State, C> {
     pub(crate) layout: Layout<S, C>,
+    pub(crate) drawing: super::draw::Drawing,
 }
 
 /// A validated, runnable graph. Cheap to clone (shares everything).
@@ -215,7 +216,8 @@ impl<S: State, C> fmt::Debug for CompiledGraph<S, C> {
 
 impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     pub(crate) fn build(g: StateGraph<S, C>) -> Self {
-        Self { inner: Arc::new(Inner { layout: build_layout(g) }), checkpointer: None, context: None }
+        let drawing = super::draw::Drawing::of(&g);
+        Self { inner: Arc::new(Inner { layout: build_layout(g), drawing }), checkpointer: None, context: None }
     }
 
     /// The same graph, persisting to `checkpointer`.
