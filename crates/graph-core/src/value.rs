@@ -2,15 +2,16 @@
 //!
 //! The engine keeps state as the user's typed struct. When a checkpoint is taken, each changed field
 //! is wrapped in a [`ChannelValue`] that shares the live value behind an `Arc` (no serialization, no
-//! deep copy), so the in-memory saver stays cheap. Savers that write bytes call
-//! [`ChannelValue::to_msgpack`] / [`ChannelValue::to_json`]; values they read back arrive as
-//! [`ChannelValue::Encoded`] or [`ChannelValue::Json`] and are decoded into the field's type by
-//! [`ChannelValue::decode`].
+//! deep copy), so the in-memory saver stays cheap. Savers that write bytes use
+//! [`checkpoint::serde`](crate::checkpoint::serde) (LangGraph's `JsonPlusSerializer`); values they
+//! read back arrive as [`ChannelValue::Encoded`] or [`ChannelValue::Json`] and are decoded into the
+//! field's type by [`ChannelValue::decode`].
 
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use serde::de::value::SeqDeserializer;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -22,8 +23,13 @@ pub trait AnyValue: Any + Send + Sync + fmt::Debug {
     fn as_any(&self) -> &dyn Any;
     /// The value as JSON (used for inline primitives and for human-readable output).
     fn to_json(&self) -> Result<serde_json::Value, ValueError>;
-    /// The value as MessagePack, with struct fields as maps (LangGraph's layout).
+    /// The value as MessagePack, with struct fields as maps and LangChain messages as ext 5
+    /// (LangGraph's layout; [`dumps_typed`](crate::checkpoint::serde::dumps_typed) canonicalises
+    /// it to Python's exact bytes).
     fn to_msgpack(&self) -> Result<Vec<u8>, ValueError>;
+    /// The value as a JSON scalar (null, bool, finite number, string) when it serializes to one,
+    /// `None` for anything else. Cheap for compound values: nothing is serialized for them.
+    fn to_json_scalar(&self) -> Option<serde_json::Value>;
     /// The Rust type name, for error messages.
     fn type_name(&self) -> &'static str;
 }
@@ -40,6 +46,9 @@ where
     }
     fn to_msgpack(&self) -> Result<Vec<u8>, ValueError> {
         rmp_serde::to_vec_named(self).map_err(|e| ValueError::Encode(e.to_string()))
+    }
+    fn to_json_scalar(&self) -> Option<serde_json::Value> {
+        crate::checkpoint::serde::json_scalar(self)
     }
     fn type_name(&self) -> &'static str {
         std::any::type_name::<T>()
@@ -113,6 +122,12 @@ impl ChannelValue {
     /// Produces a `T` from this value: a clone of the live value when it already is a `T`,
     /// otherwise a decode of its JSON or MessagePack form.
     ///
+    /// Encoded values are read as LangGraph's `JsonPlusSerializer` wrote them: `msgpack` with its
+    /// ext types turned into plain data first (LangChain messages decode to
+    /// [`Message`](crate::messages::Message), see [`checkpoint::serde`](crate::checkpoint::serde)),
+    /// legacy `json` with LangChain constructor envelopes revived, and `bytes`/`bytearray` as a
+    /// sequence of bytes (`Vec<u8>`).
+    ///
     /// # Errors
     /// [`ValueError::Decode`] when the stored bytes are not a valid `T`.
     pub fn decode<T>(&self) -> Result<T, ValueError>
@@ -129,11 +144,16 @@ impl ChannelValue {
             },
             Self::Json(v) => T::deserialize(&**v).map_err(decode_err::<T>),
             Self::Encoded(e) => match &*e.kind {
-                "msgpack" => rmp_serde::from_slice(&e.bytes).map_err(decode_err::<T>),
-                "json" => serde_json::from_slice(&e.bytes).map_err(decode_err::<T>),
-                "null" | "empty" => {
-                    serde_json::from_value(serde_json::Value::Null).map_err(decode_err::<T>)
+                "msgpack" => crate::checkpoint::serde::decode_msgpack(&e.bytes).map_err(decode_err::<T>),
+                "json" => {
+                    let json = crate::checkpoint::serde::json_value(&e.bytes).map_err(decode_err::<T>)?;
+                    T::deserialize(json).map_err(decode_err::<T>)
                 }
+                "bytes" | "bytearray" => {
+                    let seq = SeqDeserializer::<_, serde::de::value::Error>::new(e.bytes.iter().copied());
+                    T::deserialize(seq).map_err(decode_err::<T>)
+                }
+                "null" | "empty" => serde_json::from_value(serde_json::Value::Null).map_err(decode_err::<T>),
                 other => Err(ValueError::UnknownType(other.to_owned())),
             },
             Self::Overwrite(inner) => inner.decode(),
@@ -142,6 +162,12 @@ impl ChannelValue {
 
     /// The value as JSON, whatever its form.
     ///
+    /// Stored msgpack is converted as documented in
+    /// [`checkpoint::serde`](crate::checkpoint::serde) (ext values become plain data, bytes an
+    /// array of numbers, non-string keys their text, non-finite floats `null`). An
+    /// [`ChannelValue::Overwrite`] is LangGraph's JSON form of its dataclass,
+    /// `{"value": ..., "type": "__overwrite__"}`.
+    ///
     /// # Errors
     /// [`ValueError`] when the value cannot be represented as JSON.
     pub fn to_json(&self) -> Result<serde_json::Value, ValueError> {
@@ -149,8 +175,14 @@ impl ChannelValue {
             Self::Null => Ok(serde_json::Value::Null),
             Self::Live(v) => v.to_json(),
             Self::Json(v) => Ok((**v).clone()),
-            Self::Encoded(_) => self.decode::<serde_json::Value>(),
-            Self::Overwrite(inner) => Ok(serde_json::json!({ "__overwrite__": inner.to_json()? })),
+            Self::Encoded(e) => match &*e.kind {
+                "msgpack" => crate::checkpoint::serde::msgpack_to_json(&e.bytes)
+                    .map_err(decode_err::<serde_json::Value>),
+                _ => self.decode::<serde_json::Value>(),
+            },
+            Self::Overwrite(inner) => {
+                Ok(serde_json::json!({ "value": inner.to_json()?, "type": "__overwrite__" }))
+            }
         }
     }
 }

@@ -14,9 +14,8 @@ use std::collections::BTreeMap;
 
 use graph_core::checkpoint::CheckpointSource::{Fork, Input, Loop, Update};
 use graph_core::checkpoint::{
-    checkpoint_id, uuid6, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointMetadata, CheckpointTuple, DynCheckpointer, ListOptions, PendingWrite,
-    CHECKPOINT_VERSION,
+    checkpoint_id, uuid6, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointTuple, DynCheckpointer, ListOptions, PendingWrite, CHECKPOINT_VERSION,
 };
 use serde_json::{json, Value};
 
@@ -227,11 +226,7 @@ fn cp(step: i64) -> Cp {
         ..Checkpoint::default()
     };
     let new_versions = ChannelVersions::new();
-    Cp {
-        step,
-        checkpoint,
-        new_versions,
-    }
+    Cp { step, checkpoint, new_versions }
 }
 
 impl Cp {
@@ -247,6 +242,11 @@ impl Cp {
         let versions = &mut self.checkpoint.channel_versions;
         versions.insert(channel.to_owned(), ver(n));
         self
+    }
+    /// `channel` is unchanged at version `n` but its value is passed along, as the engine does.
+    fn same(mut self, channel: &str, n: u64, value: ChannelValue) -> Self {
+        self.checkpoint.channel_values.insert(channel.to_owned(), value);
+        self.keep(channel, n)
     }
     /// Saved under an existing id (the same id in another namespace, or again after a delete).
     fn with_id(mut self, id: &str) -> Self {
@@ -329,9 +329,7 @@ fn all() -> ListOptions {
 }
 
 fn filter(value: Value) -> ListOptions {
-    let Value::Object(map) = value else {
-        panic!("a filter is a JSON object")
-    };
+    let Value::Object(map) = value else { panic!("a filter is a JSON object") };
     all().filter(map)
 }
 
@@ -419,7 +417,7 @@ pub async fn incremental_channel_update(saver: &dyn DynCheckpointer) {
     let first = cp(0).set("a", 1, one("a1")).set("b", 1, one("b1"));
     let c1 = s.put(&s.thread("t"), first).await;
     let c2 = s.put(&c1, cp(1).set("a", 2, one("a2")).keep("b", 1)).await;
-    let c3 = s.put(&c2, cp(2).keep("a", 2).set("b", 2, one("b2"))).await;
+    let c3 = s.put(&c2, cp(2).same("a", 2, one("a2")).set("b", 2, one("b2"))).await;
     for (config, a, b) in [(c1, "a1", "b1"), (c2, "a2", "b1"), (c3, "a2", "b2")] {
         let t = s.get(&config).await;
         assert_eq!([item(&t, "a"), item(&t, "b")], [a, b], "{config:?}");
@@ -512,17 +510,11 @@ pub async fn list_by_namespace(saver: &dyn DynCheckpointer) {
 pub async fn put_writes_is_idempotent(saver: &dyn DynCheckpointer) {
     let s = Ctx::new(saver);
     let c = s.put(&s.thread("t"), cp(0).set("a", 1, int(1))).await;
-    s.write(&c, "task-1", &[("a", json!(1)), ("b", json!(2))])
-        .await;
-    s.write(&c, "task-1", &[("a", json!(10)), ("b", json!(20))])
-        .await;
+    s.write(&c, "task-1", &[("a", json!(1)), ("b", json!(2))]).await;
+    s.write(&c, "task-1", &[("a", json!(10)), ("b", json!(20))]).await;
     s.write(&c, "task-1", &[("a", json!(100))]).await;
     s.write(&c, "task-2", &[("a", json!(3))]).await;
-    let expected = [
-        w("task-1", "a", json!(1)),
-        w("task-1", "b", json!(2)),
-        w("task-2", "a", json!(3)),
-    ];
+    let expected = [w("task-1", "a", json!(1)), w("task-1", "b", json!(2)), w("task-2", "a", json!(3))];
     assert_eq!(s.writes(&c).await, expected);
 }
 
@@ -533,13 +525,9 @@ pub async fn special_channel_writes_upsert(saver: &dyn DynCheckpointer) {
     for (round, error) in [(1, "boom"), (2, "boom again")] {
         let interrupt = json!([{"value": "approve?", "id": "abc", "round": round}]);
         s.write(&c, "task", &[("__error__", json!(error))]).await;
-        s.write(&c, "task", &[("__interrupt__", interrupt.clone())])
-            .await;
+        s.write(&c, "task", &[("__interrupt__", interrupt.clone())]).await;
         // `(task_id, idx)` order: `__interrupt__` is idx -3, `__error__` -1.
-        let expected = [
-            w("task", "__interrupt__", interrupt),
-            w("task", "__error__", json!(error)),
-        ];
+        let expected = [w("task", "__interrupt__", interrupt), w("task", "__error__", json!(error))];
         assert_eq!(s.writes(&c).await, expected, "round {round}");
     }
 }
@@ -551,13 +539,8 @@ pub async fn writes_belong_to_one_checkpoint(saver: &dyn DynCheckpointer) {
     let c1 = s.put(&config, cp(0).set("a", 1, int(1))).await;
     s.write(&c1, "task", &[("a", json!("w1"))]).await;
     let c2 = s.put(&c1, cp(1).set("a", 2, int(2))).await;
-    assert_eq!(
-        s.writes(&config).await,
-        [],
-        "the new checkpoint has no writes"
-    );
-    s.write(&c2, "task", &[("a", json!("w2")), ("b", json!("w2b"))])
-        .await;
+    assert_eq!(s.writes(&config).await, [], "the new checkpoint has no writes");
+    s.write(&c2, "task", &[("a", json!("w2")), ("b", json!("w2b"))]).await;
     assert_eq!(s.writes(&c1).await, [w("task", "a", json!("w1"))]);
     let expected = [w("task", "a", json!("w2")), w("task", "b", json!("w2b"))];
     assert_eq!(s.writes(&c2).await, expected);
@@ -590,8 +573,7 @@ pub async fn list_newest_first(saver: &dyn DynCheckpointer) {
     expected.reverse();
     for step in [2, 0, 4, 1, 3] {
         let c = slots[step].take().expect("each checkpoint is saved once");
-        s.put(&config, c.set("a", step as u64 + 1, int(step as i64)))
-            .await;
+        s.put(&config, c.set("a", step as u64 + 1, int(step as i64))).await;
     }
     let listed = s.list(&config, all()).await;
     assert_eq!(ids(&listed), expected);
@@ -686,9 +668,7 @@ pub async fn list_filter_custom_key(saver: &dyn DynCheckpointer) {
     let h = s.history(&config).await;
     let second = s.ids(&config, filter(json!({"run": "second"}))).await;
     assert_eq!(second, [id(&h[4]), id(&h[3]), id(&h[2])]);
-    let first = s
-        .ids(&config, filter(json!({"run": "first"})).limit(1))
-        .await;
+    let first = s.ids(&config, filter(json!({"run": "first"})).limit(1)).await;
     assert_eq!(first, [id(&h[1])]);
     let third = filter(json!({"run": "third"}));
     assert_eq!(s.count(&config, third).await, 0);
@@ -728,9 +708,7 @@ pub async fn list_all_threads(saver: &dyn DynCheckpointer) {
     let a_child = s.put(&a_child, cp(1).set("x", 1, int(3))).await;
     let listed = s.list_at(None, all()).await;
     // A shared server may hold other tests' threads: look only at this test's.
-    let mine = listed
-        .iter()
-        .filter(|t| t.config.thread_id.starts_with(&s.prefix));
+    let mine = listed.iter().filter(|t| t.config.thread_id.starts_with(&s.prefix));
     let mine: Vec<CheckpointConfig> = mine.map(|t| t.config.clone()).collect();
     assert_eq!(mine, [a_child, b, a]);
     let listed = ids(&listed);
@@ -779,9 +757,7 @@ pub async fn delete_thread_leaves_other_threads(saver: &dyn DynCheckpointer) {
     let k1 = s.put(&kept, cp(0).set("a", 1, one("kept"))).await;
     s.write(&k1, "task", &[("a", json!("w"))]).await;
     let kept_child = kept.clone().with_ns("child:1");
-    let k2 = s
-        .put(&kept_child, cp(1).set("a", 1, one("kept child")))
-        .await;
+    let k2 = s.put(&kept_child, cp(1).set("a", 1, one("kept child"))).await;
 
     s.delete(&doomed).await;
     let tuple = s.get(&kept).await;
@@ -801,9 +777,7 @@ pub async fn metadata_round_trip(saver: &dyn DynCheckpointer) {
     let s = Ctx::new(saver);
     let mut parent = s.thread("t");
     let extra = json!({"run_id": "r-42", "用户": "张三", "score": 0.5, "ok": true, "n": -7});
-    let Value::Object(extra) = extra else {
-        unreachable!()
-    };
+    let Value::Object(extra) = extra else { unreachable!() };
     for (step, source) in (-1..).zip([Input, Loop, Update, Fork]) {
         let mut m = CheckpointMetadata::new(source, step);
         m.parents.insert(String::new(), checkpoint_id(0));
@@ -876,9 +850,7 @@ pub async fn unicode_values_and_thread_ids(saver: &dyn DynCheckpointer) {
     let text = "你好，世界！🌏 Grüße";
     let map = Map::from([("问题".into(), vec!["答案".into(), "第二".into()])]);
     let c = cp(0).set("text", 1, ChannelValue::new(text.to_owned()));
-    let saved = s
-        .put(&config, c.set("map", 1, ChannelValue::new(map.clone())))
-        .await;
+    let saved = s.put(&config, c.set("map", 1, ChannelValue::new(map.clone()))).await;
     s.write(&saved, "任务", &[("text", json!("写入"))]).await;
     let tuple = s.get(&config).await;
     assert_eq!(tuple.config, saved);

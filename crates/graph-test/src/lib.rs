@@ -25,3 +25,6 @@
 //! shared database or server.
 
 pub mod conformance;
+mod fake_model;
+
+pub use fake_model::FakeChatModel;

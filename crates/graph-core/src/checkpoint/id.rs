@@ -45,10 +45,7 @@ pub fn uuid6(clock_seq: i64) -> String {
         | ((0x8000 | clock_seq) << 48) // RFC 4122 variant `10` in the top bits
         | u128::from(node);
 
-    uuid::Uuid::from_u128(value)
-        .hyphenated()
-        .encode_lower(&mut uuid::Uuid::encode_buffer())
-        .to_owned()
+    uuid::Uuid::from_u128(value).hyphenated().encode_lower(&mut uuid::Uuid::encode_buffer()).to_owned()
 }
 
 /// The id of a checkpoint written at `step`: [`uuid6`] with the step as clock sequence.
@@ -65,16 +62,13 @@ pub fn checkpoint_id(step: i64) -> String {
 /// The current time as a UUID timestamp, bumped past the last one handed out.
 fn next_timestamp() -> u64 {
     // A clock before 1970 is a broken host; fall back to the epoch and rely on the bump.
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let now = (nanos / 100) as u64 + GREGORIAN_OFFSET;
     let mut last = LAST_TIMESTAMP.load(Ordering::Relaxed);
     loop {
         let next = if now > last { now } else { last + 1 };
         // Relaxed is enough: only this one counter is ordered, and the CAS is atomic on it.
-        match LAST_TIMESTAMP.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed)
-        {
+        match LAST_TIMESTAMP.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => return next,
             Err(seen) => last = seen,
         }
@@ -86,8 +80,7 @@ mod tests {
     use super::*;
 
     fn is_lower_hex(s: &str) -> bool {
-        s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     }
 
     #[test]
@@ -95,11 +88,7 @@ mod tests {
         let id = uuid6(0);
         assert_eq!(id.len(), 36, "{id}");
         let groups: Vec<&str> = id.split('-').collect();
-        assert_eq!(
-            groups.iter().map(|g| g.len()).collect::<Vec<_>>(),
-            [8, 4, 4, 4, 12],
-            "{id}"
-        );
+        assert_eq!(groups.iter().map(|g| g.len()).collect::<Vec<_>>(), [8, 4, 4, 4, 12], "{id}");
         assert!(groups.iter().all(|g| is_lower_hex(g)), "{id}");
         assert_eq!(&groups[2][..1], "6", "version nibble of {id}");
         let parsed = uuid::Uuid::parse_str(&id).unwrap();
@@ -117,13 +106,9 @@ mod tests {
 
     #[test]
     fn ids_from_many_threads_are_unique() {
-        let handles: Vec<_> = (0..4)
-            .map(|_| std::thread::spawn(|| (0..2_000).map(|_| uuid6(0)).collect::<Vec<_>>()))
-            .collect();
-        let mut all: Vec<String> = handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect();
+        let handles: Vec<_> =
+            (0..4).map(|_| std::thread::spawn(|| (0..2_000).map(|_| uuid6(0)).collect::<Vec<_>>())).collect();
+        let mut all: Vec<String> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
         let n = all.len();
         all.sort();
         all.dedup();
@@ -132,14 +117,9 @@ mod tests {
 
     #[test]
     fn clock_sequence_encodes_the_step() {
-        for (step, group) in [
-            (-1, "bfff"),
-            (0, "8000"),
-            (1, "8001"),
-            (5, "8005"),
-            (0x3FFF, "bfff"),
-            (0x4000, "8000"),
-        ] {
+        for (step, group) in
+            [(-1, "bfff"), (0, "8000"), (1, "8001"), (5, "8005"), (0x3FFF, "bfff"), (0x4000, "8000")]
+        {
             let id = checkpoint_id(step);
             assert_eq!(&id[19..23], group, "step {step}: {id}");
         }
@@ -152,17 +132,10 @@ mod tests {
         let high = ((bits >> 80) as u64) & 0xFFFF_FFFF_FFFF;
         let low = ((bits >> 64) as u64) & 0x0FFF;
         let timestamp = (high << 12) | low;
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64
-            / 100
-            + GREGORIAN_OFFSET;
+        let now =
+            SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64 / 100 + GREGORIAN_OFFSET;
         // Within one minute: the bump can only push the timestamp ahead by the number of ids made.
-        assert!(
-            timestamp.abs_diff(now) < 600_000_000,
-            "timestamp {timestamp}, now {now}"
-        );
+        assert!(timestamp.abs_diff(now) < 600_000_000, "timestamp {timestamp}, now {now}");
     }
 
     #[test]

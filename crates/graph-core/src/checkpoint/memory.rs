@@ -6,9 +6,11 @@
 //! checkpoint reassembles its values from the blobs its `channel_versions` point at. Values are
 //! shared [`ChannelValue`]s, so storing one is an `Arc` clone, never a deep copy.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use parking_lot::RwLock;
 
@@ -18,7 +20,13 @@ use super::{
 };
 
 /// Thread id → namespace → data.
-type Threads = HashMap<String, HashMap<String, Namespace>>;
+///
+/// Threads are hashed (SipHash: thread ids may come from end users, so the map must resist
+/// collision flooding). Everything below a thread is a `BTreeMap`: those maps are small (a few
+/// namespaces and channels) or appended to in key order (ids and versions grow with time), and
+/// comparing short strings costs less than hashing them. Namespaces are boxed for the same reason
+/// as [`Namespace::checkpoints`] entries.
+type Threads = HashMap<String, BTreeMap<String, Box<Namespace>>>;
 
 /// A [`Checkpointer`] that keeps everything in process memory (LangGraph's `InMemorySaver`).
 ///
@@ -67,14 +75,14 @@ pub struct InMemoryCheckpointer {
 #[derive(Default)]
 struct Namespace {
     /// Checkpoint id → checkpoint. Ids are uuid6 strings whose order is creation order, so the
-    /// newest is the last entry and newest-first is a reverse iteration.
-    checkpoints: BTreeMap<String, Saved>,
+    /// newest is the last entry and newest-first is a reverse iteration. Boxed to keep B-tree
+    /// nodes small: a `Saved` is ~250 bytes, and allocating ~3 KB leaf nodes was measurable.
+    checkpoints: BTreeMap<String, Box<Saved>>,
     /// Channel → version → value. `None` is LangGraph's `"empty"` blob: the channel was in
     /// `new_versions` but had no value; reading it yields no value.
-    blobs: HashMap<String, HashMap<String, Option<ChannelValue>>>,
-    /// Checkpoint id → `(task_id, idx)` → write. A `BTreeMap` so reads come out in
-    /// `(task_id, idx)` order without sorting.
-    writes: HashMap<String, BTreeMap<(String, i64), SavedWrite>>,
+    blobs: BTreeMap<String, BTreeMap<String, Option<ChannelValue>>>,
+    /// Checkpoint id → its pending writes.
+    writes: BTreeMap<String, Writes>,
 }
 
 /// A checkpoint as stored.
@@ -85,6 +93,29 @@ struct Saved {
     metadata: CheckpointMetadata,
     /// The id of the checkpoint it was derived from.
     parent_id: Option<String>,
+}
+
+/// `(task_id, idx)` of a pending write. The task id is shared by all writes of one `put_writes`
+/// call, so saving a task's writes allocates it once rather than once per write.
+type WriteKey = (Arc<str>, i64);
+
+/// The pending writes of one checkpoint, sorted by `(task_id, idx)` so reads need no sort.
+///
+/// A sorted `Vec` rather than a `BTreeMap`: a checkpoint gets a handful of writes, and a map's
+/// first insert allocates a whole node, which made saving writes twice as slow.
+#[derive(Default)]
+struct Writes(Vec<(WriteKey, SavedWrite)>);
+
+impl Writes {
+    /// Saves `write` under `key`: replacing an existing one when `replace`, otherwise only when
+    /// the key is new.
+    fn save(&mut self, key: WriteKey, write: SavedWrite, replace: bool) {
+        match self.0.binary_search_by(|(k, _)| k.cmp(&key)) {
+            Ok(i) if replace => self.0[i].1 = write,
+            Ok(_) => {}
+            Err(i) => self.0.insert(i, (key, write)),
+        }
+    }
 }
 
 /// A pending write as stored.
@@ -98,7 +129,7 @@ struct SavedWrite {
         dead_code,
         reason = "kept like LangGraph does, for the newer (task_path, task_id, idx) read order"
     )]
-    task_path: String,
+    task_path: Arc<str>,
 }
 
 impl InMemoryCheckpointer {
@@ -108,21 +139,16 @@ impl InMemoryCheckpointer {
     }
 
     /// Keeps only the `keep_last` newest checkpoints of each namespace of `thread_id`, then drops
-    /// the writes of removed checkpoints and every blob no remaining checkpoint points at.
-    /// Returns how many checkpoints were removed.
+    /// every write whose checkpoint is gone and every blob no remaining checkpoint points at.
+    /// Returns how many checkpoints were removed; `keep_last == 0` deletes the thread.
     ///
     /// The oldest kept checkpoint keeps its `parent_config`, which then names a checkpoint that no
     /// longer exists. Pending writes of kept checkpoints are untouched, so an interrupted run can
     /// still resume.
     pub fn prune(&self, thread_id: &str, keep_last: usize) -> usize {
         let mut threads = self.threads.write();
-        let Some(namespaces) = threads.get_mut(thread_id) else {
-            return 0;
-        };
-        let mut removed = 0;
-        for ns in namespaces.values_mut() {
-            removed += ns.prune(keep_last);
-        }
+        let Some(namespaces) = threads.get_mut(thread_id) else { return 0 };
+        let removed = namespaces.values_mut().map(|ns| ns.prune(keep_last)).sum();
         namespaces.retain(|_, ns| !ns.checkpoints.is_empty());
         if namespaces.is_empty() {
             threads.remove(thread_id);
@@ -132,7 +158,9 @@ impl InMemoryCheckpointer {
 
     /// The number of checkpoints stored, over all threads and namespaces.
     pub fn len_checkpoints(&self) -> usize {
-        self.threads.read().values().flat_map(HashMap::values).map(|ns| ns.checkpoints.len()).sum()
+        let threads = self.threads.read();
+        let namespaces = threads.values().flat_map(BTreeMap::values);
+        namespaces.map(|ns| ns.checkpoints.len()).sum()
     }
 }
 
@@ -148,16 +176,37 @@ impl fmt::Debug for InMemoryCheckpointer {
 }
 
 impl Namespace {
+    /// Stores the value of `channel` at `version`.
+    fn store_blob(&mut self, channel: String, version: String, value: Option<ChannelValue>) {
+        match self.blobs.get_mut(&channel) {
+            Some(versions) => {
+                versions.insert(version, value);
+            }
+            None => {
+                self.blobs.insert(channel, BTreeMap::from([(version, value)]));
+            }
+        }
+    }
+
     /// The values of a checkpoint, from the blobs of each channel's version.
     fn load_values(&self, versions: &ChannelVersions) -> BTreeMap<String, ChannelValue> {
-        versions
-            .iter()
-            .filter_map(|(channel, version)| {
-                let value = self.blobs.get(channel)?.get(version)?.as_ref()?;
-                // An `Arc` clone of the shared value.
-                Some((channel.clone(), value.clone()))
-            })
-            .collect()
+        let stored = |(channel, version): (&String, &String)| {
+            let value = self.blobs.get(channel)?.get(version)?.as_ref()?;
+            // An `Arc` clone of the shared value.
+            Some((channel.clone(), value.clone()))
+        };
+        versions.iter().filter_map(stored).collect()
+    }
+
+    /// The pending writes saved against `checkpoint_id`, in `(task_id, idx)` order.
+    fn pending_writes(&self, checkpoint_id: &str) -> Vec<PendingWrite> {
+        let Some(Writes(writes)) = self.writes.get(checkpoint_id) else { return Vec::new() };
+        let pending = |((task_id, _), w): &(WriteKey, SavedWrite)| PendingWrite {
+            task_id: task_id.to_string(),
+            channel: w.channel.clone(),
+            value: w.value.clone(),
+        };
+        writes.iter().map(pending).collect()
     }
 
     /// The full tuple of one stored checkpoint.
@@ -169,29 +218,18 @@ impl Namespace {
         };
         let mut checkpoint = saved.checkpoint.clone();
         checkpoint.channel_values = self.load_values(&checkpoint.channel_versions);
-        let pending_writes = self.writes.get(&checkpoint.id).map_or_else(Vec::new, |writes| {
-            writes
-                .iter()
-                .map(|((task_id, _), w)| PendingWrite {
-                    task_id: task_id.clone(),
-                    channel: w.channel.clone(),
-                    value: w.value.clone(),
-                })
-                .collect()
-        });
         CheckpointTuple {
             config: address(&checkpoint.id),
             parent_config: saved.parent_id.as_ref().map(address),
             metadata: saved.metadata.clone(),
+            pending_writes: self.pending_writes(&checkpoint.id),
             checkpoint,
-            pending_writes,
         }
     }
 
     /// Removes all but the `keep_last` newest checkpoints and whatever only they referenced.
     fn prune(&mut self, keep_last: usize) -> usize {
-        let total = self.checkpoints.len();
-        let removed = total.saturating_sub(keep_last);
+        let removed = self.checkpoints.len().saturating_sub(keep_last);
         if removed > 0 {
             // Ids sort by creation time: the first `removed` keys are the oldest.
             let kept = match self.checkpoints.keys().nth(removed).cloned() {
@@ -202,13 +240,11 @@ impl Namespace {
         }
         let checkpoints = &self.checkpoints;
         self.writes.retain(|id, _| checkpoints.contains_key(id));
-        let referenced: HashSet<(&str, &str)> = checkpoints
-            .values()
-            .flat_map(|s| s.checkpoint.channel_versions.iter())
-            .map(|(channel, version)| (channel.as_str(), version.as_str()))
-            .collect();
+        let versions = checkpoints.values().flat_map(|s| &s.checkpoint.channel_versions);
+        let referenced: HashSet<(&str, &str)> =
+            versions.map(|(channel, version)| (channel.as_str(), version.as_str())).collect();
         self.blobs.retain(|channel, versions| {
-            versions.retain(|version, _| referenced.contains(&(channel.as_str(), version.as_str())));
+            versions.retain(|v, _| referenced.contains(&(channel.as_str(), v.as_str())));
             !versions.is_empty()
         });
         removed
@@ -216,25 +252,31 @@ impl Namespace {
 }
 
 /// The namespace at `(thread_id, checkpoint_ns)`, created when missing.
-fn namespace_mut<'a>(threads: &'a mut Threads, thread_id: &str, checkpoint_ns: &str) -> &'a mut Namespace {
-    // Look up before inserting so the common case (the thread exists) allocates no key. The
-    // obvious `if let Some(..) = get_mut { return }` form is rejected by the borrow checker.
+fn namespace_mut<'a>(threads: &'a mut Threads, thread_id: &str, ns: &str) -> &'a mut Namespace {
+    // Look up before inserting so the common case (it exists) allocates no key. The obvious
+    // `if let Some(..) = get_mut(..) { return .. }` is rejected by today's borrow checker.
     if !threads.contains_key(thread_id) {
-        threads.insert(thread_id.to_owned(), HashMap::new());
+        threads.insert(thread_id.to_owned(), BTreeMap::new());
     }
     let namespaces = threads.get_mut(thread_id).expect("inserted above");
-    if !namespaces.contains_key(checkpoint_ns) {
-        namespaces.insert(checkpoint_ns.to_owned(), Namespace::default());
+    if !namespaces.contains_key(ns) {
+        namespaces.insert(ns.to_owned(), Box::default());
     }
-    namespaces.get_mut(checkpoint_ns).expect("inserted above")
+    namespaces.get_mut(ns).expect("inserted above")
+}
+
+/// A checkpoint found by `list(None, ..)`: thread, namespace name, namespace, id, checkpoint.
+type Candidate<'a> = (&'a str, &'a str, &'a Namespace, &'a str, &'a Saved);
+
+/// The namespace at `config`, if it has ever been written.
+fn namespace<'a>(threads: &'a Threads, config: &CheckpointConfig) -> Option<&'a Namespace> {
+    threads.get(&config.thread_id)?.get(&config.checkpoint_ns).map(|ns| &**ns)
 }
 
 impl Checkpointer for InMemoryCheckpointer {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
         let threads = self.threads.read();
-        let Some(ns) = threads.get(&config.thread_id).and_then(|t| t.get(&config.checkpoint_ns)) else {
-            return Ok(None);
-        };
+        let Some(ns) = namespace(&threads, config) else { return Ok(None) };
         let saved = match &config.checkpoint_id {
             Some(id) => ns.checkpoints.get(id),
             None => ns.checkpoints.values().next_back(),
@@ -248,44 +290,36 @@ impl Checkpointer for InMemoryCheckpointer {
         options: ListOptions,
     ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
         let limit = options.limit.unwrap_or(usize::MAX);
-        let upper = options.before.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
-        let wanted = |saved: &Saved| options.filter.as_ref().is_none_or(|f| saved.metadata.matches(f));
+        let before = options.before.as_deref();
+        let range = (Bound::Unbounded, before.map_or(Bound::Unbounded, Bound::Excluded));
+        let filter = options.filter.as_ref();
+        let wanted = |saved: &Saved| filter.is_none_or(|f| saved.metadata.matches(f));
         let threads = self.threads.read();
 
         let Some(config) = config else {
             // Every thread and namespace: gather the candidates and order them by id, as the SQL
             // savers' `ORDER BY checkpoint_id DESC` does. Ties (the same id in two places) are
             // broken by thread and namespace so the order is deterministic.
-            let mut all: Vec<(&str, &str, &Namespace, &str, &Saved)> = Vec::new();
+            let mut all: Vec<Candidate<'_>> = Vec::new();
             for (thread_id, namespaces) in threads.iter() {
                 for (ns_name, ns) in namespaces {
-                    for (id, saved) in ns.checkpoints.range::<str, _>((Bound::Unbounded, upper)) {
+                    for (id, saved) in ns.checkpoints.range::<str, _>(range) {
                         all.push((thread_id, ns_name, ns, id, saved));
                     }
                 }
             }
             all.sort_unstable_by(|a, b| (b.3, b.0, b.1).cmp(&(a.3, a.0, a.1)));
-            return Ok(all
-                .into_iter()
-                .filter(|c| wanted(c.4))
-                .take(limit)
-                .map(|(thread_id, ns_name, ns, _, saved)| ns.tuple(thread_id, ns_name, saved))
-                .collect());
+            let matching = all.into_iter().filter(|c| wanted(c.4)).take(limit);
+            return Ok(matching.map(|(t, n, ns, _, saved)| ns.tuple(t, n, saved)).collect());
         };
 
-        let Some(ns) = threads.get(&config.thread_id).and_then(|t| t.get(&config.checkpoint_ns)) else {
-            return Ok(Vec::new());
-        };
-        Ok(ns
-            .checkpoints
-            .range::<str, _>((Bound::Unbounded, upper))
-            .rev()
-            // A config pinned to one checkpoint lists only that one, as LangGraph's savers do.
-            .filter(|(id, _)| config.checkpoint_id.as_ref().is_none_or(|pinned| pinned == *id))
-            .filter(|(_, saved)| wanted(saved))
-            .take(limit)
-            .map(|(_, saved)| ns.tuple(&config.thread_id, &config.checkpoint_ns, saved))
-            .collect())
+        let Some(ns) = namespace(&threads, config) else { return Ok(Vec::new()) };
+        // A config pinned to one checkpoint lists only that one, as LangGraph's savers do.
+        let pinned = |id: &String| config.checkpoint_id.as_ref().is_none_or(|p| p == id);
+        let newest_first = ns.checkpoints.range::<str, _>(range).rev();
+        let matching = newest_first.filter(|(id, saved)| pinned(id) && wanted(saved)).take(limit);
+        let (thread, ns_name) = (&config.thread_id, &config.checkpoint_ns);
+        Ok(matching.map(|(_, saved)| ns.tuple(thread, ns_name, saved)).collect())
     }
 
     async fn put(
@@ -295,22 +329,34 @@ impl Checkpointer for InMemoryCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let mut values = std::mem::take(&mut checkpoint.channel_values);
+        let values = std::mem::take(&mut checkpoint.channel_values);
         let id = checkpoint.id.clone();
-        let saved = Saved { checkpoint, metadata, parent_id: config.checkpoint_id.clone() };
+        let parent_id = config.checkpoint_id.clone();
+        let saved = Box::new(Saved { checkpoint, metadata, parent_id });
         {
             let mut threads = self.threads.write();
             let ns = namespace_mut(&mut threads, &config.thread_id, &config.checkpoint_ns);
+            // Both maps are sorted by channel, so one merged pass pairs each new version with
+            // its value (moved, not cloned) without a lookup per channel. Values of channels
+            // not in `new_versions` are dropped (their blobs were stored by an earlier put);
+            // dropping a shared value under the lock is only a reference-count decrement.
+            let mut values = values.into_iter().peekable();
             for (channel, version) in new_versions {
-                // Moves the value out of the checkpoint: no clone at all on the hot path.
-                let value = values.remove(&channel);
-                ns.blobs.entry(channel).or_default().insert(version, value);
+                let mut value = None;
+                while let Some((next, _)) = values.peek() {
+                    match next.cmp(&channel) {
+                        Ordering::Less => drop(values.next()),
+                        Ordering::Equal => {
+                            value = values.next().map(|(_, v)| v);
+                            break;
+                        }
+                        Ordering::Greater => break,
+                    }
+                }
+                ns.store_blob(channel, version, value);
             }
             ns.checkpoints.insert(id.clone(), saved);
         }
-        // `values` now holds only channels not in `new_versions`; they are dropped here, outside
-        // the lock, because their versions' blobs were stored by an earlier put.
-        drop(values);
         Ok(CheckpointConfig {
             thread_id: config.thread_id.clone(),
             checkpoint_ns: config.checkpoint_ns.clone(),
@@ -326,33 +372,25 @@ impl Checkpointer for InMemoryCheckpointer {
         task_path: &str,
     ) -> Result<(), CheckpointError> {
         let Some(checkpoint_id) = &config.checkpoint_id else {
-            return Err(CheckpointError::Invalid(
-                "put_writes needs a config with a checkpoint_id".to_owned(),
-            ));
+            let msg = "put_writes needs a config with a checkpoint_id";
+            return Err(CheckpointError::Invalid(msg.to_owned()));
         };
-        // Build the records before taking the lock so it is held only for the inserts.
-        let records: Vec<((String, i64), SavedWrite)> = writes
-            .into_iter()
-            .enumerate()
-            .map(|(position, (channel, value))| {
-                let idx = write_index(&channel, position);
-                ((task_id.to_owned(), idx), SavedWrite { channel, value, task_path: task_path.to_owned() })
-            })
-            .collect();
+        let (task_id, task_path): (Arc<str>, Arc<str>) = (task_id.into(), task_path.into());
         let mut threads = self.threads.write();
         let ns = namespace_mut(&mut threads, &config.thread_id, &config.checkpoint_ns);
         if !ns.writes.contains_key(checkpoint_id) {
-            ns.writes.insert(checkpoint_id.clone(), BTreeMap::new());
+            ns.writes.insert(checkpoint_id.clone(), Writes::default());
         }
         let stored = ns.writes.get_mut(checkpoint_id).expect("inserted above");
-        for (key, write) in records {
-            if key.1 < 0 {
-                // Special channels (`__error__`, `__interrupt__`, ...): the latest write wins.
-                stored.insert(key, write);
-            } else {
-                // Regular writes are idempotent: a retried task must not change what was saved.
-                stored.entry(key).or_insert(write);
-            }
+        stored.0.reserve(writes.len());
+        for (position, (channel, value)) in writes.into_iter().enumerate() {
+            let idx = write_index(&channel, position);
+            let key = (Arc::clone(&task_id), idx);
+            let write = SavedWrite { channel, value, task_path: Arc::clone(&task_path) };
+            // Special channels (`__error__`, `__interrupt__`, ...) have negative indexes and the
+            // latest write wins; regular writes are idempotent, so a retried task cannot change
+            // what was saved.
+            stored.save(key, write, idx < 0);
         }
         Ok(())
     }
@@ -397,7 +435,8 @@ mod tests {
 
     fn blob_count(saver: &InMemoryCheckpointer) -> usize {
         let threads = saver.threads.read();
-        threads.values().flat_map(HashMap::values).flat_map(|ns| ns.blobs.values()).map(HashMap::len).sum()
+        let namespaces = threads.values().flat_map(BTreeMap::values);
+        namespaces.flat_map(|ns| ns.blobs.values()).map(BTreeMap::len).sum()
     }
 
     #[test]
@@ -421,8 +460,31 @@ mod tests {
         ))
         .unwrap();
         let tuple = block_on(saver.get_tuple(&config)).unwrap().unwrap();
-        let ChannelValue::Live(back) = &tuple.checkpoint.channel_values["a"] else { panic!("not live") };
+        let back = &tuple.checkpoint.channel_values["a"];
+        let ChannelValue::Live(back) = back else { panic!("not live: {back:?}") };
         assert!(std::sync::Arc::ptr_eq(arc, back));
+    }
+
+    #[test]
+    fn put_stores_only_new_versions_with_their_own_values() {
+        let saver = InMemoryCheckpointer::new();
+        let config = CheckpointConfig::thread("t");
+        let mut cp = Checkpoint { id: checkpoint_id(0), ..Checkpoint::default() };
+        for (channel, value) in [("a", 1), ("b", 2), ("c", 3), ("d", 4), ("e", 5)] {
+            cp.channel_values.insert(channel.into(), ChannelValue::new(value));
+            cp.channel_versions.insert(channel.into(), "1".into());
+        }
+        // `x` is new but has no value; `a`, `c` and `e` have values but are not new.
+        let new_versions = [("b", "1"), ("d", "1"), ("x", "1")].map(|(c, v)| (c.to_owned(), v.to_owned()));
+        let meta = CheckpointMetadata::new(CheckpointSource::Loop, 0);
+        block_on(saver.put(&config, cp, meta, new_versions.into())).unwrap();
+        let threads = saver.threads.read();
+        let blobs = &threads["t"][""].blobs;
+        let stored: Vec<(&str, Option<i64>)> = blobs
+            .iter()
+            .map(|(c, versions)| (c.as_str(), versions["1"].as_ref().map(|v| v.decode::<i64>().unwrap())))
+            .collect();
+        assert_eq!(stored, [("b", Some(2)), ("d", Some(4)), ("x", None)]);
     }
 
     #[test]
@@ -433,8 +495,8 @@ mod tests {
         let mut last = root.clone();
         for step in 0..5 {
             last = put_step(&saver, &last, step, &[("a", step)]);
-            block_on(saver.put_writes(&last, vec![("a".into(), ChannelValue::new(step))], "task", ""))
-                .unwrap();
+            let writes = vec![("a".into(), ChannelValue::new(step))];
+            block_on(saver.put_writes(&last, writes, "task", "")).unwrap();
         }
         put_step(&saver, &child, 0, &[("b", 1)]);
         put_step(&saver, &CheckpointConfig::thread("other"), 0, &[("c", 1)]);
@@ -493,7 +555,8 @@ mod tests {
     #[test]
     fn put_writes_without_checkpoint_id_is_invalid() {
         let saver = InMemoryCheckpointer::new();
-        let err = block_on(saver.put_writes(&CheckpointConfig::thread("t"), vec![], "task", "")).unwrap_err();
+        let config = CheckpointConfig::thread("t");
+        let err = block_on(saver.put_writes(&config, vec![], "task", "")).unwrap_err();
         assert!(matches!(err, CheckpointError::Invalid(_)), "{err}");
     }
 

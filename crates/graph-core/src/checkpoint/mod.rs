@@ -8,6 +8,7 @@
 
 mod id;
 mod memory;
+pub mod serde;
 mod time;
 mod version;
 

@@ -3,11 +3,24 @@
 //! The same map is what LangGraph's msgpack serializer stores inside ext 5 next to the
 //! class from [`Message::lc_class`], so writing it exactly here keeps the checkpoint
 //! encoding byte-compatible with Python.
+//!
+//! Human-readable formats (JSON) get the plain map. Binary formats (rmp-serde, which is not
+//! human-readable unless configured so) get LangGraph's ext 5 value
+//! `[module, class, kwargs, "model_validate_json"]` through rmp-serde's `_ExtStruct` newtype:
+//! the type itself marks a message, so no map is ever guessed to be one (see
+//! [`checkpoint::serde`](crate::checkpoint::serde)). Reading accepts both forms.
 
-use serde::de::{self, Deserializer};
-use serde::ser::{SerializeMap, Serializer};
+use std::fmt;
+
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Error as _, SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::checkpoint::serde::{
+    deserialize_ext, message_from_ext, ExtRef, EXT_PYDANTIC_V2, PYDANTIC_V2_METHOD,
+};
 
 use super::content::Content;
 use super::kind::MessageType;
@@ -25,8 +38,25 @@ impl Serialize for Message {
     /// `tool_calls, invalid_tool_calls, usage_metadata` for AI messages or
     /// `tool_call_id, artifact, status` for tool messages, then any unknown keys that
     /// were read with the message.
+    ///
+    /// For binary formats that map is wrapped as LangGraph's msgpack ext 5 instead.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let data = self.data();
+        if serializer.is_human_readable() {
+            return Kwargs(self).serialize(serializer);
+        }
+        let (module, class) = self.lc_class();
+        let payload = rmp_serde::to_vec_named(&(module, class, Kwargs(self), PYDANTIC_V2_METHOD))
+            .map_err(S::Error::custom)?;
+        ExtRef { code: EXT_PYDANTIC_V2, data: &payload }.serialize(serializer)
+    }
+}
+
+/// A message's LangChain kwargs map, whatever the format.
+struct Kwargs<'a>(&'a Message);
+
+impl Serialize for Kwargs<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let data = self.0.data();
         let specific = match data.kind {
             MessageType::Ai | MessageType::Tool => 3,
             _ => 0,
@@ -66,26 +96,51 @@ impl<'de> Deserialize<'de> for Message {
     ///
     /// Like LangChain's `convert_to_messages`, a bare string reads as a human message
     /// and a `[role, content]` pair as a message of that role.
+    ///
+    /// From rmp-serde it also reads LangGraph's ext 5 form.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = match Value::deserialize(deserializer)? {
-            Value::Object(map) => map,
-            Value::String(text) => return Ok(Message::human(text)),
-            Value::Array(pair) if pair.len() == 2 => {
-                let mut map = Map::new();
-                let [role, content]: [Value; 2] = pair.try_into().map_err(|_| {
-                    de::Error::custom("invalid message: expected a `[role, content]` pair")
-                })?;
-                map.insert("role".to_owned(), role);
-                map.insert("content".to_owned(), content);
-                map
-            }
-            _ => {
-                return Err(de::Error::custom(
-                    "invalid message: expected a map, a string or a `[role, content]` pair",
-                ))
-            }
-        };
+        deserializer.deserialize_any(MessageVisitor)
+    }
+}
+
+/// Accepts every form a message may take on input; see `Message`'s `Deserialize`.
+struct MessageVisitor;
+
+impl<'de> Visitor<'de> for MessageVisitor {
+    type Value = Message;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a message map, a string or a `[role, content]` pair")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Message, E> {
+        Ok(Message::human(text))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<Message, E> {
+        Ok(Message::human(text))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Message, A::Error> {
+        let map = Map::deserialize(MapAccessDeserializer::new(map))?;
         parse(map, None).map(Message::from_data)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Message, A::Error> {
+        let items = Vec::<Value>::deserialize(SeqAccessDeserializer::new(seq))?;
+        let [role, content]: [Value; 2] = items
+            .try_into()
+            .map_err(|_| de::Error::custom("invalid message: expected a `[role, content]` pair"))?;
+        let mut map = Map::new();
+        map.insert("role".to_owned(), role);
+        map.insert("content".to_owned(), content);
+        parse(map, None).map(Message::from_data)
+    }
+
+    /// rmp-serde presents a msgpack ext value as its `_ExtStruct` newtype.
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, deserializer: D) -> Result<Message, D::Error> {
+        let (code, data) = deserialize_ext(deserializer)?;
+        message_from_ext(code, data).map_err(de::Error::custom)
     }
 }
 
@@ -110,19 +165,13 @@ impl Message {
     /// assert_eq!(msg.tool_call_id(), Some("c1"));
     /// # Ok::<(), serde_json::Error>(())
     /// ```
-    pub fn from_kwargs(
-        kind: MessageType,
-        kwargs: Map<String, Value>,
-    ) -> Result<Self, serde_json::Error> {
+    pub fn from_kwargs(kind: MessageType, kwargs: Map<String, Value>) -> Result<Self, serde_json::Error> {
         parse(kwargs, Some(kind)).map(Self::from_data)
     }
 }
 
 /// Turns a kwargs map into message data; `kind` overrides the map's `type`/`role`.
-fn parse<E: de::Error>(
-    mut map: Map<String, Value>,
-    kind: Option<MessageType>,
-) -> Result<MessageData, E> {
+fn parse<E: de::Error>(mut map: Map<String, Value>, kind: Option<MessageType>) -> Result<MessageData, E> {
     let (kind, developer) = match kind {
         Some(kind) => {
             map.remove("type");
@@ -141,15 +190,13 @@ fn parse<E: de::Error>(
     data.name = take_string(&mut map, "name")?;
     data.id = take_id(&mut map, "id")?;
     if developer && !data.additional_kwargs.contains_key(OPENAI_ROLE_KEY) {
-        data.additional_kwargs
-            .insert(OPENAI_ROLE_KEY.to_owned(), "developer".into());
+        data.additional_kwargs.insert(OPENAI_ROLE_KEY.to_owned(), "developer".into());
     }
 
     match kind {
         MessageType::Ai => {
             data.tool_calls = take_typed(&mut map, "tool_calls")?.unwrap_or_default();
-            data.invalid_tool_calls =
-                take_typed(&mut map, "invalid_tool_calls")?.unwrap_or_default();
+            data.invalid_tool_calls = take_typed(&mut map, "invalid_tool_calls")?.unwrap_or_default();
             data.usage_metadata = take_typed(&mut map, "usage_metadata")?;
         }
         MessageType::Tool => {
@@ -173,31 +220,22 @@ fn kind_from_map<E: de::Error>(map: &mut Map<String, Value>) -> Result<(MessageT
     } else if map.get("role").is_some_and(|v| !v.is_null()) {
         "role"
     } else {
-        return Err(E::custom(
-            "missing message type: expected a `type` or `role` key",
-        ));
+        return Err(E::custom("missing message type: expected a `type` or `role` key"));
     };
     let Some(Value::String(name)) = map.remove(key) else {
-        return Err(E::custom(format_args!(
-            "invalid message `{key}`: expected a string"
-        )));
+        return Err(E::custom(format_args!("invalid message `{key}`: expected a string")));
     };
-    let kind = MessageType::parse(&name)
-        .ok_or_else(|| E::custom(format_args!("unknown message type `{name}`")))?;
+    let kind =
+        MessageType::parse(&name).ok_or_else(|| E::custom(format_args!("unknown message type `{name}`")))?;
     Ok((kind, name == "developer"))
 }
 
 /// Removes an object-valued key; missing or `null` is an empty map.
-fn take_object<E: de::Error>(
-    map: &mut Map<String, Value>,
-    key: &str,
-) -> Result<Map<String, Value>, E> {
+fn take_object<E: de::Error>(map: &mut Map<String, Value>, key: &str) -> Result<Map<String, Value>, E> {
     match map.remove(key) {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(object)) => Ok(object),
-        Some(_) => Err(E::custom(format_args!(
-            "invalid `{key}`: expected an object"
-        ))),
+        Some(_) => Err(E::custom(format_args!("invalid `{key}`: expected an object"))),
     }
 }
 
@@ -206,9 +244,7 @@ fn take_string<E: de::Error>(map: &mut Map<String, Value>, key: &str) -> Result<
     match map.remove(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text)),
-        Some(_) => Err(E::custom(format_args!(
-            "invalid `{key}`: expected a string"
-        ))),
+        Some(_) => Err(E::custom(format_args!("invalid `{key}`: expected a string"))),
     }
 }
 
@@ -218,9 +254,7 @@ fn take_id<E: de::Error>(map: &mut Map<String, Value>, key: &str) -> Result<Opti
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text)),
         Some(Value::Number(number)) => Ok(Some(number.to_string())),
-        Some(_) => Err(E::custom(format_args!(
-            "invalid `{key}`: expected a string"
-        ))),
+        Some(_) => Err(E::custom(format_args!("invalid `{key}`: expected a string"))),
     }
 }
 
@@ -286,16 +320,10 @@ mod tests {
         let mut meta = Map::new();
         meta.insert("model_name".to_owned(), json!("deepseek-reasoner"));
         let mut usage = UsageMetadata::new(12, 30);
-        usage
-            .extra
-            .insert("output_token_details".to_owned(), json!({"reasoning": 20}));
+        usage.extra.insert("output_token_details".to_owned(), json!({"reasoning": 20}));
         let msg = Message::ai("北京今天晴。")
             .with_id("a1")
-            .with_tool_calls(vec![ToolCall::new(
-                "weather",
-                json!({"city": "北京"}),
-                "c1",
-            )])
+            .with_tool_calls(vec![ToolCall::new("weather", json!({"city": "北京"}), "c1")])
             .with_usage(usage)
             .with_additional_kwargs(kwargs)
             .with_response_metadata(meta);
@@ -311,10 +339,7 @@ mod tests {
         );
         let back = round_trip(&msg);
         assert_eq!(back, msg);
-        assert_eq!(
-            back.additional_kwargs()["reasoning_content"],
-            json!("先想一想……")
-        );
+        assert_eq!(back.additional_kwargs()["reasoning_content"], json!("先想一想……"));
     }
 
     #[test]
@@ -357,18 +382,12 @@ mod tests {
         .unwrap();
         assert_eq!(msg, Message::ai(""));
         let msg: Message = serde_json::from_value(json!({"type": "tool", "content": "r"})).unwrap();
-        assert_eq!(
-            (msg.tool_call_id(), msg.status()),
-            (None, Some(ToolStatus::Success))
-        );
+        assert_eq!((msg.tool_call_id(), msg.status()), (None, Some(ToolStatus::Success)));
         let msg: Message = serde_json::from_value(json!({
             "type": "ai", "tool_calls": [{"name": "t", "args": {"q": 1}, "id": "c1"}],
         }))
         .unwrap();
-        assert_eq!(
-            msg.tool_calls(),
-            &[ToolCall::new("t", json!({"q": 1}), "c1")]
-        );
+        assert_eq!(msg.tool_calls(), &[ToolCall::new("t", json!({"q": 1}), "c1")]);
         assert_eq!(msg.content(), &Content::default());
     }
 
@@ -376,49 +395,29 @@ mod tests {
     fn role_aliases() {
         let cases = [
             (json!({"role": "user", "content": "a"}), Message::human("a")),
-            (
-                json!({"role": "assistant", "content": "b"}),
-                Message::ai("b"),
-            ),
+            (json!({"role": "assistant", "content": "b"}), Message::ai("b")),
             (json!({"type": "user", "content": "c"}), Message::human("c")),
-            (
-                json!({"type": "assistant", "content": "d"}),
-                Message::ai("d"),
-            ),
-            (
-                json!({"role": "system", "content": "e"}),
-                Message::system("e"),
-            ),
-            (
-                json!({"role": "tool", "content": "f", "tool_call_id": "c1"}),
-                Message::tool("f", "c1"),
-            ),
-            (
-                json!({"type": "AIMessageChunk", "content": "g"}),
-                Message::ai("g"),
-            ),
+            (json!({"type": "assistant", "content": "d"}), Message::ai("d")),
+            (json!({"role": "system", "content": "e"}), Message::system("e")),
+            (json!({"role": "tool", "content": "f", "tool_call_id": "c1"}), Message::tool("f", "c1")),
+            (json!({"type": "AIMessageChunk", "content": "g"}), Message::ai("g")),
         ];
         for (input, expected) in cases {
             assert_eq!(serde_json::from_value::<Message>(input).unwrap(), expected);
         }
-        let dev: Message =
-            serde_json::from_value(json!({"role": "developer", "content": "x"})).unwrap();
+        let dev: Message = serde_json::from_value(json!({"role": "developer", "content": "x"})).unwrap();
         assert_eq!(dev.kind(), MessageType::System);
         assert_eq!(dev.additional_kwargs()[OPENAI_ROLE_KEY], json!("developer"));
     }
 
     #[test]
     fn strings_and_role_pairs_are_coerced() {
-        let msgs: Vec<Message> = serde_json::from_value(
-            json!(["hi", ["user", "meow"], ["ai", [{"type": "text", "text": "x"}]]]),
-        )
-        .unwrap();
+        let msgs: Vec<Message> =
+            serde_json::from_value(json!(["hi", ["user", "meow"], ["ai", [{"type": "text", "text": "x"}]]]))
+                .unwrap();
         assert_eq!(msgs[0], Message::human("hi"));
         assert_eq!(msgs[1], Message::human("meow"));
-        assert_eq!(
-            (msgs[2].kind(), msgs[2].text()),
-            (MessageType::Ai, "x".to_owned())
-        );
+        assert_eq!((msgs[2].kind(), msgs[2].text()), (MessageType::Ai, "x".to_owned()));
         for bad in [json!(1), json!(["user"]), json!([1, "x"])] {
             assert!(serde_json::from_value::<Message>(bad).is_err());
         }
@@ -432,18 +431,16 @@ mod tests {
         assert_eq!(to_json(&msg), input);
         // A key that only another kind models is unknown to this one.
         let human: Message =
-            serde_json::from_value(json!({"type": "human", "content": "", "tool_calls": []}))
-                .unwrap();
+            serde_json::from_value(json!({"type": "human", "content": "", "tool_calls": []})).unwrap();
         assert!(human.tool_calls().is_empty());
         assert_eq!(human.extra()["tool_calls"], json!([]));
     }
 
     #[test]
     fn numeric_ids_are_coerced_to_strings() {
-        let msg: Message = serde_json::from_value(
-            json!({"type": "tool", "content": "", "id": 7, "tool_call_id": 42}),
-        )
-        .unwrap();
+        let msg: Message =
+            serde_json::from_value(json!({"type": "tool", "content": "", "id": 7, "tool_call_id": 42}))
+                .unwrap();
         assert_eq!((msg.id(), msg.tool_call_id()), (Some("7"), Some("42")));
     }
 
@@ -451,45 +448,23 @@ mod tests {
     fn malformed_input_is_rejected() {
         let cases = [
             (json!({"content": "x"}), "missing message type"),
-            (
-                json!({"type": "function", "content": "x"}),
-                "unknown message type `function`",
-            ),
+            (json!({"type": "function", "content": "x"}), "unknown message type `function`"),
             (json!({"type": 3}), "invalid message `type`"),
-            (
-                json!({"type": "human", "content": 3}),
-                "invalid message content",
-            ),
-            (
-                json!({"type": "human", "additional_kwargs": []}),
-                "invalid `additional_kwargs`",
-            ),
+            (json!({"type": "human", "content": 3}), "invalid message content"),
+            (json!({"type": "human", "additional_kwargs": []}), "invalid `additional_kwargs`"),
             (json!({"type": "human", "name": 1}), "invalid `name`"),
-            (
-                json!({"type": "tool", "status": "done"}),
-                "invalid `status`",
-            ),
-            (
-                json!({"type": "ai", "tool_calls": {}}),
-                "invalid `tool_calls`",
-            ),
+            (json!({"type": "tool", "status": "done"}), "invalid `status`"),
+            (json!({"type": "ai", "tool_calls": {}}), "invalid `tool_calls`"),
         ];
         for (input, expected) in cases {
-            let err = serde_json::from_value::<Message>(input)
-                .unwrap_err()
-                .to_string();
-            assert!(
-                err.contains(expected),
-                "{err:?} should contain {expected:?}"
-            );
+            let err = serde_json::from_value::<Message>(input).unwrap_err().to_string();
+            assert!(err.contains(expected), "{err:?} should contain {expected:?}");
         }
     }
 
     #[test]
     fn from_kwargs_uses_the_class_kind() {
-        let Value::Object(map) = json!({"content": "hi", "id": "h1", "type": "ai"}) else {
-            unreachable!()
-        };
+        let Value::Object(map) = json!({"content": "hi", "id": "h1", "type": "ai"}) else { unreachable!() };
         let msg = Message::from_kwargs(MessageType::Human, map).unwrap();
         assert_eq!(msg, Message::human("hi").with_id("h1"));
         assert!(msg.extra().is_empty());
@@ -500,15 +475,10 @@ mod tests {
         let history = vec![
             Message::system("s").with_id("1"),
             Message::human("你好").with_id("2"),
-            Message::ai("")
-                .with_id("3")
-                .with_tool_calls(vec![ToolCall::new("t", json!({}), "c")]),
+            Message::ai("").with_id("3").with_tool_calls(vec![ToolCall::new("t", json!({}), "c")]),
             Message::tool("ok", "c").with_id("4"),
         ];
         let text = serde_json::to_string(&history).unwrap();
-        assert_eq!(
-            serde_json::from_str::<Vec<Message>>(&text).unwrap(),
-            history
-        );
+        assert_eq!(serde_json::from_str::<Vec<Message>>(&text).unwrap(), history);
     }
 }

@@ -1,0 +1,221 @@
+//! LangGraph's `JsonPlusSerializer`, byte-compatible with Python: the `(type, bytes)` pairs
+//! savers store for channel values and pending writes, and the checkpoint JSON document of the
+//! SQL savers.
+//!
+//! # Wire format
+//!
+//! [`dumps_typed`] returns `("null", b"")` for no value and `("msgpack", bytes)` otherwise. Plain
+//! data is ordinary msgpack written exactly as Python's `ormsgpack` writes it (smallest integer
+//! and length forms, `float64` for every float, `bin` for bytes). LangChain messages are ext 5
+//! `[module, class, kwargs, "model_validate_json"]` with the kwargs in `model_dump()` order, and
+//! [`ChannelValue::Overwrite`] is LangGraph's `Overwrite` dataclass as ext 2. Both payloads are
+//! always longer than 16 bytes and so written as `ext8/16/32` (like `ormsgpack`, the writer uses
+//! `fixext` only for 1/2/4/8/16-byte payloads, which only Python-written values can have).
+//! `HumanMessage("hi", id="h1")` encodes to the same 140 bytes as in Python.
+//!
+//! [`loads_typed`] accepts `null`/`empty`, `bytes`/`bytearray`, `msgpack` and the legacy `json`
+//! (with LangChain `lc` constructor envelopes), and returns a value that
+//! [`ChannelValue::decode`] turns into any serde type: a `Vec<Message>` written by Python decodes
+//! to [`Message`]s, a dict to a struct. Ext values Rust has no type for
+//! decode to their plain payload (UUID → hex string, datetime → ISO string, `Send` →
+//! `{"node", "arg"}`, dataclasses and pydantic models → their kwargs map, unknown codes →
+//! `{"__ext__": code, "data": [bytes]}`), never to a panic or a silent `null`.
+//!
+//! # How messages are recognised
+//!
+//! [`Message`]'s `Serialize` writes the plain LangChain map for
+//! human-readable formats (JSON) and the ext 5 value, through rmp-serde's `_ExtStruct` newtype,
+//! for binary ones (rmp-serde is not human-readable by default). So the type, not the shape of a
+//! map, decides: a user map that happens to have a `content` key is never mistaken for a message,
+//! and a message nested anywhere in user state (a field, a map value, an `Option`) is found.
+//!
+//! # Example
+//!
+//! ```
+//! use graph_core::checkpoint::serde::{dumps_typed, loads_typed};
+//! use graph_core::checkpoint::ChannelValue;
+//! use graph_core::messages::Message;
+//!
+//! let history = vec![Message::human("hi").with_id("h1")];
+//! let (kind, bytes) = dumps_typed(&ChannelValue::new(history.clone()))?;
+//! assert_eq!(kind, "msgpack");
+//! assert_eq!(&bytes[..4], &[0x91, 0xc7, 0x89, 0x05]); // [ext8(137 bytes, code 5)]
+//! let back: Vec<Message> = loads_typed(&kind, &bytes)?.decode()?;
+//! assert_eq!(back, history);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod convert;
+mod document;
+mod ext;
+mod msgpack;
+
+use serde::de::DeserializeOwned;
+
+pub use document::{checkpoint_from_json, checkpoint_to_json, Blob};
+
+pub(crate) use convert::json_scalar;
+pub(crate) use ext::{deserialize_ext, ExtRef, EXT_PYDANTIC_V2, PYDANTIC_V2_METHOD};
+
+use crate::checkpoint::{CheckpointError, CheckpointMetadata};
+use crate::messages::Message;
+use crate::value::ChannelValue;
+
+/// Why a value or document could not be encoded or decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SerdeError {
+    /// The serializer type tag is not one LangGraph's `JsonPlusSerializer` writes (e.g. `pickle`).
+    #[error("unknown serializer type `{0}`")]
+    UnknownType(String),
+    /// The bytes are not valid msgpack (truncated, trailing bytes, too deeply nested, ...).
+    #[error("malformed msgpack: {0}")]
+    Msgpack(String),
+    /// The bytes are not valid JSON.
+    #[error("malformed json: {0}")]
+    Json(String),
+    /// A live value could not be serialized.
+    #[error("cannot encode value: {0}")]
+    Encode(String),
+    /// A checkpoint document is missing a required key or has one of the wrong shape.
+    #[error("invalid checkpoint document: {0}")]
+    Document(String),
+    /// Checkpoint metadata is malformed.
+    #[error("invalid checkpoint metadata: {0}")]
+    Metadata(String),
+}
+
+impl From<SerdeError> for CheckpointError {
+    /// Encoding failures are the caller's value; everything else means stored data is corrupt.
+    fn from(e: SerdeError) -> Self {
+        match e {
+            SerdeError::Encode(_) => CheckpointError::Backend(Box::new(e)),
+            other => CheckpointError::Corrupt(other.to_string()),
+        }
+    }
+}
+
+/// Encodes a channel value or pending write as LangGraph's `(type, bytes)`; see the module docs.
+///
+/// [`ChannelValue::Encoded`] values are returned unchanged, so bytes read from a saver are
+/// written back bit for bit.
+///
+/// # Errors
+/// [`SerdeError::Encode`] when a live value fails to serialize; [`SerdeError::Msgpack`] /
+/// [`SerdeError::Json`] / [`SerdeError::UnknownType`] when an encoded value nested in an
+/// [`ChannelValue::Overwrite`] is malformed.
+pub fn dumps_typed(value: &ChannelValue) -> Result<(String, Vec<u8>), SerdeError> {
+    if let ChannelValue::Encoded(e) = value {
+        return Ok((e.kind.to_string(), e.bytes.to_vec()));
+    }
+    let tree = to_tree(value)?;
+    if tree.is_nil() {
+        // Python writes `None` as type `null`, whatever produced it.
+        return Ok(("null".to_owned(), Vec::new()));
+    }
+    Ok(("msgpack".to_owned(), msgpack::write(&tree)?))
+}
+
+/// A value as a msgpack tree, ready for [`msgpack::write`].
+fn to_tree(value: &ChannelValue) -> Result<rmpv::Value, SerdeError> {
+    Ok(match value {
+        ChannelValue::Null => rmpv::Value::Nil,
+        // rmp-serde's output is already LangGraph's layout (messages as ext 5, see `Message`'s
+        // Serialize); reading it back and rewriting it canonicalises the few forms `ormsgpack`
+        // never writes (`f32`, `fixext`).
+        ChannelValue::Live(live) => {
+            let bytes = live.to_msgpack().map_err(|e| SerdeError::Encode(e.to_string()))?;
+            msgpack::read(&bytes).map_err(|e| SerdeError::Encode(format!("{}: {e}", live.type_name())))?
+        }
+        ChannelValue::Json(json) => convert::from_json(json),
+        ChannelValue::Encoded(e) => match &*e.kind {
+            "msgpack" => msgpack::read(&e.bytes)?,
+            "null" | "empty" => rmpv::Value::Nil,
+            "bytes" | "bytearray" => rmpv::Value::Binary(e.bytes.to_vec()),
+            "json" => convert::from_json(&json_value(&e.bytes)?),
+            other => return Err(SerdeError::UnknownType(other.to_owned())),
+        },
+        ChannelValue::Overwrite(inner) => ext::overwrite(to_tree(inner)?)?,
+    })
+}
+
+/// Decodes LangGraph's `(type, bytes)` into a value for [`ChannelValue::decode`].
+///
+/// `null`/`empty` give [`ChannelValue::Null`]; a top-level `Overwrite` gives
+/// [`ChannelValue::Overwrite`]; everything else is checked and kept as
+/// [`ChannelValue::Encoded`] (so it can be written back unchanged and decoded lazily into
+/// whatever type the state field has).
+///
+/// # Errors
+/// [`SerdeError::UnknownType`] for other type tags (`pickle`); [`SerdeError::Msgpack`] /
+/// [`SerdeError::Json`] for malformed bytes.
+pub fn loads_typed(kind: &str, bytes: &[u8]) -> Result<ChannelValue, SerdeError> {
+    match kind {
+        "null" | "empty" => Ok(ChannelValue::Null),
+        "bytes" | "bytearray" => Ok(ChannelValue::encoded(kind, bytes.to_vec())),
+        "msgpack" => {
+            let tree = msgpack::read(bytes)?;
+            ext::validate(&tree, msgpack::MAX_DEPTH)?;
+            if let Some(inner) = ext::as_overwrite(&tree)? {
+                let inner = match inner {
+                    rmpv::Value::Nil => ChannelValue::Null,
+                    other => ChannelValue::encoded("msgpack", msgpack::write(&other)?),
+                };
+                return Ok(ChannelValue::Overwrite(Box::new(inner)));
+            }
+            Ok(ChannelValue::encoded("msgpack", bytes.to_vec()))
+        }
+        "json" => {
+            json_value(bytes)?;
+            Ok(ChannelValue::encoded("json", bytes.to_vec()))
+        }
+        other => Err(SerdeError::UnknownType(other.to_owned())),
+    }
+}
+
+/// LangGraph's metadata JSON (`source`, `step`, `parents` and the user keys).
+pub fn metadata_to_json(metadata: &CheckpointMetadata) -> serde_json::Value {
+    serde_json::Value::Object(metadata.to_json())
+}
+
+/// Reads LangGraph's metadata JSON.
+///
+/// # Errors
+/// [`SerdeError::Metadata`] when it is not an object or `source`/`step` is missing or malformed.
+pub fn metadata_from_json(json: &serde_json::Value) -> Result<CheckpointMetadata, SerdeError> {
+    let map = json.as_object().ok_or_else(|| SerdeError::Metadata("not a JSON object".to_owned()))?;
+    CheckpointMetadata::from_json(map.clone()).map_err(|e| SerdeError::Metadata(e.to_string()))
+}
+
+/// Reads LangGraph msgpack into `T`: Python's ext values are turned into plain data first (see
+/// [`ext::normalise`]), then rmp-serde reads `T`, so enums, options, integer-keyed maps and
+/// non-finite floats behave as with any rmp-serde round trip.
+pub(crate) fn decode_msgpack<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    let tree = msgpack::read(bytes).map_err(|e| e.to_string())?;
+    if !ext::needs_normalising(&tree) {
+        return rmp_serde::from_slice(bytes).map_err(|e| e.to_string());
+    }
+    let plain = ext::normalise(tree, msgpack::MAX_DEPTH).map_err(|e| e.to_string())?;
+    rmp_serde::from_slice(&msgpack::write(&plain).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+}
+
+/// LangGraph msgpack as JSON, ext values turned into plain data; see [`convert::to_json`].
+pub(crate) fn msgpack_to_json(bytes: &[u8]) -> Result<serde_json::Value, SerdeError> {
+    Ok(convert::to_json(&ext::normalise(msgpack::read(bytes)?, msgpack::MAX_DEPTH)?))
+}
+
+/// A legacy `json` blob as plain JSON, LangChain constructor envelopes revived.
+pub(crate) fn json_value(bytes: &[u8]) -> Result<serde_json::Value, SerdeError> {
+    let json = serde_json::from_slice(bytes).map_err(|e| SerdeError::Json(e.to_string()))?;
+    Ok(convert::revive(json))
+}
+
+/// A message from an ext value rmp-serde handed to `Message`'s `Deserialize`.
+pub(crate) fn message_from_ext(code: i8, data: Vec<u8>) -> Result<Message, String> {
+    let plain =
+        ext::normalise(rmpv::Value::Ext(code, data), msgpack::MAX_DEPTH).map_err(|e| e.to_string())?;
+    serde_json::from_value(convert::to_json(&plain)).map_err(|e| format!("ext {code} is not a message: {e}"))
+}
+
+#[cfg(test)]
+mod tests;
