@@ -50,6 +50,9 @@ ensure_redis() {
   export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/}"
 }
 
+# Python LangGraph, pinned, for the wire-compatibility tests (they fail, not skip, once this is set).
+export LANGGRAPH_PYTHON="${LANGGRAPH_PYTHON:-$(bash scripts/python-peer.sh)}"
+
 [ -d crates/checkpoint-mysql ] && ensure_mariadb
 [ -d crates/checkpoint-redis ] && ensure_redis
 

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Creates (once) a Python venv with the reference implementation — Python LangGraph and its MySQL
+# saver, at the versions our compatibility tests pin — and prints the path of its python.
+# Usage: scripts/python-peer.sh [VENV_DIR]   (default: $HOME/.cache/graph-rs-py)
+set -euo pipefail
+V=${1:-$HOME/.cache/graph-rs-py}
+PINS=("langgraph==1.2.24" "langgraph-checkpoint==4.3.2" "langgraph-checkpoint-mysql==3.0.0"
+      "langchain-core==1.8.3" "pymysql==1.1.1")
+stamp="$V/.graph-rs-pins"
+if [ ! -x "$V/bin/python" ]; then python3 -m venv "$V" >&2; fi
+if [ "$(cat "$stamp" 2>/dev/null)" != "${PINS[*]}" ]; then
+  "$V/bin/pip" install -q --disable-pip-version-check "${PINS[@]}" >&2
+  echo "${PINS[*]}" > "$stamp"
+fi
+echo "$V/bin/python"
