@@ -17,21 +17,12 @@
 //! await anything, so a multi-thread runtime cannot run them in parallel; it only adds the cost of
 //! its worker/park machinery. Measured once on both (`GRAPH_BENCH_RT=multi` selects the
 //! multi-thread runtime); docs/benchmarks.md has the figures.
-//!
-//! Clock: wall time by default. `GRAPH_BENCH_CLOCK=cpu` measures instead the bench thread's time on
-//! a CPU (`/proc/thread-self/schedstat`, nanoseconds), which does not count time spent waiting for
-//! a CPU, so figures stay meaningful on a machine shared with other jobs. Every run — the nodes
-//! included — happens on the bench thread with either runtime (nothing is spawned), so thread CPU
-//! time is the run's whole CPU time.
 
-use std::fs::File;
 use std::future::{ready, Ready};
-use std::io::{Read, Seek, SeekFrom};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{black_box, criterion_main};
+use criterion::{black_box, criterion_main, Criterion};
 use graph_core::checkpoint::{CheckpointConfig, DynCheckpointer};
 use graph_core::prelude::*;
 use tokio::runtime::Runtime as TokioRuntime;
@@ -124,73 +115,6 @@ fn runtime() -> TokioRuntime {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Clock
-
-/// What the benches read: wall time, or the bench thread's CPU time (`GRAPH_BENCH_CLOCK=cpu`).
-struct Clock {
-    /// `/proc/thread-self/schedstat` of the bench thread, when measuring CPU time.
-    schedstat: Option<File>,
-    epoch: Instant,
-    wall: WallTime,
-}
-
-impl Clock {
-    /// Nanoseconds on this clock.
-    fn now(&self) -> u64 {
-        let Some(file) = &self.schedstat else {
-            return self.epoch.elapsed().as_nanos() as u64;
-        };
-        // The first field is the thread's time on a CPU, in ns (procfs files re-read after a seek).
-        let mut buf = [0_u8; 96];
-        let mut f = file;
-        f.seek(SeekFrom::Start(0)).expect("seek schedstat");
-        let n = f.read(&mut buf).expect("read schedstat");
-        let text = std::str::from_utf8(&buf[..n]).expect("schedstat is text");
-        text.split_ascii_whitespace().next().and_then(|t| t.parse().ok()).expect("schedstat run time")
-    }
-
-    fn since(&self, start: u64) -> Duration {
-        Duration::from_nanos(self.now().saturating_sub(start))
-    }
-}
-
-/// The process-wide clock, opened on the bench (main) thread on first use.
-fn clock() -> &'static Clock {
-    static CLOCK: OnceLock<Clock> = OnceLock::new();
-    CLOCK.get_or_init(|| {
-        let cpu = std::env::var("GRAPH_BENCH_CLOCK").is_ok_and(|v| v == "cpu");
-        let schedstat = cpu.then(|| File::open("/proc/thread-self/schedstat").expect("open /proc/thread-self/schedstat"));
-        Clock { schedstat, epoch: Instant::now(), wall: WallTime }
-    })
-}
-
-impl Measurement for &'static Clock {
-    type Intermediate = u64;
-    type Value = Duration;
-
-    fn start(&self) -> u64 {
-        self.now()
-    }
-    fn end(&self, start: u64) -> Duration {
-        self.since(start)
-    }
-    fn add(&self, a: &Duration, b: &Duration) -> Duration {
-        *a + *b
-    }
-    fn zero(&self) -> Duration {
-        Duration::ZERO
-    }
-    fn to_f64(&self, value: &Duration) -> f64 {
-        value.as_nanos() as f64
-    }
-    fn formatter(&self) -> &dyn ValueFormatter {
-        self.wall.formatter()
-    }
-}
-
-type Criterion = criterion::Criterion<&'static Clock>;
-
-// ---------------------------------------------------------------------------------------------
 // Benches
 
 fn bench_chain(c: &mut Criterion) {
@@ -213,12 +137,13 @@ fn bench_chain_mem(c: &mut Criterion) {
             let saver: Arc<dyn DynCheckpointer> = Arc::new(InMemoryCheckpointer::new());
             let g = g.clone().with_shared_checkpointer(Arc::clone(&saver));
             async move {
-                let configs: Vec<RunConfig> = (0..iters).map(|i| RunConfig::thread(format!("t{i}"))).collect();
-                let start = clock().now();
+                let configs: Vec<RunConfig> =
+                    (0..iters).map(|i| RunConfig::thread(format!("t{i}"))).collect();
+                let start = Instant::now();
                 for cfg in &configs {
                     black_box(g.invoke(start_input(), cfg).await.expect("chain_mem runs"));
                 }
-                let elapsed = clock().since(start);
+                let elapsed = start.elapsed();
                 drop(g);
                 drop(saver);
                 elapsed
@@ -266,7 +191,10 @@ fn bench_chat_mem(c: &mut Criterion) {
         rt.block_on(talk(&g, &filled, 0..HISTORY));
         let source = CheckpointConfig::thread("filled");
         let tuple = rt.block_on(saver.get_tuple(&source)).expect("read").expect("filled thread");
-        assert_eq!(tuple.checkpoint.channel_values["messages"].decode::<Vec<Message>>().expect("messages").len(), 2 * HISTORY);
+        assert_eq!(
+            tuple.checkpoint.channel_values["messages"].decode::<Vec<Message>>().expect("messages").len(),
+            2 * HISTORY
+        );
         group.bench_function("turn_at_300", |b| {
             b.to_async(&rt).iter_custom(|iters| {
                 let (g, saver, tuple) = (g.clone(), Arc::clone(&saver), tuple.clone());
@@ -277,13 +205,18 @@ fn bench_chat_mem(c: &mut Criterion) {
                         let cp = tuple.checkpoint.clone();
                         let new_versions = cp.channel_versions.clone();
                         saver
-                            .put(&CheckpointConfig::thread(thread.clone()), cp, tuple.metadata.clone(), new_versions)
+                            .put(
+                                &CheckpointConfig::thread(thread.clone()),
+                                cp,
+                                tuple.metadata.clone(),
+                                new_versions,
+                            )
                             .await
                             .expect("copy the 300-turn checkpoint");
                         let cfg = RunConfig::thread(thread.clone());
-                        let start = clock().now();
+                        let start = Instant::now();
                         let out = g.invoke(human(HISTORY), &cfg).await.expect("chat turn runs");
-                        timed += clock().since(start);
+                        timed += start.elapsed();
                         assert_eq!(out.messages.len(), 2 * HISTORY + 2);
                         drop(out);
                         saver.delete_thread(&thread).await.expect("delete copy");
@@ -305,9 +238,9 @@ fn bench_chat_mem(c: &mut Criterion) {
                 for _ in 0..iters {
                     let g = base.clone().with_checkpointer(InMemoryCheckpointer::new());
                     let cfg = RunConfig::thread("bench");
-                    let start = clock().now();
+                    let start = Instant::now();
                     talk(&g, &cfg, 0..HISTORY).await;
-                    timed += clock().since(start);
+                    timed += start.elapsed();
                 }
                 timed
             }
@@ -325,9 +258,9 @@ fn bench_chat_mem(c: &mut Criterion) {
                     let g = base.clone().with_checkpointer(InMemoryCheckpointer::new());
                     let cfg = RunConfig::thread("bench");
                     talk(&g, &cfg, 0..HISTORY - 50).await;
-                    let start = clock().now();
+                    let start = Instant::now();
                     talk(&g, &cfg, HISTORY - 50..HISTORY).await;
-                    timed += clock().since(start);
+                    timed += start.elapsed();
                 }
                 timed
             }
@@ -339,7 +272,7 @@ fn bench_chat_mem(c: &mut Criterion) {
 /// Every bench, in lg_bench.py's order (what `criterion_group!` would generate, written out so the
 /// function can carry a doc comment for the workspace's `missing_docs` lint).
 fn benches() {
-    let mut c = criterion::Criterion::default().with_measurement(clock()).configure_from_args();
+    let mut c = Criterion::default().configure_from_args();
     bench_chain(&mut c);
     bench_chain_mem(&mut c);
     bench_fanout(&mut c);

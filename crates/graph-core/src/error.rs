@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use crate::checkpoint::CheckpointError;
 pub use crate::checkpoint::BoxError;
+use crate::checkpoint::CheckpointError;
 use crate::state::InvalidUpdate;
 use crate::value::ValueError;
 

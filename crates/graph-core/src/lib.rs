@@ -87,11 +87,13 @@ pub use graph_macros::State;
 /// Everything a graph author usually needs.
 pub mod prelude {
     pub use crate::checkpoint::{Checkpointer, InMemoryCheckpointer};
-    pub use crate::messages::{add_messages, Message, MessagesState, MessagesStateUpdate, REMOVE_ALL_MESSAGES};
+    pub use crate::messages::{
+        add_messages, Message, MessagesState, MessagesStateUpdate, REMOVE_ALL_MESSAGES,
+    };
     pub use crate::state::append;
     pub use crate::{
-        Command, CompiledGraph, Durability, Error, Input, Resume, NodeOptions, Push, Result, RetryPolicy, RunConfig,
-        RunOutcome, Runtime, State, StateGraph, StreamEvent, StreamMode, END, START,
+        Command, CompiledGraph, Durability, Error, Input, NodeOptions, Push, Result, Resume, RetryPolicy,
+        RunConfig, RunOutcome, Runtime, State, StateGraph, StreamEvent, StreamMode, END, START,
     };
     pub use futures_core::Stream;
     pub use futures_util::StreamExt;

@@ -114,13 +114,14 @@ impl<C> Runtime<C> {
     /// # Errors
     /// [`NodeInterrupt::Pending`] to stop the run; [`NodeInterrupt::InvalidResume`] when the resume
     /// value does not decode as `R`.
-    pub fn interrupt<R: serde::de::DeserializeOwned>(&self, value: impl serde::Serialize) -> Result<R, NodeInterrupt> {
+    pub fn interrupt<R: serde::de::DeserializeOwned>(
+        &self,
+        value: impl serde::Serialize,
+    ) -> Result<R, NodeInterrupt> {
         let value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
         let resumed = self.scope.scratchpad.lock().next(value).map_err(NodeInterrupt::Pending)?;
-        serde_json::from_value(resumed).map_err(|e| NodeInterrupt::InvalidResume {
-            id: String::new(),
-            reason: e.to_string(),
-        })
+        serde_json::from_value(resumed)
+            .map_err(|e| NodeInterrupt::InvalidResume { id: String::new(), reason: e.to_string() })
     }
 
     /// Emits a model token chunk to the `messages` stream mode; a no-op unless the run streams

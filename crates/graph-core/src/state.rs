@@ -98,7 +98,9 @@ impl<U> StateWrite<U> {
 #[non_exhaustive]
 pub enum InvalidUpdate {
     /// A LastValue field received more than one write in one superstep.
-    #[error("at key `{field}`: can receive only one value per step; give the field a reducer to accept several")]
+    #[error(
+        "at key `{field}`: can receive only one value per step; give the field a reducer to accept several"
+    )]
     ConcurrentWrites {
         /// The field.
         field: &'static str,

@@ -34,7 +34,10 @@ async fn classify(t: Ticket) -> Result<TicketUpdate> {
 
 async fn billing(t: Ticket) -> Result<TicketUpdate> {
     let n = t.messages.iter().filter(|m| m.text().contains("[billing]")).count();
-    Ok(TicketUpdate::messages(vec![Message::ai(format!("[billing] reply #{}: a refund form is on its way.", n + 1))]))
+    Ok(TicketUpdate::messages(vec![Message::ai(format!(
+        "[billing] reply #{}: a refund form is on its way.",
+        n + 1
+    ))]))
 }
 
 async fn tech(_t: Ticket) -> Result<TicketUpdate> {
@@ -60,7 +63,11 @@ async fn main() -> Result<()> {
     }
 
     let state = graph.get_state(&config).await?;
-    println!("\nthread customer-42: {} messages, audit = {:?}", state.values.messages.len(), state.values.audit);
+    println!(
+        "\nthread customer-42: {} messages, audit = {:?}",
+        state.values.messages.len(),
+        state.values.audit
+    );
     let history = graph.get_state_history(&config, ListOptions::new()).await?;
     println!("{} checkpoints, newest first:", history.len());
     for snap in history.iter().take(5) {

@@ -37,10 +37,7 @@ pub const WRITES_IDX_MAP: [(&str, i64); 4] =
 
 /// The index a pending write is stored under: its position, or the fixed index of a special channel.
 pub fn write_index(channel: &str, position: usize) -> i64 {
-    WRITES_IDX_MAP
-        .iter()
-        .find(|(c, _)| *c == channel)
-        .map_or(position as i64, |(_, i)| *i)
+    WRITES_IDX_MAP.iter().find(|(c, _)| *c == channel).map_or(position as i64, |(_, i)| *i)
 }
 
 /// Channel name → version string.

@@ -149,10 +149,9 @@ fn build_layout<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
     }
     for b in g.branches {
         let f = node_index[b.source.as_str()];
-        nodes[f].branches.push(Branch {
-            path: b.path,
-            path_map: b.path_map.map(|m| m.into_iter().collect()),
-        });
+        nodes[f]
+            .branches
+            .push(Branch { path: b.path, path_map: b.path_map.map(|m| m.into_iter().collect()) });
     }
     for n in &mut nodes {
         n.trigger_names.sort();
@@ -217,7 +216,11 @@ impl<S: State, C> fmt::Debug for CompiledGraph<S, C> {
 impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     pub(crate) fn build(g: StateGraph<S, C>) -> Self {
         let drawing = super::draw::Drawing::of(&g);
-        Self { inner: Arc::new(Inner { layout: build_layout(g), drawing }), checkpointer: None, context: None }
+        Self {
+            inner: Arc::new(Inner { layout: build_layout(g), drawing }),
+            checkpointer: None,
+            context: None,
+        }
     }
 
     /// The same graph, persisting to `checkpointer`.

@@ -28,7 +28,12 @@ impl Drawing {
     pub(crate) fn of<S: State, C>(g: &StateGraph<S, C>) -> Self {
         let nodes: Vec<String> = g.nodes.iter().map(|n| n.name.clone()).collect();
         let mut edges: Vec<DrawnEdge> = Vec::new();
-        let plain = |from: &str, to: &str| DrawnEdge { from: from.into(), to: to.into(), label: None, conditional: false };
+        let plain = |from: &str, to: &str| DrawnEdge {
+            from: from.into(),
+            to: to.into(),
+            label: None,
+            conditional: false,
+        };
         for (from, to) in &g.edges {
             edges.push(plain(from, to));
         }
@@ -42,13 +47,23 @@ impl Drawing {
                 Some(map) => {
                     for (key, to) in map {
                         let label = (key != to).then(|| key.clone());
-                        edges.push(DrawnEdge { from: b.source.clone(), to: to.clone(), label, conditional: true });
+                        edges.push(DrawnEdge {
+                            from: b.source.clone(),
+                            to: to.clone(),
+                            label,
+                            conditional: true,
+                        });
                     }
                 }
                 // No path map: the routing function may name any node (LangGraph draws them all).
                 None => {
                     for to in nodes.iter().map(String::as_str).chain([END]) {
-                        edges.push(DrawnEdge { from: b.source.clone(), to: to.into(), label: None, conditional: true });
+                        edges.push(DrawnEdge {
+                            from: b.source.clone(),
+                            to: to.into(),
+                            label: None,
+                            conditional: true,
+                        });
                     }
                 }
             }

@@ -55,7 +55,11 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     /// stream is dropped. Choose modes with [`GraphStream::modes`] (default: values).
     pub fn stream(&self, input: impl Into<Input<S>>, config: &RunConfig) -> GraphStream<S> {
         GraphStream {
-            start: Some(Box::new(StartArgs { graph: self.clone_erased(), input: input.into(), config: config.clone() })),
+            start: Some(Box::new(StartArgs {
+                graph: self.clone_erased(),
+                input: input.into(),
+                config: config.clone(),
+            })),
             modes: StreamModes::from(StreamMode::Values),
             rx: None,
             handle: None,
@@ -105,7 +109,10 @@ pub struct GraphStream<S: State> {
 
 impl<S: State> std::fmt::Debug for GraphStream<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GraphStream").field("modes", &self.modes).field("started", &self.start.is_none()).finish()
+        f.debug_struct("GraphStream")
+            .field("modes", &self.modes)
+            .field("started", &self.start.is_none())
+            .finish()
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::compiled::CompiledGraph;
 use crate::checkpoint::{
-    uuid6, CheckpointConfig, CheckpointMetadata, CheckpointSource, CheckpointTuple, ChannelVersions,
+    uuid6, ChannelVersions, CheckpointConfig, CheckpointMetadata, CheckpointSource, CheckpointTuple,
     ListOptions, WRITES_IDX_MAP,
 };
 use crate::command::NodeOutput;
@@ -86,7 +86,11 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     ///
     /// # Errors
     /// No checkpointer or thread id, or a checkpointer failure.
-    pub async fn get_state_history(&self, config: &RunConfig, options: ListOptions) -> Result<Vec<StateSnapshot<S>>> {
+    pub async fn get_state_history(
+        &self,
+        config: &RunConfig,
+        options: ListOptions,
+    ) -> Result<Vec<StateSnapshot<S>>> {
         let mut cfg = self.saver_config(config)?;
         cfg.checkpoint_id = None;
         let saver = self.checkpointer.as_deref().ok_or(Error::NoCheckpointer)?;
@@ -108,8 +112,11 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
                 .iter()
                 .find(|w| w.channel == "__error__")
                 .map(|w| w.value.decode::<String>().unwrap_or_else(|_| "error".to_owned()));
-            let regular: Vec<_> =
-                writes.iter().copied().filter(|w| !WRITES_IDX_MAP.iter().any(|(c, _)| *c == w.channel)).collect();
+            let regular: Vec<_> = writes
+                .iter()
+                .copied()
+                .filter(|w| !WRITES_IDX_MAP.iter().any(|(c, _)| *c == w.channel))
+                .collect();
             let mut interrupts: Vec<Interrupt> = Vec::new();
             for w in writes.iter().filter(|w| w.channel == "__interrupt__") {
                 interrupts.extend(w.value.decode::<Vec<Interrupt>>()?);
@@ -171,7 +178,14 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             None if loaded.is_none() => layout.node(START).unwrap_or(0),
             None => last_ran(&ch.versions_seen).unwrap_or(0),
         };
-        let mut t = Task::pull(&layout.nodes[node], node, Vec::new(), &parent.checkpoint_id.clone().unwrap_or_default(), &cfg.checkpoint_ns, step + 1);
+        let mut t = Task::pull(
+            &layout.nodes[node],
+            node,
+            Vec::new(),
+            &parent.checkpoint_id.clone().unwrap_or_default(),
+            &cfg.checkpoint_ns,
+            step + 1,
+        );
         t.writes = Some(task::route(layout, node, &ch.state, NodeOutput::update(values))?);
         let updated = ch.apply_writes(layout, &mut [t], None)?;
         let step = step + 1;

@@ -122,9 +122,7 @@ impl Content {
             Value::Null => Ok(Self::default()),
             Value::String(text) => Ok(Self::Text(text)),
             Value::Array(blocks) => Ok(Self::Blocks(blocks)),
-            other => Err(format!(
-                "invalid message content: expected a string or a list, got {other}"
-            )),
+            other => Err(format!("invalid message content: expected a string or a list, got {other}")),
         }
     }
 }
@@ -162,10 +160,7 @@ mod tests {
         let value = serde_json::to_value(&blocks).unwrap();
         assert_eq!(value, json!([{"type": "text", "text": "x"}]));
         assert_eq!(serde_json::from_value::<Content>(value).unwrap(), blocks);
-        assert_eq!(
-            serde_json::from_value::<Content>(json!("你好")).unwrap(),
-            text
-        );
+        assert_eq!(serde_json::from_value::<Content>(json!("你好")).unwrap(), text);
     }
 
     #[test]

@@ -89,36 +89,11 @@ mod tests {
     #[test]
     fn lc_classes_and_type_names() {
         let cases = [
-            (
-                MessageType::System,
-                "system",
-                "langchain_core.messages.system",
-                "SystemMessage",
-            ),
-            (
-                MessageType::Human,
-                "human",
-                "langchain_core.messages.human",
-                "HumanMessage",
-            ),
-            (
-                MessageType::Ai,
-                "ai",
-                "langchain_core.messages.ai",
-                "AIMessage",
-            ),
-            (
-                MessageType::Tool,
-                "tool",
-                "langchain_core.messages.tool",
-                "ToolMessage",
-            ),
-            (
-                MessageType::Remove,
-                "remove",
-                "langchain_core.messages.modifier",
-                "RemoveMessage",
-            ),
+            (MessageType::System, "system", "langchain_core.messages.system", "SystemMessage"),
+            (MessageType::Human, "human", "langchain_core.messages.human", "HumanMessage"),
+            (MessageType::Ai, "ai", "langchain_core.messages.ai", "AIMessage"),
+            (MessageType::Tool, "tool", "langchain_core.messages.tool", "ToolMessage"),
+            (MessageType::Remove, "remove", "langchain_core.messages.modifier", "RemoveMessage"),
         ];
         for (kind, name, module, class) in cases {
             assert_eq!(kind.as_str(), name);

@@ -98,9 +98,7 @@ impl MessageData {
 impl Message {
     /// Wraps finished data.
     pub(super) fn from_data(data: MessageData) -> Self {
-        Self {
-            inner: Arc::new(data),
-        }
+        Self { inner: Arc::new(data) }
     }
 
     /// Read access to the fields, for the serializer.
@@ -348,16 +346,11 @@ mod tests {
         assert_eq!(tool.tool_call_id(), Some("c1"));
         assert_eq!(tool.status(), Some(ToolStatus::Success));
         let remove = Message::remove("m1");
-        assert_eq!(
-            (remove.kind(), remove.id()),
-            (MessageType::Remove, Some("m1"))
-        );
+        assert_eq!((remove.kind(), remove.id()), (MessageType::Remove, Some("m1")));
         assert_eq!(remove.content(), &Content::Text(String::new()));
         assert!(!remove.is_remove_all());
         assert!(Message::remove_all().is_remove_all());
-        assert!(!Message::human("x")
-            .with_id(REMOVE_ALL_MESSAGES)
-            .is_remove_all());
+        assert!(!Message::human("x").with_id(REMOVE_ALL_MESSAGES).is_remove_all());
         assert_eq!(Message::from("hi"), Message::human("hi"));
         assert_eq!(Message::tool("", "c").lc_class().1, "ToolMessage");
     }
@@ -373,15 +366,11 @@ mod tests {
         assert_eq!(human, Message::human("h"));
         assert_eq!(human.status(), None);
 
-        let ai = Message::ai("a")
-            .with_tool_calls(vec![call.clone()])
-            .with_usage(UsageMetadata::new(1, 2));
+        let ai = Message::ai("a").with_tool_calls(vec![call.clone()]).with_usage(UsageMetadata::new(1, 2));
         assert_eq!(ai.tool_calls(), &[call]);
         assert_eq!(ai.usage().map(|u| u.total_tokens), Some(3));
 
-        let tool = Message::tool("r", "c1")
-            .with_status(ToolStatus::Error)
-            .with_artifact(json!({"rows": 3}));
+        let tool = Message::tool("r", "c1").with_status(ToolStatus::Error).with_artifact(json!({"rows": 3}));
         assert_eq!(tool.status(), Some(ToolStatus::Error));
         assert_eq!(tool.artifact(), Some(&json!({"rows": 3})));
     }

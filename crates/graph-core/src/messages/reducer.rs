@@ -108,10 +108,7 @@ pub fn add_messages(left: &mut Vec<Message>, mut right: Vec<Message>) -> Result<
 
 /// Computes one [`Step`] per message of `right` and the ids marked for removal at the
 /// end, without mutating anything.
-fn plan(
-    left: &[Message],
-    right: &[Message],
-) -> Result<(Vec<Step>, HashSet<String>), MessagesError> {
+fn plan(left: &[Message], right: &[Message]) -> Result<(Vec<Step>, HashSet<String>), MessagesError> {
     // Like Python's `{m.id: i for i, m in enumerate(left)}`, a duplicate id in `left`
     // maps to its last position.
     let mut positions: HashMap<&str, usize> = HashMap::with_capacity(left.len() + right.len());
@@ -124,9 +121,7 @@ fn plan(
     let mut steps = Vec::with_capacity(right.len());
     let mut len = left.len();
     for msg in right {
-        let id = msg
-            .id()
-            .expect("add_messages assigns ids to `right` before planning");
+        let id = msg.id().expect("add_messages assigns ids to `right` before planning");
         let is_remove = msg.kind() == MessageType::Remove;
         let step = match (positions.get(id), is_remove) {
             (Some(_), true) => {
@@ -198,16 +193,10 @@ mod tests {
 
     #[test]
     fn test_add_multiple_messages() {
-        let right = vec![
-            ai("Hi there!", "2"),
-            Message::system("System message").with_id("3"),
-        ];
+        let right = vec![ai("Hi there!", "2"), Message::system("System message").with_id("3")];
         let result = merged(vec![human("Hello", "1")], right);
-        let expected = [
-            human("Hello", "1"),
-            ai("Hi there!", "2"),
-            Message::system("System message").with_id("3"),
-        ];
+        let expected =
+            [human("Hello", "1"), ai("Hi there!", "2"), Message::system("System message").with_id("3")];
         assert_eq!(result, expected);
     }
 
@@ -227,54 +216,35 @@ mod tests {
 
     #[test]
     fn test_missing_ids() {
-        let result = merged(
-            vec![Message::human("Hello")],
-            vec![Message::ai("Hi there!")],
-        );
+        let result = merged(vec![Message::human("Hello")], vec![Message::ai("Hi there!")]);
         assert_eq!(result.len(), 2);
-        assert!(
-            result.iter().all(|m| m.id().is_some_and(is_uuid4)),
-            "{result:?}"
-        );
+        assert!(result.iter().all(|m| m.id().is_some_and(is_uuid4)), "{result:?}");
         assert_ne!(result[0].id(), result[1].id());
     }
 
     #[test]
     fn test_duplicates_in_input() {
-        let result = merged(
-            vec![],
-            vec![ai("Hi there!", "1"), ai("Hi there again!", "1")],
-        );
+        let result = merged(vec![], vec![ai("Hi there!", "1"), ai("Hi there again!", "1")]);
         assert_eq!(result, [ai("Hi there again!", "1")]);
     }
 
     #[test]
     fn test_duplicates_in_input_with_remove() {
-        let right = vec![
-            Message::remove("1"),
-            ai("Hi there!", "1"),
-            ai("Hi there again!", "1"),
-        ];
+        let right = vec![Message::remove("1"), ai("Hi there!", "1"), ai("Hi there again!", "1")];
         let result = merged(vec![ai("Hello!", "1")], right);
         assert_eq!(result, [ai("Hi there again!", "1")]);
     }
 
     #[test]
     fn remove_then_same_id_re_adds() {
-        let result = merged(
-            vec![human("a", "1")],
-            vec![Message::remove("1"), human("again", "1")],
-        );
+        let result = merged(vec![human("a", "1")], vec![Message::remove("1"), human("again", "1")]);
         assert_eq!(result, [human("again", "1")]);
     }
 
     #[test]
     fn test_remove_message() {
         let left = vec![human("Hello", "1"), ai("Hi there!", "2")];
-        assert_eq!(
-            merged(left, vec![Message::remove("2")]),
-            [human("Hello", "1")]
-        );
+        assert_eq!(merged(left, vec![Message::remove("2")]), [human("Hello", "1")]);
     }
 
     #[test]
@@ -294,32 +264,17 @@ mod tests {
 
     #[test]
     fn remove_missing_error_message() {
-        let err = MessagesError::RemoveMissing {
-            id: "zz".to_owned(),
-        };
-        assert_eq!(
-            err.to_string(),
-            "attempting to delete a message with an id that doesn't exist ('zz')"
-        );
+        let err = MessagesError::RemoveMissing { id: "zz".to_owned() };
+        assert_eq!(err.to_string(), "attempting to delete a message with an id that doesn't exist ('zz')");
     }
 
     #[test]
     fn failed_update_leaves_left_unchanged() {
         let original = vec![human("a", "1"), Message::ai("no id"), ai("b", "2")];
         let mut left = original.clone();
-        let right = vec![
-            human("A", "1"),
-            Message::remove("2"),
-            human("c", "3"),
-            Message::remove("zz"),
-        ];
+        let right = vec![human("A", "1"), Message::remove("2"), human("c", "3"), Message::remove("zz")];
         let err = add_messages(&mut left, right).unwrap_err();
-        assert_eq!(
-            err,
-            MessagesError::RemoveMissing {
-                id: "zz".to_owned()
-            }
-        );
+        assert_eq!(err, MessagesError::RemoveMissing { id: "zz".to_owned() });
         assert_eq!(left, original);
         assert_eq!(left[1].id(), None);
     }
@@ -332,33 +287,21 @@ mod tests {
             Message::remove("2"),
             Message::system("New message").with_id("3"),
         ];
-        let expected = [
-            human("Updated hello", "1"),
-            Message::system("New message").with_id("3"),
-        ];
+        let expected = [human("Updated hello", "1"), Message::system("New message").with_id("3")];
         assert_eq!(merged(left, right), expected);
     }
 
     #[test]
     fn test_empty_inputs() {
         assert_eq!(merged(vec![], vec![]), []);
-        assert_eq!(
-            merged(vec![], vec![human("Hello", "1")]),
-            [human("Hello", "1")]
-        );
-        assert_eq!(
-            merged(vec![human("Hello", "1")], vec![]),
-            [human("Hello", "1")]
-        );
+        assert_eq!(merged(vec![], vec![human("Hello", "1")]), [human("Hello", "1")]);
+        assert_eq!(merged(vec![human("Hello", "1")], vec![]), [human("Hello", "1")]);
     }
 
     #[test]
     fn test_delete_all() {
         let left = vec![human("Hello", "1"), ai("Hi there!", "2")];
-        assert_eq!(
-            merged(left, vec![Message::remove("1"), Message::remove("2")]),
-            []
-        );
+        assert_eq!(merged(left, vec![Message::remove("1"), Message::remove("2")]), []);
     }
 
     #[test]
@@ -368,19 +311,13 @@ mod tests {
         assert_eq!(merged(left(), vec![Message::remove_all()]), []);
 
         // Removal and update, i.e. overwriting.
-        let result = merged(
-            left(),
-            vec![Message::remove_all(), Message::human("Updated hello")],
-        );
+        let result = merged(left(), vec![Message::remove_all(), Message::human("Updated hello")]);
         assert_eq!(texts(&result), ["Updated hello"]);
         assert!(result[0].id().is_some_and(is_uuid4));
 
         // Messages before the marker in the same update are dropped too.
-        let right = vec![
-            Message::human("Updated hello"),
-            Message::remove_all(),
-            Message::human("Updated hi there"),
-        ];
+        let right =
+            vec![Message::human("Updated hello"), Message::remove_all(), Message::human("Updated hi there")];
         let result = merged(left(), right);
         assert_eq!(texts(&result), ["Updated hi there"]);
         assert_eq!(result[0].kind(), MessageType::Human);
@@ -405,30 +342,17 @@ mod tests {
         assert_eq!(merged(vec![], right), [human("a", "1"), human("b", "1")]);
 
         // A remove after the marker is not processed, does not error and stays in state.
-        let right = vec![
-            Message::remove_all(),
-            human("a", "1"),
-            Message::remove("zz"),
-        ];
+        let right = vec![Message::remove_all(), human("a", "1"), Message::remove("zz")];
         let result = merged(vec![human("x", "9")], right);
         assert_eq!(result, [human("a", "1"), Message::remove("zz")]);
 
         // A marker as the last item empties the state.
-        assert_eq!(
-            merged(
-                vec![human("x", "9")],
-                vec![human("y", "8"), Message::remove_all()]
-            ),
-            []
-        );
+        assert_eq!(merged(vec![human("x", "9")], vec![human("y", "8"), Message::remove_all()]), []);
     }
 
     #[test]
     fn remove_all_id_on_a_normal_message_is_just_an_id() {
-        let result = merged(
-            vec![human("x", "9")],
-            vec![human("odd", REMOVE_ALL_MESSAGES)],
-        );
+        let result = merged(vec![human("x", "9")], vec![human("odd", REMOVE_ALL_MESSAGES)]);
         assert_eq!(ids(&result), ["9", REMOVE_ALL_MESSAGES]);
     }
 
@@ -441,29 +365,20 @@ mod tests {
     #[test]
     fn remove_then_replace_then_remove() {
         let right = vec![Message::remove("1"), human("b", "1"), Message::remove("1")];
-        assert_eq!(
-            merged(vec![human("a", "1"), human("z", "2")], right),
-            [human("z", "2")]
-        );
+        assert_eq!(merged(vec![human("a", "1"), human("z", "2")], right), [human("z", "2")]);
     }
 
     #[test]
     fn duplicate_ids_in_left_follow_python() {
         // Replacement hits the last occurrence; removal drops every occurrence.
         let left = vec![human("a", "1"), human("b", "1"), human("c", "2")];
-        assert_eq!(
-            texts(&merged(left.clone(), vec![human("B", "1")])),
-            ["a", "B", "c"]
-        );
+        assert_eq!(texts(&merged(left.clone(), vec![human("B", "1")])), ["a", "B", "c"]);
         assert_eq!(merged(left, vec![Message::remove("1")]), [human("c", "2")]);
     }
 
     #[test]
     fn ids_assigned_to_id_less_left_messages() {
-        let result = merged(
-            vec![Message::human("no id"), human("a", "1")],
-            vec![human("A", "1")],
-        );
+        let result = merged(vec![Message::human("no id"), human("a", "1")], vec![human("A", "1")]);
         assert!(result[0].id().is_some_and(is_uuid4));
         assert_eq!(texts(&result), ["no id", "A"]);
     }
@@ -472,9 +387,7 @@ mod tests {
     fn large_update_is_linear() {
         // 200k messages finish quickly only with the id index; a quadratic merge would not.
         let left: Vec<Message> = (0..100_000).map(|i| human("l", &i.to_string())).collect();
-        let right: Vec<Message> = (50_000..150_000)
-            .map(|i| human("r", &i.to_string()))
-            .collect();
+        let right: Vec<Message> = (50_000..150_000).map(|i| human("r", &i.to_string())).collect();
         let result = merged(left, right);
         assert_eq!(result.len(), 150_000);
         assert_eq!(result[49_999].text(), "l");

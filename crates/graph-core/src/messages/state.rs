@@ -109,8 +109,15 @@ mod tests {
             let last = s.messages.last().map(Message::text).unwrap_or_default();
             Ok(MessagesStateUpdate::messages(vec![Message::ai(format!("echo: {last}"))]))
         }
-        let g = StateGraph::<MessagesState>::new().add_node("echo", echo).add_edge(START, "echo").compile().unwrap();
-        let out = g.invoke(MessagesStateUpdate::messages(vec![Message::human("hi")]), &RunConfig::new()).await.unwrap();
+        let g = StateGraph::<MessagesState>::new()
+            .add_node("echo", echo)
+            .add_edge(START, "echo")
+            .compile()
+            .unwrap();
+        let out = g
+            .invoke(MessagesStateUpdate::messages(vec![Message::human("hi")]), &RunConfig::new())
+            .await
+            .unwrap();
         assert_eq!(out.messages.len(), 2);
         assert_eq!(out.messages[1].text(), "echo: hi");
     }

@@ -35,11 +35,7 @@ pub struct ToolCall {
 impl ToolCall {
     /// A tool call with an id, the usual shape a provider returns.
     pub fn new(name: impl Into<String>, args: Value, id: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            args,
-            id: Some(id.into()),
-        }
+        Self { name: name.into(), args, id: Some(id.into()) }
     }
 }
 
@@ -185,10 +181,7 @@ mod tests {
     fn tool_call_wire_form_and_lenient_input() {
         let call = ToolCall::new("t", json!({"q": 1}), "c1");
         let value = serde_json::to_value(&call).unwrap();
-        assert_eq!(
-            value,
-            json!({"name": "t", "args": {"q": 1}, "id": "c1", "type": "tool_call"})
-        );
+        assert_eq!(value, json!({"name": "t", "args": {"q": 1}, "id": "c1", "type": "tool_call"}));
         assert_eq!(serde_json::from_value::<ToolCall>(value).unwrap(), call);
 
         let minimal: ToolCall = serde_json::from_value(json!({"name": "t", "id": null})).unwrap();
@@ -205,29 +198,21 @@ mod tests {
             error: None,
         };
         let text = serde_json::to_string(&call).unwrap();
-        assert_eq!(
-            text,
-            r#"{"name":"t","args":"{oops","id":"c1","error":null,"type":"invalid_tool_call"}"#
-        );
-        assert_eq!(
-            serde_json::from_str::<InvalidToolCall>(&text).unwrap(),
-            call
-        );
+        assert_eq!(text, r#"{"name":"t","args":"{oops","id":"c1","error":null,"type":"invalid_tool_call"}"#);
+        assert_eq!(serde_json::from_str::<InvalidToolCall>(&text).unwrap(), call);
     }
 
     #[test]
     fn tool_status_strings() {
         assert_eq!(ToolStatus::default(), ToolStatus::Success);
-        assert_eq!(
-            serde_json::to_value(ToolStatus::Error).unwrap(),
-            json!("error")
-        );
+        assert_eq!(serde_json::to_value(ToolStatus::Error).unwrap(), json!("error"));
         assert_eq!(ToolStatus::Success.as_str(), "success");
     }
 
     #[test]
     fn usage_keeps_provider_details_after_counters() {
-        let text = r#"{"input_tokens":3,"output_tokens":4,"total_tokens":7,"output_token_details":{"reasoning":2}}"#;
+        let text =
+            r#"{"input_tokens":3,"output_tokens":4,"total_tokens":7,"output_token_details":{"reasoning":2}}"#;
         let usage: UsageMetadata = serde_json::from_str(text).unwrap();
         assert_eq!(usage.total_tokens, 7);
         assert_eq!(usage.extra["output_token_details"], json!({"reasoning": 2}));

@@ -74,13 +74,21 @@ impl<S: State> Channels<S> {
 
     /// LangGraph's `should_interrupt`: the tasks whose node is a breakpoint, if any channel changed
     /// since the run last resumed.
-    pub(crate) fn breakpoint_hits<C>(&self, layout: &Layout<S, C>, nodes: &[usize], tasks: &[Task<S>]) -> Vec<String> {
+    pub(crate) fn breakpoint_hits<C>(
+        &self,
+        layout: &Layout<S, C>,
+        nodes: &[usize],
+        tasks: &[Task<S>],
+    ) -> Vec<String> {
         let changed = self.versions.iter().zip(&self.interrupt_seen).any(|(v, seen)| v > seen);
         if !changed {
             return Vec::new();
         }
-        let mut hits: Vec<String> =
-            tasks.iter().filter(|t| nodes.contains(&t.node)).map(|t| layout.nodes[t.node].name.to_string()).collect();
+        let mut hits: Vec<String> = tasks
+            .iter()
+            .filter(|t| nodes.contains(&t.node))
+            .map(|t| layout.nodes[t.node].name.to_string())
+            .collect();
         hits.dedup();
         hits
     }
@@ -200,9 +208,8 @@ impl<S: State> Channels<S> {
             }
         }
         if !state_writes.is_empty() {
-            let written: FieldSet = self.state.apply(state_writes).map_err(|source| Error::InvalidUpdate {
-                nodes: writers_of(layout, &writers, &source),
-                source,
+            let written: FieldSet = self.state.apply(state_writes).map_err(|source| {
+                Error::InvalidUpdate { nodes: writers_of(layout, &writers, &source), source }
             })?;
             for f in written.iter() {
                 updated[f] = true;
@@ -267,7 +274,9 @@ fn writers_of<S: State, C>(
 ) -> String {
     use crate::state::InvalidUpdate as E;
     let field = match err {
-        E::ConcurrentWrites { field } | E::ConcurrentOverwrites { field } | E::Reducer { field, .. } => *field,
+        E::ConcurrentWrites { field } | E::ConcurrentOverwrites { field } | E::Reducer { field, .. } => {
+            *field
+        }
     };
     let Some(idx) = S::field_index(field) else { return "the input".to_owned() };
     let names: Vec<String> = writers

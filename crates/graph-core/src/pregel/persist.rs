@@ -7,13 +7,13 @@ use serde_json::{json, Value as Json};
 
 use super::channels::Channels;
 use super::task::TaskWrites;
-use crate::checkpoint::{version_number, Checkpoint, ChannelVersions, PendingWrite, CHECKPOINT_VERSION};
+use crate::checkpoint::CheckpointError;
+use crate::checkpoint::{version_number, ChannelVersions, Checkpoint, PendingWrite, CHECKPOINT_VERSION};
 use crate::command::Push;
 use crate::error::{Error, Result};
 use crate::graph::compiled::{ChannelKind, Layout};
 use crate::state::{State, StateWrite};
 use crate::value::ChannelValue;
-use crate::checkpoint::CheckpointError;
 
 /// The `versions_seen` key under which the versions at the last resume are kept.
 const INTERRUPT: &str = "__interrupt__";
@@ -34,8 +34,9 @@ impl VersionText {
     }
 
     fn learn(&mut self, text: &str) -> Result<u64> {
-        let n = version_number(text)
-            .ok_or_else(|| CheckpointError::Corrupt(format!("channel version {text:?} is not a LangGraph version")))?;
+        let n = version_number(text).ok_or_else(|| {
+            CheckpointError::Corrupt(format!("channel version {text:?} is not a LangGraph version"))
+        })?;
         self.texts.entry(n).or_insert_with(|| text.to_owned());
         Ok(n)
     }
@@ -79,8 +80,12 @@ pub(crate) fn to_checkpoint<S: State, C>(
                 ch.present[i].then(|| ChannelValue::Json(json!([null, ch.finished[i]]).into()))
             }
             ChannelKind::Join { sources } => (ch.seen[i] != 0).then(|| {
-                let seen: Vec<&String> =
-                    sources.iter().enumerate().filter(|(b, _)| ch.seen[i] & (1 << b) != 0).map(|(_, s)| s).collect();
+                let seen: Vec<&String> = sources
+                    .iter()
+                    .enumerate()
+                    .filter(|(b, _)| ch.seen[i] & (1 << b) != 0)
+                    .map(|(_, s)| s)
+                    .collect();
                 ChannelValue::Json(json!(seen).into())
             }),
             ChannelKind::Tasks => match ch.pushes.is_empty() {
@@ -204,7 +209,10 @@ pub(crate) fn from_checkpoint<S: State, C>(
 }
 
 /// The pending writes of a finished task, as `(channel, value)` pairs in write order.
-pub(crate) fn writes_to_pending<S: State, C>(layout: &Layout<S, C>, w: &TaskWrites<S>) -> Result<Vec<(String, ChannelValue)>> {
+pub(crate) fn writes_to_pending<S: State, C>(
+    layout: &Layout<S, C>,
+    w: &TaskWrites<S>,
+) -> Result<Vec<(String, ChannelValue)>> {
     let mut out = Vec::new();
     for sw in &w.state {
         for (f, v) in S::update_values(&sw.update) {
@@ -222,13 +230,19 @@ pub(crate) fn writes_to_pending<S: State, C>(layout: &Layout<S, C>, w: &TaskWrit
         }
     }
     for p in &w.pushes {
-        out.push((layout.channels[layout.tasks_channel].name.to_string(), ChannelValue::Json(push_to_json(p)?.into())));
+        out.push((
+            layout.channels[layout.tasks_channel].name.to_string(),
+            ChannelValue::Json(push_to_json(p)?.into()),
+        ));
     }
     Ok(out)
 }
 
 /// Rebuilds a task's writes from its stored pending writes.
-pub(crate) fn pending_to_writes<S: State, C>(layout: &Layout<S, C>, writes: &[&PendingWrite]) -> Result<TaskWrites<S>> {
+pub(crate) fn pending_to_writes<S: State, C>(
+    layout: &Layout<S, C>,
+    writes: &[&PendingWrite],
+) -> Result<TaskWrites<S>> {
     let mut w = TaskWrites::empty();
     for pw in writes {
         let Some(&i) = layout.channel_index.get(pw.channel.as_str()) else { continue };

@@ -11,8 +11,8 @@ use super::channels::Channels;
 use super::persist::{self, FieldCache, VersionText};
 use super::task::{self, Task, TaskWrites};
 use crate::checkpoint::{
-    uuid6, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource, ChannelVersions, DynCheckpointer,
-    PendingWrite,
+    uuid6, ChannelVersions, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
+    DynCheckpointer, PendingWrite,
 };
 use crate::command::NodeOutput;
 use crate::config::{Durability, RunConfig};
@@ -185,7 +185,9 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
             // and the tasks it would have run are discarded (marked seen), as LangGraph does.
             pending.clear();
             let mut discarded = match &loaded {
-                Some(_) => lp.ch.prepare_tasks(layout, &lp.checkpoint_id, &config.checkpoint_ns, lp.step + 1)?,
+                Some(_) => {
+                    lp.ch.prepare_tasks(layout, &lp.checkpoint_id, &config.checkpoint_ns, lp.step + 1)?
+                }
                 None => Vec::new(),
             };
             for t in &mut discarded {
@@ -221,14 +223,17 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
 
 fn with_thread(e: Error, config: &RunConfig) -> Error {
     match e {
-        Error::Checkpoint(crate::checkpoint::CheckpointError::Decode { checkpoint_id, channel, source, .. }) => {
-            Error::Checkpoint(crate::checkpoint::CheckpointError::Decode {
-                thread_id: config.thread_id.clone().unwrap_or_default(),
-                checkpoint_id,
-                channel,
-                source,
-            })
-        }
+        Error::Checkpoint(crate::checkpoint::CheckpointError::Decode {
+            checkpoint_id,
+            channel,
+            source,
+            ..
+        }) => Error::Checkpoint(crate::checkpoint::CheckpointError::Decode {
+            thread_id: config.thread_id.clone().unwrap_or_default(),
+            checkpoint_id,
+            channel,
+            source,
+        }),
         other => other,
     }
 }
@@ -330,7 +335,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                     if let Some(ws) = pending.remove(&*t.id) {
                         // A task that failed or was interrupted left only special writes: run it
                         // again (with its resume values, if any).
-                        let refs: Vec<&PendingWrite> = ws.iter().filter(|w| !is_special(&w.channel)).collect();
+                        let refs: Vec<&PendingWrite> =
+                            ws.iter().filter(|w| !is_special(&w.channel)).collect();
                         if !refs.is_empty() {
                             t.writes = Some(persist::pending_to_writes(self.layout, &refs)?);
                         }
@@ -349,7 +355,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             self.step = next_step;
             self.checkpoint(CheckpointSource::Loop, &updated).await?;
             if let Some(sink) = self.sink {
-                let state_changed = updated.iter().any(|c| matches!(self.layout.channels[*c].kind, ChannelKind::Field(_)));
+                let state_changed =
+                    updated.iter().any(|c| matches!(self.layout.channels[*c].kind, ChannelKind::Field(_)));
                 if sink.wants(StreamMode::Values) && state_changed {
                     sink.send(StreamEvent::Values(self.ch.state.clone()));
                 }
@@ -383,13 +390,15 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             let Some(node) = def.node.clone() else {
                 // START: its work is writing the input and following its edges.
                 let input = self.ch.start.clone().unwrap_or_default();
-                let output = NodeOutput { writes: input.into_iter().map(StateWrite::new).collect(), goto: Vec::new() };
+                let output =
+                    NodeOutput { writes: input.into_iter().map(StateWrite::new).collect(), goto: Vec::new() };
                 let writes = task::route(layout, t.node, &self.ch.state, output)?;
                 self.save_writes(t, &writes).await?;
                 t.writes = Some(writes);
                 continue;
             };
-            if let Some(sink) = self.sink.filter(|s| s.wants(StreamMode::Tasks) || s.wants(StreamMode::Debug)) {
+            if let Some(sink) = self.sink.filter(|s| s.wants(StreamMode::Tasks) || s.wants(StreamMode::Debug))
+            {
                 sink.send(StreamEvent::Task(TaskEvent::Start {
                     id: t.id.to_string(),
                     name: def.name.to_string(),
@@ -424,7 +433,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             let timeout = self.config.node_timeout;
             let span = tracing::debug_span!("task", node = %def.name, step, task_id = %t.id);
             running.push(
-                async move { (i, task::execute(node, input, runtime, retry, timeout).await) }.instrument(span),
+                async move { (i, task::execute(node, input, runtime, retry, timeout).await) }
+                    .instrument(span),
             );
         }
         let mut failure: Option<Error> = None;
@@ -472,7 +482,12 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             sink.send(StreamEvent::Updates { node: name.to_owned(), updates });
         }
         if sink.wants(StreamMode::Tasks) || sink.wants(StreamMode::Debug) {
-            sink.send(StreamEvent::Task(TaskEvent::Result { id: t.id.to_string(), name: name.to_owned(), error, step }));
+            sink.send(StreamEvent::Task(TaskEvent::Result {
+                id: t.id.to_string(),
+                name: name.to_owned(),
+                error,
+                step,
+            }));
         }
     }
 
@@ -499,11 +514,21 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     async fn checkpoint(&mut self, source: CheckpointSource, updated: &[usize]) -> Result<()> {
         self.checkpoint_id = uuid6(self.step);
         self.dirty = true;
-        let wants_event = self.sink.is_some_and(|s| s.wants(StreamMode::Checkpoints) || s.wants(StreamMode::Debug));
+        let wants_event =
+            self.sink.is_some_and(|s| s.wants(StreamMode::Checkpoints) || s.wants(StreamMode::Debug));
         if wants_event {
-            let next = self.ch.triggered_nodes(self.layout).iter().map(|n| self.layout.nodes[*n].name.to_string()).collect();
+            let next = self
+                .ch
+                .triggered_nodes(self.layout)
+                .iter()
+                .map(|n| self.layout.nodes[*n].name.to_string())
+                .collect();
             if let Some(sink) = self.sink {
-                sink.send(StreamEvent::Checkpoint { checkpoint_id: self.checkpoint_id.clone(), step: self.step, next });
+                sink.send(StreamEvent::Checkpoint {
+                    checkpoint_id: self.checkpoint_id.clone(),
+                    step: self.step,
+                    next,
+                });
             }
         }
         match &self.persistence {
@@ -564,6 +589,10 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             // A run returns only once its last checkpoint is durable, whatever the mode.
             flush(p).await?;
         }
-        Ok(RunOutcome { breakpoint: stop.breakpoint, interrupts: stop.interrupts, ..RunOutcome::done(self.ch.state) })
+        Ok(RunOutcome {
+            breakpoint: stop.breakpoint,
+            interrupts: stop.interrupts,
+            ..RunOutcome::done(self.ch.state)
+        })
     }
 }

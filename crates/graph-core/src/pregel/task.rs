@@ -156,10 +156,9 @@ pub(crate) fn route<S: State, C>(
     if !def.branches.is_empty() {
         let mut local = snapshot.clone();
         if !w.state.is_empty() {
-            local.apply(w.state.clone()).map_err(|source| Error::InvalidUpdate {
-                nodes: format!("{:?}", &*def.name),
-                source,
-            })?;
+            local
+                .apply(w.state.clone())
+                .map_err(|source| Error::InvalidUpdate { nodes: format!("{:?}", &*def.name), source })?;
         }
         for b in &def.branches {
             for goto in (b.path)(&local).0 {
@@ -219,7 +218,11 @@ pub(crate) async fn execute<S: State, C>(
         match attempt(&node, input.clone(), runtime.clone(), timeout).await {
             Ok(out) => return Ok(out),
             // An interrupt is an outcome, never retried.
-            Err(e) if n < policy.max_attempts && super::run::as_interrupt(&e).is_none() && policy.should_retry(&e) => {
+            Err(e)
+                if n < policy.max_attempts
+                    && super::run::as_interrupt(&e).is_none()
+                    && policy.should_retry(&e) =>
+            {
                 let wait = policy.backoff(n);
                 tracing::warn!(node = runtime.node(), attempt = n, ?wait, error = %e, "node failed; retrying");
                 tokio::time::sleep(wait).await;

@@ -29,7 +29,9 @@ async fn test_invoke_two_processes_two_in_two_out_invalid() {
 #[tokio::test]
 async fn test_overwrite_parallel_error() {
     let single = StateGraph::<S>::new()
-        .add_node("a", |_s: S| async { Ok::<_, Error>(Command::new().overwrite(SUpdate::log(vec!["only".to_owned()]))) })
+        .add_node("a", |_s: S| async {
+            Ok::<_, Error>(Command::new().overwrite(SUpdate::log(vec!["only".to_owned()])))
+        })
         .add_node("b", logger("b"))
         .add_edge(START, "a")
         .add_edge(START, "b")
@@ -41,15 +43,22 @@ async fn test_overwrite_parallel_error() {
     assert_eq!(out.log, ["only"]);
 
     let double = StateGraph::<S>::new()
-        .add_node("a", |_s: S| async { Ok::<_, Error>(Command::new().overwrite(SUpdate::log(vec!["a".to_owned()]))) })
-        .add_node("b", |_s: S| async { Ok::<_, Error>(Command::new().overwrite(SUpdate::log(vec!["b".to_owned()]))) })
+        .add_node("a", |_s: S| async {
+            Ok::<_, Error>(Command::new().overwrite(SUpdate::log(vec!["a".to_owned()])))
+        })
+        .add_node("b", |_s: S| async {
+            Ok::<_, Error>(Command::new().overwrite(SUpdate::log(vec!["b".to_owned()])))
+        })
         .add_edge(START, "a")
         .add_edge(START, "b")
         .compile()
         .unwrap();
     let err = double.invoke(SUpdate::default(), &RunConfig::new()).await.unwrap_err();
     assert!(
-        matches!(err, Error::InvalidUpdate { source: InvalidUpdate::ConcurrentOverwrites { field: "log" }, .. }),
+        matches!(
+            err,
+            Error::InvalidUpdate { source: InvalidUpdate::ConcurrentOverwrites { field: "log" }, .. }
+        ),
         "{err:?}"
     );
 }
@@ -59,7 +68,11 @@ async fn test_overwrite_parallel_error() {
 async fn test_multiple_writes_same_channel_from_same_node() {
     let g = StateGraph::<S>::new()
         .add_node("one", |_s: S| async {
-            Ok::<_, Error>(Command::new().update(SUpdate::log(vec!["one.0".to_owned()])).update(SUpdate::log(vec!["one.1".to_owned()])))
+            Ok::<_, Error>(
+                Command::new()
+                    .update(SUpdate::log(vec!["one.0".to_owned()]))
+                    .update(SUpdate::log(vec!["one.1".to_owned()])),
+            )
         })
         .add_edge(START, "one")
         .compile()
@@ -84,7 +97,9 @@ async fn test_writes_applied_in_task_path_order_not_completion_order() {
             tokio::time::sleep(std::time::Duration::from_millis(30)).await;
             Ok::<_, Error>(SUpdate::log(vec!["slow".to_owned()]).with_total(1))
         })
-        .add_node("fast", |_s: S| async { Ok::<_, Error>(SUpdate::log(vec!["fast".to_owned()]).with_total(2)) })
+        .add_node("fast", |_s: S| async {
+            Ok::<_, Error>(SUpdate::log(vec!["fast".to_owned()]).with_total(2))
+        })
         .add_edge(START, "slow")
         .add_edge(START, "fast")
         .compile()
@@ -133,5 +148,8 @@ async fn test_remove_nonexistent_message_fails_the_step() {
         .compile()
         .unwrap();
     let err = g.invoke(MUpdate::messages(vec![Message::human("hi")]), &RunConfig::new()).await.unwrap_err();
-    assert!(matches!(&err, Error::InvalidUpdate { source: InvalidUpdate::Reducer { field: "messages", .. }, .. }), "{err:?}");
+    assert!(
+        matches!(&err, Error::InvalidUpdate { source: InvalidUpdate::Reducer { field: "messages", .. }, .. }),
+        "{err:?}"
+    );
 }

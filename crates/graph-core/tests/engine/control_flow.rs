@@ -5,7 +5,10 @@ use graph_core::GraphIssue;
 
 use crate::support::*;
 
-fn traced(trace: &Trace, name: &'static str) -> impl Fn(S) -> std::future::Ready<Result<SUpdate>> + Send + Sync + 'static {
+fn traced(
+    trace: &Trace,
+    name: &'static str,
+) -> impl Fn(S) -> std::future::Ready<Result<SUpdate>> + Send + Sync + 'static {
     let trace = trace.clone();
     move |_s: S| {
         trace.push(name);
@@ -113,7 +116,9 @@ async fn test_send_sequences() {
 async fn test_command_goto() {
     let t = Trace::default();
     let g = StateGraph::<S>::new()
-        .add_node("router", |_s: S| async { Ok::<_, Error>(Command::new().update(SUpdate::hello("routed")).goto("target")) })
+        .add_node("router", |_s: S| async {
+            Ok::<_, Error>(Command::new().update(SUpdate::hello("routed")).goto("target"))
+        })
         .add_node("target", traced(&t, "target"))
         .add_node("always", traced(&t, "always"))
         .add_edge(START, "router")
@@ -131,7 +136,9 @@ async fn test_command_goto() {
 #[tokio::test]
 async fn test_conditional_edges_path_map_reads_fresh_state() {
     let g = StateGraph::<S>::new()
-        .add_node("count", |s: S| async move { Ok::<_, Error>(SUpdate::total(1).with_log(vec![format!("n{}", s.total)])) })
+        .add_node("count", |s: S| async move {
+            Ok::<_, Error>(SUpdate::total(1).with_log(vec![format!("n{}", s.total)]))
+        })
         .add_edge(START, "count")
         .add_conditional_edges(
             "count",
@@ -185,7 +192,9 @@ fn test_compile_reports_every_issue() {
     assert!(issues.contains(&GraphIssue::EdgeFromEnd));
     assert!(issues.contains(&GraphIssue::UnknownBreakpoint { when: "before", node: "nope".into() }));
     assert!(issues.iter().any(|i| matches!(i, GraphIssue::UnknownNode { missing, did_you_mean: Some(s), .. } if missing == "retrive" && s == "retrieve")));
-    assert!(issues.iter().any(|i| matches!(i, GraphIssue::UnknownNode { missing, .. } if missing == "call_model")));
+    assert!(issues
+        .iter()
+        .any(|i| matches!(i, GraphIssue::UnknownNode { missing, .. } if missing == "call_model")));
     let text = err.to_string();
     assert!(text.starts_with("graph did not compile:\n  - "), "{text}");
     assert!(text.contains("(did you mean \"retrieve\"?)"), "{text}");
@@ -230,7 +239,8 @@ async fn test_retry_on_predicate() {
                 a.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 async { Err::<SUpdate, _>(Error::UnknownNode("permanent".into())) }
             },
-            NodeOptions::new().retry(RetryPolicy::new().max_attempts(5).retry_on(|e| !e.to_string().contains("permanent"))),
+            NodeOptions::new()
+                .retry(RetryPolicy::new().max_attempts(5).retry_on(|e| !e.to_string().contains("permanent"))),
         )
         .add_edge(START, "bad")
         .compile()

@@ -49,7 +49,11 @@ proptest! {
 #[tokio::test]
 async fn test_add_sequence() {
     let g = StateGraph::<S>::new()
-        .add_sequence([("one", node(logger("one"))), ("two", node(logger("two"))), ("three", node(logger("three")))])
+        .add_sequence([
+            ("one", node(logger("one"))),
+            ("two", node(logger("two"))),
+            ("three", node(logger("three"))),
+        ])
         .add_edge(START, "one")
         .compile()
         .unwrap();

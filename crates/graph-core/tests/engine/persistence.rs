@@ -22,8 +22,10 @@ async fn test_get_state_history_sources_and_steps() {
     let cfg = RunConfig::thread("t");
     g.invoke(SUpdate::default(), &cfg).await.unwrap();
     let history = g.get_state_history(&cfg, ListOptions::new()).await.unwrap();
-    let got: Vec<(CheckpointSource, i64)> =
-        history.iter().map(|s| (s.metadata.as_ref().unwrap().source, s.metadata.as_ref().unwrap().step)).collect();
+    let got: Vec<(CheckpointSource, i64)> = history
+        .iter()
+        .map(|s| (s.metadata.as_ref().unwrap().source, s.metadata.as_ref().unwrap().step))
+        .collect();
     use CheckpointSource::*;
     assert_eq!(got, [(Loop, 2), (Loop, 1), (Loop, 0), (Input, -1)]);
     assert_eq!(history[0].values.log, ["a", "b"]);
@@ -32,7 +34,10 @@ async fn test_get_state_history_sources_and_steps() {
     assert_eq!(history[3].next, ["__start__"]);
     // Each checkpoint's parent is the one before it.
     for pair in history.windows(2) {
-        assert_eq!(pair[0].parent_config.as_ref().unwrap().checkpoint_id, pair[1].config.as_ref().unwrap().checkpoint_id);
+        assert_eq!(
+            pair[0].parent_config.as_ref().unwrap().checkpoint_id,
+            pair[1].config.as_ref().unwrap().checkpoint_id
+        );
     }
 }
 
@@ -40,7 +45,11 @@ async fn test_get_state_history_sources_and_steps() {
 #[tokio::test]
 async fn test_checkpoint_metadata() {
     let g = two_step().compile_with(InMemoryCheckpointer::new()).unwrap();
-    let cfg = RunConfig::thread("t").metadata("run_id", "r-1").metadata("user", "u42").metadata("__hidden", "x").metadata("obj", serde_json::json!({"a": 1}));
+    let cfg = RunConfig::thread("t")
+        .metadata("run_id", "r-1")
+        .metadata("user", "u42")
+        .metadata("__hidden", "x")
+        .metadata("obj", serde_json::json!({"a": 1}));
     g.invoke(SUpdate::default(), &cfg).await.unwrap();
     let state = g.get_state(&cfg).await.unwrap();
     let meta = state.metadata.unwrap();
@@ -182,7 +191,10 @@ async fn test_durability_exit_writes_only_final_checkpoint() {
     };
     assert_eq!(shape(&sync_h), shape(&async_h));
     for pair in async_h.windows(2) {
-        assert_eq!(pair[0].parent_config.as_ref().unwrap().checkpoint_id, pair[1].config.as_ref().unwrap().checkpoint_id);
+        assert_eq!(
+            pair[0].parent_config.as_ref().unwrap().checkpoint_id,
+            pair[1].config.as_ref().unwrap().checkpoint_id
+        );
     }
 }
 
@@ -202,7 +214,10 @@ async fn test_update_state_as_node() {
     assert_eq!(state.next, ["b"]);
     let out = g.resume(&cfg).await.unwrap();
     assert_eq!(out.log, ["a", "b", "edited", "b"]);
-    assert!(matches!(g.update_state(&cfg, SUpdate::default(), Some("nope")).await, Err(Error::UnknownNode(_))));
+    assert!(matches!(
+        g.update_state(&cfg, SUpdate::default(), Some("nope")).await,
+        Err(Error::UnknownNode(_))
+    ));
 }
 
 /// Replaying from an older checkpoint forks: a `fork` checkpoint, then new loop checkpoints; the
@@ -218,7 +233,11 @@ async fn test_run_from_checkpoint_id_retains_previous_writes() {
     assert_eq!(out.log, ["a", "b"]);
     let after = g.get_state_history(&cfg, ListOptions::new()).await.unwrap();
     assert_eq!(after.len(), before.len() + 2);
-    let m: Vec<(CheckpointSource, i64)> = after.iter().take(2).map(|s| (s.metadata.as_ref().unwrap().source, s.metadata.as_ref().unwrap().step)).collect();
+    let m: Vec<(CheckpointSource, i64)> = after
+        .iter()
+        .take(2)
+        .map(|s| (s.metadata.as_ref().unwrap().source, s.metadata.as_ref().unwrap().step))
+        .collect();
     assert_eq!(m, [(CheckpointSource::Loop, 2), (CheckpointSource::Fork, 1)]);
     assert_eq!(after[1].parent_config.as_ref().unwrap().checkpoint_id.as_deref(), Some(after_a.as_str()));
     for (old, new) in before.iter().zip(after.iter().skip(2)) {

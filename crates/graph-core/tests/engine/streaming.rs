@@ -43,7 +43,13 @@ async fn test_stream_multiple_modes_never_rerun_nodes() {
         .add_edge(START, "talk")
         .compile()
         .unwrap();
-    let modes = [StreamMode::Values, StreamMode::Updates, StreamMode::Messages, StreamMode::Custom, StreamMode::Tasks];
+    let modes = [
+        StreamMode::Values,
+        StreamMode::Updates,
+        StreamMode::Messages,
+        StreamMode::Custom,
+        StreamMode::Tasks,
+    ];
     let events: Vec<_> = g.stream(Some(SUpdate::default()), &RunConfig::new()).modes(modes).collect().await;
     let mut kinds = Vec::new();
     let mut tokens = String::new();
@@ -82,7 +88,8 @@ async fn test_stream_ends_with_error() {
         .add_edge(START, "bad")
         .compile()
         .unwrap();
-    let events: Vec<_> = g.stream(Some(SUpdate::default()), &RunConfig::new()).modes([StreamMode::Updates]).collect().await;
+    let events: Vec<_> =
+        g.stream(Some(SUpdate::default()), &RunConfig::new()).modes([StreamMode::Updates]).collect().await;
     assert_eq!(events.len(), 1);
     assert!(matches!(events[0], Err(Error::Node { .. })));
 }

@@ -1,13 +1,15 @@
 //! Subgraphs: a compiled graph as a node (LangGraph `test_subgraph_persistence.py`).
 
-use graph_core::checkpoint::{Checkpointer, CheckpointConfig, InMemoryCheckpointer, ListOptions};
+use graph_core::checkpoint::{CheckpointConfig, Checkpointer, InMemoryCheckpointer, ListOptions};
 use graph_core::prelude::*;
 
 use crate::support::*;
 
 fn child() -> CompiledGraph<S> {
     StateGraph::<S>::new()
-        .add_node("inner", |_s: S| async { Ok::<_, Error>(SUpdate::log(vec!["inner".into()]).with_hello("from child")) })
+        .add_node("inner", |_s: S| async {
+            Ok::<_, Error>(SUpdate::log(vec!["inner".into()]).with_hello("from child"))
+        })
         .add_edge(START, "inner")
         .compile()
         .unwrap()
@@ -51,8 +53,14 @@ async fn test_subgraph_checkpoints_under_task_namespace() {
         assert!(parent_ids.contains(parent));
     }
     // The root namespace never sees the child's checkpoints.
-    assert!(g.get_state_history(&cfg, ListOptions::new()).await.unwrap().iter().all(|s| s.config.as_ref().unwrap().checkpoint_ns.is_empty()));
-    let latest_child = saver.get_tuple(&CheckpointConfig::thread("t").with_ns(ns.clone())).await.unwrap().unwrap();
+    assert!(g.get_state_history(&cfg, ListOptions::new()).await.unwrap().iter().all(|s| s
+        .config
+        .as_ref()
+        .unwrap()
+        .checkpoint_ns
+        .is_empty()));
+    let latest_child =
+        saver.get_tuple(&CheckpointConfig::thread("t").with_ns(ns.clone())).await.unwrap().unwrap();
     assert_eq!(latest_child.metadata.step, 1);
 }
 

@@ -32,6 +32,8 @@ impl Trace {
 }
 
 /// A node that appends its name to `log`.
-pub(crate) fn logger(name: &'static str) -> impl Fn(S) -> std::future::Ready<Result<SUpdate>> + Send + Sync + 'static {
+pub(crate) fn logger(
+    name: &'static str,
+) -> impl Fn(S) -> std::future::Ready<Result<SUpdate>> + Send + Sync + 'static {
     move |_s: S| std::future::ready(Ok(SUpdate::log(vec![name.to_owned()])))
 }
