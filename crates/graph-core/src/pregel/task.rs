@@ -60,8 +60,9 @@ impl<S: State> Task<S> {
         checkpoint_ns: &str,
         step: i64,
     ) -> Self {
-        let mut triggers: Vec<String> = fired.into_iter().map(str::to_owned).collect();
-        triggers.sort();
+        // LangGraph hashes all of the node's triggers (sorted), not only the ones that fired.
+        debug_assert!(!fired.is_empty());
+        let triggers: Vec<String> = def.trigger_names.iter().map(|t| t.to_string()).collect();
         let ns = child_ns(checkpoint_ns, &def.name);
         let step_s = step.to_string();
         let mut parts: Vec<&str> = vec![&ns, &step_s, &def.name, PULL];
@@ -252,6 +253,18 @@ async fn attempt<S: State, C>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Test vectors computed with Python LangGraph 1.2.24's `_xxhash_str`.
+    #[test]
+    fn task_ids_match_langgraph() {
+        let cp = "1f1ec79d-c684-6681-8000-584e5eeaf542";
+        assert_eq!(task_id(cp, &["bot", "1", "bot", PULL, "branch:to:bot"]), "be311120-beb1-d687-0d3f-82e41fe5462a");
+        assert_eq!(
+            task_id(cp, &["c", "3", "c", PULL, "branch:to:c", "join:a+b:c"]),
+            "9e5f956b-6713-4dd0-2649-40045ab2f773"
+        );
+        assert_eq!(task_id(cp, &["work", "2", "work", PUSH, "0"]), "bab74653-db10-ad80-981f-69455686f5b9");
+    }
 
     #[test]
     fn task_ids_are_deterministic_uuids() {
