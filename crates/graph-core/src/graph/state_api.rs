@@ -181,7 +181,6 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         let mut t = Task::pull(
             &layout.nodes[node],
             node,
-            Vec::new(),
             &parent.checkpoint_id.clone().unwrap_or_default(),
             &cfg.checkpoint_ns,
             step + 1,

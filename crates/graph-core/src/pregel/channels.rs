@@ -120,15 +120,8 @@ impl<S: State> Channels<S> {
     ) -> Result<Vec<Task<S>>> {
         let mut tasks = Vec::new();
         for (node, def) in layout.nodes.iter().enumerate() {
-            let fired: Vec<&str> = def
-                .triggers
-                .iter()
-                .zip(&self.versions_seen[node])
-                .filter(|(ch, seen)| self.is_available(layout, **ch) && self.versions[**ch] > **seen)
-                .map(|(ch, _)| &*layout.channels[*ch].name)
-                .collect();
-            if !fired.is_empty() {
-                tasks.push(Task::pull(def, node, fired, checkpoint_id, checkpoint_ns, step));
+            if self.is_triggered(layout, node) {
+                tasks.push(Task::pull(def, node, checkpoint_id, checkpoint_ns, step));
             }
         }
         for (i, push) in self.pushes.iter().enumerate() {
