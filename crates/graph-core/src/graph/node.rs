@@ -19,6 +19,11 @@ pub(crate) type NodeFuture<S> = Pin<Box<dyn Future<Output = Result<NodeOutput<S>
 /// The object-safe form every node is erased to, so a graph has one type parameter per state.
 pub(crate) trait ErasedNode<S: State, C>: Send + Sync {
     fn call(&self, state: S, runtime: Runtime<C>) -> NodeFuture<S>;
+
+    /// The compiled graph behind a subgraph node (for `get_state_with_subgraphs`).
+    fn subgraph(&self) -> Option<&super::compiled::CompiledGraph<S, C>> {
+        None
+    }
 }
 
 /// A node, erased. Build one with [`node`] (needed only for [`StateGraph::add_sequence`]).

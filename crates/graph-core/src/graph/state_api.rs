@@ -48,6 +48,9 @@ pub struct StateSnapshot<S> {
     pub tasks: Vec<SnapshotTask>,
     /// Every pending interrupt of those tasks.
     pub interrupts: Vec<Interrupt>,
+    /// The states of subgraphs that are part-way through (stopped at an interrupt or a failure),
+    /// filled by [`CompiledGraph::get_state_with_subgraphs`].
+    pub subgraphs: Vec<StateSnapshot<S>>,
 }
 
 impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
@@ -78,8 +81,49 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
                 parent_config: None,
                 tasks: Vec::new(),
                 interrupts: Vec::new(),
+                subgraphs: Vec::new(),
             }),
         }
+    }
+
+    /// Like [`get_state`](Self::get_state), with the state of every subgraph that is part-way
+    /// through in [`StateSnapshot::subgraphs`], recursively (LangGraph's `get_state(subgraphs=True)`).
+    ///
+    /// # Errors
+    /// As [`get_state`](Self::get_state).
+    pub async fn get_state_with_subgraphs(&self, config: &RunConfig) -> Result<StateSnapshot<S>> {
+        let mut snap = self.get_state(config).await?;
+        self.fill_subgraphs(&mut snap).await?;
+        Ok(snap)
+    }
+
+    fn fill_subgraphs<'a>(
+        &'a self,
+        snap: &'a mut StateSnapshot<S>,
+    ) -> crate::checkpoint::BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let (Some(cfg), Some(saver)) = (snap.config.clone(), self.checkpointer.as_deref()) else {
+                return Ok(());
+            };
+            let layout = &self.inner.layout;
+            for task in &snap.tasks {
+                let Some(child) = layout
+                    .node(&task.name)
+                    .and_then(|n| layout.nodes[n].node.as_ref())
+                    .and_then(|n| n.0.subgraph())
+                else {
+                    continue;
+                };
+                let ns = format!("{}:{}", task::child_ns(&cfg.checkpoint_ns, &task.name), task.id);
+                let child_cfg = CheckpointConfig::thread(cfg.thread_id.clone()).with_ns(ns);
+                if let Some(t) = saver.get_tuple(&child_cfg).await? {
+                    let mut child_snap = child.snapshot(t, true)?;
+                    child.fill_subgraphs(&mut child_snap).await?;
+                    snap.subgraphs.push(child_snap);
+                }
+            }
+            Ok(())
+        })
     }
 
     /// Every checkpoint of a thread, newest first.
@@ -145,6 +189,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             parent_config: t.parent_config,
             interrupts: info.iter().flat_map(|t| t.interrupts.iter().cloned()).collect(),
             tasks: info,
+            subgraphs: Vec::new(),
         })
     }
 

@@ -37,6 +37,10 @@ impl<S: State, C: Send + Sync + 'static> IntoNode<S, C, Subgraph> for CompiledGr
 }
 
 impl<S: State, C: Send + Sync + 'static> ErasedNode<S, C> for SubgraphNode<S, C> {
+    fn subgraph(&self) -> Option<&CompiledGraph<S, C>> {
+        Some(&self.0)
+    }
+
     fn call(&self, state: S, runtime: Runtime<C>) -> NodeFuture<S> {
         let mut graph = self.0.clone();
         let scope = runtime.scope();

@@ -280,3 +280,32 @@ async fn test_static_breakpoints_interrupt_before_and_after() {
     let out = g.invoke(SUpdate::default(), &RunConfig::thread("t2")).await.unwrap();
     assert_eq!(out.log, ["a", "b", "a", "b"]);
 }
+
+/// `update_state` on an older checkpoint forks from it without applying that checkpoint's pending
+/// writes (`test_fork_does_not_apply_pending_writes`).
+#[tokio::test]
+async fn test_fork_does_not_apply_pending_writes() {
+    let g = StateGraph::<S>::new()
+        .add_node("one", |_s: S| async { Ok::<_, Error>(SUpdate::total(2)) })
+        .add_node("two", |_s: S| async { Err::<SUpdate, _>(Error::UnknownNode("always fails".into())) })
+        .add_edge(START, "one")
+        .add_edge(START, "two")
+        .compile_with(InMemoryCheckpointer::new())
+        .unwrap();
+    let cfg = RunConfig::thread("t");
+    assert!(g.invoke(SUpdate::total(1), &cfg).await.is_err());
+    let stuck = g.get_state(&cfg).await.unwrap();
+    assert_eq!(stuck.values.total, 3, "latest get_state applies one's pending write");
+    let at = stuck.config.unwrap().checkpoint_id.unwrap();
+    let forked = g
+        .update_state(&RunConfig::thread("t").checkpoint_id(at.clone()), SUpdate::total(10), Some("one"))
+        .await
+        .unwrap();
+    let state = g.get_state(&RunConfig::thread("t")).await.unwrap();
+    assert_eq!(state.config.unwrap().checkpoint_id, forked.checkpoint_id);
+    assert_eq!(state.parent_config.unwrap().checkpoint_id.as_deref(), Some(at.as_str()));
+    assert_eq!(
+        state.values.total, 11,
+        "1 from the input + 10 from the update; one's pending 2 is not applied"
+    );
+}

@@ -89,6 +89,14 @@ async fn test_interrupt_inside_subgraph_resumes() {
     assert_eq!(out.interrupts.len(), 1);
     assert_eq!(out.interrupts[0].value, "continue?");
     assert_eq!(g.get_state(&cfg).await.unwrap().next, ["sub"]);
+    // get_state(subgraphs=True): the child's own snapshot, stopped before "ask".
+    let with_sub = g.get_state_with_subgraphs(&cfg).await.unwrap();
+    assert_eq!(with_sub.subgraphs.len(), 1);
+    let child = &with_sub.subgraphs[0];
+    assert_eq!(child.next, ["ask"]);
+    assert_eq!(child.values.log, ["prep"]);
+    assert_eq!(child.interrupts[0].value, "continue?");
+    assert!(child.config.as_ref().unwrap().checkpoint_ns.starts_with("sub:"));
     let out = g.invoke_input(Input::resume("yes"), &cfg).await.unwrap();
     assert!(!out.is_interrupted(), "{:?}", out.interrupts);
     assert_eq!(out.hello, "yes");
