@@ -16,72 +16,62 @@ fn traced(
     }
 }
 
-/// `a -> b1 -> b2 -> c` and `a -> d -> c` with two plain edges: c runs twice, once per arrival.
-#[tokio::test]
-async fn test_in_one_fan_out_state_graph_separate_edges_run_twice() {
+/// How `c` joins the two branches of `a -> b1 -> b2 -> c` and `a -> d -> c`.
+enum Fanin {
+    /// Two plain edges.
+    Edges,
+    /// One join edge `[b2, d] -> c`.
+    Join,
+    /// Two plain edges into a deferred `c`.
+    Deferred,
+}
+
+/// Runs the fan-out/fan-in graph and returns the order nodes ran in and the final log.
+async fn fan_in(mode: Fanin) -> (Vec<String>, Vec<String>) {
     let t = Trace::default();
-    let g = StateGraph::<S>::new()
+    let c_options = match mode {
+        Fanin::Deferred => NodeOptions::new().defer(),
+        _ => NodeOptions::new(),
+    };
+    let mut g = StateGraph::<S>::new()
         .add_node("a", traced(&t, "a"))
         .add_node("b1", traced(&t, "b1"))
         .add_node("b2", traced(&t, "b2"))
         .add_node("d", traced(&t, "d"))
-        .add_node("c", traced(&t, "c"))
+        .add_node_with("c", traced(&t, "c"), c_options)
         .add_edge(START, "a")
         .add_edge("a", "b1")
         .add_edge("a", "d")
-        .add_edge("b1", "b2")
-        .add_edge("b2", "c")
-        .add_edge("d", "c")
-        .compile()
-        .unwrap();
-    g.invoke(SUpdate::default(), &RunConfig::new()).await.unwrap();
-    assert_eq!(t.take(), ["a", "b1", "d", "b2", "c", "c"]);
+        .add_edge("b1", "b2");
+    g = match mode {
+        Fanin::Join => g.add_join(["b2", "d"], "c").add_edge("c", END),
+        Fanin::Edges | Fanin::Deferred => g.add_edge("b2", "c").add_edge("d", "c"),
+    };
+    let out = g.compile().unwrap().invoke(SUpdate::default(), &RunConfig::new()).await.unwrap();
+    (t.take(), out.state.log)
+}
+
+/// Two plain edges into `c`: c runs twice, once per arrival.
+#[tokio::test]
+async fn test_in_one_fan_out_state_graph_separate_edges_run_twice() {
+    let (ran, _) = fan_in(Fanin::Edges).await;
+    assert_eq!(ran, ["a", "b1", "d", "b2", "c", "c"]);
 }
 
 /// A join edge `[b2, d] -> c` waits for both and runs c once.
 #[tokio::test]
 async fn test_in_one_fan_out_state_graph_waiting_edge() {
-    let t = Trace::default();
-    let g = StateGraph::<S>::new()
-        .add_node("a", traced(&t, "a"))
-        .add_node("b1", traced(&t, "b1"))
-        .add_node("b2", traced(&t, "b2"))
-        .add_node("d", traced(&t, "d"))
-        .add_node("c", traced(&t, "c"))
-        .add_edge(START, "a")
-        .add_edge("a", "b1")
-        .add_edge("a", "d")
-        .add_edge("b1", "b2")
-        .add_join(["b2", "d"], "c")
-        .add_edge("c", END)
-        .compile()
-        .unwrap();
-    let out = g.invoke(SUpdate::default(), &RunConfig::new()).await.unwrap();
-    assert_eq!(t.take(), ["a", "b1", "d", "b2", "c"]);
-    assert_eq!(out.log, ["a", "b1", "d", "b2", "c"]);
+    let (ran, log) = fan_in(Fanin::Join).await;
+    assert_eq!(ran, ["a", "b1", "d", "b2", "c"]);
+    assert_eq!(log, ["a", "b1", "d", "b2", "c"]);
 }
 
-/// A deferred node runs only when nothing else is left, so it sees every branch.
+/// A deferred node runs only when nothing else is left, so it sees every branch, once.
 #[tokio::test]
 async fn test_in_one_fan_out_state_graph_defer_node() {
-    let t = Trace::default();
-    let g = StateGraph::<S>::new()
-        .add_node("a", traced(&t, "a"))
-        .add_node("b1", traced(&t, "b1"))
-        .add_node("b2", traced(&t, "b2"))
-        .add_node("d", traced(&t, "d"))
-        .add_node_with("c", traced(&t, "c"), NodeOptions::new().defer())
-        .add_edge(START, "a")
-        .add_edge("a", "b1")
-        .add_edge("a", "d")
-        .add_edge("b1", "b2")
-        .add_edge("b2", "c")
-        .add_edge("d", "c")
-        .compile()
-        .unwrap();
-    let out = g.invoke(SUpdate::default(), &RunConfig::new()).await.unwrap();
-    assert_eq!(t.take(), ["a", "b1", "d", "b2", "c"]);
-    assert_eq!(out.log.last().map(String::as_str), Some("c"));
+    let (ran, log) = fan_in(Fanin::Deferred).await;
+    assert_eq!(ran, ["a", "b1", "d", "b2", "c"]);
+    assert_eq!(log.last().map(String::as_str), Some("c"));
 }
 
 /// Map-reduce with `Push`: each task gets its own input; results fold in task-path order.
