@@ -1,0 +1,84 @@
+//! # checkpoint-mysql
+//!
+//! A MySQL/MariaDB [`Checkpointer`](graph_core::checkpoint::Checkpointer) for graph-core, storing
+//! checkpoints in the tables and row format of LangGraph's Python MySQL saver
+//! (`langgraph-checkpoint-mysql`), so Python and Rust services can share one database.
+//!
+//! ```no_run
+//! use checkpoint_mysql::MySqlCheckpointer;
+//! use graph_core::checkpoint::{CheckpointConfig, Checkpointer, ListOptions};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Needs a running server, e.g. MariaDB on 127.0.0.1:3306 with an `app` database.
+//! let saver = MySqlCheckpointer::connect("mysql://root@127.0.0.1:3306/app?max-connections=5").await?;
+//! saver.setup().await?; // creates or upgrades the tables; a no-op when current
+//!
+//! // Usually the graph does the saving: `StateGraph::compile_with(saver)`. Reading a thread:
+//! let thread = CheckpointConfig::thread("user-42");
+//! if let Some(latest) = saver.get_tuple(&thread).await? {
+//!     println!("step {} at {}", latest.metadata.step, latest.checkpoint.ts);
+//! }
+//! for tuple in saver.list(Some(&thread), ListOptions::new().limit(10)).await? {
+//!     println!("{:?} <- {:?}", tuple.config.checkpoint_id, tuple.parent_config);
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! ## Concepts
+//! - **Tables.** `checkpoints` (one row per checkpoint: a JSON document with primitive channel
+//!   values inline, and the metadata), `checkpoint_blobs` (other channel values, one row per
+//!   channel *version*, written only when that version is new) and `checkpoint_writes` (pending
+//!   writes of tasks, by `(task_id, idx)`). Namespaces are keyed by `checkpoint_ns_hash =
+//!   UNHEX(MD5(checkpoint_ns))`, computed by the writer.
+//! - **Schema.** [`MySqlCheckpointer::setup`] applies LangGraph's migrations v0..v21 and records them
+//!   in `checkpoint_migrations`, so the Python `setup()` finds nothing to do, and the other way
+//!   round. MySQL and MariaDB get the same final schema through LangGraph's executable-comment
+//!   split. Call it once per database (at deploy time or start-up); it is safe to race.
+//! - **Reads** are one statement per call: each checkpoint row comes with its blobs and writes
+//!   aggregated into JSON arrays, as the Python saver queries them, except that the cost of
+//!   reading a checkpoint does not grow with the length of its thread, and that it works whatever
+//!   the database's collation (LangGraph's statement fails outside the server default).
+//! - **Writes.** `put` is one transaction (blobs in one multi-row `INSERT IGNORE`, then the
+//!   checkpoint upsert), `put_writes` one multi-row statement; documents and metadata are written
+//!   as Python's `json.dumps` writes them, so metadata filters match rows of either
+//!   implementation on MariaDB too.
+//! - **Retention.** [`MySqlCheckpointer::prune`] keeps the newest checkpoints of a thread and drops
+//!   the writes and blobs only older ones used; [`MySqlShallowCheckpointer`] keeps only the latest
+//!   checkpoint in the first place (LangGraph's shallow tables; a database of its own).
+//! - **Limits.** Thread ids, checkpoint ids, task ids, channel names and versions are
+//!   `VARCHAR(150)`, namespaces and task paths `VARCHAR(2000)`: longer values are refused with
+//!   [`CheckpointError::Invalid`](graph_core::checkpoint::CheckpointError::Invalid) rather than
+//!   truncated. One row (checkpoint plus its blobs and writes) must fit in the server's
+//!   `max_allowed_packet`.
+//! - **Character set.** Create the database as `utf8mb4` so any text round-trips; the connection
+//!   always uses `utf8mb4`.
+//! - **Errors** are [`Error`]; through the trait they arrive as
+//!   [`CheckpointError::Backend`](graph_core::checkpoint::CheckpointError::Backend), recoverable by
+//!   downcast.
+//!
+//! ## Features
+//! | feature | default | what |
+//! |---|---|---|
+//! | `tls-rustls` | yes | TLS via rustls (`ssl-mode=required` etc. in the URL) |
+//! | `tls-native-tls` | no | TLS via the platform library instead |
+//!
+//! ## Requirements
+//! MySQL 8.0.19+ (row aliases in upserts) or MariaDB 10.7+ (`JSON_TABLE`, `VALUE()`).
+
+mod error;
+mod migrate;
+mod pyjson;
+mod rows;
+mod saver;
+mod shallow;
+mod sql;
+mod write;
+
+pub use error::{Error, Result};
+pub use saver::MySqlCheckpointer;
+pub use shallow::MySqlShallowCheckpointer;
+
+/// Re-exported so callers can build [`MySqlCheckpointer::connect_with`]'s options without naming
+/// sqlx in their own manifest.
+pub use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlPoolOptions, MySqlSslMode};

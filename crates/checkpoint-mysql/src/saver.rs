@@ -1,0 +1,361 @@
+//! [`MySqlCheckpointer`]: the full saver, every checkpoint of every thread kept.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
+use graph_core::checkpoint::{
+    ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, ListOptions,
+};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
+use sqlx::MySqlPool;
+
+use crate::error::{backend, Error, Result};
+use crate::sql::{self, Filter, Layout};
+use crate::{migrate, pyjson, rows, write};
+
+/// A [`Checkpointer`] storing checkpoints in MySQL 8.0.19+ or MariaDB 10.7+, in the tables and
+/// row format of LangGraph's Python MySQL saver (`langgraph-checkpoint-mysql`).
+///
+/// A Python process and a Rust process can share one database: each reads what the other wrote,
+/// as far as the channel values' serialization allows (LangGraph's `"msgpack"` type tag).
+///
+/// Cloning is cheap: clones share the connection pool.
+///
+/// # Example
+/// ```no_run
+/// # async fn demo() -> Result<(), checkpoint_mysql::Error> {
+/// use checkpoint_mysql::MySqlCheckpointer;
+///
+/// let saver = MySqlCheckpointer::connect("mysql://app:secret@db.internal/app?max-connections=20").await?;
+/// saver.setup().await?; // once per database; a no-op when it is up to date
+/// // Keep the ten newest checkpoints of a thread, e.g. from a nightly job.
+/// saver.prune("user-42", 10).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct MySqlCheckpointer {
+    /// Shared by clones; every call takes a connection only for its own statements.
+    pool: MySqlPool,
+}
+
+impl fmt::Debug for MySqlCheckpointer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The pool's own Debug prints its options, which include the password.
+        f.debug_struct("MySqlCheckpointer")
+            .field("connections", &self.pool.size())
+            .field("idle", &self.pool.num_idle())
+            .finish()
+    }
+}
+
+impl MySqlCheckpointer {
+    /// Connects a pool to `url` and checks that the server answers.
+    ///
+    /// `url` is `mysql://user:password@host:port/database?param=value&...`. Parameters read by
+    /// sqlx:
+    ///
+    /// | parameter | meaning |
+    /// |---|---|
+    /// | `ssl-mode` | `disabled`, `preferred` (default), `required`, `verify_ca`, `verify_identity` |
+    /// | `ssl-ca`, `ssl-cert`, `ssl-key` | PEM files: CA bundle, client certificate and key |
+    /// | `socket` | a Unix socket path instead of host and port |
+    /// | `charset`, `collation` | connection character set (default `utf8mb4`) |
+    /// | `statement-cache-capacity` | prepared statements kept per connection (default 100) |
+    ///
+    /// and by this crate, for the pool:
+    ///
+    /// | parameter | default | meaning |
+    /// |---|---|---|
+    /// | `max-connections` | 10 | pool size |
+    /// | `min-connections` | 0 | connections kept open when idle |
+    /// | `acquire-timeout` | 30 | seconds a call waits for a free connection |
+    ///
+    /// TLS needs the `tls-rustls` (default) or `tls-native-tls` feature. For anything else, build
+    /// the options yourself and call [`connect_with`](Self::connect_with).
+    ///
+    /// # Errors
+    /// [`Error::Sqlx`] for a malformed URL or parameter, or when the server cannot be reached.
+    pub async fn connect(url: &str) -> Result<Self> {
+        let connect = MySqlConnectOptions::from_str(url)?;
+        Self::connect_with(connect, pool_options(url)?).await
+    }
+
+    /// Connects a pool built from explicit options.
+    ///
+    /// # Errors
+    /// [`Error::Sqlx`] when the server cannot be reached.
+    pub async fn connect_with(connect: MySqlConnectOptions, pool: MySqlPoolOptions) -> Result<Self> {
+        Ok(Self::from_pool(pool.connect_with(connect).await?))
+    }
+
+    /// Uses an existing pool (e.g. the application's own).
+    pub fn from_pool(pool: MySqlPool) -> Self {
+        Self { pool }
+    }
+
+    /// The connection pool.
+    pub fn pool(&self) -> &MySqlPool {
+        &self.pool
+    }
+
+    /// Creates or upgrades the tables: LangGraph's 22 migrations, recorded in
+    /// `checkpoint_migrations`. Returns how many were applied (0 when the schema is current).
+    ///
+    /// Safe to call from several processes at once: they serialize on a `GET_LOCK` named after
+    /// the database and wait up to two minutes for each other. The Python saver's `setup()` takes
+    /// no such lock, so do not run both at the same moment on a fresh database.
+    ///
+    /// MySQL DDL is not transactional: each migration commits on its own. If `setup` fails or
+    /// the process dies half-way, the migrations done so far stay, and the next `setup` carries on
+    /// from the first one not recorded (one that was applied but not recorded is detected and
+    /// recorded).
+    ///
+    /// # Errors
+    /// [`Error::SetupLock`] when another `setup` holds the lock too long, [`Error::Schema`] when
+    /// the database holds the shallow saver's tables (nothing is changed then), [`Error::Migrate`]
+    /// when the server rejects a migration (e.g. missing `ALTER` privilege), [`Error::Sqlx`]
+    /// otherwise.
+    pub async fn setup(&self) -> Result<usize> {
+        migrate::run(&self.pool, migrate::Layout::Full).await
+    }
+
+    /// Keeps the `keep_last` newest checkpoints of each namespace of `thread_id` and removes the
+    /// older ones, their pending writes, and every blob no remaining checkpoint refers to. Returns
+    /// how many checkpoints were removed. All of it is one transaction.
+    ///
+    /// The oldest kept checkpoint keeps its `parent_config`, which then names a checkpoint that no
+    /// longer exists. Pending writes of kept checkpoints stay, so an interrupted run can resume.
+    ///
+    /// # Errors
+    /// [`Error::Sqlx`] when a statement fails (nothing is removed then).
+    pub async fn prune(&self, thread_id: &str, keep_last: usize) -> Result<u64> {
+        let mut tx = self.pool.begin().await?;
+        let namespaces: Vec<Vec<u8>> =
+            sqlx::query_scalar("SELECT DISTINCT checkpoint_ns_hash FROM checkpoints WHERE thread_id = ?")
+                .bind(thread_id)
+                .fetch_all(&mut *tx)
+                .await?;
+        let mut removed = 0;
+        for hash in namespaces {
+            // The newest checkpoint to remove; it and everything older go.
+            let cutoff: Option<String> = sqlx::query_scalar(
+                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns_hash = ? \
+                 ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?",
+            )
+            .bind(thread_id)
+            .bind(&hash)
+            .bind(keep_last as u64)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(cutoff) = cutoff else { continue };
+            removed += sqlx::query(
+                "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns_hash = ? AND checkpoint_id <= ?",
+            )
+            .bind(thread_id)
+            .bind(&hash)
+            .bind(&cutoff)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            for statement in [PRUNE_WRITES, PRUNE_BLOBS] {
+                sqlx::query(statement).bind(thread_id).bind(&hash).execute(&mut *tx).await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(removed)
+    }
+
+    async fn put_inner(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        metadata: &CheckpointMetadata,
+        new_versions: &ChannelVersions,
+    ) -> Result<(), CheckpointError> {
+        write::check_address(config)?;
+        write::fits("checkpoint_id", &checkpoint.id, write::ID_LEN)?;
+        for channel in checkpoint.channel_versions.keys() {
+            // JSON_TABLE reads channel names as VARCHAR(150): a longer name would never find its
+            // blob again.
+            write::fits("channel", channel, write::ID_LEN)?;
+        }
+        let (document, values) = checkpoint_to_json(checkpoint).map_err(Error::from)?;
+        let hash = write::ns_hash(&config.checkpoint_ns);
+        // Blobs only for values whose version is new: unchanged channels keep pointing at the
+        // row stored for their version by an earlier checkpoint.
+        let mut blobs = Vec::new();
+        for (channel, _, value) in &values {
+            if let Some(version) = new_versions.get(channel) {
+                write::fits("version", version, write::ID_LEN)?;
+                let (kind, bytes) = dumps_typed(value).map_err(Error::from)?;
+                write::fits("type", &kind, write::ID_LEN)?;
+                blobs.push(write::Blob { channel, version, kind, bytes });
+            }
+        }
+        let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
+        let metadata =
+            pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
+        let upsert = sqlx::query(sql::UPSERT_CHECKPOINT)
+            .bind(&config.thread_id)
+            .bind(&config.checkpoint_ns)
+            .bind(&hash[..])
+            .bind(&checkpoint.id)
+            .bind(config.checkpoint_id.as_deref())
+            .bind(document)
+            .bind(metadata);
+        if blobs.is_empty() {
+            // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
+            upsert.execute(&self.pool).await.map_err(backend)?;
+            return Ok(());
+        }
+        let mut tx = self.pool.begin().await.map_err(backend)?;
+        write::insert_blobs(&mut tx, config, &hash, &blobs).await.map_err(backend)?;
+        upsert.execute(&mut *tx).await.map_err(backend)?;
+        tx.commit().await.map_err(backend)
+    }
+}
+
+/// Writes of the namespace whose checkpoint is gone.
+const PRUNE_WRITES: &str = "DELETE FROM checkpoint_writes WHERE thread_id = ? AND checkpoint_ns_hash = ? \
+    AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = checkpoint_writes.thread_id \
+        AND c.checkpoint_ns_hash = checkpoint_writes.checkpoint_ns_hash \
+        AND c.checkpoint_id = checkpoint_writes.checkpoint_id)";
+
+/// Blobs of the namespace that no remaining checkpoint's `channel_versions` points at.
+/// `JSON_CONTAINS` with a one-key object matches any channel name, quotes and dots included.
+const PRUNE_BLOBS: &str = "DELETE FROM checkpoint_blobs WHERE thread_id = ? AND checkpoint_ns_hash = ? \
+    AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = checkpoint_blobs.thread_id \
+        AND c.checkpoint_ns_hash = checkpoint_blobs.checkpoint_ns_hash \
+        AND JSON_CONTAINS(c.checkpoint, JSON_OBJECT(checkpoint_blobs.channel, checkpoint_blobs.version), \
+            '$.channel_versions'))";
+
+/// Pool options from this crate's URL parameters (see [`MySqlCheckpointer::connect`]).
+pub(crate) fn pool_options(url: &str) -> Result<MySqlPoolOptions> {
+    let mut options = MySqlPoolOptions::new().max_connections(10).acquire_timeout(Duration::from_secs(30));
+    let query = url.split_once('?').map_or("", |(_, q)| q.split('#').next().unwrap_or(""));
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let number = || {
+            value
+                .parse::<u32>()
+                .map_err(|e| sqlx::Error::Configuration(format!("URL parameter `{key}={value}`: {e}").into()))
+        };
+        options = match key {
+            "max-connections" | "max_connections" => options.max_connections(number()?),
+            "min-connections" | "min_connections" => options.min_connections(number()?),
+            "acquire-timeout" | "acquire_timeout" => {
+                options.acquire_timeout(Duration::from_secs(number()?.into()))
+            }
+            // Everything else is sqlx's (or unknown, which sqlx ignores too).
+            _ => options,
+        };
+    }
+    Ok(options)
+}
+
+/// `get_tuple` of both savers.
+pub(crate) async fn get_tuple(
+    pool: &MySqlPool,
+    layout: Layout,
+    config: &CheckpointConfig,
+) -> Result<Option<CheckpointTuple>, CheckpointError> {
+    let filter = Filter {
+        thread_id: Some(&config.thread_id),
+        ns_hash: Some(write::ns_hash(&config.checkpoint_ns)),
+        checkpoint_id: config.checkpoint_id.as_deref(),
+        ..Filter::default()
+    };
+    let statement = sql::select(layout, &filter, Some(1));
+    let row = statement.query().fetch_optional(pool).await.map_err(backend)?;
+    row.as_ref().map(rows::tuple).transpose()
+}
+
+/// `list` of both savers.
+pub(crate) async fn list(
+    pool: &MySqlPool,
+    layout: Layout,
+    config: Option<&CheckpointConfig>,
+    options: ListOptions,
+) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+    if options.limit == Some(0) {
+        return Ok(Vec::new());
+    }
+    // Python's `json.dumps` form: on MariaDB, JSON_CONTAINS compares strings as written.
+    let metadata = match options.filter.filter(|f| !f.is_empty()) {
+        Some(f) => Some(pyjson::dumps(&f).map_err(|e| CheckpointError::Invalid(e.to_string()))?),
+        None => None,
+    };
+    let filter = Filter {
+        thread_id: config.map(|c| c.thread_id.as_str()),
+        ns_hash: config.map(|c| write::ns_hash(&c.checkpoint_ns)),
+        checkpoint_id: config.and_then(|c| c.checkpoint_id.as_deref()),
+        metadata,
+        before: options.before.as_deref(),
+    };
+    let statement = sql::select(layout, &filter, options.limit);
+    let found = statement.query().fetch_all(pool).await.map_err(backend)?;
+    found.iter().map(rows::tuple).collect()
+}
+
+impl Checkpointer for MySqlCheckpointer {
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        get_tuple(&self.pool, Layout::Full, config).await
+    }
+
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: ListOptions,
+    ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        list(&self.pool, Layout::Full, config, options).await
+    }
+
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        self.put_inner(config, &checkpoint, &metadata, &new_versions).await?;
+        Ok(CheckpointConfig {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: Some(checkpoint.id),
+        })
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, ChannelValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        write::put_writes(&self.pool, config, &writes, task_id, task_path).await
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        write::delete_thread(&self.pool, thread_id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_parameters_come_from_the_url() {
+        let options =
+            pool_options("mysql://u:p@h/db?ssl-mode=required&max-connections=3&acquire-timeout=5").unwrap();
+        assert_eq!(options.get_max_connections(), 3);
+        assert_eq!(options.get_acquire_timeout(), Duration::from_secs(5));
+        let defaults = pool_options("mysql://h/db").unwrap();
+        assert_eq!(defaults.get_max_connections(), 10);
+        let err = pool_options("mysql://h/db?max-connections=many").unwrap_err();
+        assert!(format!("{:?}", err).contains("max-connections=many"), "{err:?}");
+    }
+}

@@ -1,0 +1,240 @@
+//! [`MySqlShallowCheckpointer`]: LangGraph's shallow MySQL saver, the latest checkpoint only.
+
+use std::fmt;
+use std::str::FromStr;
+
+use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
+use graph_core::checkpoint::{
+    ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, ListOptions,
+};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
+use sqlx::{MySql, MySqlPool, Transaction};
+
+use crate::error::{backend, Error, Result};
+use crate::sql::{self, Layout};
+use crate::{migrate, pyjson, saver, write};
+
+/// A [`Checkpointer`] that keeps only the latest checkpoint of each thread and namespace, in the
+/// tables and row format of LangGraph's `ShallowPyMySQLSaver` (deprecated upstream, kept for
+/// databases that use it).
+///
+/// Each `put` overwrites the thread's checkpoint, replaces the blobs of the channels that changed
+/// (one row per channel, not per version) and drops pending writes of older checkpoints. So there
+/// is no history: `list` returns at most one checkpoint per thread and namespace, `parent_config`
+/// is always `None`, and [`get_tuple`](Checkpointer::get_tuple) with a `checkpoint_id` other than
+/// the latest finds nothing (LangGraph's shallow saver returns the latest instead; a caller asking
+/// for a checkpoint that was overwritten should learn that it is gone).
+///
+/// Its tables have the same names as [`MySqlCheckpointer`](crate::MySqlCheckpointer)'s, with
+/// another layout, so the two need separate databases; [`setup`](Self::setup) refuses a database
+/// holding the full saver's tables.
+///
+/// # Example
+/// ```no_run
+/// # async fn demo() -> Result<(), checkpoint_mysql::Error> {
+/// use checkpoint_mysql::MySqlShallowCheckpointer;
+///
+/// let saver = MySqlShallowCheckpointer::connect("mysql://app:secret@db.internal/app_latest").await?;
+/// saver.setup().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct MySqlShallowCheckpointer {
+    /// Shared by clones.
+    pool: MySqlPool,
+}
+
+impl fmt::Debug for MySqlShallowCheckpointer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Not the pool's own Debug, which prints the connect options and so the password.
+        f.debug_struct("MySqlShallowCheckpointer").field("connections", &self.pool.size()).finish()
+    }
+}
+
+/// Drops writes of checkpoints that are neither the new one nor its parent.
+const DELETE_OLD_WRITES: &str = "DELETE FROM checkpoint_writes \
+    WHERE thread_id = ? AND checkpoint_ns_hash = ? AND checkpoint_id NOT IN (?, ?)";
+
+/// One row per channel: the latest value replaces the previous one.
+const UPSERT_BLOBS: &str = "INSERT INTO checkpoint_blobs \
+    (thread_id, checkpoint_ns, checkpoint_ns_hash, channel, type, `blob`) VALUES ";
+const UPSERT_BLOBS_TAIL: &str = " /*!50700 AS new*/ ON DUPLICATE KEY UPDATE \
+    type = /*!50700 new.type*//*M! VALUE(type)*/, \
+    `blob` = /*!50700 new.`blob`*//*M! VALUE(`blob`)*/";
+
+/// The thread's one checkpoint row (no id column: the id is the document's `$.id`).
+const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints \
+    (thread_id, checkpoint_ns, checkpoint_ns_hash, checkpoint, metadata) \
+    VALUES (?, ?, ?, ?, ?) /*!50700 AS new*/ \
+    ON DUPLICATE KEY UPDATE \
+    checkpoint = /*!50700 new.checkpoint*//*M! VALUE(checkpoint)*/, \
+    metadata = /*!50700 new.metadata*//*M! VALUE(metadata)*/";
+
+impl MySqlShallowCheckpointer {
+    /// Connects a pool to `url`; the URL parameters are those of
+    /// [`MySqlCheckpointer::connect`](crate::MySqlCheckpointer::connect).
+    ///
+    /// # Errors
+    /// [`Error::Sqlx`] for a malformed URL or parameter, or when the server cannot be reached.
+    pub async fn connect(url: &str) -> Result<Self> {
+        let connect = MySqlConnectOptions::from_str(url)?;
+        Self::connect_with(connect, saver::pool_options(url)?).await
+    }
+
+    /// Connects a pool built from explicit options.
+    ///
+    /// # Errors
+    /// [`Error::Sqlx`] when the server cannot be reached.
+    pub async fn connect_with(connect: MySqlConnectOptions, pool: MySqlPoolOptions) -> Result<Self> {
+        Ok(Self::from_pool(pool.connect_with(connect).await?))
+    }
+
+    /// Uses an existing pool.
+    pub fn from_pool(pool: MySqlPool) -> Self {
+        Self { pool }
+    }
+
+    /// The connection pool.
+    pub fn pool(&self) -> &MySqlPool {
+        &self.pool
+    }
+
+    /// Creates or upgrades the tables: the shallow saver's 11 migrations, recorded in
+    /// `checkpoint_migrations` like the Python `setup()` does. Returns how many were applied. The
+    /// notes of [`MySqlCheckpointer::setup`](crate::MySqlCheckpointer::setup) (lock, non-transactional
+    /// DDL) apply.
+    ///
+    /// # Errors
+    /// [`Error::Schema`] when the database holds the full saver's tables (nothing is changed),
+    /// otherwise as [`MySqlCheckpointer::setup`](crate::MySqlCheckpointer::setup).
+    pub async fn setup(&self) -> Result<usize> {
+        migrate::run(&self.pool, migrate::Layout::Shallow).await
+    }
+
+    async fn put_inner(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        metadata: &CheckpointMetadata,
+        new_versions: &ChannelVersions,
+    ) -> Result<(), CheckpointError> {
+        write::check_address(config)?;
+        write::fits("checkpoint_id", &checkpoint.id, write::ID_LEN)?;
+        for channel in checkpoint.channel_versions.keys() {
+            write::fits("channel", channel, write::ID_LEN)?;
+        }
+        let (mut document, _) = checkpoint_to_json(checkpoint).map_err(Error::from)?;
+        // Every value lives in the blob table here, primitives included, as in LangGraph's
+        // shallow saver: the document carries versions only.
+        if let Some(doc) = document.as_object_mut() {
+            doc.remove("channel_values");
+        }
+        let mut blobs = Vec::with_capacity(new_versions.len());
+        for channel in new_versions.keys() {
+            // A channel without a value gets LangGraph's `empty` row, which reads back as absent.
+            let (kind, bytes) = match checkpoint.channel_values.get(channel) {
+                Some(value) => {
+                    let (kind, bytes) = dumps_typed(value).map_err(Error::from)?;
+                    (kind, Some(bytes))
+                }
+                None => ("empty".to_owned(), None),
+            };
+            write::fits("type", &kind, write::ID_LEN)?;
+            blobs.push((channel.as_str(), kind, bytes));
+        }
+        let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
+        let metadata =
+            pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
+        let hash = write::ns_hash(&config.checkpoint_ns);
+
+        let mut tx = self.pool.begin().await.map_err(backend)?;
+        sqlx::query(DELETE_OLD_WRITES)
+            .bind(&config.thread_id)
+            .bind(&hash[..])
+            .bind(&checkpoint.id)
+            .bind(config.checkpoint_id.as_deref().unwrap_or(""))
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        upsert_blobs(&mut tx, config, &hash, &blobs).await.map_err(backend)?;
+        sqlx::query(UPSERT_CHECKPOINT)
+            .bind(&config.thread_id)
+            .bind(&config.checkpoint_ns)
+            .bind(&hash[..])
+            .bind(document)
+            .bind(metadata)
+            .execute(&mut *tx)
+            .await
+            .map_err(backend)?;
+        tx.commit().await.map_err(backend)
+    }
+}
+
+/// `(channel, type, blob)` rows, upserted in as few statements as fit.
+async fn upsert_blobs(
+    tx: &mut Transaction<'_, MySql>,
+    config: &CheckpointConfig,
+    hash: &[u8; 16],
+    blobs: &[(&str, String, Option<Vec<u8>>)],
+) -> Result<(), sqlx::Error> {
+    let size = |b: &(&str, String, Option<Vec<u8>>)| b.2.as_ref().map_or(0, Vec::len);
+    for batch in write::batches(blobs, size, write::MAX_PLACEHOLDERS / 6) {
+        let text = sql::multi_row(UPSERT_BLOBS, "(?, ?, ?, ?, ?, ?)", batch.len(), UPSERT_BLOBS_TAIL);
+        let mut query = sqlx::query(&text);
+        for (channel, kind, bytes) in batch {
+            query = query
+                .bind(&config.thread_id)
+                .bind(&config.checkpoint_ns)
+                .bind(&hash[..])
+                .bind(*channel)
+                .bind(kind)
+                .bind(bytes.as_deref());
+        }
+        query.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+impl Checkpointer for MySqlShallowCheckpointer {
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        saver::get_tuple(&self.pool, Layout::Shallow, config).await
+    }
+
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: ListOptions,
+    ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        saver::list(&self.pool, Layout::Shallow, config, options).await
+    }
+
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        self.put_inner(config, &checkpoint, &metadata, &new_versions).await?;
+        Ok(CheckpointConfig {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: Some(checkpoint.id),
+        })
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, ChannelValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        write::put_writes(&self.pool, config, &writes, task_id, task_path).await
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        write::delete_thread(&self.pool, thread_id).await
+    }
+}

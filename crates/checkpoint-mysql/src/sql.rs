@@ -1,0 +1,266 @@
+//! The statements of the full saver, in LangGraph's shapes.
+//!
+//! MySQL/MariaDB differences are written as executable comments, so one text serves both servers
+//! and no round trip is spent asking which one this is: `/*!50700 …*/` is run by MySQL only,
+//! `/*M! …*/` by MariaDB only.
+//!
+//! All statements bind their values (`?`); the only text spliced in is fixed SQL.
+
+use std::fmt::Write as _;
+
+use sqlx::mysql::{MySql, MySqlArguments};
+use sqlx::query::Query;
+
+/// One row of `checkpoint_blobs`: thread, ns, ns hash, channel, version, type, blob.
+pub(crate) const BLOB_ROW: &str = "(?, ?, ?, ?, ?, ?, ?)";
+/// Channel values not yet stored for their version; an existing `(channel, version)` is kept.
+pub(crate) const INSERT_BLOBS: &str = "INSERT IGNORE INTO checkpoint_blobs \
+    (thread_id, checkpoint_ns, checkpoint_ns_hash, channel, version, type, `blob`) VALUES ";
+
+/// The checkpoint row; saving the same id again replaces document and metadata (MySQL 8.0.19+
+/// needs the row alias, `VALUES()` being deprecated; MariaDB has no alias but `VALUE()`).
+pub(crate) const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints \
+    (thread_id, checkpoint_ns, checkpoint_ns_hash, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+    VALUES (?, ?, ?, ?, ?, ?, ?) /*!50700 AS new*/ \
+    ON DUPLICATE KEY UPDATE \
+    checkpoint = /*!50700 new.checkpoint*//*M! VALUE(checkpoint)*/, \
+    metadata = /*!50700 new.metadata*//*M! VALUE(metadata)*/";
+
+/// One row of `checkpoint_writes`: thread, ns, ns hash, checkpoint, task, task path, idx, channel,
+/// type, blob.
+pub(crate) const WRITE_ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+const WRITE_COLUMNS: &str =
+    "(thread_id, checkpoint_ns, checkpoint_ns_hash, checkpoint_id, task_id, task_path, idx, channel, type, `blob`)";
+/// Regular writes: the first value saved for a `(task_id, idx)` wins, so a retried task cannot
+/// change what an earlier attempt recorded.
+pub(crate) fn insert_writes() -> String {
+    format!("INSERT IGNORE INTO checkpoint_writes {WRITE_COLUMNS} VALUES ")
+}
+/// Special writes (`__error__`, `__interrupt__`, ...): the latest value wins.
+pub(crate) fn upsert_writes() -> String {
+    format!("INSERT INTO checkpoint_writes {WRITE_COLUMNS} VALUES ")
+}
+/// What follows the rows of [`upsert_writes`].
+pub(crate) const UPSERT_WRITES_TAIL: &str = " /*!50700 AS new*/ ON DUPLICATE KEY UPDATE \
+    channel = /*!50700 new.channel*//*M! VALUE(channel)*/, \
+    type = /*!50700 new.type*//*M! VALUE(type)*/, \
+    `blob` = /*!50700 new.`blob`*//*M! VALUE(`blob`)*/";
+
+/// `prefix` followed by `rows` copies of `row`, comma-separated, then `tail`.
+pub(crate) fn multi_row(prefix: &str, row: &str, rows: usize, tail: &str) -> String {
+    let mut sql = String::with_capacity(prefix.len() + rows * (row.len() + 2) + tail.len());
+    sql.push_str(prefix);
+    for i in 0..rows {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(row);
+    }
+    sql.push_str(tail);
+    sql
+}
+
+/// Which saver's tables a statement reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Every checkpoint, blobs per `(channel, version)`.
+    Full,
+    /// LangGraph's shallow saver: one checkpoint per thread and namespace, without a
+    /// `checkpoint_id` or `parent_checkpoint_id` column (the id is the document's `$.id`), and one
+    /// blob per channel.
+    Shallow,
+}
+
+impl Layout {
+    /// The checkpoint id of a `checkpoints` row.
+    fn id(self) -> &'static str {
+        match self {
+            Layout::Full => "checkpoint_id",
+            Layout::Shallow => "JSON_UNQUOTE(JSON_EXTRACT(checkpoint, '$.id'))",
+        }
+    }
+    /// The parent id of a `checkpoints` row (the shallow table keeps none).
+    fn parent(self) -> &'static str {
+        match self {
+            Layout::Full => "parent_checkpoint_id",
+            Layout::Shallow => "CAST(NULL AS CHAR(150))",
+        }
+    }
+    /// The condition matching a blob to the version the document names (shallow blobs have
+    /// none: the row of a channel is its latest value).
+    fn blob_version(self) -> &'static str {
+        match self {
+            Layout::Full => {
+                "AND bl.version = JSON_UNQUOTE(JSON_EXTRACT(page.checkpoint, \
+                    CONCAT('$.channel_versions.', '\"', channels.channel, '\"')))"
+            }
+            Layout::Shallow => "",
+        }
+    }
+}
+
+/// The predicates of a read; each `Some` adds one.
+#[derive(Debug, Default)]
+pub(crate) struct Filter<'a> {
+    /// `thread_id = ?`
+    pub(crate) thread_id: Option<&'a str>,
+    /// `checkpoint_ns_hash = ?`
+    pub(crate) ns_hash: Option<[u8; 16]>,
+    /// `checkpoint_id = ?`
+    pub(crate) checkpoint_id: Option<&'a str>,
+    /// `JSON_CONTAINS(metadata, ?)` with this JSON text.
+    pub(crate) metadata: Option<String>,
+    /// `checkpoint_id < ?`
+    pub(crate) before: Option<&'a str>,
+}
+
+/// A value to bind.
+#[derive(Debug, Clone)]
+enum Bind<'a> {
+    Text(&'a str),
+    Owned(String),
+    Hash([u8; 16]),
+    Count(u64),
+}
+
+/// A statement and the values for its placeholders, in order.
+#[derive(Debug)]
+pub(crate) struct Statement<'a> {
+    /// The SQL text.
+    pub(crate) sql: String,
+    binds: Vec<Bind<'a>>,
+}
+
+impl<'a> Statement<'a> {
+    /// The query, every value bound.
+    pub(crate) fn query(&self) -> Query<'_, MySql, MySqlArguments> {
+        self.binds.iter().fold(sqlx::query(&self.sql), |q, bind| match bind {
+            Bind::Text(s) => q.bind(*s),
+            Bind::Owned(s) => q.bind(s.as_str()),
+            Bind::Hash(h) => q.bind(&h[..]),
+            Bind::Count(n) => q.bind(*n),
+        })
+    }
+}
+
+/// LangGraph's `SELECT_SQL`: one row per checkpoint with its document, metadata, the blobs of its
+/// channel versions and its pending writes, each aggregated into one JSON array.
+///
+/// Two departures from LangGraph's text, same result:
+/// - The matching checkpoints are selected first (the `page` CTE, with order and limit), and the
+///   blobs of each are looked up from its own `channel_versions` (a `JSON_TABLE` over the row's
+///   document, driving a primary-key lookup per channel, as LangGraph's shallow saver does).
+///   LangGraph's CTE expands the versions of every checkpoint matching the filter and joins them
+///   to all blobs of the thread, so reading the latest checkpoint costs time proportional to the
+///   thread's length (measured on MariaDB 10.11: 17 ms at 800 checkpoints, against 1.5 ms here).
+/// - The channel names read from the document are `utf8mb4_bin`. LangGraph leaves the server's
+///   default collation, which fails with "illegal mix of collations" in a database whose
+///   collation differs (e.g. `utf8mb4_unicode_ci`); a `_bin` side wins the comparison, and channel
+///   names are case-sensitive anyway.
+///
+/// The blobs come base64-encoded inside the arrays: MySQL renders a BLOB in JSON as
+/// `"base64:type251:<data>"`, MariaDB needs an explicit `TO_BASE64`. The aggregates have no order;
+/// the caller sorts. On MariaDB `JSON_ARRAYAGG` is built on `GROUP_CONCAT` and silently truncated
+/// at `group_concat_max_len` (1 MiB by default), so the statement raises that limit for itself.
+pub(crate) fn select<'a>(layout: Layout, filter: &Filter<'a>, limit: Option<usize>) -> Statement<'a> {
+    let id = layout.id();
+    let id_equals = format!("{id} = ?");
+    let id_before = format!("{id} < ?");
+    let mut predicates: Vec<&str> = Vec::new();
+    let mut binds: Vec<Bind<'a>> = Vec::new();
+    if let Some(thread_id) = filter.thread_id {
+        predicates.push("thread_id = ?");
+        binds.push(Bind::Text(thread_id));
+    }
+    if let Some(hash) = filter.ns_hash {
+        predicates.push("checkpoint_ns_hash = ?");
+        binds.push(Bind::Hash(hash));
+    }
+    if let Some(id) = filter.checkpoint_id {
+        predicates.push(&id_equals);
+        binds.push(Bind::Text(id));
+    }
+    if let Some(metadata) = &filter.metadata {
+        predicates.push("JSON_CONTAINS(metadata, ?)");
+        binds.push(Bind::Owned(metadata.clone()));
+    }
+    if let Some(before) = filter.before {
+        predicates.push(&id_before);
+        binds.push(Bind::Text(before));
+    }
+    let where_clause =
+        if predicates.is_empty() { String::new() } else { format!("WHERE {}", predicates.join(" AND ")) };
+    let limit_clause = match limit {
+        Some(limit) => {
+            binds.push(Bind::Count(limit as u64));
+            "LIMIT ?"
+        }
+        None => "",
+    };
+
+    let mut sql = String::with_capacity(2048);
+    // Written with `write!` into a String, which cannot fail.
+    let (parent, blob_version) = (layout.parent(), layout.blob_version());
+    let _ = write!(
+        sql,
+        "/*M! SET STATEMENT group_concat_max_len = 4294967295 FOR */ \
+        WITH page AS ( \
+            SELECT thread_id, checkpoint_ns, checkpoint_ns_hash, {id} AS checkpoint_id, \
+                {parent} AS parent_checkpoint_id, checkpoint, metadata \
+            FROM checkpoints {where_clause} \
+            ORDER BY {id} DESC {limit_clause} \
+        ) \
+        SELECT page.thread_id, page.checkpoint, page.checkpoint_ns, page.checkpoint_id, \
+            page.parent_checkpoint_id, page.metadata, \
+            (SELECT JSON_ARRAYAGG(JSON_ARRAY(bl.channel, bl.type, /*!50700 bl.`blob`*//*M! TO_BASE64(bl.`blob`)*/)) \
+                FROM JSON_TABLE( \
+                    JSON_KEYS(page.checkpoint, '$.channel_versions'), \
+                    '$[*]' COLUMNS (channel VARCHAR(150) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$') \
+                ) AS channels \
+                STRAIGHT_JOIN checkpoint_blobs bl \
+                    ON bl.thread_id = page.thread_id \
+                    AND bl.checkpoint_ns_hash = page.checkpoint_ns_hash \
+                    AND bl.channel = channels.channel \
+                    {blob_version} \
+            ) AS channel_values, \
+            (SELECT JSON_ARRAYAGG(JSON_ARRAY(cw.task_id, cw.channel, cw.type, \
+                    /*!50700 cw.`blob`*//*M! TO_BASE64(cw.`blob`)*/, cw.idx)) \
+                FROM checkpoint_writes cw \
+                WHERE cw.thread_id = page.thread_id \
+                    AND cw.checkpoint_ns_hash = page.checkpoint_ns_hash \
+                    AND cw.checkpoint_id = page.checkpoint_id \
+            ) AS pending_writes \
+        FROM page \
+        ORDER BY page.checkpoint_id DESC"
+    );
+    Statement { sql, binds }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multi_row_statements() {
+        assert_eq!(multi_row("INSERT x VALUES ", "(?)", 3, ";"), "INSERT x VALUES (?), (?), (?);");
+    }
+
+    #[test]
+    fn select_binds_each_predicate_and_the_limit_once() {
+        let filter =
+            Filter { thread_id: Some("t"), ns_hash: Some([0; 16]), before: Some("b"), ..Filter::default() };
+        let statement = select(Layout::Full, &filter, Some(3));
+        assert_eq!(statement.binds.len(), 4);
+        assert_eq!(statement.sql.matches('?').count(), 4);
+        assert!(statement
+            .sql
+            .contains("WHERE thread_id = ? AND checkpoint_ns_hash = ? AND checkpoint_id < ?"));
+        assert!(statement.sql.contains("ORDER BY checkpoint_id DESC LIMIT ?"));
+        let all = select(Layout::Full, &Filter::default(), None);
+        assert!(all.binds.is_empty() && !all.sql.contains('?'));
+        let shallow =
+            select(Layout::Shallow, &Filter { checkpoint_id: Some("i"), ..Filter::default() }, None);
+        assert!(shallow.sql.contains("WHERE JSON_UNQUOTE(JSON_EXTRACT(checkpoint, '$.id')) = ?"));
+        assert!(!shallow.sql.contains("bl.version"));
+    }
+}
