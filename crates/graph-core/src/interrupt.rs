@@ -117,15 +117,28 @@ pub enum NodeInterrupt {
 
 /// Per-task interrupt bookkeeping (LangGraph's scratchpad): the resume values this task has
 /// received, and how many `interrupt()` calls it made in this attempt.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Scratchpad {
-    /// `"<node>:<task_id>"`, the input of interrupt ids.
-    pub(crate) task_ns: String,
+    /// The namespace of the graph running the task.
+    pub(crate) parent_ns: std::sync::Arc<str>,
+    pub(crate) node: std::sync::Arc<str>,
+    pub(crate) task_id: std::sync::Arc<str>,
     pub(crate) resume: Vec<serde_json::Value>,
     pub(crate) counter: usize,
 }
 
 impl Scratchpad {
+    /// The task's namespace, `"<node>:<task_id>"` (below `parent|` in a subgraph): the input of
+    /// interrupt ids and a subgraph's own namespace. Built on demand: most tasks never need it.
+    pub(crate) fn task_ns(&self) -> String {
+        let node = if self.parent_ns.is_empty() {
+            self.node.to_string()
+        } else {
+            format!("{}|{}", self.parent_ns, self.node)
+        };
+        format!("{node}:{}", self.task_id)
+    }
+
     /// The k-th `interrupt()` call of the task: its resume value, or a new interrupt.
     pub(crate) fn next(&mut self, value: serde_json::Value) -> Result<serde_json::Value, Interrupt> {
         let k = self.counter;
@@ -133,7 +146,7 @@ impl Scratchpad {
         match self.resume.get(k) {
             Some(v) => Ok(v.clone()),
             // LangGraph keys the id by how many answers the task already has.
-            None => Err(Interrupt { value, id: interrupt_id(&self.task_ns, self.resume.len()) }),
+            None => Err(Interrupt { value, id: interrupt_id(&self.task_ns(), self.resume.len()) }),
         }
     }
 }
@@ -155,7 +168,14 @@ mod tests {
 
     #[test]
     fn scratchpad_returns_resumes_in_order_then_interrupts() {
-        let mut sp = Scratchpad { task_ns: "ask:abc".into(), resume: vec![1.into()], counter: 0 };
+        let mut sp = Scratchpad {
+            parent_ns: "".into(),
+            node: "ask".into(),
+            task_id: "abc".into(),
+            resume: vec![1.into()],
+            counter: 0,
+        };
+        assert_eq!(sp.task_ns(), "ask:abc");
         assert_eq!(sp.next("q1".into()), Ok(1.into()));
         let i = sp.next("q2".into()).unwrap_err();
         assert_eq!(i.value, "q2");

@@ -51,7 +51,11 @@ pub(crate) struct NodeDef<S: State, C> {
     /// Channels that trigger this node.
     pub(crate) triggers: Vec<usize>,
     /// Trigger channel names, sorted (they feed the task id).
-    pub(crate) trigger_names: Vec<Arc<str>>,
+    pub(crate) trigger_names: Arc<[Arc<str>]>,
+    /// `name ‖ "__pregel_pull" ‖ sorted triggers`: the fixed tail of this node's task-id input.
+    pub(crate) pull_suffix: Vec<u8>,
+    /// `"~__pregel_pull, <name>"`, this node's task path.
+    pub(crate) pull_path: Arc<str>,
     /// Edge channels written after the node runs.
     pub(crate) edges: Vec<usize>,
     /// Join channels written after the node runs, with this node's bit.
@@ -98,7 +102,9 @@ fn build_layout<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
         name: START.into(),
         node: None,
         triggers: vec![start_channel],
-        trigger_names: vec![START.into()],
+        trigger_names: Arc::from([]),
+        pull_suffix: Vec::new(),
+        pull_path: Arc::from(""),
         edges: Vec::new(),
         joins: Vec::new(),
         branches: Vec::new(),
@@ -111,7 +117,9 @@ fn build_layout<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
         route_channel.push(ch);
         let name: Arc<str> = spec.name.into();
         nodes.push(NodeDef {
-            trigger_names: vec![channels[ch].name.clone()],
+            trigger_names: Arc::from([]),
+            pull_suffix: Vec::new(),
+            pull_path: Arc::from(""),
             name,
             node: Some(spec.node),
             triggers: vec![ch],
@@ -141,7 +149,6 @@ fn build_layout<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
         if to != END {
             let t = node_index[to.as_str()];
             nodes[t].triggers.push(ch);
-            nodes[t].trigger_names.push(channels[ch].name.clone());
         }
         for (bit, s) in sources.iter().enumerate() {
             nodes[node_index[s.as_str()]].joins.push((ch, 1 << bit));
@@ -154,7 +161,16 @@ fn build_layout<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
             .push(Branch { path: b.path, path_map: b.path_map.map(|m| m.into_iter().collect()) });
     }
     for n in &mut nodes {
-        n.trigger_names.sort();
+        let mut names: Vec<Arc<str>> = n.triggers.iter().map(|t| channels[*t].name.clone()).collect();
+        names.sort();
+        n.pull_suffix = [n.name.as_bytes(), crate::pregel::task::PULL.as_bytes()]
+            .into_iter()
+            .chain(names.iter().map(|t| t.as_bytes()))
+            .flatten()
+            .copied()
+            .collect();
+        n.pull_path = format!("~{}, {}", crate::pregel::task::PULL, n.name).into();
+        n.trigger_names = names.into();
     }
     let tasks_channel = add(&mut channels, TASKS.to_owned(), ChannelKind::Tasks);
     let mut is_trigger = vec![false; channels.len()];

@@ -223,10 +223,11 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             None if loaded.is_none() => layout.node(START).unwrap_or(0),
             None => last_ran(&ch.versions_seen).unwrap_or(0),
         };
+        let prefix = crate::pregel::task::IdPrefix::new(parent.checkpoint_id.as_deref().unwrap_or_default());
         let mut t = Task::pull(
             &layout.nodes[node],
             node,
-            &parent.checkpoint_id.clone().unwrap_or_default(),
+            &prefix,
             &cfg.checkpoint_ns,
             step + 1,
         );

@@ -50,7 +50,7 @@ impl<S: State, C: Send + Sync + 'static> ErasedNode<S, C> for SubgraphNode<S, C>
         graph.context = Some(runtime.context_arc());
         let (task_ns, resume) = {
             let pad = scope.scratchpad.lock();
-            (pad.task_ns.clone(), pad.resume.last().cloned())
+            (pad.task_ns(), pad.resume.last().cloned())
         };
         let mut config = RunConfig { recursion_limit: scope.recursion_limit, ..RunConfig::default() };
         config.thread_id = runtime.thread_id().map(str::to_owned);

@@ -70,6 +70,18 @@ enum Step {
 /// # Ok::<(), graph_core::messages::MessagesError>(())
 /// ```
 pub fn add_messages(left: &mut Vec<Message>, mut right: Vec<Message>) -> Result<(), MessagesError> {
+    // Fast path, the common chat turn: new messages without ids (and no removals). A fresh uuid4
+    // cannot match anything, so they are appended without indexing `left` — which keeps a turn
+    // O(new messages) instead of O(history).
+    if right.iter().all(|m| m.id().is_none() && m.kind() != super::MessageType::Remove)
+        && left.iter().all(|m| m.id().is_some())
+    {
+        for mut msg in right {
+            ensure_id(&mut msg);
+            left.push(msg);
+        }
+        return Ok(());
+    }
     let mut remove_all = None;
     for (idx, msg) in right.iter_mut().enumerate() {
         ensure_id(msg);

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::task::{Task, TaskKind, TaskWrites};
+use super::task::{IdPrefix, Task, TaskKind, TaskWrites};
 use crate::command::Push;
 use crate::error::{Error, Result};
 use crate::graph::compiled::{ChannelKind, Layout};
@@ -119,15 +119,16 @@ impl<S: State> Channels<S> {
         step: i64,
     ) -> Result<Vec<Task<S>>> {
         let mut tasks = Vec::new();
+        let prefix = IdPrefix::new(checkpoint_id);
         for (node, def) in layout.nodes.iter().enumerate() {
             if self.is_triggered(layout, node) {
-                tasks.push(Task::pull(def, node, checkpoint_id, checkpoint_ns, step));
+                tasks.push(Task::pull(def, node, &prefix, checkpoint_ns, step));
             }
         }
         for (i, push) in self.pushes.iter().enumerate() {
             let node = layout.node(&push.node).ok_or_else(|| Error::UnknownNode(push.node.clone()))?;
             let def = &layout.nodes[node];
-            tasks.push(Task::push(def, node, i, push.arg.clone(), checkpoint_id, checkpoint_ns, step));
+            tasks.push(Task::push(def, (node, i), push.arg.clone(), &prefix, checkpoint_ns, step));
         }
         Ok(tasks)
     }

@@ -94,6 +94,14 @@ struct Loop<'g, S: State, C> {
     resume: HashMap<String, Vec<serde_json::Value>>,
 }
 
+/// What the tasks of one step left besides their writes.
+struct Finished {
+    /// The first failure.
+    failure: Option<Error>,
+    /// Interrupts raised, in completion order.
+    interrupts: Vec<Interrupt>,
+}
+
 /// Why the loop stopped early.
 #[derive(Default)]
 struct Stop {
@@ -381,7 +389,10 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     /// Returns the interrupts raised by tasks.
     async fn run_tasks(&mut self, tasks: &mut [Task<S>], step: i64) -> Result<Vec<Interrupt>> {
         let layout = self.layout;
-        let mut running = FuturesUnordered::new();
+        // Shared by every task of the step, so made once here rather than once per task.
+        let checkpoint_id: Arc<str> = self.checkpoint_id.as_str().into();
+        let checkpoint_ns: Arc<str> = self.config.checkpoint_ns.as_str().into();
+        let mut running = Vec::new();
         for (i, t) in tasks.iter_mut().enumerate() {
             if t.writes.is_some() {
                 continue;
@@ -402,18 +413,20 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 sink.send(StreamEvent::Task(TaskEvent::Start {
                     id: t.id.to_string(),
                     name: def.name.to_string(),
-                    triggers: t.triggers.clone(),
+                    triggers: t.triggers.iter().map(|t| t.to_string()).collect(),
                     step,
                 }));
             }
             let scratchpad = Scratchpad {
-                task_ns: format!("{}:{}", task::child_ns(&self.config.checkpoint_ns, &def.name), t.id),
+                parent_ns: Arc::clone(&checkpoint_ns),
+                node: Arc::clone(&def.name),
+                task_id: Arc::clone(&t.id),
                 resume: self.resume.get(&*t.id).cloned().unwrap_or_default(),
                 counter: 0,
             };
             let scope = TaskScope {
                 scratchpad: parking_lot::Mutex::new(scratchpad),
-                checkpoint_id: self.checkpoint_id.as_str().into(),
+                checkpoint_id: Arc::clone(&checkpoint_id),
                 checkpointer: self.persistence.as_ref().map(|p| Arc::clone(&p.saver)),
                 parents: self.config.parents.clone(),
                 recursion_limit: self.config.recursion_limit,
@@ -421,7 +434,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                     node: def.name.clone(),
                     step,
                     task_id: t.id.clone(),
-                    checkpoint_ns: self.config.checkpoint_ns.as_str().into(),
+                    checkpoint_ns: Arc::clone(&checkpoint_ns),
                 },
                 thread_id: self.thread.clone(),
                 modes: self.sink.map_or(StreamModes::NONE, |s| s.modes),
@@ -437,41 +450,60 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                     .instrument(span),
             );
         }
-        let mut failure: Option<Error> = None;
-        let mut interrupts: Vec<Interrupt> = Vec::new();
-        while let Some((i, result)) = running.next().await {
-            let t = &mut tasks[i];
-            let name = layout.nodes[t.node].name.clone();
-            match result {
-                Ok(output) => {
-                    let writes = match task::route(layout, t.node, &self.ch.state, output) {
-                        Ok(w) => w,
-                        Err(e) => {
-                            failure.get_or_insert(e);
-                            continue;
-                        }
-                    };
-                    self.emit_task_result(t, &writes, None, step);
-                    self.save_writes(t, &writes).await?;
-                    t.writes = Some(writes);
-                }
-                Err(source) => {
-                    if let Some(raised) = as_interrupt(&source) {
-                        tracing::debug!(node = %name, step, count = raised.len(), "node interrupted");
-                        self.save_special(t, "__interrupt__", ChannelValue::new(raised.clone())).await?;
-                        interrupts.extend(raised);
-                        continue;
-                    }
-                    tracing::warn!(node = %name, step, error = %source, "node failed");
-                    self.emit_task_result(t, &TaskWrites::empty(), Some(source.to_string()), step);
-                    self.save_special(t, "__error__", ChannelValue::new(source.to_string())).await?;
-                    failure.get_or_insert(Error::Node { node: name.to_string(), source });
-                }
+        let mut done = Finished { failure: None, interrupts: Vec::new() };
+        if running.len() == 1 {
+            // One task (every step of a chain): await it directly, without the bookkeeping of
+            // concurrent polling.
+            if let Some(fut) = running.pop() {
+                let (i, result) = fut.await;
+                self.complete(&mut tasks[i], result, step, &mut done).await?;
+            }
+        } else {
+            let mut running: FuturesUnordered<_> = running.into_iter().collect();
+            while let Some((i, result)) = running.next().await {
+                self.complete(&mut tasks[i], result, step, &mut done).await?;
             }
         }
         // Every task ran to its end first, so the writes of those that succeeded are saved and a
         // resumed run re-executes only the failed ones.
-        failure.map_or(Ok(interrupts), Err)
+        done.failure.map_or(Ok(done.interrupts), Err)
+    }
+
+    /// Handles one finished task: routes and saves its writes, or records its interrupt or error.
+    async fn complete(
+        &mut self,
+        t: &mut Task<S>,
+        result: std::result::Result<NodeOutput<S>, crate::error::BoxError>,
+        step: i64,
+        done: &mut Finished,
+    ) -> Result<()> {
+        let layout = self.layout;
+        let name = layout.nodes[t.node].name.clone();
+        match result {
+            Ok(output) => match task::route(layout, t.node, &self.ch.state, output) {
+                Ok(writes) => {
+                    self.emit_task_result(t, &writes, None, step);
+                    self.save_writes(t, &writes).await?;
+                    t.writes = Some(writes);
+                }
+                Err(e) => {
+                    done.failure.get_or_insert(e);
+                }
+            },
+            Err(source) => {
+                if let Some(raised) = as_interrupt(&source) {
+                    tracing::debug!(node = %name, step, count = raised.len(), "node interrupted");
+                    self.save_special(t, "__interrupt__", ChannelValue::new(raised.clone())).await?;
+                    done.interrupts.extend(raised);
+                    return Ok(());
+                }
+                tracing::warn!(node = %name, step, error = %source, "node failed");
+                self.emit_task_result(t, &TaskWrites::empty(), Some(source.to_string()), step);
+                self.save_special(t, "__error__", ChannelValue::new(source.to_string())).await?;
+                done.failure.get_or_insert(Error::Node { node: name.to_string(), source });
+            }
+        }
+        Ok(())
     }
 
     fn emit_task_result(&self, t: &Task<S>, writes: &TaskWrites<S>, error: Option<String>, step: i64) {

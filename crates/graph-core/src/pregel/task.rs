@@ -42,94 +42,101 @@ pub(crate) struct Task<S: State> {
     pub(crate) kind: TaskKind,
     pub(crate) id: Arc<str>,
     /// LangGraph's `task_path_str`; writes are applied in this order.
-    pub(crate) path: String,
+    pub(crate) path: Arc<str>,
     /// The pushed argument of a push task; pull tasks read the step's state.
     pub(crate) input: Option<S>,
-    /// The trigger channels that fired.
-    pub(crate) triggers: Vec<String>,
+    /// The node's trigger channels (LangGraph reports them all, not only those that fired).
+    pub(crate) triggers: Arc<[Arc<str>]>,
     /// Set once the task finished (or its writes were restored from a checkpoint).
     pub(crate) writes: Option<TaskWrites<S>>,
+}
+
+/// What every task id of one superstep starts with: the checkpoint id as LangGraph feeds it to the
+/// hash (its 16 UUID bytes), computed once per step rather than once per task.
+pub(crate) struct IdPrefix(Vec<u8>);
+
+impl IdPrefix {
+    pub(crate) fn new(checkpoint_id: &str) -> Self {
+        // A checkpoint id is a UUID; anything else (hand-made ids in tests) is hashed as text.
+        match uuid::Uuid::try_parse(checkpoint_id) {
+            Ok(u) => Self(u.as_bytes().to_vec()),
+            Err(_) => Self(checkpoint_id.as_bytes().to_vec()),
+        }
+    }
 }
 
 impl<S: State> Task<S> {
     pub(crate) fn pull<C>(
         def: &NodeDef<S, C>,
         node: usize,
-        checkpoint_id: &str,
+        prefix: &IdPrefix,
         checkpoint_ns: &str,
         step: i64,
     ) -> Self {
-        // LangGraph hashes all of the node's triggers (sorted), not only the ones that fired.
-        let triggers: Vec<String> = def.trigger_names.iter().map(|t| t.to_string()).collect();
-        let ns = child_ns(checkpoint_ns, &def.name);
-        let step_s = step.to_string();
-        let mut parts: Vec<&str> = vec![&ns, &step_s, &def.name, PULL];
-        parts.extend(triggers.iter().map(String::as_str));
+        let ns = task_ns_root(checkpoint_ns, &def.name);
+        let step = step.to_string();
+        // `pull_suffix` is `name ‖ "__pregel_pull" ‖ sorted triggers`, fixed per node.
+        let parts: [&[u8]; 3] = [ns.as_bytes(), step.as_bytes(), &def.pull_suffix];
         Self {
             node,
             kind: TaskKind::Pull,
-            id: task_id(checkpoint_id, &parts).into(),
-            path: format!("~{PULL}, {}", def.name),
+            id: task_id(&prefix.0, &parts),
+            path: Arc::clone(&def.pull_path),
             input: None,
-            triggers,
+            triggers: Arc::clone(&def.trigger_names),
             writes: None,
         }
     }
 
     pub(crate) fn push<C>(
         def: &NodeDef<S, C>,
-        node: usize,
-        index: usize,
+        (node, index): (usize, usize),
         arg: S,
-        checkpoint_id: &str,
+        prefix: &IdPrefix,
         checkpoint_ns: &str,
         step: i64,
     ) -> Self {
-        let ns = child_ns(checkpoint_ns, &def.name);
-        let (step_s, idx_s) = (step.to_string(), index.to_string());
+        let ns = task_ns_root(checkpoint_ns, &def.name);
+        let (step, idx) = (step.to_string(), index.to_string());
+        let parts: [&[u8]; 5] =
+            [ns.as_bytes(), step.as_bytes(), def.name.as_bytes(), PUSH.as_bytes(), idx.as_bytes()];
         Self {
             node,
             kind: TaskKind::Push,
-            id: task_id(checkpoint_id, &[&ns, &step_s, &def.name, PUSH, &idx_s]).into(),
-            path: format!("~{PUSH}, {index:010}"),
+            id: task_id(&prefix.0, &parts),
+            path: format!("~{PUSH}, {index:010}").into(),
             input: Some(arg),
-            triggers: vec![crate::graph::compiled::TASKS.to_owned()],
+            triggers: Arc::from([Arc::from(crate::graph::compiled::TASKS)]),
             writes: None,
         }
     }
 }
 
-pub(crate) fn child_ns(parent: &str, name: &str) -> String {
+/// The namespace a task id is computed from: the node's name at the root, `parent|name` below.
+fn task_ns_root<'a>(parent: &str, name: &'a str) -> std::borrow::Cow<'a, str> {
     if parent.is_empty() {
-        name.to_owned()
+        std::borrow::Cow::Borrowed(name)
     } else {
-        format!("{parent}|{name}")
+        std::borrow::Cow::Owned(format!("{parent}|{name}"))
     }
+}
+
+pub(crate) fn child_ns(parent: &str, name: &str) -> String {
+    task_ns_root(parent, name).into_owned()
 }
 
 /// LangGraph's task id: xxh3-128 over the checkpoint id's bytes followed by the parts, with no
 /// separators, rendered as a UUID. Deterministic, so a resumed run (in any process, or in Python)
 /// recognises the pending writes of tasks that already finished.
-pub(crate) fn task_id(checkpoint_id: &str, parts: &[&str]) -> String {
-    let mut buf: Vec<u8> = Vec::with_capacity(64);
-    let hex: String = checkpoint_id.chars().filter(|c| *c != '-').collect();
-    // A checkpoint id is a UUID; anything else (hand-made ids in tests) is hashed as text.
-    match decode_hex(&hex) {
-        Some(bytes) => buf.extend(bytes),
-        None => buf.extend(checkpoint_id.as_bytes()),
-    }
+pub(crate) fn task_id(prefix: &[u8], parts: &[&[u8]]) -> Arc<str> {
+    let len = prefix.len() + parts.iter().map(|p| p.len()).sum::<usize>();
+    let mut buf: Vec<u8> = Vec::with_capacity(len);
+    buf.extend_from_slice(prefix);
     for p in parts {
-        buf.extend_from_slice(p.as_bytes());
+        buf.extend_from_slice(p);
     }
-    let h = format!("{:032x}", xxh3_128(&buf));
-    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
-}
-
-fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 || !s.is_ascii() {
-        return None;
-    }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok()).collect()
+    let mut out = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    Arc::from(&*uuid::Uuid::from_u128(xxh3_128(&buf)).hyphenated().encode_lower(&mut out))
 }
 
 /// Turns a node's output into channel writes: its updates, its static edges and joins, its
@@ -252,26 +259,31 @@ async fn attempt<S: State, C>(
 mod tests {
     use super::*;
 
+    fn id(checkpoint_id: &str, parts: &[&str]) -> String {
+        let parts: Vec<&[u8]> = parts.iter().map(|p| p.as_bytes()).collect();
+        task_id(&IdPrefix::new(checkpoint_id).0, &parts).to_string()
+    }
+
     /// Test vectors computed with Python LangGraph 1.2.24's `_xxhash_str`.
     #[test]
     fn task_ids_match_langgraph() {
         let cp = "1f1ec79d-c684-6681-8000-584e5eeaf542";
         assert_eq!(
-            task_id(cp, &["bot", "1", "bot", PULL, "branch:to:bot"]),
+            id(cp, &["bot", "1", "bot", PULL, "branch:to:bot"]),
             "be311120-beb1-d687-0d3f-82e41fe5462a"
         );
         assert_eq!(
-            task_id(cp, &["c", "3", "c", PULL, "branch:to:c", "join:a+b:c"]),
+            id(cp, &["c", "3", "c", PULL, "branch:to:c", "join:a+b:c"]),
             "9e5f956b-6713-4dd0-2649-40045ab2f773"
         );
-        assert_eq!(task_id(cp, &["work", "2", "work", PUSH, "0"]), "bab74653-db10-ad80-981f-69455686f5b9");
+        assert_eq!(id(cp, &["work", "2", "work", PUSH, "0"]), "bab74653-db10-ad80-981f-69455686f5b9");
     }
 
     #[test]
     fn task_ids_are_deterministic_uuids() {
-        let a = task_id("1f1ec79d-c684-6681-8000-584e5eeaf542", &["bot", "0", "bot", PULL, "branch:to:bot"]);
-        let b = task_id("1f1ec79d-c684-6681-8000-584e5eeaf542", &["bot", "0", "bot", PULL, "branch:to:bot"]);
-        let c = task_id("1f1ec79d-c684-6681-8000-584e5eeaf542", &["bot", "1", "bot", PULL, "branch:to:bot"]);
+        let a = id("1f1ec79d-c684-6681-8000-584e5eeaf542", &["bot", "0", "bot", PULL, "branch:to:bot"]);
+        let b = id("1f1ec79d-c684-6681-8000-584e5eeaf542", &["bot", "0", "bot", PULL, "branch:to:bot"]);
+        let c = id("1f1ec79d-c684-6681-8000-584e5eeaf542", &["bot", "1", "bot", PULL, "branch:to:bot"]);
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.len(), 36);

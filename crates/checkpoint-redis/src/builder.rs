@@ -1,0 +1,134 @@
+//! [`RedisCheckpointerBuilder`]: the settings of a [`RedisCheckpointer`] and connecting.
+
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+use redis::cluster_async::ClusterConnection;
+
+use crate::conn::Conn;
+use crate::error::{RedisSaverError, Result};
+use crate::saver::RedisCheckpointer;
+
+/// The expiry a thread gets when none is configured: the seed's "running snapshot" lives 7 days.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
+/// The key prefix used when none is configured.
+pub const DEFAULT_PREFIX: &str = "graph:cp";
+
+/// Settings of a [`RedisCheckpointer`], collected by [`RedisCheckpointer::builder`].
+#[derive(Debug, Clone)]
+pub struct RedisCheckpointerBuilder {
+    /// Prepended to every key.
+    prefix: String,
+    /// Expiry of a thread after its last write; `None` keeps threads forever.
+    ttl: Option<Duration>,
+    /// Whether reads push the expiry back too.
+    refresh_on_read: bool,
+    /// Keep only the latest checkpoint of each (thread, namespace).
+    shallow: bool,
+}
+
+impl Default for RedisCheckpointerBuilder {
+    fn default() -> Self {
+        Self {
+            prefix: DEFAULT_PREFIX.to_owned(),
+            ttl: Some(DEFAULT_TTL),
+            refresh_on_read: false,
+            shallow: false,
+        }
+    }
+}
+
+impl RedisCheckpointerBuilder {
+    /// Prepends `prefix` to every key (default [`DEFAULT_PREFIX`]); several savers can share a
+    /// server under different prefixes. It may not contain `{` or `}`, which would change the
+    /// cluster hash tag.
+    #[must_use]
+    pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Every key of a thread expires `ttl` after the thread's last write (default
+    /// [`DEFAULT_TTL`]). Rounded down to whole milliseconds.
+    #[must_use]
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// Threads never expire. A write through such a saver also clears an expiry that another
+    /// saver set, so a thread's keys never disagree.
+    #[must_use]
+    pub fn no_ttl(mut self) -> Self {
+        self.ttl = None;
+        self
+    }
+
+    /// Reads (`get_tuple`, `list`) push a thread's expiry back like writes do.
+    #[must_use]
+    pub fn refresh_on_read(mut self, refresh: bool) -> Self {
+        self.refresh_on_read = refresh;
+        self
+    }
+
+    /// Keeps only the newest checkpoint of each (thread, namespace): each `put` removes the
+    /// namespace's older checkpoints, the values only they used and their pending writes. The
+    /// "running snapshot" use, where history lives elsewhere.
+    #[must_use]
+    pub fn shallow(mut self, shallow: bool) -> Self {
+        self.shallow = shallow;
+        self
+    }
+
+    /// Connects to one server, e.g. `redis://127.0.0.1:6379/0`, through a
+    /// [`ConnectionManager`] that reconnects by itself.
+    ///
+    /// # Errors
+    /// [`RedisSaverError::Invalid`] for a bad prefix, [`RedisSaverError::Redis`] when the URL is
+    /// invalid or the server cannot be reached.
+    pub async fn connect(self, url: &str) -> Result<RedisCheckpointer> {
+        let manager = redis::Client::open(url)?.get_connection_manager().await?;
+        self.with_connection_manager(manager)
+    }
+
+    /// Connects to a Redis Cluster through any of its nodes.
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect).
+    pub async fn connect_cluster<S: AsRef<str>>(self, urls: &[S]) -> Result<RedisCheckpointer> {
+        let urls: Vec<&str> = urls.iter().map(AsRef::as_ref).collect();
+        let conn = redis::cluster::ClusterClient::new(urls)?.get_async_connection().await?;
+        self.with_cluster_connection(conn)
+    }
+
+    /// Uses an existing connection manager.
+    ///
+    /// # Errors
+    /// [`RedisSaverError::Invalid`] for a bad prefix or TTL.
+    pub fn with_connection_manager(self, manager: ConnectionManager) -> Result<RedisCheckpointer> {
+        self.build(Conn::Single(manager))
+    }
+
+    /// Uses an existing cluster connection.
+    ///
+    /// # Errors
+    /// [`RedisSaverError::Invalid`] for a bad prefix or TTL.
+    pub fn with_cluster_connection(self, conn: ClusterConnection) -> Result<RedisCheckpointer> {
+        self.build(Conn::Cluster(conn))
+    }
+
+    fn build(self, conn: Conn) -> Result<RedisCheckpointer> {
+        if self.prefix.contains(['{', '}']) {
+            return Err(RedisSaverError::Invalid(format!("key prefix `{}` contains a brace", self.prefix)));
+        }
+        let ttl_ms = match self.ttl {
+            None => 0,
+            Some(ttl) if ttl.as_millis() == 0 => {
+                return Err(RedisSaverError::Invalid("ttl must be at least 1 ms (or use no_ttl)".to_owned()))
+            }
+            Some(ttl) => u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+        };
+        Ok(RedisCheckpointer::new(conn, self.prefix, ttl_ms, self.refresh_on_read, self.shallow))
+    }
+}

@@ -1,0 +1,324 @@
+//! [`RedisCheckpointer`]: pinning, reads, and the [`Checkpointer`] implementation.
+
+use std::time::Duration;
+
+use graph_core::checkpoint::serde as codec;
+use graph_core::checkpoint::{
+    write_index, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions,
+};
+
+use crate::builder::RedisCheckpointerBuilder;
+use crate::conn::Conn;
+use crate::error::{RedisSaverError, Result};
+use crate::keys::{Ns, ThreadKeys};
+use crate::read::{self, RawEntry, Select};
+use crate::record;
+use crate::scripts::{PIN_SCRIPT, PUT_SCRIPT, PUT_WRITES_SCRIPT, READ_SCRIPT};
+
+/// A [`Checkpointer`] on plain Redis 6/7 (no modules), single server or cluster.
+///
+/// See the [crate documentation](crate) for the layout and guarantees. Cloning is cheap and the
+/// clones share the connection.
+#[derive(Debug, Clone)]
+pub struct RedisCheckpointer {
+    /// The connection (multiplexed; cloned per call).
+    conn: Conn,
+    /// Prepended to every key.
+    prefix: String,
+    /// Expiry in milliseconds; 0 for none.
+    ttl_ms: u64,
+    /// Whether reads refresh the expiry.
+    refresh_on_read: bool,
+    /// Whether only the latest checkpoint per namespace is kept.
+    shallow: bool,
+}
+
+/// How many checkpoints a filtered `list` reads per round trip before filtering.
+const FILTER_PAGE: usize = 64;
+
+impl RedisCheckpointer {
+    /// A saver on `conn`; the builder has checked the settings.
+    pub(crate) fn new(conn: Conn, prefix: String, ttl_ms: u64, refresh_on_read: bool, shallow: bool) -> Self {
+        Self { conn, prefix, ttl_ms, refresh_on_read, shallow }
+    }
+
+    /// Settings to connect with; the defaults are a 7-day TTL, no refresh on read, full history.
+    pub fn builder() -> RedisCheckpointerBuilder {
+        RedisCheckpointerBuilder::default()
+    }
+
+    /// Connects to one server with the default settings.
+    ///
+    /// # Errors
+    /// See [`RedisCheckpointerBuilder::connect`].
+    pub async fn connect(url: &str) -> Result<Self> {
+        Self::builder().connect(url).await
+    }
+
+    /// The keys that hold `thread_id`.
+    pub fn thread_keys(&self, thread_id: &str) -> ThreadKeys {
+        ThreadKeys::new(&self.prefix, thread_id)
+    }
+
+    /// Whether this saver keeps only the latest checkpoint per namespace.
+    pub fn is_shallow(&self) -> bool {
+        self.shallow
+    }
+
+    /// The configured expiry; `None` when threads never expire.
+    pub fn ttl(&self) -> Option<Duration> {
+        (self.ttl_ms > 0).then(|| Duration::from_millis(self.ttl_ms))
+    }
+
+    /// Removes the expiry of every key of `thread_id`, for good: later writes keep it unexpiring
+    /// until [`unpin`](Self::unpin). Returns `false` (and creates nothing) when the thread does
+    /// not exist.
+    ///
+    /// # Errors
+    /// [`RedisSaverError::Redis`] when the server fails.
+    pub async fn pin(&self, thread_id: &str) -> Result<bool> {
+        self.set_pinned(thread_id, true).await
+    }
+
+    /// Undoes [`pin`](Self::pin): the thread expires again after this saver's TTL, counted from
+    /// now. Returns `false` when the thread does not exist.
+    ///
+    /// # Errors
+    /// [`RedisSaverError::Redis`] when the server fails.
+    pub async fn unpin(&self, thread_id: &str) -> Result<bool> {
+        self.set_pinned(thread_id, false).await
+    }
+
+    async fn set_pinned(&self, thread_id: &str, pinned: bool) -> Result<bool> {
+        let keys = self.thread_keys(thread_id);
+        let mut call = PIN_SCRIPT.prepare_invoke();
+        call.key(&keys.all()[..]).arg(if pinned { "1" } else { "0" }).arg(self.ttl_ms);
+        let existed: i64 = call.invoke_async(&mut self.conn.clone()).await?;
+        Ok(existed == 1)
+    }
+
+    /// The key prefix.
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// A handle on the shared connection.
+    pub(crate) fn conn(&self) -> Conn {
+        self.conn.clone()
+    }
+
+    /// Runs the `READ` script on one namespace of one thread.
+    pub(crate) async fn read(
+        &self,
+        keys: &ThreadKeys,
+        select: Select,
+        with_values: bool,
+    ) -> Result<Vec<RawEntry>> {
+        let mut call = READ_SCRIPT.prepare_invoke();
+        let refresh = if self.refresh_on_read { self.ttl_ms } else { 0 };
+        call.key(&keys.all()[..]).arg(refresh).arg(if with_values { "1" } else { "0" });
+        match select {
+            Select::Range { max, min, count } => call.arg("range").arg(max).arg(min).arg(count),
+            Select::Members(members) => call.arg("members").arg(members),
+        };
+        let reply: redis::Value = call.invoke_async(&mut self.conn.clone()).await?;
+        read::parse_reply(reply)
+    }
+
+    /// `list` on one thread and namespace.
+    async fn list_thread(
+        &self,
+        config: &CheckpointConfig,
+        options: ListOptions,
+    ) -> Result<Vec<CheckpointTuple>> {
+        let limit = options.limit.unwrap_or(usize::MAX);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let keys = self.thread_keys(&config.thread_id);
+        let ns = Ns::new(&config.checkpoint_ns);
+        let before = options.before.as_deref();
+        let wanted = |t: &CheckpointTuple| options.filter.as_ref().is_none_or(|f| t.metadata.matches(f));
+        let full = |entries: Vec<RawEntry>| -> Result<Vec<CheckpointTuple>> {
+            let tuples = entries.into_iter().map(|e| e.into_tuple(&keys, &config.thread_id));
+            tuples.filter(|t| t.as_ref().map_or(true, wanted)).take(limit).collect()
+        };
+        if let Some(pinned) = &config.checkpoint_id {
+            // A pinned config lists only that checkpoint, as LangGraph's savers do.
+            if before.is_some_and(|b| pinned.as_str() >= b) {
+                return Ok(Vec::new());
+            }
+            return full(self.read(&keys, Select::Members(vec![ns.member(pinned)]), true).await?);
+        }
+        let Some(filter) = &options.filter else {
+            return full(self.read(&keys, read::range(&ns, before, options.limit), true).await?);
+        };
+        // Filtered: read records a page at a time, then values for the matches only, so
+        // non-matching checkpoints never ship their (possibly large) values.
+        let mut out = Vec::new();
+        let mut select = read::range(&ns, before, Some(FILTER_PAGE));
+        loop {
+            let page = self.read(&keys, select, false).await?;
+            let mut matches = Vec::new();
+            for entry in &page {
+                if entry.record(&keys)?.metadata.matches(filter) {
+                    matches.push(entry.member.clone());
+                    if out.len() + matches.len() == limit {
+                        break;
+                    }
+                }
+            }
+            if !matches.is_empty() {
+                out.extend(full(self.read(&keys, Select::Members(matches), true).await?)?);
+            }
+            match page.last() {
+                Some(last) if page.len() == FILTER_PAGE && out.len() < limit => {
+                    select = Select::Range {
+                        max: format!("({}", last.member),
+                        min: ns.lex_min(),
+                        count: FILTER_PAGE as i64,
+                    };
+                }
+                _ => return Ok(out),
+            }
+        }
+    }
+}
+
+impl Checkpointer for RedisCheckpointer {
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        let keys = self.thread_keys(&config.thread_id);
+        let ns = Ns::new(&config.checkpoint_ns);
+        let select = match &config.checkpoint_id {
+            Some(id) => Select::Members(vec![ns.member(id)]),
+            None => read::range(&ns, None, Some(1)),
+        };
+        let entries = self.read(&keys, select, true).await?;
+        let tuple = entries.into_iter().next().map(|e| e.into_tuple(&keys, &config.thread_id)).transpose()?;
+        Ok(tuple)
+    }
+
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: ListOptions,
+    ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        Ok(match config {
+            Some(config) => self.list_thread(config, options).await?,
+            None => self.list_all(options).await?,
+        })
+    }
+
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        let keys = self.thread_keys(&config.thread_id);
+        let ns = Ns::new(&config.checkpoint_ns);
+        let invalid =
+            |e: codec::SerdeError| RedisSaverError::Invalid(format!("cannot serialize checkpoint: {e}"));
+        let (doc, blobs) = codec::checkpoint_to_json(&checkpoint).map_err(invalid)?;
+        let inline = doc.get("channel_values").and_then(serde_json::Value::as_object);
+        let is_inline = |channel: &str| inline.is_some_and(|m| m.contains_key(channel));
+        // The blobs this checkpoint reads: every versioned channel whose value is not inline.
+        let refs: Vec<String> = checkpoint
+            .channel_versions
+            .iter()
+            .filter(|(channel, _)| !is_inline(channel))
+            .map(|(channel, version)| ns.blob_field(channel, version))
+            .collect();
+        let mut values: std::collections::HashMap<String, ChannelValue> =
+            blobs.into_iter().map(|(channel, _, value)| (channel, value)).collect();
+        let mut blob_args: Vec<(String, Vec<u8>)> = Vec::with_capacity(new_versions.len());
+        for (channel, version) in &new_versions {
+            if is_inline(channel) {
+                continue;
+            }
+            let field = ns.blob_field(channel, version);
+            // Shallow mode stores nothing the checkpoint does not read: it would never be freed.
+            if self.shallow && !refs.contains(&field) {
+                continue;
+            }
+            let blob = match values.remove(channel) {
+                Some(value) => {
+                    let (kind, bytes) = codec::dumps_typed(&value).map_err(invalid)?;
+                    record::encode_blob(&kind, &bytes)
+                }
+                None => record::encode_blob(record::EMPTY, b""),
+            };
+            blob_args.push((field, blob));
+        }
+        let record = record::encode_record(doc, &metadata, config.checkpoint_id.as_deref());
+        let member = ns.member(&checkpoint.id);
+        let mut call = PUT_SCRIPT.prepare_invoke();
+        call.key(&keys.all()[..])
+            .arg(self.ttl_ms)
+            .arg(if self.shallow { "1" } else { "0" })
+            .arg(&member)
+            .arg(record)
+            .arg(refs.join(" "))
+            .arg(ns.lex_min())
+            .arg(ns.lex_max())
+            .arg(ns.writes_prefix(&checkpoint.id));
+        for (field, blob) in blob_args {
+            call.arg(field).arg(blob);
+        }
+        let _: i64 = call.invoke_async(&mut self.conn.clone()).await.map_err(RedisSaverError::from)?;
+        Ok(CheckpointConfig {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: Some(checkpoint.id),
+        })
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, ChannelValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        let Some(checkpoint_id) = &config.checkpoint_id else {
+            return Err(CheckpointError::Invalid(
+                "put_writes needs a config with a checkpoint_id".to_owned(),
+            ));
+        };
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let keys = self.thread_keys(&config.thread_id);
+        let ns = Ns::new(&config.checkpoint_ns);
+        let mut call = PUT_WRITES_SCRIPT.prepare_invoke();
+        call.key(&keys.all()[..]).arg(self.ttl_ms);
+        for (position, (channel, value)) in writes.iter().enumerate() {
+            let idx = write_index(channel, position);
+            let (kind, bytes) = codec::dumps_typed(value).map_err(|e| {
+                RedisSaverError::Invalid(format!("cannot serialize write to `{channel}`: {e}"))
+            })?;
+            // Special channels (negative index) are upserted; a retried task's regular writes
+            // must not change what was saved.
+            let replace = if idx < 0 { "1" } else { "0" };
+            call.arg(ns.write_field(checkpoint_id, task_id, idx))
+                .arg(record::encode_write(channel, task_path, &kind, &bytes))
+                .arg(replace);
+        }
+        let _: i64 = call.invoke_async(&mut self.conn.clone()).await.map_err(RedisSaverError::from)?;
+        Ok(())
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        let keys = self.thread_keys(thread_id);
+        // One command over keys of one slot: atomic, and UNLINK frees large hashes off the
+        // server's main thread.
+        let _: i64 = redis::cmd("UNLINK")
+            .arg(&keys.all()[..])
+            .query_async(&mut self.conn.clone())
+            .await
+            .map_err(RedisSaverError::from)?;
+        Ok(())
+    }
+}

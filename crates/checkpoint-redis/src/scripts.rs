@@ -1,0 +1,169 @@
+//! The Lua scripts behind every call that touches more than one key.
+//!
+//! A script runs atomically and in one round trip (`EVALSHA`, loaded on first `NOSCRIPT` by
+//! [`redis::Script`]), which is how `put` writes blobs, record and index entry together: a crash
+//! can lose the whole call but never leave an index entry that points at nothing. Every script
+//! gets the seven keys of one thread (see [`ThreadKeys`](crate::ThreadKeys)) in the same order,
+//! all in one cluster slot, and declares them in `KEYS` as Redis Cluster requires.
+//!
+//! Expiry: each writing script ends by giving *every* key of the thread one absolute deadline
+//! (`PEXPIREAT` with a time read once from `TIME`), so the keys of a thread always expire in the
+//! same millisecond; and inside a script Redis checks expiry against the script's start time, so
+//! a read sees a thread either whole or not at all.
+
+use std::sync::LazyLock;
+
+use redis::Script;
+
+/// Shared by every script: applies the thread's expiry to all its keys.
+///
+/// `ttl` is in milliseconds; 0 means "never expire", as does the `pinned` flag in `meta`.
+const PRELUDE: &str = r"
+local function expire_all(ttl)
+  if ttl == 0 or redis.call('HEXISTS', KEYS[7], 'pinned') == 1 then
+    for i = 1, #KEYS do redis.call('PERSIST', KEYS[i]) end
+    return
+  end
+  local now = redis.call('TIME')
+  local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + ttl
+  local at = string.format('%d', ms)
+  for i = 1, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
+end
+local function hex(s)
+  return (string.gsub(s, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+-- HMGET in slices: `unpack` of a very long list would overflow the Lua stack.
+local function hmget(key, fields)
+  local out = {}
+  for i = 1, #fields, 1000 do
+    local slice = {}
+    for j = i, math.min(i + 999, #fields) do slice[#slice + 1] = fields[j] end
+    local values = redis.call('HMGET', key, unpack(slice))
+    for j = 1, #values do out[#out + 1] = values[j] end
+  end
+  return out
+end
+";
+
+/// `put`: ARGV = ttl, shallow flag, member, record, refs, namespace lex min and max, write prefix
+/// of the new checkpoint, then blob field/value pairs.
+const PUT: &str = r"
+redis.call('HSET', KEYS[7], 'layout', '1')
+for i = 9, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
+if ARGV[2] == '1' then
+  -- Shallow: drop the namespace's other checkpoints, the blobs only they read, and the writes
+  -- of every other checkpoint of the namespace.
+  local keep = {}
+  for f in string.gmatch(ARGV[5], '%S+') do keep[f] = true end
+  for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[6], ARGV[7])) do
+    if m ~= ARGV[3] then
+      local refs = redis.call('HGET', KEYS[3], m)
+      if refs then
+        for f in string.gmatch(refs, '%S+') do
+          if not keep[f] then redis.call('HDEL', KEYS[4], f) end
+        end
+      end
+      redis.call('HDEL', KEYS[2], m)
+      redis.call('HDEL', KEYS[3], m)
+      redis.call('ZREM', KEYS[1], m)
+    end
+  end
+  local wp = ARGV[8]
+  for _, f in ipairs(redis.call('ZRANGEBYLEX', KEYS[6], ARGV[6], ARGV[7])) do
+    if string.sub(f, 1, #wp) ~= wp then
+      redis.call('HDEL', KEYS[5], f)
+      redis.call('ZREM', KEYS[6], f)
+    end
+  end
+end
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[5])
+redis.call('ZADD', KEYS[1], 0, ARGV[3])
+expire_all(tonumber(ARGV[1]))
+return 1
+";
+
+/// `put_writes`: ARGV = ttl, then field/value/replace triples (`1` upserts, `0` inserts only if
+/// absent).
+const PUT_WRITES: &str = r"
+redis.call('HSET', KEYS[7], 'layout', '1')
+for i = 2, #ARGV, 3 do
+  if ARGV[i + 2] == '1' then
+    redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1])
+  else
+    redis.call('HSETNX', KEYS[5], ARGV[i], ARGV[i + 1])
+  end
+  redis.call('ZADD', KEYS[6], 0, ARGV[i])
+end
+expire_all(tonumber(ARGV[1]))
+return 1
+";
+
+/// `get_tuple`/`list`: ARGV = refresh ttl (0: do not touch expiry), `1` to include values and
+/// writes, then `range` + max + min + count (newest first), or `members` + the members wanted.
+///
+/// Returns one entry per checkpoint found: member, record (nil if missing), refs (nil if
+/// missing), blob field/value pairs, write field/value pairs (values nil if missing).
+const READ: &str = r"
+local members
+if ARGV[3] == 'range' then
+  members = redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[4], ARGV[5], 'LIMIT', 0, ARGV[6])
+else
+  members = {}
+  for i = 4, #ARGV do
+    if redis.call('ZSCORE', KEYS[1], ARGV[i]) then members[#members + 1] = ARGV[i] end
+  end
+end
+local out = {}
+for _, m in ipairs(members) do
+  local refs = redis.call('HGET', KEYS[3], m)
+  local entry = {m, redis.call('HGET', KEYS[2], m), refs}
+  if ARGV[2] == '1' then
+    local blobs = {}
+    if refs then
+      local fields = {}
+      for f in string.gmatch(refs, '%S+') do fields[#fields + 1] = f end
+      local values = hmget(KEYS[4], fields)
+      for i, f in ipairs(fields) do blobs[#blobs + 1] = f; blobs[#blobs + 1] = values[i] end
+    end
+    local sep = string.find(m, ':', 1, true)
+    local wp = string.sub(m, 1, sep) .. hex(string.sub(m, sep + 1))
+    local wfields = redis.call('ZRANGEBYLEX', KEYS[6], '[' .. wp .. ':', '(' .. wp .. ';')
+    local wvalues = hmget(KEYS[5], wfields)
+    local writes = {}
+    for i, f in ipairs(wfields) do writes[#writes + 1] = f; writes[#writes + 1] = wvalues[i] end
+    entry[4] = blobs
+    entry[5] = writes
+  end
+  out[#out + 1] = entry
+end
+local ttl = tonumber(ARGV[1])
+if ttl > 0 and #members > 0 then expire_all(ttl) end
+return out
+";
+
+/// `pin`/`unpin`: ARGV = `1` to pin or `0` to unpin, then the ttl to apply when unpinned.
+/// Returns 0 when the thread does not exist (nothing is created).
+const PIN: &str = r"
+if redis.call('EXISTS', KEYS[7]) == 0 then return 0 end
+if ARGV[1] == '1' then
+  redis.call('HSET', KEYS[7], 'pinned', '1')
+else
+  redis.call('HDEL', KEYS[7], 'pinned')
+end
+expire_all(tonumber(ARGV[2]))
+return 1
+";
+
+fn script(body: &str) -> Script {
+    Script::new(&format!("{PRELUDE}{body}"))
+}
+
+/// See [`PUT`].
+pub(crate) static PUT_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(PUT));
+/// See [`PUT_WRITES`].
+pub(crate) static PUT_WRITES_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(PUT_WRITES));
+/// See [`READ`].
+pub(crate) static READ_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(READ));
+/// See [`PIN`].
+pub(crate) static PIN_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(PIN));
