@@ -224,13 +224,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             None => last_ran(&ch.versions_seen).unwrap_or(0),
         };
         let prefix = crate::pregel::task::IdPrefix::new(parent.checkpoint_id.as_deref().unwrap_or_default());
-        let mut t = Task::pull(
-            &layout.nodes[node],
-            node,
-            &prefix,
-            &cfg.checkpoint_ns,
-            step + 1,
-        );
+        let mut t = Task::pull(&layout.nodes[node], node, &prefix, &cfg.checkpoint_ns, step + 1);
         t.writes = Some(task::route(layout, node, &ch.state, NodeOutput::update(values))?);
         let updated = ch.apply_writes(layout, &mut [t], None)?;
         let step = step + 1;
