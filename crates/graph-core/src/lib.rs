@@ -62,6 +62,7 @@ mod pregel;
 mod retry;
 mod runtime;
 pub mod state;
+pub mod store;
 mod stream;
 pub mod value;
 

@@ -22,6 +22,8 @@ pub(crate) struct TaskScope {
     pub(crate) checkpoint_id: Arc<str>,
     /// The run's checkpointer, inherited by subgraphs that have none.
     pub(crate) checkpointer: Option<Arc<dyn crate::checkpoint::DynCheckpointer>>,
+    /// The graph's long-term store, if any.
+    pub(crate) store: Option<Arc<dyn crate::store::DynStore>>,
     /// Enclosing graphs' checkpoints (namespace → id).
     pub(crate) parents: std::collections::BTreeMap<String, String>,
     pub(crate) recursion_limit: usize,
@@ -70,6 +72,10 @@ impl<C> Runtime<C> {
     /// The context, shared.
     pub fn context_arc(&self) -> Arc<C> {
         Arc::clone(&self.context)
+    }
+    /// The graph's long-term store (LangGraph's `runtime.store`), if it was compiled with one.
+    pub fn store(&self) -> Option<&Arc<dyn crate::store::DynStore>> {
+        self.scope.store.as_ref()
     }
     /// The node this task runs.
     pub fn node(&self) -> &str {

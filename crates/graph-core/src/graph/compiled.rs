@@ -207,6 +207,7 @@ pub struct CompiledGraph<S: State, C = ()> {
     pub(crate) inner: Arc<Inner<S, C>>,
     pub(crate) checkpointer: Option<Arc<dyn DynCheckpointer>>,
     pub(crate) context: Option<Arc<C>>,
+    pub(crate) store: Option<Arc<dyn crate::store::DynStore>>,
 }
 
 impl<S: State, C> Clone for CompiledGraph<S, C> {
@@ -215,6 +216,7 @@ impl<S: State, C> Clone for CompiledGraph<S, C> {
             inner: Arc::clone(&self.inner),
             checkpointer: self.checkpointer.clone(),
             context: self.context.clone(),
+            store: self.store.clone(),
         }
     }
 }
@@ -236,6 +238,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             inner: Arc::new(Inner { layout: build_layout(g), drawing }),
             checkpointer: None,
             context: None,
+            store: None,
         }
     }
 
@@ -250,6 +253,21 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     #[must_use]
     pub fn with_shared_checkpointer(mut self, checkpointer: Arc<dyn DynCheckpointer>) -> Self {
         self.checkpointer = Some(checkpointer);
+        self
+    }
+
+    /// The same graph, giving nodes a long-term [`Store`](crate::store::Store) through
+    /// [`Runtime::store`](crate::Runtime::store) (LangGraph's `compile(store=...)`).
+    #[must_use]
+    pub fn with_store(mut self, store: impl crate::store::Store) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// The same graph, with a shared store.
+    #[must_use]
+    pub fn with_shared_store(mut self, store: Arc<dyn crate::store::DynStore>) -> Self {
+        self.store = Some(store);
         self
     }
 

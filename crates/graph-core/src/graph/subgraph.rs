@@ -48,6 +48,9 @@ impl<S: State, C: Send + Sync + 'static> ErasedNode<S, C> for SubgraphNode<S, C>
             graph.checkpointer.clone_from(&scope.checkpointer);
         }
         graph.context = Some(runtime.context_arc());
+        if graph.store.is_none() {
+            graph.store.clone_from(&scope.store);
+        }
         let (task_ns, resume) = {
             let pad = scope.scratchpad.lock();
             (pad.task_ns(), pad.resume.last().cloned())

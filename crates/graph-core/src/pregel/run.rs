@@ -92,6 +92,7 @@ struct Loop<'g, S: State, C> {
     dirty: bool,
     /// Resume values per task id (LangGraph's `__resume__` writes), handed to re-run tasks.
     resume: HashMap<String, Vec<serde_json::Value>>,
+    store: Option<Arc<dyn crate::store::DynStore>>,
 }
 
 /// What the tasks of one step left besides their writes.
@@ -164,6 +165,7 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
         cache: FieldCache::new(),
         dirty: false,
         resume: HashMap::new(),
+        store: graph.store.clone(),
     };
     // Resume values and interrupts already recorded against the checkpoint.
     let mut pending_interrupts: Vec<(String, Interrupt)> = Vec::new();
@@ -428,6 +430,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 scratchpad: parking_lot::Mutex::new(scratchpad),
                 checkpoint_id: Arc::clone(&checkpoint_id),
                 checkpointer: self.persistence.as_ref().map(|p| Arc::clone(&p.saver)),
+                store: self.store.clone(),
                 parents: self.config.parents.clone(),
                 recursion_limit: self.config.recursion_limit,
                 metadata: EventMetadata {

@@ -104,3 +104,27 @@ async fn test_interrupt_inside_subgraph_resumes() {
     // the parent through the append reducer.
     assert_eq!(out.log, ["prep", "after"]);
 }
+
+/// Nodes reach the graph's store through their runtime, in subgraphs too (LangGraph's
+/// `runtime.store`).
+#[tokio::test]
+async fn test_nodes_use_the_store_through_the_runtime() {
+    use graph_core::store::{InMemoryStore, Store};
+    let store = std::sync::Arc::new(InMemoryStore::new());
+    let remember = |_s: S, rt: Runtime| async move {
+        let store = rt.store().expect("compiled with a store");
+        let ns = vec!["memories".to_owned(), "u1".to_owned()];
+        store.put(&ns, "fact", serde_json::json!({"likes": "tea"}), None).await.map_err(|e| Error::UnknownNode(e.to_string()))?;
+        Ok::<_, Error>(SUpdate::hello("stored"))
+    };
+    let child = StateGraph::<S>::new().add_node("remember", remember).add_edge(START, "remember").compile().unwrap();
+    let g = StateGraph::<S>::new()
+        .add_node("sub", child)
+        .add_edge(START, "sub")
+        .compile()
+        .unwrap()
+        .with_shared_store(store.clone());
+    assert_eq!(g.invoke(SUpdate::default(), &RunConfig::new()).await.unwrap().hello, "stored");
+    let item = Store::get(&*store, &["memories".to_owned(), "u1".to_owned()], "fact").await.unwrap().unwrap();
+    assert_eq!(item.value["likes"], "tea");
+}

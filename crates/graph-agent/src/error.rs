@@ -1,0 +1,32 @@
+//! The crate's error type.
+
+use graph_core::BoxError;
+
+/// `Result` with graph-agent's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failure inside an agent: a model call, a middleware hook, or building the graph.
+///
+/// Inside a run these reach the caller as `graph_core::Error::Node { node, source }`, with this
+/// error (or a middleware's own) as the source, recoverable by downcasting.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The chat model failed.
+    #[error("model call failed")]
+    Model(#[from] graph_models::Error),
+    /// A middleware hook failed.
+    #[error("middleware `{middleware}` failed in `{hook}`")]
+    Middleware {
+        /// The middleware's name.
+        middleware: String,
+        /// The hook, e.g. `before_model`.
+        hook: &'static str,
+        /// What it returned.
+        #[source]
+        source: BoxError,
+    },
+    /// The agent's graph did not compile (e.g. two middlewares with the same name).
+    #[error("agent graph is invalid")]
+    Graph(#[from] graph_core::Error),
+}

@@ -1,0 +1,82 @@
+//! # graph-models
+//!
+//! Chat models, tools and token counting for [graph-core](graph_core) agents.
+//!
+//! ```
+//! use graph_core::messages::{Message, ToolCall};
+//! use graph_models::{tool, ApproxTokenCounter, ChatModel, ChatRequest, Result, ToolNode, TokenCounter};
+//!
+//! /// A model that asks for the weather once, then answers with what the tool said.
+//! struct Scripted;
+//!
+//! impl ChatModel for Scripted {
+//!     async fn invoke(&self, request: ChatRequest) -> Result<Message> {
+//!         Ok(match request.messages.last() {
+//!             Some(m) if m.tool_call_id().is_some() => Message::ai(format!("天气：{}", m.text())),
+//!             _ => Message::ai("").with_tool_calls(vec![ToolCall::new(
+//!                 "weather",
+//!                 serde_json::json!({"city": "北京"}),
+//!                 "call_1",
+//!             )]),
+//!         })
+//!     }
+//! }
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct City {
+//!     /// The city to look up.
+//!     city: String,
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<()> {
+//! let weather = tool("weather", "Current weather", |c: City| async move {
+//!     Ok::<_, std::convert::Infallible>(format!("{} 晴", c.city))
+//! });
+//! let tools = ToolNode::new([weather.into()]);
+//!
+//! let mut history = vec![Message::human("北京天气怎么样？")];
+//! let request = ChatRequest::new(history.clone()).with_tools(tools.specs());
+//! history.push(Scripted.invoke(request).await?);
+//! history.extend(tools.run(&history).await);
+//! history.push(Scripted.invoke(ChatRequest::new(history.clone())).await?);
+//!
+//! assert_eq!(history.last().unwrap().text(), "天气：北京 晴");
+//! assert!(ApproxTokenCounter::new().count_messages(&history) > 20);
+//! # Ok(()) }
+//! ```
+//!
+//! ## Concepts
+//! - [`ChatModel`]: `invoke` (and optionally `stream`) with `async fn`; [`DynChatModel`] and
+//!   [`SharedChatModel`] erase the type; [`ChatModelExt`] binds tools and, with
+//!   [`invoke_in_graph`](ChatModelExt::invoke_in_graph), streams tokens into a graph run's
+//!   `messages` stream mode with node metadata.
+//! - [`OpenAiChatModel`] / [`OpenAiEmbeddings`]: any OpenAI-compatible endpoint, configured from
+//!   [`OpenAiConfig`] or `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_MODEL`.
+//! - [`Tool`], [`tool`], [`tool_with_schema`]: tools from async fns with JSON-schema arguments;
+//!   [`ToolNode`] runs a reply's calls concurrently and never fails; [`tools_condition`] routes.
+//! - [`TokenCounter`]: [`TiktokenCounter`] (cl100k_base, o200k_base) and the fast
+//!   [`ApproxTokenCounter`] for mixed Chinese/English text.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod error;
+mod model;
+mod openai;
+mod tokens;
+mod tools;
+
+pub use error::{Error, Result};
+pub use model::{
+    collect_stream, BoxFuture, ChatChunk, ChatModel, ChatModelExt, ChatRequest, ChunkAggregator, ChunkStream,
+    DynChatModel, SharedChatModel, ToolCallChunk, ToolChoice, WithTools,
+};
+pub use openai::{OpenAiChatModel, OpenAiConfig, OpenAiEmbeddings, OPENAI_BASE_URL};
+pub use tokens::{
+    ApproxTokenCounter, Encoding, TiktokenCounter, TokenCounter, REPLY_PRIMING_TOKENS, TOKENS_PER_IMAGE,
+    TOKENS_PER_MESSAGE, TOKENS_PER_TOOL_CALL,
+};
+pub use tools::{
+    tool, tool_with_schema, tools_condition, DynTool, FnTool, HasMessages, SharedTool, Tool, ToolNode,
+    ToolNodeMarker, ToolOutput, ToolSpec,
+};

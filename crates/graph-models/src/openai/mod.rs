@@ -1,0 +1,273 @@
+//! An OpenAI-compatible chat model and embeddings on `async-openai`: OpenAI, vLLM, Ollama,
+//! DeepSeek, Qwen (DashScope compatible mode), or anything else speaking `/chat/completions`.
+
+mod embeddings;
+mod wire;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_openai::config::OpenAIConfig as ClientConfig;
+use async_openai::middleware::retry::OpenAIRetryLayer;
+use async_openai::middleware::ReqwestService;
+use async_openai::Client;
+use futures_util::StreamExt;
+use graph_core::messages::Message;
+use serde_json::{Map, Value};
+use tower::Layer;
+
+pub use embeddings::OpenAiEmbeddings;
+
+use crate::error::{Error, Result};
+use crate::model::{ChatModel, ChatRequest, ChunkStream};
+
+/// Where and how to reach an OpenAI-compatible endpoint.
+///
+/// [`from_env`](Self::from_env) reads `OPENAI_API_KEY`, `OPENAI_BASE_URL` and `OPENAI_MODEL`;
+/// the builders override any of it.
+///
+/// ```
+/// use graph_models::OpenAiConfig;
+///
+/// let config = OpenAiConfig::new("qwen2.5:7b").with_base_url("http://127.0.0.1:11434/v1").with_max_retries(0);
+/// assert_eq!(config.model, "qwen2.5:7b");
+/// assert!(!format!("{config:?}").contains("sk-"));
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct OpenAiConfig {
+    /// Bearer key; `None` sends none (local servers usually need none).
+    pub api_key: Option<String>,
+    /// Base URL up to and including `/v1`.
+    pub base_url: String,
+    /// Model name sent with each request.
+    pub model: String,
+    /// Retries after a 429, a 5xx or a failed connect, with exponential backoff from 100 ms
+    /// (or the server's `Retry-After`). Default 2, like the OpenAI SDKs.
+    pub max_retries: usize,
+    /// Time allowed to connect. Default 10 s.
+    pub connect_timeout: Duration,
+    /// Longest silence allowed while reading a reply or between stream events. Default 120 s.
+    pub read_timeout: Duration,
+    /// Ask for usage on streams (`stream_options.include_usage`). Default on; turn it off for
+    /// servers that reject the option.
+    pub stream_usage: bool,
+    /// Send `reasoning_content` of earlier AI messages back (DeepSeek's thinking-with-tools
+    /// mode needs it; other providers reject it). Default off.
+    pub send_reasoning_content: bool,
+    /// Extra body keys for every request.
+    pub extra_body: Map<String, Value>,
+}
+
+/// OpenAI's public endpoint, the default base URL.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+impl OpenAiConfig {
+    /// A config for `model` at OpenAI with no key.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            api_key: None,
+            base_url: OPENAI_BASE_URL.to_owned(),
+            model: model.into(),
+            max_retries: 2,
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(120),
+            stream_usage: true,
+            send_reasoning_content: false,
+            extra_body: Map::new(),
+        }
+    }
+
+    /// A config from `OPENAI_MODEL`, `OPENAI_BASE_URL` (default OpenAI's) and `OPENAI_API_KEY`.
+    ///
+    /// # Errors
+    /// [`Error::MissingConfig`] when `OPENAI_MODEL` is unset.
+    pub fn from_env() -> Result<Self> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let model = var("OPENAI_MODEL").ok_or(Error::MissingConfig("OPENAI_MODEL"))?;
+        let mut config = Self::new(model);
+        config.api_key = var("OPENAI_API_KEY");
+        if let Some(url) = var("OPENAI_BASE_URL") {
+            config.base_url = url;
+        }
+        Ok(config)
+    }
+
+    /// Sets the key.
+    #[must_use]
+    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+    /// Sets the base URL (up to `/v1`).
+    #[must_use]
+    pub fn with_base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = url.into().trim_end_matches('/').to_owned();
+        self
+    }
+    /// Sets the model.
+    #[must_use]
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+    /// Sets the retry count.
+    #[must_use]
+    pub fn with_max_retries(mut self, retries: usize) -> Self {
+        self.max_retries = retries;
+        self
+    }
+    /// Sets the read timeout.
+    #[must_use]
+    pub fn with_read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = timeout;
+        self
+    }
+    /// Sets whether streams ask for usage.
+    #[must_use]
+    pub fn with_stream_usage(mut self, on: bool) -> Self {
+        self.stream_usage = on;
+        self
+    }
+    /// Sets whether earlier `reasoning_content` is sent back.
+    #[must_use]
+    pub fn with_send_reasoning_content(mut self, on: bool) -> Self {
+        self.send_reasoning_content = on;
+        self
+    }
+    /// Adds a body key sent with every request.
+    #[must_use]
+    pub fn with_extra_body(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.extra_body.insert(key.into(), value);
+        self
+    }
+
+    /// The async-openai client for this config: key, base URL, timeouts and retry layer.
+    pub(crate) fn client(&self) -> Result<Client<ClientConfig>> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(self.connect_timeout)
+            .read_timeout(self.read_timeout)
+            .build()
+            .map_err(|e| Error::Client { source: Box::new(e) })?;
+        // async-openai's own retry layer: it reads `Retry-After`, and tells a 429 rate limit
+        // (retried) from a 429 `insufficient_quota` (not retried).
+        let service = OpenAIRetryLayer::new(self.max_retries).layer(ReqwestService::new(http));
+        let config = ClientConfig::new()
+            .with_api_base(self.base_url.trim_end_matches('/'))
+            .with_api_key(self.api_key.clone().unwrap_or_default());
+        Ok(Client::with_config(config).with_http_service(service))
+    }
+}
+
+impl fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never print the key: configs end up in logs.
+        f.debug_struct("OpenAiConfig")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("max_retries", &self.max_retries)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A chat model behind an OpenAI-compatible `/chat/completions` endpoint.
+///
+/// Streaming assembles tool calls from their fragments (by `index`), keeps provider extras such
+/// as `reasoning_content` in `additional_kwargs`, reports usage, and turns a stream that closes
+/// without a `finish_reason` into [`Error::StreamIncomplete`] rather than a silently truncated
+/// reply.
+///
+/// ```no_run
+/// use graph_core::messages::Message;
+/// use graph_models::{ChatModel, ChatRequest, OpenAiChatModel, OpenAiConfig};
+///
+/// # async fn run() -> graph_models::Result<()> {
+/// let model = OpenAiChatModel::new(OpenAiConfig::from_env()?)?;
+/// let reply = model.invoke(ChatRequest::new(vec![Message::human("你好")])).await?;
+/// println!("{}", reply.text());
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct OpenAiChatModel {
+    /// The HTTP client (shares its connection pool across clones).
+    client: Client<ClientConfig>,
+    /// Settings.
+    config: Arc<OpenAiConfig>,
+}
+
+impl fmt::Debug for OpenAiChatModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiChatModel").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl OpenAiChatModel {
+    /// A model for `config`.
+    ///
+    /// # Errors
+    /// [`Error::Client`] when the HTTP client cannot be built (no TLS backend).
+    pub fn new(config: OpenAiConfig) -> Result<Self> {
+        Ok(Self { client: config.client()?, config: Arc::new(config) })
+    }
+
+    /// A model configured from the environment; see [`OpenAiConfig::from_env`].
+    ///
+    /// # Errors
+    /// As [`OpenAiConfig::from_env`] and [`new`](Self::new).
+    pub fn from_env() -> Result<Self> {
+        Self::new(OpenAiConfig::from_env()?)
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.config
+    }
+}
+
+impl ChatModel for OpenAiChatModel {
+    fn invoke(&self, request: ChatRequest) -> impl Future<Output = Result<Message>> + Send {
+        let body = wire::request_body(&self.config, &request, false);
+        async move {
+            let reply: Value = self.client.chat().create_byot(body).await?;
+            wire::parse_response(reply)
+        }
+    }
+
+    fn stream(&self, request: ChatRequest) -> impl Future<Output = Result<ChunkStream>> + Send {
+        let body = wire::request_body(&self.config, &request, true);
+        async move {
+            let events = self.client.chat().create_stream_byot::<Value, Value>(body).await?;
+            Ok(checked_stream(events.map(|event| wire::parse_chunk(&event?))))
+        }
+    }
+
+    fn model_name(&self) -> &str {
+        &self.config.model
+    }
+}
+
+/// Ends the stream after its first error, and adds [`Error::StreamIncomplete`] when it closes
+/// before any chunk carried a `finish_reason`: async-openai ends a stream quietly both on
+/// `[DONE]` and when the server just closes the body, and only the latter is a truncated reply.
+fn checked_stream(
+    chunks: impl futures_core::Stream<Item = Result<crate::model::ChatChunk>> + Send + 'static,
+) -> ChunkStream {
+    let state = (Box::pin(chunks), false, false);
+    Box::pin(futures_util::stream::unfold(state, |(mut inner, finished, done)| async move {
+        if done {
+            return None;
+        }
+        match inner.next().await {
+            Some(Ok(chunk)) => {
+                let finished = finished || chunk.is_final();
+                Some((Ok(chunk), (inner, finished, false)))
+            }
+            Some(Err(e)) => Some((Err(e), (inner, finished, true))),
+            None if finished => None,
+            None => Some((Err(Error::StreamIncomplete), (inner, finished, true))),
+        }
+    }))
+}
