@@ -114,10 +114,14 @@ async fn test_nodes_use_the_store_through_the_runtime() {
     let remember = |_s: S, rt: Runtime| async move {
         let store = rt.store().expect("compiled with a store");
         let ns = vec!["memories".to_owned(), "u1".to_owned()];
-        store.put(&ns, "fact", serde_json::json!({"likes": "tea"}), None).await.map_err(|e| Error::UnknownNode(e.to_string()))?;
+        store
+            .put(&ns, "fact", serde_json::json!({"likes": "tea"}), None)
+            .await
+            .map_err(|e| Error::UnknownNode(e.to_string()))?;
         Ok::<_, Error>(SUpdate::hello("stored"))
     };
-    let child = StateGraph::<S>::new().add_node("remember", remember).add_edge(START, "remember").compile().unwrap();
+    let child =
+        StateGraph::<S>::new().add_node("remember", remember).add_edge(START, "remember").compile().unwrap();
     let g = StateGraph::<S>::new()
         .add_node("sub", child)
         .add_edge(START, "sub")
