@@ -53,7 +53,21 @@ ensure_redis() {
 # Python LangGraph, pinned, for the wire-compatibility tests (they fail, not skip, once this is set).
 export LANGGRAPH_PYTHON="${LANGGRAPH_PYTHON:-$(bash scripts/python-peer.sh)}"
 
+ensure_milvus() {
+  # Milvus Lite 3.2.2 from PyPI as a gRPC server on loopback (venv created once); stopped on exit
+  # unless it was already running before this script.
+  if [ -z "${MILVUS_URL:-}" ]; then
+    local pidf="${MILVUS_HOME:-$HOME/.cache/graph-rs-milvus}/server-19530.pid"
+    local was_running=0
+    [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null && was_running=1
+    MILVUS_URL=$(bash scripts/milvus-lite.sh 19530)
+    export MILVUS_URL
+    [ "$was_running" = 1 ] || trap 'bash scripts/milvus-lite.sh stop 19530 >/dev/null 2>&1 || true' EXIT
+  fi
+}
+
 [ -d crates/checkpoint-mysql ] && ensure_mariadb
 [ -d crates/checkpoint-redis ] && ensure_redis
+[ -d crates/memory-milvus ] && ensure_milvus
 
 cargo test --workspace --no-fail-fast "$@"

@@ -1,0 +1,53 @@
+//! The crate's error type.
+
+use graph_core::store::{BoxError, StoreError};
+
+/// Everything that can go wrong in memory-milvus.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A Milvus request failed (connection, server error, malformed response). Boxed: the SDK's
+    /// error is large and would make every `Result` of this crate large.
+    #[error("milvus request failed")]
+    Milvus(#[source] Box<milvus::v2::prelude::Error>),
+    /// The embedded memory's store failed.
+    #[error("memory store failed")]
+    Store(#[from] StoreError),
+    /// The embedding model failed or could not be loaded.
+    #[error("embedding failed")]
+    Embedding(#[source] BoxError),
+    /// The summarizer given to [`compact_session`](crate::compact_session) failed.
+    #[error("summarizer failed")]
+    Summarizer(#[source] BoxError),
+    /// An argument breaks a documented rule (e.g. a control character in a user id).
+    #[error("invalid {what}: {reason}")]
+    InvalidInput {
+        /// What was invalid.
+        what: &'static str,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
+    /// The embedder returned vectors of another length than the collection holds.
+    #[error("embedding has {actual} dimensions, expected {expected}")]
+    Dimensions {
+        /// The collection's (or the embedder's declared) dimension.
+        expected: usize,
+        /// What the embedder returned.
+        actual: usize,
+    },
+    /// Milvus answered with something this crate cannot read.
+    #[error("unexpected milvus response: {detail}")]
+    Response {
+        /// What was unexpected.
+        detail: String,
+    },
+}
+
+impl From<milvus::v2::prelude::Error> for Error {
+    fn from(e: milvus::v2::prelude::Error) -> Self {
+        Self::Milvus(Box::new(e))
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

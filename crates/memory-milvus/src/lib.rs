@@ -1,0 +1,82 @@
+//! # memory-milvus
+//!
+//! Long-term, cross-session memory for graph-core agents: the checkpointer keeps *this*
+//! conversation, this crate lets an agent recall what a user said *last week*. It follows the
+//! design of the memory-agent seed: one memory per question-and-answer exchange, written on the hot
+//! path; retrieval with an enriched query (recent context + question), hybrid dense + BM25 search
+//! fused with RRF, then time decay and importance; and a background job that compacts long sessions
+//! into summaries.
+//!
+//! The same [`Memory`] API has two backends: [`MilvusMemory`] (a Milvus collection with the seed's
+//! schema) and [`EmbeddedMemory`] (a graph-core [`Store`](graph_core::store::Store), in process, no
+//! server), so examples and tests run anywhere and production switches by constructor.
+//!
+//! ```
+//! use graph_core::store::HashingEmbeddings;
+//! use memory_milvus::{EmbeddedMemory, Memory, NewMemory, RetrieveQuery, SessionScope};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> memory_milvus::Result<()> {
+//! // HashingEmbeddings keeps this example offline; use a real model (feature `local-embeddings`).
+//! let memory = EmbeddedMemory::new(HashingEmbeddings::new(384));
+//! memory.save_turn(NewMemory::turn("alice", "monday", "We set the RAG chunk size to 512", "Noted: 512 tokens")).await?;
+//! memory.save_turn(NewMemory::turn("alice", "monday", "I like hiking", "Nice!")).await?;
+//! memory.save_turn(NewMemory::turn("bob", "monday", "My RAG chunk size is 256", "OK")).await?;
+//!
+//! let hits = memory
+//!     .retrieve(RetrieveQuery::new("alice", "what chunk size did we pick for RAG?").session(SessionScope::Exclude("friday".into())))
+//!     .await?;
+//! assert!(hits[0].record.content.contains("512"));
+//! assert!(hits.iter().all(|h| h.record.user_id == "alice"));
+//! # Ok(()) }
+//! ```
+//!
+//! ## Concepts
+//! - **Isolation** is a security property: every request to Milvus is scoped with a
+//!   `user_id == "…"` clause produced by [`Filter`], which escapes values instead of pasting them.
+//! - **Ranking**: candidates (4×top-k, at least 20) come from dense search or from Milvus's hybrid
+//!   search (dense + BM25 on `content`, RRF); [`RerankConfig`] then blends in time decay
+//!   (half-life) and importance.
+//! - **Compaction**: [`compact_session`] replaces old exchanges with summaries from a
+//!   [`Summarizer`] you provide (an LLM call), so this crate needs no model crate.
+//!
+//! ## Running Milvus here
+//! `scripts/milvus-lite.sh` installs Milvus Lite 3.2.2 in a venv and starts it on loopback; the
+//! live tests read `MILVUS_URL`. `scripts/milvus-lite.sh minilm` fetches all-MiniLM-L6-v2.
+//!
+//! ## Features
+//! | feature | default | what |
+//! |---|---|---|
+//! | `local-embeddings` | no | `MiniLmEmbeddings`: all-MiniLM-L6-v2 in pure Rust (candle), offline |
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod bm25;
+mod embedded;
+mod error;
+pub mod filter;
+#[cfg(feature = "local-embeddings")]
+mod local;
+mod memory;
+mod milvus;
+mod record;
+pub mod rerank;
+mod schema;
+mod summarize;
+
+pub use embedded::EmbeddedMemory;
+pub use error::{Error, Result};
+pub use filter::Filter;
+#[cfg(feature = "local-embeddings")]
+pub use local::MiniLmEmbeddings;
+pub use memory::Memory;
+pub use milvus::MilvusMemory;
+pub use record::{
+    enriched_query, now_secs, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
+    ENRICH_RECENT, ROLE_EXCHANGE, ROLE_SUMMARY,
+};
+pub use rerank::RerankConfig;
+pub use schema::{fields, Consistency, Metric, MilvusConfig};
+pub use summarize::{
+    compact_session, summarizer_fn, CompactOptions, CompactReport, FnSummarizer, Summarizer,
+};

@@ -1,0 +1,188 @@
+//! Fusion and reranking math: reciprocal rank fusion, time decay and importance weighting.
+//!
+//! Kept free of IO so the formulas are unit-tested exactly; both memories use them.
+
+use std::time::Duration;
+
+/// How retrieved memories are reordered after fusion.
+///
+/// `final = relevance × (1 − decay_weight + decay_weight × 0.5^(age / half_life))
+///                     × (1 − importance_weight + importance_weight × importance)`
+///
+/// The weights blend each factor with 1, so at weight 0 a factor is off and at weight 1 it is the
+/// seed's plain multiplication. They default to partial weights because RRF relevance is flat (rank
+/// 1 and rank 5 of two lists differ by only ~6% at k = 60): a full decay would let any recent
+/// memory outrank a clearly better old one.
+///
+/// ```
+/// use memory_milvus::RerankConfig;
+/// use std::time::Duration;
+///
+/// let r = RerankConfig::default().half_life(Duration::from_secs(86_400));
+/// // One half-life old, neutral importance: decay factor 0.5 at weight 0.3 → 0.85.
+/// let s = r.score(1.0, 86_400, 1.0);
+/// assert!((s - 0.85).abs() < 1e-9);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct RerankConfig {
+    /// Age at which the decay factor is one half (default 30 days, as in the seed).
+    pub half_life: Duration,
+    /// Weight of time decay in `[0, 1]` (default 0.3).
+    pub decay_weight: f64,
+    /// Weight of importance in `[0, 1]` (default 0.2).
+    pub importance_weight: f64,
+    /// RRF's `k` (default 60, the value of the RRF paper and Milvus's default).
+    pub rrf_k: u32,
+}
+
+impl Default for RerankConfig {
+    fn default() -> Self {
+        Self {
+            half_life: Duration::from_secs(30 * 86_400),
+            decay_weight: 0.3,
+            importance_weight: 0.2,
+            rrf_k: 60,
+        }
+    }
+}
+
+impl RerankConfig {
+    /// Sets the half-life of time decay.
+    #[must_use]
+    pub fn half_life(mut self, half_life: Duration) -> Self {
+        self.half_life = half_life;
+        self
+    }
+    /// Sets the weight of time decay (clamped to `[0, 1]`).
+    #[must_use]
+    pub fn decay_weight(mut self, weight: f64) -> Self {
+        self.decay_weight = weight.clamp(0.0, 1.0);
+        self
+    }
+    /// Sets the weight of importance (clamped to `[0, 1]`).
+    #[must_use]
+    pub fn importance_weight(mut self, weight: f64) -> Self {
+        self.importance_weight = weight.clamp(0.0, 1.0);
+        self
+    }
+    /// Sets RRF's `k`.
+    #[must_use]
+    pub fn rrf_k(mut self, k: u32) -> Self {
+        self.rrf_k = k;
+        self
+    }
+
+    /// `0.5^(age / half_life)`; memories from the future (clock skew) count as new.
+    pub fn decay(&self, age_secs: i64) -> f64 {
+        let half = self.half_life.as_secs_f64();
+        if half <= 0.0 {
+            return 1.0;
+        }
+        0.5f64.powf(age_secs.max(0) as f64 / half)
+    }
+
+    /// The final score of a memory with `relevance` (in `[0, 1]`), `age_secs` and `importance`.
+    pub fn score(&self, relevance: f64, age_secs: i64, importance: f64) -> f64 {
+        let decay = 1.0 - self.decay_weight + self.decay_weight * self.decay(age_secs);
+        let weight = 1.0 - self.importance_weight + self.importance_weight * importance.clamp(0.0, 1.0);
+        relevance * decay * weight
+    }
+
+    /// An RRF score from Milvus (`Σ 1/(k + rank)` over `lists` result lists) scaled to `[0, 1]` by
+    /// its maximum, `lists/(k + 1)`, so it is comparable with a cosine relevance.
+    pub fn normalize_rrf(&self, score: f64, lists: usize) -> f64 {
+        let max = lists as f64 / (f64::from(self.rrf_k) + 1.0);
+        if max > 0.0 {
+            (score / max).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Reciprocal rank fusion of ranked id lists: `Σ 1/(k + rank)` with 1-based ranks, best first.
+/// Ties keep the order in which ids first appear (list order, then rank).
+///
+/// ```
+/// use memory_milvus::rerank::rrf;
+/// let fused = rrf(&[vec![1, 2, 3], vec![3, 1]], 60);
+/// assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), [1, 3, 2]);
+/// ```
+pub fn rrf(lists: &[Vec<i64>], k: u32) -> Vec<(i64, f64)> {
+    let mut fused: Vec<(i64, f64)> = Vec::new();
+    for list in lists {
+        for (rank, id) in list.iter().enumerate() {
+            let add = 1.0 / (f64::from(k) + rank as f64 + 1.0);
+            match fused.iter_mut().find(|(i, _)| i == id) {
+                Some((_, s)) => *s += add,
+                None => fused.push((*id, add)),
+            }
+        }
+    }
+    // A stable sort keeps first-appearance order among equal scores.
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1));
+    fused
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = 86_400;
+
+    #[test]
+    fn decay_halves_every_half_life() {
+        let r = RerankConfig::default().half_life(Duration::from_secs(10 * DAY as u64));
+        assert_eq!(r.decay(0), 1.0);
+        assert!((r.decay(10 * DAY) - 0.5).abs() < 1e-12);
+        assert!((r.decay(20 * DAY) - 0.25).abs() < 1e-12);
+        assert_eq!(r.decay(-DAY), 1.0, "future timestamps are not boosted");
+        assert_eq!(RerankConfig::default().half_life(Duration::ZERO).decay(DAY), 1.0);
+    }
+
+    #[test]
+    fn score_blends_factors_by_weight() {
+        let full = RerankConfig::default().decay_weight(1.0).importance_weight(1.0);
+        let r30 = full.half_life(Duration::from_secs(30 * DAY as u64));
+        // The seed's plain product: relevance × decay × importance.
+        assert!((r30.score(0.8, 30 * DAY, 0.5) - 0.8 * 0.5 * 0.5).abs() < 1e-12);
+        let off = RerankConfig::default().decay_weight(0.0).importance_weight(0.0);
+        assert_eq!(off.score(0.8, 365 * DAY, 0.0), 0.8);
+        let d = RerankConfig::default();
+        // Defaults: decay 0.3, importance 0.2, 30-day half-life.
+        let expected = 0.6 * (0.7 + 0.3 * 0.25) * (0.8 + 0.2 * 0.9);
+        assert!((d.score(0.6, 60 * DAY, 0.9) - expected).abs() < 1e-12);
+        assert_eq!(RerankConfig::default().decay_weight(7.0).decay_weight, 1.0);
+    }
+
+    #[test]
+    fn newer_and_more_important_win_at_equal_relevance() {
+        let r = RerankConfig::default();
+        assert!(r.score(0.5, DAY, 0.5) > r.score(0.5, 90 * DAY, 0.5));
+        assert!(r.score(0.5, DAY, 0.9) > r.score(0.5, DAY, 0.1));
+        // But a clearly more relevant old memory still beats a weak new one.
+        assert!(r.score(0.9, 90 * DAY, 0.5) > r.score(0.5, 0, 0.5));
+    }
+
+    #[test]
+    fn rrf_matches_the_formula() {
+        let fused = rrf(&[vec![10, 20, 30], vec![30, 40]], 60);
+        let get = |id| fused.iter().find(|f| f.0 == id).unwrap().1;
+        assert!((get(10) - 1.0 / 61.0).abs() < 1e-15);
+        assert!((get(30) - (1.0 / 63.0 + 1.0 / 61.0)).abs() < 1e-15);
+        assert!((get(40) - 1.0 / 62.0).abs() < 1e-15);
+        assert_eq!(fused[0].0, 30);
+        assert_eq!(fused.len(), 4);
+        assert!(rrf(&[], 60).is_empty());
+    }
+
+    #[test]
+    fn rrf_normalisation_maps_the_best_possible_to_one() {
+        let r = RerankConfig::default();
+        assert!((r.normalize_rrf(2.0 / 61.0, 2) - 1.0).abs() < 1e-12);
+        assert!((r.normalize_rrf(1.0 / 61.0, 2) - 0.5).abs() < 1e-12);
+        assert_eq!(r.normalize_rrf(-1.0, 2), 0.0);
+        assert_eq!(r.normalize_rrf(1.0, 0), 0.0);
+    }
+}

@@ -1,0 +1,175 @@
+//! The background job of the seed: compacting a long session into a few summary memories.
+
+use std::future::Future;
+
+use graph_core::store::BoxError;
+
+use crate::error::{Error, Result};
+use crate::memory::Memory;
+use crate::record::{MemoryRecord, NewMemory, ROLE_EXCHANGE, ROLE_SUMMARY};
+
+/// Turns consecutive memories into a few summaries. Usually an LLM call; this crate depends on no
+/// model crate, so the caller supplies it (a closure works through [`summarizer_fn`]).
+pub trait Summarizer: Send + Sync {
+    /// Summaries of `records` (consecutive, oldest first); an empty vector keeps nothing.
+    fn summarize(
+        &self,
+        records: &[MemoryRecord],
+    ) -> impl Future<Output = Result<Vec<String>, BoxError>> + Send;
+}
+
+/// A [`Summarizer`] from a closure; see [`summarizer_fn`].
+#[derive(Debug, Clone, Copy)]
+pub struct FnSummarizer<F>(F);
+
+/// Adapts `f(records) -> future of summaries` into a [`Summarizer`].
+///
+/// ```
+/// use memory_milvus::{summarizer_fn, MemoryRecord};
+/// let s = summarizer_fn(|records: Vec<MemoryRecord>| async move {
+///     Ok(vec![format!("{} exchanges about travel", records.len())])
+/// });
+/// # let _ = s;
+/// ```
+pub fn summarizer_fn<F, Fut>(f: F) -> FnSummarizer<F>
+where
+    F: Fn(Vec<MemoryRecord>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Vec<String>, BoxError>> + Send,
+{
+    FnSummarizer(f)
+}
+
+impl<F, Fut> Summarizer for FnSummarizer<F>
+where
+    F: Fn(Vec<MemoryRecord>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Vec<String>, BoxError>> + Send,
+{
+    fn summarize(
+        &self,
+        records: &[MemoryRecord],
+    ) -> impl Future<Output = Result<Vec<String>, BoxError>> + Send {
+        (self.0)(records.to_vec())
+    }
+}
+
+/// When and how [`compact_session`] compacts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct CompactOptions {
+    /// Do nothing until the session has this many exchanges (default 20).
+    pub min_records: usize,
+    /// Leave the newest exchanges as they are (default 4): they are still the live context.
+    pub keep_recent: usize,
+    /// Exchanges per summarizer call (default 10).
+    pub chunk_size: usize,
+    /// Importance floor of summaries (default 0.7): a summary stands for many exchanges.
+    pub summary_importance: f32,
+    /// Delete the exchanges once their summaries are stored (default true).
+    pub delete_compacted: bool,
+}
+
+impl Default for CompactOptions {
+    fn default() -> Self {
+        Self {
+            min_records: 20,
+            keep_recent: 4,
+            chunk_size: 10,
+            summary_importance: 0.7,
+            delete_compacted: true,
+        }
+    }
+}
+
+impl CompactOptions {
+    /// Sets the trigger threshold.
+    #[must_use]
+    pub fn min_records(mut self, n: usize) -> Self {
+        self.min_records = n;
+        self
+    }
+    /// Sets how many newest exchanges are kept.
+    #[must_use]
+    pub fn keep_recent(mut self, n: usize) -> Self {
+        self.keep_recent = n;
+        self
+    }
+    /// Sets the chunk size (at least 1).
+    #[must_use]
+    pub fn chunk_size(mut self, n: usize) -> Self {
+        self.chunk_size = n.max(1);
+        self
+    }
+    /// Keeps the compacted exchanges when `false`.
+    #[must_use]
+    pub fn delete_compacted(mut self, on: bool) -> Self {
+        self.delete_compacted = on;
+        self
+    }
+}
+
+/// What [`compact_session`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompactReport {
+    /// Exchanges summarized.
+    pub compacted: usize,
+    /// Ids of the stored summaries.
+    pub summary_ids: Vec<i64>,
+}
+
+/// Summarizes all but the newest exchanges of a session into summary memories (role `summary`),
+/// then deletes the summarized exchanges.
+///
+/// Each summary is dated like the newest exchange it covers, so time decay treats it as that
+/// recent, and records `source_ids`, `from` and `to` in its metadata. Summaries are never
+/// summarized again. Run it off the hot path, e.g. `tokio::spawn` after a session ends.
+///
+/// Per chunk, summaries are stored before the exchanges are deleted: a crash in between leaves
+/// both (a duplicate), never neither.
+///
+/// # Errors
+/// [`Error::Summarizer`] when the summarizer fails; memory errors.
+pub async fn compact_session<M: Memory, S: Summarizer>(
+    memory: &M,
+    summarizer: &S,
+    user_id: &str,
+    session_id: &str,
+    options: CompactOptions,
+) -> Result<CompactReport> {
+    let exchanges: Vec<MemoryRecord> = memory
+        .session_records(user_id, session_id)
+        .await?
+        .into_iter()
+        .filter(|r| r.role == ROLE_EXCHANGE)
+        .collect();
+    let mut report = CompactReport::default();
+    if exchanges.len() < options.min_records.max(1) || exchanges.len() <= options.keep_recent {
+        return Ok(report);
+    }
+    let older = &exchanges[..exchanges.len() - options.keep_recent];
+    for chunk in older.chunks(options.chunk_size.max(1)) {
+        let texts = summarizer.summarize(chunk).await.map_err(Error::Summarizer)?;
+        let from = chunk.iter().map(|r| r.created_at).min().unwrap_or_default();
+        let to = chunk.iter().map(|r| r.created_at).max().unwrap_or_default();
+        let importance = chunk.iter().map(|r| r.importance).fold(options.summary_importance, f32::max);
+        let ids: Vec<i64> = chunk.iter().map(|r| r.id).collect();
+        let summaries = texts
+            .into_iter()
+            .map(|text| {
+                NewMemory::new(user_id, session_id, ROLE_SUMMARY, text)
+                    .created_at(to)
+                    .importance(importance)
+                    .meta("type", "summary")
+                    .meta("source_ids", ids.clone())
+                    .meta("from", from)
+                    .meta("to", to)
+            })
+            .collect();
+        report.summary_ids.extend(memory.save(summaries).await?);
+        if options.delete_compacted {
+            memory.delete(user_id, &ids).await?;
+        }
+        report.compacted += chunk.len();
+    }
+    Ok(report)
+}
