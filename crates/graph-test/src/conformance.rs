@@ -37,10 +37,14 @@ use serde_json::{json, Value};
 /// graph_test::checkpointer_conformance!(saver);
 /// # fn main() {}
 /// ```
+///
+/// A live backend's factory may return `Option<saver>` instead and be passed as
+/// `checkpointer_conformance!(optional saver)`: on `None` (the factory has already printed why, or
+/// panicked when `CI` demands the server) every test returns without running.
 #[macro_export]
 macro_rules! checkpointer_conformance {
-    ($factory:path) => {
-        $crate::checkpointer_conformance!(@tests $factory;
+    (@names $mode:tt $factory:path) => {
+        $crate::checkpointer_conformance!(@tests $mode $factory;
             put_returns_config_with_new_id,
             get_tuple_without_id_returns_newest,
             get_tuple_unknown_is_none,
@@ -77,7 +81,7 @@ macro_rules! checkpointer_conformance {
             next_version_increments,
         );
     };
-    (@tests $factory:path; $($test:ident),* $(,)?) => {
+    (@tests $mode:tt $factory:path; $($test:ident),* $(,)?) => {
         /// The checkpointer conformance suite (`graph_test::checkpointer_conformance!`).
         mod checkpointer_conformance {
             // Brings the factory into scope when it was given as a bare name.
@@ -86,11 +90,27 @@ macro_rules! checkpointer_conformance {
             $(
                 #[::tokio::test]
                 async fn $test() {
-                    let saver = $factory().await;
-                    $crate::conformance::$test(&saver).await;
+                    $crate::checkpointer_conformance!(@run $mode $factory, $test);
                 }
             )*
         }
+    };
+    (@run always $factory:path, $test:ident) => {
+        let saver = $factory().await;
+        $crate::conformance::$test(&saver).await;
+    };
+    (@run optional $factory:path, $test:ident) => {
+        if let Some(saver) = $factory().await {
+            $crate::conformance::$test(&saver).await;
+        }
+    };
+    // A factory returning `Option<saver>`: `None` means the backend is unavailable and the factory
+    // has already reported it (printed a skip, or panicked under CI), so the test returns.
+    (optional $factory:path) => {
+        $crate::checkpointer_conformance!(@names optional $factory);
+    };
+    ($factory:path) => {
+        $crate::checkpointer_conformance!(@names always $factory);
     };
 }
 
