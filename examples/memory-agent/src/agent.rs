@@ -1,0 +1,228 @@
+//! The compiled graph and [`Agent`], which runs one turn of a user's session on it.
+
+use std::sync::Arc;
+
+use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
+use graph_core::checkpoint::{CheckpointConfig, DynCheckpointer};
+use graph_core::messages::{Message, MessageType};
+use graph_core::prelude::*;
+use graph_core::GraphStream;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::nodes::{call_model, retrieve, save_memory, AgentContext};
+use crate::state::{last_text, thread_id, AgentState, AgentStateUpdate, Recalled};
+
+/// The seed's graph, without checkpointer or context: `START → retrieve → call_model →
+/// save_memory → END`. [`Agent`] adds both; [`draw_mermaid`](CompiledGraph::draw_mermaid) on it
+/// gives the README's diagram.
+///
+/// # Errors
+/// [`Error::Graph`] if the graph does not validate (it always does; the check is graph-core's).
+pub fn build_graph() -> Result<CompiledGraph<AgentState, AgentContext>> {
+    Ok(StateGraph::<AgentState, AgentContext>::new()
+        .add_node("retrieve", retrieve)
+        .add_node("call_model", call_model)
+        .add_node("save_memory", save_memory)
+        .add_edge(START, "retrieve")
+        .add_edge("retrieve", "call_model")
+        .add_edge("call_model", "save_memory")
+        .add_edge("save_memory", END)
+        .compile()?)
+}
+
+/// One question and answer, with what long-term memory contributed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    /// The user.
+    pub user_id: String,
+    /// The session.
+    pub session_id: String,
+    /// What the user said.
+    pub question: String,
+    /// Memories recalled for it, best first.
+    pub recalled: Vec<Recalled>,
+    /// The model's reply.
+    pub answer: String,
+    /// Messages in the thread after the turn (short-term memory).
+    pub thread_messages: usize,
+}
+
+/// The size of a thread's latest checkpoint as the SQL savers store it: the JSON document plus
+/// the msgpack blobs of its channel values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointSize {
+    /// The checkpoint's id.
+    pub checkpoint_id: String,
+    /// Its superstep.
+    pub step: i64,
+    /// Bytes of the JSON document (versions, inline scalar values).
+    pub document_bytes: usize,
+    /// Bytes of the serialized channel values (the messages dominate).
+    pub blob_bytes: usize,
+}
+
+impl CheckpointSize {
+    /// Document and blobs together.
+    pub fn bytes(&self) -> usize {
+        self.document_bytes + self.blob_bytes
+    }
+}
+
+/// The memory agent: the graph, its checkpointer (short-term memory) and its context (long-term
+/// memory and model).
+#[derive(Clone)]
+pub struct Agent {
+    /// The graph with checkpointer and context attached.
+    graph: CompiledGraph<AgentState, AgentContext>,
+    /// Kept to measure checkpoints; the graph holds the same saver.
+    checkpointer: Arc<dyn DynCheckpointer>,
+    /// A copy of the graph's context, for callers (e.g. to drop a Milvus collection).
+    context: AgentContext,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The saver is a trait object without `Debug`.
+        f.debug_struct("Agent")
+            .field("graph", &self.graph)
+            .field("context", &self.context)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// An agent over `context` that checkpoints to `checkpointer`.
+    ///
+    /// # Errors
+    /// As [`build_graph`].
+    pub fn new(context: AgentContext, checkpointer: Arc<dyn DynCheckpointer>) -> Result<Self> {
+        let graph =
+            build_graph()?.with_shared_checkpointer(Arc::clone(&checkpointer)).with_context(context.clone());
+        Ok(Self { graph, checkpointer, context })
+    }
+
+    /// Connects the backends `config` names and builds the agent.
+    ///
+    /// # Errors
+    /// As [`Config::chat_model`], [`Config::connect_memory`] and [`Config::connect_checkpointer`].
+    pub async fn connect(config: &Config) -> Result<Self> {
+        let model = config.chat_model()?;
+        // The checkpointer first: if its server is missing, no Milvus collection has been
+        // created for nothing (connecting creates it).
+        let checkpointer = config.connect_checkpointer().await?;
+        let memory = config.connect_memory().await?;
+        Self::new(AgentContext::new(memory, model), checkpointer)
+    }
+
+    /// The compiled graph.
+    pub fn graph(&self) -> &CompiledGraph<AgentState, AgentContext> {
+        &self.graph
+    }
+
+    /// The nodes' context (memory and model).
+    pub fn context(&self) -> &AgentContext {
+        &self.context
+    }
+
+    /// The run config of a user's session: its thread is `"{user_id}:{session_id}"`.
+    pub fn run_config(user_id: &str, session_id: &str) -> RunConfig {
+        RunConfig::thread(thread_id(user_id, session_id))
+    }
+
+    /// The graph input for one message: the human message plus the ids the nodes need.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an empty id, a control character, a user id with `:` (it would make
+    /// two users' thread ids collide) or an id over 256 bytes; or empty text.
+    pub fn input(user_id: &str, session_id: &str, text: &str) -> Result<AgentStateUpdate> {
+        check_id("user id", user_id)?;
+        check_id("session id", session_id)?;
+        if user_id.contains(':') {
+            return Err(Error::Invalid { what: "user id", reason: "must not contain `:`".to_owned() });
+        }
+        if text.trim().is_empty() {
+            return Err(Error::Invalid { what: "message", reason: "must not be empty".to_owned() });
+        }
+        Ok(AgentStateUpdate::messages(vec![Message::human(text.to_owned())])
+            .with_user_id(user_id)
+            .with_session_id(session_id))
+    }
+
+    /// Runs one turn: recall, answer, remember.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for bad input (see [`input`](Self::input)); [`Error::Graph`] when a node
+    /// or the checkpointer fails.
+    pub async fn chat(&self, user_id: &str, session_id: &str, text: &str) -> Result<Turn> {
+        let input = Self::input(user_id, session_id, text)?;
+        let state = self.graph.invoke(input, &Self::run_config(user_id, session_id)).await?.into_state();
+        Ok(Turn {
+            user_id: user_id.to_owned(),
+            session_id: session_id.to_owned(),
+            question: text.to_owned(),
+            answer: last_text(&state.messages, MessageType::Ai).unwrap_or_default(),
+            recalled: state.retrieved_history,
+            thread_messages: state.messages.len(),
+        })
+    }
+
+    /// Runs one turn as a stream of node updates and model tokens (for the interactive mode).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for bad input; run failures arrive as the stream's last item.
+    pub fn chat_stream(
+        &self,
+        user_id: &str,
+        session_id: &str,
+        text: &str,
+    ) -> Result<GraphStream<AgentState>> {
+        let input = Self::input(user_id, session_id, text)?;
+        Ok(self
+            .graph
+            .stream(Some(input), &Self::run_config(user_id, session_id))
+            .modes([StreamMode::Updates, StreamMode::Messages]))
+    }
+
+    /// The size of the latest checkpoint of a user's session, or `None` before its first turn.
+    ///
+    /// # Errors
+    /// [`Error::Checkpoint`] when the saver fails, [`Error::Serde`] when a value cannot be
+    /// serialized.
+    pub async fn checkpoint_size(&self, user_id: &str, session_id: &str) -> Result<Option<CheckpointSize>> {
+        let config = CheckpointConfig::thread(thread_id(user_id, session_id));
+        let Some(tuple) = self.checkpointer.get_tuple(&config).await? else { return Ok(None) };
+        let (document, blobs) = checkpoint_to_json(&tuple.checkpoint)?;
+        let mut blob_bytes = 0;
+        for (_channel, _version, value) in &blobs {
+            blob_bytes += dumps_typed(value)?.1.len();
+        }
+        Ok(Some(CheckpointSize {
+            checkpoint_id: tuple.checkpoint.id,
+            step: tuple.metadata.step,
+            document_bytes: document.to_string().len(),
+            blob_bytes,
+        }))
+    }
+
+    /// Deletes a session's thread (short-term memory); long-term memories stay.
+    ///
+    /// # Errors
+    /// [`Error::Checkpoint`] when the saver fails.
+    pub async fn forget_thread(&self, user_id: &str, session_id: &str) -> Result<()> {
+        Ok(self.checkpointer.delete_thread(&thread_id(user_id, session_id)).await?)
+    }
+}
+
+fn check_id(what: &'static str, id: &str) -> Result<()> {
+    let reason = if id.is_empty() {
+        "must not be empty"
+    } else if id.chars().any(char::is_control) {
+        "must not contain control characters"
+    } else if id.len() > 256 {
+        "must be at most 256 bytes"
+    } else {
+        return Ok(());
+    };
+    Err(Error::Invalid { what, reason: reason.to_owned() })
+}

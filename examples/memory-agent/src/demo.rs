@@ -1,0 +1,149 @@
+//! The scripted conversation `cargo run -p memory-agent` plays, and how turns are printed.
+
+use std::io::Write;
+
+use crate::agent::{Agent, CheckpointSize, Turn};
+use crate::error::Result;
+use crate::state::thread_id;
+
+/// The script: `(user, session, message)`. Ada tells two facts on Monday and asks one back in the
+/// same session (short-term memory); on Friday, a new session and so a new thread, she asks both
+/// back (long-term memory). Bob has his own dog; his Friday question must recall his memory and
+/// none of Ada's.
+pub const SCRIPT: &[(&str, &str, &str)] = &[
+    ("ada", "monday", "Hi, I'm Ada. My dog is called Biscuit."),
+    ("ada", "monday", "I'm allergic to peanuts."),
+    ("ada", "monday", "What is my dog called?"),
+    ("ada", "friday", "What's my dog's name?"),
+    ("ada", "friday", "Am I allergic to anything?"),
+    ("bob", "monday", "My dog is called Rex."),
+    ("bob", "friday", "What's my dog's name?"),
+];
+
+/// One session of the script: its turns and the size of its thread's checkpoint afterwards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionReport {
+    /// The user.
+    pub user_id: String,
+    /// The session.
+    pub session_id: String,
+    /// Its turns, in order.
+    pub turns: Vec<Turn>,
+    /// The thread's latest checkpoint after the last turn.
+    pub checkpoint: Option<CheckpointSize>,
+}
+
+/// Everything the scripted demo did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DemoReport {
+    /// Sessions in script order.
+    pub sessions: Vec<SessionReport>,
+}
+
+impl DemoReport {
+    /// The session of `user_id` whose id starts with `session_prefix`.
+    pub fn session(&self, user_id: &str, session_prefix: &str) -> Option<&SessionReport> {
+        self.sessions.iter().find(|s| s.user_id == user_id && s.session_id.starts_with(session_prefix))
+    }
+
+    /// Recalled memories that belong to someone other than the user who asked: must be zero.
+    pub fn cross_user_recalls(&self) -> usize {
+        let turns = self.sessions.iter().flat_map(|s| &s.turns);
+        turns.map(|t| t.recalled.iter().filter(|r| r.user_id != t.user_id).count()).sum()
+    }
+}
+
+/// Plays [`SCRIPT`], printing the transcript to `out` as it goes. Session ids get `suffix`
+/// appended (tests use it to keep runs on shared servers apart).
+///
+/// # Errors
+/// A failed turn or checkpoint read; a failed write to `out` is [`Error::Io`](crate::Error::Io).
+pub async fn run_demo(agent: &Agent, suffix: &str, mut out: impl Write) -> Result<DemoReport> {
+    let mut report = DemoReport::default();
+    for &(user, session, text) in SCRIPT {
+        let session = format!("{session}{suffix}");
+        let is_new = report.sessions.last().is_none_or(|s| s.user_id != user || s.session_id != session);
+        if is_new {
+            finish_session(agent, &mut report, &mut out).await?;
+            writeln!(out, "\n== {user} · session {session} · thread {} ==", thread_id(user, &session))?;
+            report.sessions.push(SessionReport {
+                user_id: user.to_owned(),
+                session_id: session.clone(),
+                turns: Vec::new(),
+                checkpoint: None,
+            });
+        }
+        let turn = agent.chat(user, &session, text).await?;
+        write!(out, "{}", render_turn(&turn))?;
+        if let Some(s) = report.sessions.last_mut() {
+            s.turns.push(turn);
+        }
+    }
+    finish_session(agent, &mut report, &mut out).await?;
+    writeln!(out, "\nisolation: {} recalled memories belonged to another user", report.cross_user_recalls())?;
+    Ok(report)
+}
+
+/// Measures the last session's checkpoint and prints it.
+async fn finish_session(agent: &Agent, report: &mut DemoReport, out: &mut impl Write) -> Result<()> {
+    let Some(s) = report.sessions.last_mut() else { return Ok(()) };
+    s.checkpoint = agent.checkpoint_size(&s.user_id, &s.session_id).await?;
+    let messages = s.turns.last().map_or(0, |t| t.thread_messages);
+    writeln!(
+        out,
+        "{}",
+        render_checkpoint(&thread_id(&s.user_id, &s.session_id), messages, s.checkpoint.as_ref())
+    )?;
+    Ok(())
+}
+
+/// A turn as the transcript shows it: the message, what was recalled with scores, the reply.
+pub fn render_turn(turn: &Turn) -> String {
+    let mut s = format!("{}> {}\n", turn.user_id, turn.question);
+    s.push_str(&render_recalled(&turn.recalled));
+    s.push_str(&format!("  ai> {}\n", turn.answer));
+    s
+}
+
+/// The recalled memories, one line each: score, relevance, session and the start of the text.
+pub fn render_recalled(recalled: &[crate::Recalled]) -> String {
+    if recalled.is_empty() {
+        return "     recalled: nothing from earlier sessions\n".to_owned();
+    }
+    let mut s = format!("     recalled {} from long-term memory (score / relevance):\n", recalled.len());
+    for r in recalled {
+        let text = r.content.replace('\n', " | ");
+        s.push_str(&format!(
+            "       {:.3} / {:.3}  [{}] {}\n",
+            r.score,
+            r.relevance,
+            r.session_id,
+            shorten(&text, 72)
+        ));
+    }
+    s
+}
+
+/// The short-term memory line printed after a session.
+pub fn render_checkpoint(thread: &str, messages: usize, size: Option<&CheckpointSize>) -> String {
+    match size {
+        Some(c) => format!(
+            "   short-term: thread {thread} holds {messages} messages; its latest checkpoint (step {}) is {} bytes ({} JSON + {} msgpack)",
+            c.step,
+            c.bytes(),
+            c.document_bytes,
+            c.blob_bytes
+        ),
+        None => format!("   short-term: thread {thread} has no checkpoint"),
+    }
+}
+
+/// `text` cut to `max` characters with an ellipsis.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut s: String = text.chars().take(max - 1).collect();
+    s.push('…');
+    s
+}

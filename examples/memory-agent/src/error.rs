@@ -1,0 +1,93 @@
+//! The crate's error type: what can stop the agent, each with a message a user can act on.
+
+use graph_core::checkpoint::serde::SerdeError;
+use graph_core::checkpoint::CheckpointError;
+use graph_core::BoxError;
+
+/// Everything that can go wrong in the memory agent.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A server named by an environment variable refused or failed the connection.
+    #[error("cannot reach {service} at {url} ({hint})")]
+    Unreachable {
+        /// `MySQL`, `Redis` or `Milvus`.
+        service: &'static str,
+        /// The URL, password removed.
+        url: String,
+        /// What to do about it.
+        hint: &'static str,
+        /// What the client reported.
+        #[source]
+        source: BoxError,
+    },
+    /// A server named by an environment variable did not answer in time.
+    #[error("{service} at {url} did not answer within {seconds} s ({hint})")]
+    Timeout {
+        /// `MySQL`, `Redis` or `Milvus`.
+        service: &'static str,
+        /// The URL, password removed.
+        url: String,
+        /// How long the agent waited.
+        seconds: u64,
+        /// What to do about it.
+        hint: &'static str,
+    },
+    /// A server answered but refused or failed a request while connecting (credentials,
+    /// privileges, an incompatible existing collection, ...).
+    #[error("{service} at {url} failed while connecting")]
+    Backend {
+        /// `MySQL`, `Redis` or `Milvus`.
+        service: &'static str,
+        /// The URL, password removed.
+        url: String,
+        /// What the client reported.
+        #[source]
+        source: BoxError,
+    },
+    /// A setting or command-line argument is invalid.
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// The setting, e.g. `MYSQL_URL` or `--user`.
+        what: &'static str,
+        /// Which rule it breaks.
+        reason: String,
+    },
+    /// The chat model could not be created.
+    #[error("cannot set up the chat model")]
+    Model(#[from] graph_models::Error),
+    /// The long-term memory failed outside a graph run.
+    #[error("long-term memory failed")]
+    Memory(#[from] memory_milvus::Error),
+    /// A graph run failed (a node, the checkpointer, ...).
+    #[error("agent run failed")]
+    Graph(#[from] graph_core::Error),
+    /// Reading a checkpoint failed.
+    #[error("cannot read the checkpoint")]
+    Checkpoint(#[from] CheckpointError),
+    /// A checkpoint could not be serialized to measure it.
+    #[error("cannot serialize the checkpoint")]
+    Serde(#[from] SerdeError),
+    /// Reading stdin or writing the transcript failed.
+    #[error("terminal input/output failed")]
+    Io(#[from] std::io::Error),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `url` with any password replaced by `***`, safe to print.
+///
+/// ```
+/// use memory_agent::redact;
+/// assert_eq!(redact("mysql://root:s3cret@db:3306/app"), "mysql://root:***@db:3306/app");
+/// assert_eq!(redact("redis://127.0.0.1:6379/"), "redis://127.0.0.1:6379/");
+/// ```
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let Some((auth, host)) = rest.split_once('@') else { return url.to_owned() };
+    match auth.split_once(':') {
+        Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}

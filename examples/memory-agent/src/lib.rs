@@ -1,0 +1,65 @@
+//! # memory-agent
+//!
+//! The memory agent of the design seed (003): a graph `retrieve → call_model → save_memory` with
+//! two layers of memory.
+//!
+//! - **Short-term**: the conversation of one session, the `messages` of [`AgentState`],
+//!   checkpointed per thread `"{user_id}:{session_id}"` (in memory, MySQL or Redis).
+//! - **Long-term**: one memory per question-and-answer exchange, written by `save_memory` through
+//!   memory-milvus's [`Memory`](memory_milvus::Memory) API and recalled by `retrieve` for later
+//!   sessions, scoped to the user (embedded, or Milvus).
+//!
+//! With no environment variables everything runs in process with a deterministic
+//! [`OfflineModel`]; see [`Config`] for the variables that switch in real servers and a real model.
+//!
+//! ```
+//! use memory_agent::{Agent, Config};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> memory_agent::Result<()> {
+//! let agent = Agent::connect(&Config::embedded()).await?;
+//! agent.chat("ada", "monday", "My dog is called Biscuit.").await?;
+//! // A new session is a new thread: the fact comes back from long-term memory.
+//! let turn = agent.chat("ada", "friday", "What is my dog called?").await?;
+//! assert!(turn.answer.contains("Biscuit"));
+//! assert_eq!(turn.recalled[0].session_id, "monday");
+//! // Another user recalls nothing of Ada's.
+//! assert!(agent.chat("bob", "monday", "What is my dog called?").await?.recalled.is_empty());
+//! # Ok(()) }
+//! ```
+//!
+//! ## Layout
+//! | module | what |
+//! |---|---|
+//! | `state` | [`AgentState`] (`#[derive(State)]`), [`Recalled`], [`thread_id`] |
+//! | `nodes` | the three nodes, the prompt, [`AgentContext`] |
+//! | `agent` | [`build_graph`], [`Agent`] (one turn, checkpoint size) |
+//! | `memory` | [`AgentMemory`]: embedded or Milvus behind one type |
+//! | `offline` | [`OfflineModel`] |
+//! | `config` | [`Config`] from the environment |
+//! | `connect` | connecting to servers with clear errors |
+//! | `demo` | the scripted conversation and the transcript format |
+
+mod agent;
+mod config;
+mod connect;
+mod demo;
+mod error;
+mod memory;
+mod nodes;
+mod offline;
+mod state;
+
+pub use agent::{build_graph, Agent, CheckpointSize, Turn};
+pub use config::{
+    CheckpointerChoice, CheckpointerKind, Config, MemoryChoice, ModelChoice, CONNECT_TIMEOUT,
+    DEFAULT_COLLECTION, DEFAULT_MODEL, DEFAULT_REDIS_PREFIX, EMBEDDING_DIMS,
+};
+pub use demo::{
+    render_checkpoint, render_recalled, render_turn, run_demo, DemoReport, SessionReport, SCRIPT,
+};
+pub use error::{redact, Error, Result};
+pub use memory::AgentMemory;
+pub use nodes::{build_request, call_model, importance, retrieve, save_memory, system_prompt, AgentContext};
+pub use offline::{is_question, OfflineModel, OFFLINE_NOTICE};
+pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate, Recalled};

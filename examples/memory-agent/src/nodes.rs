@@ -1,0 +1,139 @@
+//! The three nodes of the seed's graph (retrieve → call_model → save_memory) and the prompt that
+//! injects recalled memories.
+
+use graph_core::messages::{Message, MessageType};
+use graph_core::Runtime;
+use graph_models::{ChatModelExt, ChatRequest, SharedChatModel};
+use memory_milvus::{Memory, NewMemory, RetrieveQuery, SessionScope, ENRICH_RECENT};
+
+use crate::memory::AgentMemory;
+use crate::offline::is_question;
+use crate::state::{last_human, last_text, AgentState, AgentStateUpdate, Recalled};
+
+/// What the nodes use besides the state: given once with `CompiledGraph::with_context`.
+#[derive(Debug, Clone)]
+pub struct AgentContext {
+    /// Long-term memory (embedded or Milvus).
+    pub memory: AgentMemory,
+    /// The chat model (offline or OpenAI-compatible).
+    pub model: SharedChatModel,
+    /// How many memories to recall per question (the seed's `top_k = 3`).
+    pub top_k: usize,
+}
+
+impl AgentContext {
+    /// A context recalling the seed's 3 memories per question.
+    pub fn new(memory: impl Into<AgentMemory>, model: SharedChatModel) -> Self {
+        Self { memory: memory.into(), model, top_k: 3 }
+    }
+}
+
+/// Header line of each memory in the system prompt; the offline model reads it back.
+pub(crate) const MEMORY_HEADER: &str = "[memory ";
+
+/// `retrieve`: recalls the user's long-term memories relevant to the latest question.
+///
+/// The query is enriched with the last few messages before it (the seed's step 1), scoped to the
+/// user (isolation), and excludes the current session: that conversation is already in the
+/// checkpointed messages, and recalling it again only costs tokens (the seed's first pitfall).
+///
+/// # Errors
+/// A memory backend failure or an invalid user id.
+pub async fn retrieve(
+    s: AgentState,
+    rt: Runtime<AgentContext>,
+) -> Result<AgentStateUpdate, memory_milvus::Error> {
+    let Some(at) = last_human(&s.messages) else {
+        return Ok(AgentStateUpdate::retrieved_history(Vec::new()));
+    };
+    let question = s.messages[at].text();
+    let start = at.saturating_sub(ENRICH_RECENT);
+    let recent: Vec<String> = s.messages[start..at].iter().map(Message::text).collect();
+    let scope =
+        if s.session_id.is_empty() { SessionScope::All } else { SessionScope::Exclude(s.session_id.clone()) };
+    let ctx = rt.context();
+    let query =
+        RetrieveQuery::new(s.user_id.as_str(), question).recent(recent).top_k(ctx.top_k).session(scope);
+    let hits = ctx.memory.retrieve(query).await?;
+    Ok(AgentStateUpdate::retrieved_history(hits.into_iter().map(Recalled::from).collect::<Vec<_>>()))
+}
+
+/// The system prompt: the recalled memories (or a note that there are none), then instructions.
+pub fn system_prompt(recalled: &[Recalled]) -> String {
+    let mut prompt = String::from(
+        "You are a question-answering assistant with long-term memory. These past exchanges with \
+         the current user, from earlier sessions, may help you answer:\n\n",
+    );
+    if recalled.is_empty() {
+        prompt.push_str("(no relevant history)\n");
+    }
+    for (i, r) in recalled.iter().enumerate() {
+        prompt.push_str(&format!(
+            "{MEMORY_HEADER}{} | session {} | score {:.2}]\n{}\n---\n",
+            i + 1,
+            r.session_id,
+            r.score,
+            r.content
+        ));
+    }
+    prompt.push_str(
+        "\nAnswer using these memories and the conversation below. If neither contains the answer, \
+         say you do not know. Be brief.",
+    );
+    prompt
+}
+
+/// The request sent to the model: the system prompt with memories, then the conversation.
+pub fn build_request(s: &AgentState) -> ChatRequest {
+    let mut messages = Vec::with_capacity(s.messages.len() + 1);
+    messages.push(Message::system(system_prompt(&s.retrieved_history)));
+    // Only the chat turns: a stored system message from an older prompt must not pile up.
+    messages.extend(s.messages.iter().filter(|m| m.kind() != MessageType::System).cloned());
+    ChatRequest::new(messages).with_temperature(0.0)
+}
+
+/// `call_model`: answers the latest question with the recalled memories injected into the prompt.
+///
+/// Uses `invoke_in_graph`, so a run streaming [`StreamMode::Messages`](graph_core::StreamMode)
+/// (the interactive mode) sees the reply token by token.
+///
+/// # Errors
+/// The model's failure (unreachable endpoint, bad key, ...).
+pub async fn call_model(
+    s: AgentState,
+    rt: Runtime<AgentContext>,
+) -> Result<AgentStateUpdate, graph_models::Error> {
+    let reply = rt.context().model.invoke_in_graph(build_request(&s), &rt).await?;
+    Ok(AgentStateUpdate::messages(vec![reply]))
+}
+
+/// Importance of an exchange: the user telling a fact outranks the user asking a question, so
+/// facts surface first when the reranker weighs importance (the seed suggests an LLM score; this
+/// rule is free and deterministic).
+pub fn importance(question: &str) -> f32 {
+    if is_question(question) {
+        0.4
+    } else {
+        0.7
+    }
+}
+
+/// `save_memory`: writes this turn (question and answer) to long-term memory, on the hot path.
+///
+/// # Errors
+/// A memory backend failure.
+pub async fn save_memory(
+    s: AgentState,
+    rt: Runtime<AgentContext>,
+) -> Result<AgentStateUpdate, memory_milvus::Error> {
+    let (Some(question), Some(answer)) =
+        (last_text(&s.messages, MessageType::Human), last_text(&s.messages, MessageType::Ai))
+    else {
+        return Ok(AgentStateUpdate::default());
+    };
+    let turn = NewMemory::turn(s.user_id.as_str(), s.session_id.as_str(), &question, &answer)
+        .importance(importance(&question))
+        .meta("thread_id", crate::thread_id(&s.user_id, &s.session_id));
+    rt.context().memory.save_turn(turn).await?;
+    Ok(AgentStateUpdate::default())
+}

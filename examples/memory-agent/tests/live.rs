@@ -1,0 +1,144 @@
+//! The scripted demo on real servers: Milvus for long-term memory (`MILVUS_URL`), MySQL
+//! (`MYSQL_URL`, default `mysql://root@127.0.0.1:3306/graph_test`) and Redis (`REDIS_URL`,
+//! default `redis://127.0.0.1:6379/`) for checkpoints. Each test uses its own collection, database
+//! or key prefix and removes it afterwards. An unreachable server skips the test, unless `CI` is
+//! set.
+
+mod support;
+
+use memory_agent::{
+    run_demo, Agent, AgentMemory, CheckpointerChoice, Config, Error, MemoryChoice, Result, SCRIPT,
+};
+use sqlx::Connection;
+
+/// Connects, or reports the server as unavailable (`None`).
+async fn connect(service: &str, config: &Config) -> Option<Agent> {
+    match Agent::connect(config).await {
+        Ok(agent) => Some(agent),
+        Err(e @ (Error::Unreachable { .. } | Error::Timeout { .. })) => {
+            support::unavailable(service, &e.to_string());
+            None
+        }
+        Err(e) => panic!("{service}: {e:?}"),
+    }
+}
+
+/// Runs the demo and checks it, then connects a second agent to the same backends, as a restarted
+/// process would: a persistent checkpointer still holds ada's Monday thread, and Milvus still
+/// answers a question in yet another session.
+async fn demo_and_restart(agent: &Agent, config: &Config, suffix: &str) -> Result<()> {
+    let report = run_demo(agent, suffix, std::io::sink()).await?;
+    support::assert_demo(&report);
+    let restarted = Agent::connect(config).await?;
+    if !matches!(config.checkpointer, CheckpointerChoice::InMemory) {
+        let monday = format!("monday{suffix}");
+        let state = restarted.graph().get_state(&Agent::run_config("ada", &monday)).await?;
+        assert_eq!(state.values.messages.len(), 6, "ada's monday thread survives a restart");
+        assert_eq!(state.values.user_id, "ada");
+    }
+    if matches!(config.memory, MemoryChoice::Milvus { .. }) {
+        let turn = restarted.chat("ada", &format!("sunday{suffix}"), "What's my dog's name?").await?;
+        assert!(turn.answer.contains("Biscuit"), "long-term memory survives a restart: {turn:?}");
+        restarted.forget_thread("ada", &format!("sunday{suffix}")).await?;
+    }
+    Ok(())
+}
+
+/// A fresh database name on the server of `MYSQL_URL` (default: the local test server), and the
+/// URL naming it.
+fn mysql_database() -> (String, String) {
+    let base = std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_test".into());
+    let database = support::unique("memory_agent_t");
+    let url = with_database(&base, &database);
+    (database, url)
+}
+
+/// Drops a test database if the server is there.
+async fn drop_database(url: &str, database: &str) {
+    let server = with_database(url, "information_schema");
+    if let Ok(mut conn) = sqlx::MySqlConnection::connect(&server).await {
+        sqlx::raw_sql(&format!("DROP DATABASE IF EXISTS `{database}`"))
+            .execute(&mut conn)
+            .await
+            .expect("drop");
+    }
+}
+
+/// Drops the agent's Milvus collection, if it has one.
+async fn drop_collection(agent: &Agent) {
+    if let AgentMemory::Milvus(m) = &agent.context().memory {
+        m.drop_collection().await.expect("drop the test collection");
+    }
+}
+
+/// `MILVUS_URL` with a fresh collection, or `None` (reported) when unset.
+fn milvus() -> Option<MemoryChoice> {
+    let Some(url) = std::env::var("MILVUS_URL").ok().filter(|u| !u.is_empty()) else {
+        support::unavailable("Milvus", "MILVUS_URL is not set; start one with scripts/milvus-lite.sh");
+        return None;
+    };
+    Some(MemoryChoice::Milvus { url, token: None, collection: support::unique("memory_agent_t") })
+}
+
+#[tokio::test]
+async fn milvus_memory_runs_the_demo() {
+    let Some(memory) = milvus() else { return };
+    let config = Config::embedded().with_memory(memory);
+    let Some(agent) = connect("Milvus", &config).await else { return };
+    let outcome = demo_and_restart(&agent, &config, "").await;
+    // Clean up whatever happened, then report.
+    drop_collection(&agent).await;
+    outcome.unwrap();
+}
+
+/// `url` with its database replaced by `name`.
+fn with_database(url: &str, name: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("mysql", url));
+    let authority = rest.split(['/', '?']).next().unwrap_or(rest);
+    let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
+    format!("{scheme}://{authority}/{name}{query}")
+}
+
+#[tokio::test]
+async fn mysql_checkpointer_runs_the_demo() {
+    let (database, url) = mysql_database();
+    let config = Config::embedded().with_checkpointer(CheckpointerChoice::MySql { url: url.clone() });
+    // The agent creates the database itself.
+    let Some(agent) = connect("MySQL", &config).await else { return };
+    let outcome = demo_and_restart(&agent, &config, "").await;
+    drop_database(&url, &database).await;
+    outcome.unwrap();
+}
+
+#[tokio::test]
+async fn milvus_memory_with_mysql_checkpointer_runs_the_demo() {
+    // The production layout of the seed: Milvus for long-term memory, SQL for threads.
+    let Some(memory) = milvus() else { return };
+    let (database, url) = mysql_database();
+    let config = Config::embedded()
+        .with_memory(memory)
+        .with_checkpointer(CheckpointerChoice::MySql { url: url.clone() });
+    let Some(agent) = connect("Milvus and MySQL", &config).await else {
+        // MySQL answered (its database exists) but Milvus did not.
+        return drop_database(&url, &database).await;
+    };
+    let outcome = demo_and_restart(&agent, &config, "").await;
+    drop_collection(&agent).await;
+    drop_database(&url, &database).await;
+    outcome.unwrap();
+}
+
+#[tokio::test]
+async fn redis_checkpointer_runs_the_demo() {
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into());
+    let prefix = support::unique("memory-agent-test");
+    let config = Config::embedded().with_checkpointer(CheckpointerChoice::Redis { url, prefix });
+    let Some(agent) = connect("Redis", &config).await else { return };
+    // Unique sessions too, so the thread names differ from any other run's.
+    let suffix = format!("-{}", support::unique("t"));
+    let outcome = demo_and_restart(&agent, &config, &suffix).await;
+    for &(user, session, _) in SCRIPT {
+        agent.forget_thread(user, &format!("{session}{suffix}")).await.expect("delete the test thread");
+    }
+    outcome.unwrap();
+}
