@@ -2,8 +2,12 @@
 
 export CARGO_TARGET_DIR := env_var_or_default("CARGO_TARGET_DIR", env_var("HOME") + "/.cache/graph-rs-target")
 
-# Run the main example (no services, no API key needed).
-example:
+# Run the main command: the memory agent (no services, no API key needed).
+example *ARGS:
+    cargo run -p memory-agent -- {{ARGS}}
+
+# The smallest graph: typed state, a reducer, a conditional edge, in-memory persistence.
+quickstart:
     cargo run -p quickstart
 
 # The whole test suite, starting the services it needs (what CI runs).
