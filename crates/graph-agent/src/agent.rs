@@ -188,16 +188,24 @@ impl AgentBuilder {
             for (i, (name, mw)) in chain.iter().enumerate() {
                 let next = chain.get(i + 1).map_or(last.clone(), |(n, _)| Next::Node(n.clone()));
                 let t = targets.clone();
+                let destinations = targets.destinations(&next, mw.can_jump_to_dyn(hook));
                 g = g.add_node(name.clone(), hook_node(hook, Arc::clone(mw))).add_conditional_edges(
                     name.clone(),
                     move |s: &AgentState| t.route(s, &next),
-                    (),
+                    destinations,
                 );
             }
         }
         match after_model.first() {
             Some((name, _)) => g.add_edge(MODEL_NODE, name.clone()),
-            None => g.add_conditional_edges(MODEL_NODE, move |s: &AgentState| targets.after_model(s), ()),
+            None => {
+                let destinations = targets.destinations(&Next::AfterModel, &[]);
+                g.add_conditional_edges(
+                    MODEL_NODE,
+                    move |s: &AgentState| targets.after_model(s),
+                    destinations,
+                )
+            }
         }
     }
 }
@@ -236,6 +244,29 @@ impl Targets {
         }
     }
 
+    /// Every node a hook's edge can lead to: its `next` and its declared jumps (the path map,
+    /// so the drawing shows exactly these edges).
+    fn destinations(&self, next: &Next, jumps: &[JumpTo]) -> Vec<String> {
+        let mut out = match next {
+            Next::Node(n) => vec![n.clone()],
+            Next::AfterModel if self.has_tools => vec![TOOLS_NODE.to_owned(), self.exit.clone()],
+            Next::AfterModel => vec![self.exit.clone()],
+        };
+        for jump in jumps {
+            let to = match jump {
+                JumpTo::Model => self.loop_entry.clone(),
+                JumpTo::Tools if self.has_tools => TOOLS_NODE.to_owned(),
+                JumpTo::End => self.exit.clone(),
+                // No tools node: the jump falls through to `next`, already listed.
+                _ => continue,
+            };
+            if !out.contains(&to) {
+                out.push(to);
+            }
+        }
+        out
+    }
+
     /// After the model (and its hooks): the tools when the reply asks for some, else the exit.
     fn after_model(&self, state: &AgentState) -> String {
         let wants_tools = state.messages.last().is_some_and(|m| {
@@ -261,6 +292,15 @@ fn hook_node(hook: Hook, mw: SharedMiddleware) -> graph_core::BoxedNode<AgentSta
                 source,
             })?;
             let mut update = update.unwrap_or_default();
+            if let Some(Some(jump)) = update.jump_to {
+                if !mw.can_jump_to_dyn(hook).contains(&jump) {
+                    return Err(Error::UndeclaredJump {
+                        middleware: mw.name_dyn().to_owned(),
+                        hook: hook.name(),
+                        jump,
+                    });
+                }
+            }
             if update.jump_to.is_none() {
                 update.jump_to = Some(None);
             }

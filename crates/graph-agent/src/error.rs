@@ -26,6 +26,19 @@ pub enum Error {
         #[source]
         source: BoxError,
     },
+    /// A middleware hook jumped somewhere it did not declare in
+    /// [`Middleware::can_jump_to`](crate::Middleware::can_jump_to).
+    #[error(
+        "middleware `{middleware}` jumped to {jump:?} from `{hook}` without declaring it in can_jump_to"
+    )]
+    UndeclaredJump {
+        /// The middleware's name.
+        middleware: String,
+        /// The hook, e.g. `before_model`.
+        hook: &'static str,
+        /// Where it tried to go.
+        jump: crate::JumpTo,
+    },
     /// The agent's graph did not compile (e.g. two middlewares with the same name).
     #[error("agent graph is invalid")]
     Graph(#[from] graph_core::Error),

@@ -69,8 +69,9 @@ mod trim;
 pub use agent::{create_agent, AgentBuilder, MODEL_NODE, TOOLS_NODE};
 pub use error::{Error, Result};
 pub use middleware::{
-    DynMiddleware, Hook, HookResult, Middleware, ModelNext, ModelRequest, ModelResponse,
-    SummarizationMiddleware, ToolNext, ToolRequest, TrimmingMiddleware,
+    after_agent, after_model, before_agent, before_model, DynMiddleware, FnHook, Hook, HookResult,
+    Middleware, ModelNext, ModelRequest, ModelResponse, SummarizationMiddleware, ToolNext, ToolRequest,
+    TrimmingMiddleware,
 };
 pub use state::{AgentState, AgentStateUpdate, JumpTo};
 pub use trim::{trim_messages, Strategy, TrimOptions};

@@ -161,6 +161,12 @@ impl Middleware for Jumper {
     fn hooks(&self) -> &'static [Hook] {
         &[Hook::BeforeModel, Hook::AfterModel]
     }
+    fn can_jump_to(&self, hook: Hook) -> &[JumpTo] {
+        match hook {
+            Hook::BeforeModel => &[JumpTo::End],
+            _ => &[JumpTo::Model],
+        }
+    }
     async fn before_model(&self, state: &AgentState, _: &Runtime) -> HookResult {
         let ai = state.messages.iter().filter(|m| m.kind() == MessageType::Ai).count();
         Ok((ai >= self.limit).then(|| AgentStateUpdate::jump_to(JumpTo::End)))

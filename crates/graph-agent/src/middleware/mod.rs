@@ -6,7 +6,11 @@
 //!   become a graph node named `"{middleware}.{hook}"`. What a hook returns is an ordinary state
 //!   update, applied through the reducers and checkpointed: returning
 //!   `[Message::remove_all(), kept..]` rewrites the stored history. A hook may also set
-//!   [`jump_to`](crate::AgentState::jump_to) to go to the model, the tools or the end.
+//!   [`jump_to`](crate::AgentState::jump_to) to go to the model, the tools or the end, if it
+//!   declared that destination in [`Middleware::can_jump_to`] (LangChain's `can_jump_to`); the
+//!   graph has edges only to declared destinations, and an undeclared jump is an error.
+//! - **Functions** become middleware with [`before_model`], [`after_model`], [`before_agent`]
+//!   and [`after_agent`] (LangChain's decorators), see [`FnHook`].
 //! - **Wrappers** — `wrap_model_call`, `wrap_tool_call` — form an onion around each model or tool
 //!   call. Editing the request there changes what this one call sees and nothing else.
 //!
@@ -23,6 +27,7 @@
 //! in [`Middleware::hooks`]; only those become nodes. Wrappers need no declaration (a default
 //! wrapper just calls `next`).
 
+mod func;
 mod next;
 mod summarization;
 mod trimming;
@@ -34,11 +39,12 @@ use graph_core::messages::Message;
 use graph_core::{BoxError, Runtime};
 use graph_models::BoxFuture;
 
+pub use func::{after_agent, after_model, before_agent, before_model, FnHook};
 pub use next::{ModelNext, ModelRequest, ModelResponse, ToolNext, ToolRequest};
 pub use summarization::{SummarizationMiddleware, DEFAULT_SUMMARY_PROMPT, SUMMARY_PREFIX};
 pub use trimming::{TrimmingMiddleware, DEFAULT_MAX_TOOL_CHARS};
 
-use crate::state::{AgentState, AgentStateUpdate};
+use crate::state::{AgentState, AgentStateUpdate, JumpTo};
 
 /// A node hook of a middleware.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -88,6 +94,9 @@ pub type HookResult = Result<Option<AgentStateUpdate>, BoxError>;
 ///     fn hooks(&self) -> &'static [Hook] {
 ///         &[Hook::BeforeModel]
 ///     }
+///     fn can_jump_to(&self, _hook: Hook) -> &[JumpTo] {
+///         &[JumpTo::End]
+///     }
 ///     async fn before_model(&self, state: &AgentState, _rt: &Runtime) -> HookResult {
 ///         Ok((state.messages.len() > self.0).then(|| AgentStateUpdate::jump_to(Some(JumpTo::End))))
 ///     }
@@ -99,6 +108,15 @@ pub trait Middleware: Send + Sync + 'static {
 
     /// The node hooks this middleware implements. Default: none.
     fn hooks(&self) -> &'static [Hook] {
+        &[]
+    }
+
+    /// Where node hook `hook` may jump (LangChain's `can_jump_to`). Default: nowhere. Only
+    /// these destinations get an edge from the hook's node, and a hook that sets another
+    /// [`jump_to`](crate::AgentState::jump_to) fails with
+    /// [`Error::UndeclaredJump`](crate::Error::UndeclaredJump).
+    fn can_jump_to(&self, hook: Hook) -> &[JumpTo] {
+        let _ = hook;
         &[]
     }
 
@@ -152,6 +170,8 @@ pub trait DynMiddleware: Send + Sync + 'static {
     fn name_dyn(&self) -> &str;
     /// See [`Middleware::hooks`].
     fn hooks_dyn(&self) -> &'static [Hook];
+    /// See [`Middleware::can_jump_to`].
+    fn can_jump_to_dyn(&self, hook: Hook) -> &[JumpTo];
     /// Runs node hook `hook`.
     fn hook_boxed<'a>(
         &'a self,
@@ -176,6 +196,9 @@ impl<T: Middleware> DynMiddleware for T {
     }
     fn hooks_dyn(&self) -> &'static [Hook] {
         self.hooks()
+    }
+    fn can_jump_to_dyn(&self, hook: Hook) -> &[JumpTo] {
+        self.can_jump_to(hook)
     }
     fn hook_boxed<'a>(
         &'a self,

@@ -4,10 +4,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use graph_core::messages::{Content, Message, MessageType};
-use graph_core::Runtime;
+use graph_core::{BoxError, Runtime};
 use graph_models::{ApproxTokenCounter, TokenCounter};
 
-use super::{Hook, HookResult, Middleware};
+use super::{Hook, HookResult, Middleware, ModelNext, ModelRequest, ModelResponse};
 use crate::state::{AgentState, AgentStateUpdate};
 use crate::trim::{trim_messages, TrimOptions};
 
@@ -21,14 +21,17 @@ pub const DEFAULT_MAX_TOOL_CHARS: usize = 2000;
 /// 2. truncates every ToolMessage longer than [`max_tool_chars`](Self::max_tool_chars)
 ///    characters (default 2000), so one `get_article_content` result cannot fill the context
 ///    for the rest of the conversation;
-/// 3. keeps the system prompt and the most recent turns that fit in the token budget, counted
+/// 3. keeps a system message and the most recent turns that fit in the token budget, counted
 ///    with the mixed Chinese/English [`ApproxTokenCounter`] (tool-call names and arguments
 ///    included) unless another counter is set; the kept part starts at a human message and
 ///    never splits a tool call from its results (see [`trim_messages`]); when even the latest
 ///    turn does not fit, that turn is kept whole rather than sending the model nothing;
 /// 4. if anything changed, returns `[RemoveMessage(REMOVE_ALL_MESSAGES), kept..]`, so the
 ///    reducer replaces the stored history and the checkpoint shrinks instead of keeping the old
-///    messages forever. If nothing changed it returns no update (no needless rewrite).
+///    messages forever. If nothing changed it returns no update (no needless rewrite);
+/// 5. around the model call, counts the agent's system prompt (which is not in the state)
+///    against the same budget and, if needed, sends the model fewer turns, so the request as a
+///    whole stays within `max_tokens`.
 ///
 /// ```
 /// use graph_agent::TrimmingMiddleware;
@@ -99,20 +102,32 @@ impl TrimmingMiddleware {
                 None => cleaned.push(m.clone()),
             }
         }
-        let options = TrimOptions::new(self.max_tokens).include_system().start_on(MessageType::Human);
-        let mut kept = trim_messages(&cleaned, &*self.counter, &options);
+        match self.fit(&cleaned, self.max_tokens) {
+            Some(kept) => Some(kept),
+            None => changed.then_some(cleaned),
+        }
+    }
+
+    /// The most recent turns of `messages` that fit in `budget` tokens (a system message at the
+    /// start kept), or `None` when all of them fit.
+    fn fit(&self, messages: &[Message], budget: usize) -> Option<Vec<Message>> {
+        let options = TrimOptions::new(budget).include_system().start_on(MessageType::Human);
+        let mut kept = trim_messages(messages, &*self.counter, &options);
         let has_turn = kept.iter().any(|m| m.kind() != MessageType::System);
         if !has_turn {
             // Even the latest turn is over budget: keep it whole (and the system prompt), since
             // a model call with no conversation at all helps nobody.
-            if let Some(last_human) = cleaned.iter().rposition(|m| m.kind() == MessageType::Human) {
-                kept =
-                    cleaned.iter().take_while(|m| m.kind() == MessageType::System).take(1).cloned().collect();
-                kept.extend_from_slice(&cleaned[last_human..]);
+            if let Some(last_human) = messages.iter().rposition(|m| m.kind() == MessageType::Human) {
+                kept = messages
+                    .iter()
+                    .take_while(|m| m.kind() == MessageType::System)
+                    .take(1)
+                    .cloned()
+                    .collect();
+                kept.extend_from_slice(&messages[last_human..]);
             }
         }
-        changed |= kept.len() != cleaned.len();
-        changed.then_some(kept)
+        (kept.len() != messages.len()).then_some(kept)
     }
 }
 
@@ -168,6 +183,25 @@ impl Middleware for TrimmingMiddleware {
             messages.extend(kept);
             AgentStateUpdate::messages(messages)
         }))
+    }
+
+    /// The agent's system prompt is sent on every call but is not in the state the hook
+    /// trimmed, so the budget is enforced again here, on what the model receives: the
+    /// conversation is cut to what fits beside the system prompt. Only this call sees the cut;
+    /// the stored history keeps the hook's result.
+    async fn wrap_model_call(
+        &self,
+        mut request: ModelRequest,
+        next: ModelNext<'_>,
+    ) -> Result<ModelResponse, BoxError> {
+        if let Some(prompt) = request.system_prompt.as_deref() {
+            let reserved = self.counter.count_message(&Message::system(prompt));
+            let budget = self.max_tokens.saturating_sub(reserved);
+            if let Some(kept) = self.fit(&request.messages, budget) {
+                request.messages = kept;
+            }
+        }
+        next.run(request).await
     }
 }
 
