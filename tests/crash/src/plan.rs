@@ -1,0 +1,88 @@
+//! How big a crash run is, from the environment, so CI and a developer hunting a bug can size it.
+//!
+//! | variable | default | meaning |
+//! |---|---|---|
+//! | `CRASH_KILLS` | 200 | kills per saver (the run adds threads until it has made this many) |
+//! | `CRASH_SEED` | from the clock | seeds kill times and node delays; printed in the summary |
+//! | `CRASH_NODE_DELAY_US` | 2000 | upper bound of a node's random delay, in microseconds |
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// The size and randomness of one saver's crash run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Kills to make.
+    pub kills: usize,
+    /// The run's seed; each thread's seed is derived from it.
+    pub seed: u64,
+    /// Upper bound of a node's delay.
+    pub node_delay: Duration,
+    /// After this many kills a thread's next worker is left to finish, so every thread ends.
+    pub max_kills_per_thread: usize,
+    /// How long a worker that is not killed may run.
+    pub worker_timeout: Duration,
+}
+
+impl Plan {
+    /// The plan from `CRASH_*` variables (see the module docs).
+    ///
+    /// # Errors
+    /// [`Error::Argument`] for a variable that is set but not a non-negative integer.
+    pub fn from_env() -> Result<Self> {
+        let seed = match var("CRASH_SEED")? {
+            Some(seed) => seed,
+            None => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64),
+        };
+        Ok(Self {
+            kills: var("CRASH_KILLS")?.map_or(200, |k| k as usize),
+            seed,
+            node_delay: Duration::from_micros(var("CRASH_NODE_DELAY_US")?.unwrap_or(2000)),
+            max_kills_per_thread: 8,
+            worker_timeout: Duration::from_secs(60),
+        })
+    }
+
+    /// Thread `index`'s seed: the run's seed mixed with the index (SplitMix64's finaliser), so
+    /// neighbouring threads get unrelated streams.
+    pub fn thread_seed(&self, index: usize) -> u64 {
+        let mut z = self.seed.wrapping_add((index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// A `u64` environment variable, if set.
+fn var(name: &'static str) -> Result<Option<u64>> {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| Error::Argument { name, problem: "not a non-negative integer" }),
+        Err(_) => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_seeds_differ_and_repeat() {
+        let plan = Plan {
+            kills: 1,
+            seed: 7,
+            node_delay: Duration::ZERO,
+            max_kills_per_thread: 1,
+            worker_timeout: Duration::from_secs(1),
+        };
+        assert_eq!(plan.thread_seed(3), plan.thread_seed(3));
+        let seeds: std::collections::HashSet<u64> = (0..100).map(|i| plan.thread_seed(i)).collect();
+        assert_eq!(seeds.len(), 100);
+    }
+}
