@@ -1,0 +1,137 @@
+//! Where checkpoints are read from: a MySQL database of `checkpoint-mysql` (LangGraph's
+//! tables) or a Redis server of `checkpoint-redis`, chosen by the URL scheme.
+//!
+//! Both read through the savers' public [`Checkpointer`](graph_core::checkpoint::Checkpointer)
+//! API. When a saver refuses to read a thread because something stored is corrupt (a blob that is
+//! not msgpack, an unknown serializer type), the source reads the raw records instead and
+//! decodes each value on its own, so the damage shows up next to the rest of the thread.
+
+mod mysql;
+mod redis;
+
+use graph_core::checkpoint::CheckpointError;
+
+use crate::error::{redact, Error, Result};
+use crate::snapshot::Snapshot;
+
+pub use self::mysql::MySqlSource;
+pub use self::redis::RedisSource;
+
+/// A thread and its latest checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// The thread id.
+    pub thread_id: String,
+    /// Checkpoints in all its namespaces.
+    pub checkpoints: u64,
+    /// Namespaces holding them: 1 for the root graph only, more with subgraphs.
+    pub namespaces: u64,
+    /// The id of its newest checkpoint.
+    pub latest_id: String,
+    /// The step of that checkpoint, when readable.
+    pub latest_step: Option<i64>,
+    /// Its creation time (ISO-8601), when readable.
+    pub latest_ts: Option<String>,
+}
+
+/// A connected store.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Source {
+    /// `mysql://`
+    MySql(MySqlSource),
+    /// `redis://` or `rediss://`
+    Redis(RedisSource),
+}
+
+impl Source {
+    /// Connects to the store the URL names.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedScheme`] for another scheme, [`Error::InvalidUrl`] for a URL the driver
+    /// cannot parse, [`Error::Unreachable`] when the server does not answer.
+    pub async fn connect(url: &str) -> Result<Self> {
+        let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+        match scheme.as_deref() {
+            Some("mysql" | "mariadb") => Ok(Self::MySql(MySqlSource::connect(url).await?)),
+            Some("redis" | "rediss") => Ok(Self::Redis(RedisSource::connect(url).await?)),
+            _ => Err(Error::UnsupportedScheme { url: redact(url) }),
+        }
+    }
+
+    /// Up to `limit` threads, the most recently active first.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when the query fails.
+    pub async fn threads(&self, limit: usize) -> Result<Vec<ThreadInfo>> {
+        match self {
+            Self::MySql(s) => s.threads(limit).await,
+            Self::Redis(s) => s.threads(limit).await,
+        }
+    }
+
+    /// The checkpoints of a thread's namespace, newest first, at most `limit`.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when the query fails. An unknown thread is an empty list.
+    pub async fn history(&self, thread_id: &str, ns: &str, limit: Option<usize>) -> Result<Vec<Snapshot>> {
+        match self {
+            Self::MySql(s) => s.history(thread_id, ns, limit).await,
+            Self::Redis(s) => s.history(thread_id, ns, limit).await,
+        }
+    }
+
+    /// One checkpoint: the one with `checkpoint_id`, or the latest; `None` when there is none.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when the query fails.
+    pub async fn checkpoint(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<Snapshot>> {
+        match self {
+            Self::MySql(s) => s.checkpoint(thread_id, ns, checkpoint_id).await,
+            Self::Redis(s) => s.checkpoint(thread_id, ns, checkpoint_id).await,
+        }
+    }
+
+    /// A checkpoint by id or by a unique prefix of its id.
+    ///
+    /// # Errors
+    /// [`Error::UnknownThread`], [`Error::UnknownCheckpoint`], [`Error::AmbiguousCheckpoint`],
+    /// [`Error::Backend`].
+    pub async fn resolve(&self, thread_id: &str, ns: &str, checkpoint_id: Option<&str>) -> Result<Snapshot> {
+        if let Some(found) = self.checkpoint(thread_id, ns, checkpoint_id).await? {
+            return Ok(found);
+        }
+        let unknown_thread =
+            || Error::UnknownThread { thread_id: thread_id.to_owned(), checkpoint_ns: ns.to_owned() };
+        let Some(prefix) = checkpoint_id else { return Err(unknown_thread()) };
+        let all = self.history(thread_id, ns, None).await?;
+        if all.is_empty() {
+            return Err(unknown_thread());
+        }
+        let mut matches: Vec<Snapshot> =
+            all.into_iter().filter(|s| s.checkpoint_id.starts_with(prefix)).collect();
+        match matches.len() {
+            1 => Ok(matches.remove(0)),
+            0 => Err(Error::UnknownCheckpoint {
+                thread_id: thread_id.to_owned(),
+                checkpoint_id: prefix.to_owned(),
+            }),
+            count => Err(Error::AmbiguousCheckpoint {
+                thread_id: thread_id.to_owned(),
+                prefix: prefix.to_owned(),
+                count,
+            }),
+        }
+    }
+}
+
+/// Whether a saver failed because of what is stored (so the raw path can still show it), rather
+/// than because of the connection.
+fn is_bad_data(err: &CheckpointError) -> bool {
+    matches!(err, CheckpointError::Corrupt(_) | CheckpointError::Decode { .. })
+}
