@@ -70,4 +70,7 @@ ensure_milvus() {
 [ -d crates/checkpoint-redis ] && ensure_redis
 [ -d crates/memory-milvus ] && ensure_milvus
 
+# Debian's Chromium and ChromeDriver for the blog assistant's browser test (installed when missing).
+[ -d examples/blog-assistant ] && export CHROMEDRIVER="${CHROMEDRIVER:-$(bash scripts/chromium.sh)}"
+
 cargo test --workspace --no-fail-fast "$@"

@@ -166,6 +166,10 @@ fn truncate_tool(m: &Message, max_chars: usize) -> Option<Message> {
     if let Some(id) = m.id() {
         out = out.with_id(id);
     }
+    // The artifact is for the application (e.g. citations), never sent to the model: keep it.
+    if let Some(artifact) = m.artifact() {
+        out = out.with_artifact(artifact.clone());
+    }
     Some(out)
 }
 
@@ -214,7 +218,8 @@ mod tests {
     #[test]
     fn truncates_long_tool_messages_by_characters() {
         let long = "长".repeat(2500);
-        let m = Message::tool(long, "c1").with_id("t1").with_name("get_article_content");
+        let artifact = json!({"citations": [{"title": "长文", "url": "https://blog.example/long"}]});
+        let m = Message::tool(long, "c1").with_id("t1").with_name("get_article_content").with_artifact(artifact.clone());
         let short = truncate_tool(&m, 2000).unwrap();
         assert!(short.text().starts_with(&"长".repeat(2000)));
         assert!(short.text().contains("2000 of 2500"));
@@ -223,6 +228,7 @@ mod tests {
             (Some("t1"), Some("c1"), Some("get_article_content"))
         );
         assert_eq!(short.status(), Some(ToolStatus::Success));
+        assert_eq!(short.artifact(), Some(&artifact), "the artifact survives truncation");
         assert!(truncate_tool(&Message::tool("短".repeat(2000), "c"), 2000).is_none());
     }
 

@@ -1,0 +1,169 @@
+//! The blog assistant service: SSE chat over a Redis checkpointer with a MySQL archive and
+//! cold-start recovery (the seed-000 design). Needs Redis and MySQL/MariaDB; see the README.
+//!
+//! Two stores, two jobs:
+//! - **Redis** holds the agent's checkpoints, the running snapshot of each conversation (thread
+//!   `user_id:session_id`), trimmed before every model call and expiring 7 days after its last
+//!   write;
+//! - **MySQL** (`chat_messages`) keeps every completed round's question, answer and citations
+//!   for good: it serves `GET /history` and rebuilds a thread whose checkpoint is gone.
+//!
+//! Modules, one concept each: [`config`], [`corpus`] and [`tools`] (the blog and its two
+//! tools), [`model`] (OpenAI-compatible or offline), [`agent`] (the graph), [`archive`],
+//! [`recovery`], [`round`] and [`sse`] (a round as events, stream safety), [`routes`], [`web`].
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub mod agent;
+pub mod archive;
+pub mod config;
+pub mod corpus;
+mod error;
+pub mod model;
+pub mod recovery;
+pub mod round;
+pub mod routes;
+pub mod sse;
+pub mod tools;
+pub mod web;
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use checkpoint_redis::RedisCheckpointer;
+use graph_agent::AgentState;
+use graph_core::CompiledGraph;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use config::{Config, ModelChoice};
+pub use error::{Error, Result};
+
+use crate::archive::Archive;
+use crate::corpus::Corpus;
+
+/// The running service's shared parts; cheap to clone (one `Arc`).
+#[derive(Clone)]
+pub struct App {
+    /// What every handler shares.
+    inner: Arc<Inner>,
+}
+
+/// See [`App`].
+struct Inner {
+    /// The agent, checkpointing to Redis.
+    agent: CompiledGraph<AgentState>,
+    /// The MySQL archive.
+    archive: Archive,
+    /// The blog.
+    corpus: Arc<Corpus>,
+}
+
+impl fmt::Debug for App {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("App").field("agent", &self.inner.agent).finish_non_exhaustive()
+    }
+}
+
+impl App {
+    /// Connects to Redis and MySQL (creating the archive table), builds the model and the
+    /// agent.
+    ///
+    /// # Errors
+    /// An unreachable Redis or MySQL, a bad `MYSQL_URL`, or a model client that cannot be built.
+    pub async fn connect(config: &Config) -> Result<Self> {
+        let corpus = Arc::new(Corpus::builtin()?);
+        let saver = RedisCheckpointer::builder()
+            .key_prefix(config.redis_prefix.as_str())
+            .ttl(config.checkpoint_ttl)
+            .connect(&config.redis_url)
+            .await?;
+        let archive = Archive::connect(&config.mysql_url).await?;
+        let model = model::build(&config.model)?;
+        let agent = agent::build(model, &corpus, config.context_tokens, saver)?;
+        Ok(Self { inner: Arc::new(Inner { agent, archive, corpus }) })
+    }
+
+    /// The agent graph (its checkpointer is the Redis saver).
+    pub fn agent(&self) -> &CompiledGraph<AgentState> {
+        &self.inner.agent
+    }
+
+    /// The MySQL archive.
+    pub fn archive(&self) -> &Archive {
+        &self.inner.archive
+    }
+
+    /// The blog.
+    pub fn corpus(&self) -> &Corpus {
+        &self.inner.corpus
+    }
+
+    /// The HTTP routes.
+    pub fn router(&self) -> axum::Router {
+        routes::router(self.clone())
+    }
+}
+
+/// A service running in a background task (what the tests start).
+#[derive(Debug)]
+pub struct Server {
+    /// Where it listens.
+    addr: SocketAddr,
+    /// The serving task; aborted on drop.
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl Server {
+    /// Binds `bind` (port 0 picks a free port) and serves `app` in a background task.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the address cannot be bound.
+    pub async fn spawn(app: &App, bind: &str) -> Result<Self> {
+        let listener = TcpListener::bind(bind).await?;
+        let addr = listener.local_addr()?;
+        let router = app.router();
+        let task = tokio::spawn(async move { axum::serve(listener, router).await });
+        Ok(Self { addr, task })
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://{addr}`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Runs the service until Ctrl-C: connects, binds `config.bind`, serves.
+///
+/// # Errors
+/// As [`App::connect`], or when the address cannot be bound.
+pub async fn serve(config: &Config) -> Result<()> {
+    let app = App::connect(config).await?;
+    let listener = TcpListener::bind(&config.bind).await?;
+    tracing::info!(
+        "blog assistant on http://{} (checkpoints: Redis, TTL {} days; archive: MySQL chat_messages)",
+        listener.local_addr()?,
+        config.checkpoint_ttl.as_secs() / 86_400
+    );
+    axum::serve(listener, app.router())
+        .with_graceful_shutdown(async {
+            // Without a signal handler (rare) the server simply runs until killed.
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        })
+        .await?;
+    Ok(())
+}

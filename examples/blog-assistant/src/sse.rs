@@ -1,0 +1,158 @@
+//! The `POST /chat/stream` response body: the agent's run as Server-Sent Events, with the
+//! seed's stream-safety rule.
+//!
+//! **Stream safety.** The whole round (the agent run, then the archive write) lives inside the
+//! response stream. When the client disconnects, hyper drops the body, which drops this stream:
+//! the `GraphStream` inside it is dropped, and dropping it aborts the agent run. The archive
+//! write is reached only after the run's stream has been iterated to its end (the seed's
+//! `stream_completed = True`), so a half-told answer is never archived. Once the run has
+//! completed, the write is spawned as its own task: a client leaving during the few
+//! milliseconds of the write cannot cut the transaction short.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+
+use axum::response::sse::Event;
+use futures_util::Stream;
+use futures_util::StreamExt;
+use graph_agent::AgentState;
+use graph_core::GraphStream;
+
+use crate::archive::Archive;
+use crate::round::{RoundEvent, RoundLog};
+
+/// Who asked what, on which thread.
+#[derive(Debug, Clone)]
+pub struct Round {
+    /// The user.
+    pub user_id: String,
+    /// The session.
+    pub session_id: String,
+    /// `user_id:session_id`.
+    pub thread_id: String,
+    /// The question.
+    pub question: String,
+}
+
+/// Where a round is.
+enum Phase {
+    /// The agent is running.
+    Running(GraphStream<AgentState>),
+    /// The run completed; the archive write is next.
+    Completed,
+    /// Nothing more to send.
+    Finished,
+}
+
+/// Drives one round.
+struct Driver {
+    /// The round.
+    round: Round,
+    /// Where completed rounds go.
+    archive: Archive,
+    /// Where the round is.
+    phase: Phase,
+    /// What the run produced.
+    log: RoundLog,
+    /// Events decided but not yet sent.
+    queue: VecDeque<RoundEvent>,
+}
+
+/// The SSE events of one round whose agent run is `run` (already set to stream `messages` and
+/// `updates`).
+pub fn round_events(
+    round: Round,
+    archive: Archive,
+    run: GraphStream<AgentState>,
+) -> impl Stream<Item = Result<Event, Infallible>> + Send {
+    let driver = Driver {
+        round,
+        archive,
+        phase: Phase::Running(run),
+        log: RoundLog::default(),
+        queue: VecDeque::new(),
+    };
+    futures_util::stream::unfold(driver, |mut d| async move {
+        let event = d.next().await?;
+        Some((Ok(to_sse(&event)), d))
+    })
+}
+
+impl Driver {
+    /// The next event of the round, `None` after the last.
+    async fn next(&mut self) -> Option<RoundEvent> {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                return Some(event);
+            }
+            match &mut self.phase {
+                Phase::Running(run) => match run.next().await {
+                    Some(Ok(event)) => {
+                        let events = self.log.observe(event);
+                        self.queue.extend(events);
+                    }
+                    Some(Err(e)) => {
+                        let message = crate::Error::from(e).chain();
+                        tracing::warn!(thread_id = %self.round.thread_id, error = %message, "agent run failed");
+                        self.queue.push_back(RoundEvent::Error { message });
+                        self.phase = Phase::Finished;
+                    }
+                    // Iterated to the end: the round completed (the seed's stream_completed).
+                    None => {
+                        self.queue.push_back(RoundEvent::Citations { citations: self.log.citations() });
+                        self.phase = Phase::Completed;
+                    }
+                },
+                Phase::Completed => {
+                    self.phase = Phase::Finished;
+                    let event = self.archive().await;
+                    self.queue.push_back(event);
+                }
+                Phase::Finished => return None,
+            }
+        }
+    }
+
+    /// Archives the completed round; `done` on success, `error` otherwise.
+    async fn archive(&mut self) -> RoundEvent {
+        let Some(answer) = self.log.answer().map(str::to_owned) else {
+            return RoundEvent::Error {
+                message: "the model gave no answer; nothing was archived".to_owned(),
+            };
+        };
+        let (archive, round, citations) = (self.archive.clone(), self.round.clone(), self.log.citations());
+        let answer_copy = answer.clone();
+        let write = tokio::spawn(async move {
+            archive
+                .save_round(&round.user_id, &round.session_id, &round.question, &answer_copy, &citations)
+                .await
+        });
+        match write.await.map_err(crate::Error::from).and_then(|r| r) {
+            Ok(()) => RoundEvent::Done { thread_id: self.round.thread_id.clone(), answer },
+            Err(e) => {
+                tracing::error!(thread_id = %self.round.thread_id, error = %e.chain(), "archiving the round failed");
+                RoundEvent::Error { message: e.to_string() }
+            }
+        }
+    }
+}
+
+/// The SSE frame of an event.
+fn to_sse(event: &RoundEvent) -> Event {
+    // Serializing these plain structs cannot fail; an empty object is a safe fallback anyway.
+    let data = serde_json::to_string(event).unwrap_or_else(|_| "{}".to_owned());
+    Event::default().event(event.name()).data(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_carry_the_event_name_and_json() {
+        let event = RoundEvent::Token { text: "你好\n".to_owned() };
+        let frame = format!("{:?}", to_sse(&event));
+        assert!(frame.contains("token"), "{frame}");
+        assert_eq!(serde_json::to_string(&event).unwrap(), r#"{"text":"你好\n"}"#);
+    }
+}
