@@ -219,7 +219,10 @@ mod tests {
     fn truncates_long_tool_messages_by_characters() {
         let long = "长".repeat(2500);
         let artifact = json!({"citations": [{"title": "长文", "url": "https://blog.example/long"}]});
-        let m = Message::tool(long, "c1").with_id("t1").with_name("get_article_content").with_artifact(artifact.clone());
+        let m = Message::tool(long, "c1")
+            .with_id("t1")
+            .with_name("get_article_content")
+            .with_artifact(artifact.clone());
         let short = truncate_tool(&m, 2000).unwrap();
         assert!(short.text().starts_with(&"长".repeat(2000)));
         assert!(short.text().contains("2000 of 2500"));
