@@ -39,6 +39,9 @@
 //!   (half-life) and importance.
 //! - **Compaction**: [`compact_session`] replaces old exchanges with summaries from a
 //!   [`Summarizer`] you provide (an LLM call), so this crate needs no model crate.
+//! - **[`MilvusStore`]** is graph-core's [`Store`](graph_core::store::Store) (LangGraph's
+//!   `BaseStore`) on Milvus, for `CompiledGraph::with_store`: namespaces, filters, semantic search
+//!   and TTL with `InMemoryStore`'s semantics, shared across processes.
 //!
 //! ## Running Milvus here
 //! `scripts/milvus-lite.sh` installs Milvus Lite 3.2.2 in a venv and starts it on loopback; the
@@ -62,6 +65,7 @@ mod milvus;
 mod record;
 pub mod rerank;
 mod schema;
+mod store;
 mod summarize;
 
 pub use embedded::EmbeddedMemory;
@@ -77,6 +81,7 @@ pub use record::{
 };
 pub use rerank::RerankConfig;
 pub use schema::{fields, Consistency, Metric, MilvusConfig};
+pub use store::{MilvusStore, MilvusStoreConfig};
 pub use summarize::{
     compact_session, summarizer_fn, CompactOptions, CompactReport, FnSummarizer, Summarizer,
 };
