@@ -67,6 +67,7 @@
 //! MySQL 8.0.19+ (row aliases in upserts) or MariaDB 10.7+ (`JSON_TABLE`, `VALUE()`).
 
 mod error;
+mod latest;
 mod migrate;
 mod pyjson;
 mod rows;

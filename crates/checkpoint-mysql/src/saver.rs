@@ -14,7 +14,7 @@ use sqlx::MySqlPool;
 
 use crate::error::{backend, Error, Result};
 use crate::sql::{self, Filter, Layout};
-use crate::{migrate, pyjson, rows, write};
+use crate::{latest, migrate, pyjson, rows, write};
 
 /// A [`Checkpointer`] storing checkpoints in MySQL 8.0.19+ or MariaDB 10.7+, in the tables and
 /// row format of LangGraph's Python MySQL saver (`langgraph-checkpoint-mysql`).
@@ -168,12 +168,15 @@ impl MySqlCheckpointer {
         Ok(removed)
     }
 
+    /// `put`, and with `expect_latest` `put_expecting_latest`: one transaction that first checks
+    /// the parent (see [`latest`]), then stores the blobs and the checkpoint row.
     async fn put_inner(
         &self,
         config: &CheckpointConfig,
         checkpoint: &Checkpoint,
         metadata: &CheckpointMetadata,
         new_versions: &ChannelVersions,
+        expect_latest: bool,
     ) -> Result<(), CheckpointError> {
         write::check_address(config)?;
         write::fits("checkpoint_id", &checkpoint.id, write::ID_LEN)?;
@@ -198,23 +201,51 @@ impl MySqlCheckpointer {
         let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
         let metadata =
             pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
-        let upsert = sqlx::query(sql::UPSERT_CHECKPOINT)
-            .bind(&config.thread_id)
-            .bind(&config.checkpoint_ns)
-            .bind(&hash[..])
-            .bind(&checkpoint.id)
-            .bind(config.checkpoint_id.as_deref())
-            .bind(document)
-            .bind(metadata);
-        if blobs.is_empty() {
+        let upsert = || {
+            sqlx::query(sql::UPSERT_CHECKPOINT)
+                .bind(&config.thread_id)
+                .bind(&config.checkpoint_ns)
+                .bind(&hash[..])
+                .bind(&checkpoint.id)
+                .bind(config.checkpoint_id.as_deref())
+                .bind(document.as_str())
+                .bind(metadata.as_str())
+        };
+        if !expect_latest && blobs.is_empty() {
             // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
-            upsert.execute(&self.pool).await.map_err(backend)?;
+            upsert().execute(&self.pool).await.map_err(backend)?;
             return Ok(());
         }
-        let mut tx = self.pool.begin().await.map_err(backend)?;
-        write::insert_blobs(&mut tx, config, &hash, &blobs).await.map_err(backend)?;
-        upsert.execute(&mut *tx).await.map_err(backend)?;
-        tx.commit().await.map_err(backend)
+        let mut attempt = 1;
+        loop {
+            let mut tx = self.pool.begin().await.map_err(backend)?;
+            let written = async {
+                if expect_latest {
+                    latest::lock_and_check(&mut tx, Layout::Full, config, &hash).await?;
+                }
+                if !blobs.is_empty() {
+                    write::insert_blobs(&mut tx, config, &hash, &blobs).await.map_err(backend)?;
+                }
+                upsert().execute(&mut *tx).await.map_err(backend)?;
+                Ok(())
+            }
+            .await;
+            // On an error the transaction is rolled back when dropped (explicitly on a conflict,
+            // so the locks go at once rather than when the connection is next used).
+            match written {
+                Ok(()) => return tx.commit().await.map_err(backend),
+                Err(e) if latest::is_deadlock(&e) && attempt < latest::DEADLOCK_ATTEMPTS => {
+                    // InnoDB rolled back this transaction to let another writer of the thread
+                    // through; run it again, when its check sees that writer's checkpoint.
+                    tracing::debug!(attempt, thread_id = %config.thread_id, "put deadlocked; retrying");
+                    attempt += 1;
+                }
+                Err(e) => {
+                    tx.rollback().await.ok();
+                    return Err(e);
+                }
+            }
+        }
     }
 }
 
@@ -320,7 +351,23 @@ impl Checkpointer for MySqlCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_inner(config, &checkpoint, &metadata, &new_versions).await?;
+        self.put_inner(config, &checkpoint, &metadata, &new_versions, false).await?;
+        Ok(CheckpointConfig {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: Some(checkpoint.id),
+        })
+    }
+
+    /// Atomic: the parent is checked with a locking read inside the put transaction.
+    async fn put_expecting_latest(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        self.put_inner(config, &checkpoint, &metadata, &new_versions, true).await?;
         Ok(CheckpointConfig {
             thread_id: config.thread_id.clone(),
             checkpoint_ns: config.checkpoint_ns.clone(),

@@ -13,7 +13,7 @@ use sqlx::{MySql, MySqlPool, Transaction};
 
 use crate::error::{backend, Error, Result};
 use crate::sql::{self, Layout};
-use crate::{migrate, pyjson, saver, write};
+use crate::{latest, migrate, pyjson, saver, write};
 
 /// A [`Checkpointer`] that keeps only the latest checkpoint of each thread and namespace, in the
 /// tables and row format of LangGraph's `ShallowPyMySQLSaver` (deprecated upstream, kept for
@@ -118,6 +118,7 @@ impl MySqlShallowCheckpointer {
         checkpoint: &Checkpoint,
         metadata: &CheckpointMetadata,
         new_versions: &ChannelVersions,
+        expect_latest: bool,
     ) -> Result<(), CheckpointError> {
         write::check_address(config)?;
         write::fits("checkpoint_id", &checkpoint.id, write::ID_LEN)?;
@@ -148,26 +149,44 @@ impl MySqlShallowCheckpointer {
             pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
         let hash = write::ns_hash(&config.checkpoint_ns);
 
-        let mut tx = self.pool.begin().await.map_err(backend)?;
-        sqlx::query(DELETE_OLD_WRITES)
-            .bind(&config.thread_id)
-            .bind(&hash[..])
-            .bind(&checkpoint.id)
-            .bind(config.checkpoint_id.as_deref().unwrap_or(""))
-            .execute(&mut *tx)
-            .await
-            .map_err(backend)?;
-        upsert_blobs(&mut tx, config, &hash, &blobs).await.map_err(backend)?;
-        sqlx::query(UPSERT_CHECKPOINT)
-            .bind(&config.thread_id)
-            .bind(&config.checkpoint_ns)
-            .bind(&hash[..])
-            .bind(document)
-            .bind(metadata)
-            .execute(&mut *tx)
-            .await
-            .map_err(backend)?;
-        tx.commit().await.map_err(backend)
+        let mut attempt = 1;
+        loop {
+            let mut tx = self.pool.begin().await.map_err(backend)?;
+            let written = async {
+                if expect_latest {
+                    latest::lock_and_check(&mut tx, Layout::Shallow, config, &hash).await?;
+                }
+                sqlx::query(DELETE_OLD_WRITES)
+                    .bind(&config.thread_id)
+                    .bind(&hash[..])
+                    .bind(&checkpoint.id)
+                    .bind(config.checkpoint_id.as_deref().unwrap_or(""))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                upsert_blobs(&mut tx, config, &hash, &blobs).await.map_err(backend)?;
+                sqlx::query(UPSERT_CHECKPOINT)
+                    .bind(&config.thread_id)
+                    .bind(&config.checkpoint_ns)
+                    .bind(&hash[..])
+                    .bind(document.as_str())
+                    .bind(metadata.as_str())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                Ok(())
+            }
+            .await;
+            match written {
+                Ok(()) => return tx.commit().await.map_err(backend),
+                // Rolled back by InnoDB to break a deadlock between two writers: run it again.
+                Err(e) if latest::is_deadlock(&e) && attempt < latest::DEADLOCK_ATTEMPTS => attempt += 1,
+                Err(e) => {
+                    tx.rollback().await.ok();
+                    return Err(e);
+                }
+            }
+        }
     }
 }
 
@@ -216,7 +235,24 @@ impl Checkpointer for MySqlShallowCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_inner(config, &checkpoint, &metadata, &new_versions).await?;
+        self.put_inner(config, &checkpoint, &metadata, &new_versions, false).await?;
+        Ok(CheckpointConfig {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: Some(checkpoint.id),
+        })
+    }
+
+    /// Atomic: the thread's one checkpoint row is locked and compared inside the put
+    /// transaction. The parent is compared with the checkpoint kept, which is the latest.
+    async fn put_expecting_latest(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        self.put_inner(config, &checkpoint, &metadata, &new_versions, true).await?;
         Ok(CheckpointConfig {
             thread_id: config.thread_id.clone(),
             checkpoint_ns: config.checkpoint_ns.clone(),

@@ -184,6 +184,83 @@ impl RedisCheckpointer {
             }
         }
     }
+
+    /// `put`, and with `expect_latest` `put_expecting_latest`: one `PUT` script, which compares
+    /// the parent with the namespace's newest member before writing anything.
+    async fn save(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: &CheckpointMetadata,
+        new_versions: &ChannelVersions,
+        expect_latest: bool,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        let keys = self.thread_keys(&config.thread_id);
+        let ns = Ns::new(&config.checkpoint_ns);
+        let invalid =
+            |e: codec::SerdeError| RedisSaverError::Invalid(format!("cannot serialize checkpoint: {e}"));
+        let (doc, blobs) = codec::checkpoint_to_json(&checkpoint).map_err(invalid)?;
+        let inline = doc.get("channel_values").and_then(serde_json::Value::as_object);
+        let is_inline = |channel: &str| inline.is_some_and(|m| m.contains_key(channel));
+        // The blobs this checkpoint reads: every versioned channel whose value is not inline.
+        let refs: Vec<String> = checkpoint
+            .channel_versions
+            .iter()
+            .filter(|(channel, _)| !is_inline(channel))
+            .map(|(channel, version)| ns.blob_field(channel, version))
+            .collect();
+        let mut values: std::collections::HashMap<String, ChannelValue> =
+            blobs.into_iter().map(|(channel, _, value)| (channel, value)).collect();
+        let mut blob_args: Vec<(String, Vec<u8>)> = Vec::with_capacity(new_versions.len());
+        for (channel, version) in new_versions {
+            if is_inline(channel) {
+                continue;
+            }
+            let field = ns.blob_field(channel, version);
+            // Shallow mode stores nothing the checkpoint does not read: it would never be freed.
+            if self.shallow && !refs.contains(&field) {
+                continue;
+            }
+            let blob = match values.remove(channel) {
+                Some(value) => {
+                    let (kind, bytes) = codec::dumps_typed(&value).map_err(invalid)?;
+                    record::encode_blob(&kind, &bytes)
+                }
+                None => record::encode_blob(record::EMPTY, b""),
+            };
+            blob_args.push((field, blob));
+        }
+        let record = record::encode_record(doc, metadata, config.checkpoint_id.as_deref());
+        let member = ns.member(&checkpoint.id);
+        let mut call = PUT_SCRIPT.prepare_invoke();
+        call.key(&keys.all()[..])
+            .arg(self.ttl_ms)
+            .arg(if self.shallow { "1" } else { "0" })
+            .arg(&member)
+            .arg(record)
+            .arg(refs.join(" "))
+            .arg(ns.lex_min())
+            .arg(ns.lex_max())
+            .arg(ns.writes_prefix(&checkpoint.id))
+            .arg(if expect_latest { "1" } else { "0" })
+            .arg(config.checkpoint_id.as_deref().map(|id| ns.member(id)).unwrap_or_default());
+        for (field, blob) in blob_args {
+            call.arg(field).arg(blob);
+        }
+        let reply: redis::Value =
+            call.invoke_async(&mut self.conn.clone()).await.map_err(RedisSaverError::from)?;
+        if let redis::Value::Array(items) = reply {
+            // `{0, newest member}`: the parent is no longer the newest; nothing was written.
+            let newest = items.into_iter().nth(1).and_then(|m| redis::from_redis_value::<String>(m).ok());
+            let found = newest.and_then(|m| read::split_member(&m).map(|(_, id)| id.to_owned()));
+            return Err(CheckpointError::conflict(config, found));
+        }
+        Ok(CheckpointConfig {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: Some(checkpoint.id),
+        })
+    }
 }
 
 impl Checkpointer for RedisCheckpointer {
@@ -217,62 +294,19 @@ impl Checkpointer for RedisCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let keys = self.thread_keys(&config.thread_id);
-        let ns = Ns::new(&config.checkpoint_ns);
-        let invalid =
-            |e: codec::SerdeError| RedisSaverError::Invalid(format!("cannot serialize checkpoint: {e}"));
-        let (doc, blobs) = codec::checkpoint_to_json(&checkpoint).map_err(invalid)?;
-        let inline = doc.get("channel_values").and_then(serde_json::Value::as_object);
-        let is_inline = |channel: &str| inline.is_some_and(|m| m.contains_key(channel));
-        // The blobs this checkpoint reads: every versioned channel whose value is not inline.
-        let refs: Vec<String> = checkpoint
-            .channel_versions
-            .iter()
-            .filter(|(channel, _)| !is_inline(channel))
-            .map(|(channel, version)| ns.blob_field(channel, version))
-            .collect();
-        let mut values: std::collections::HashMap<String, ChannelValue> =
-            blobs.into_iter().map(|(channel, _, value)| (channel, value)).collect();
-        let mut blob_args: Vec<(String, Vec<u8>)> = Vec::with_capacity(new_versions.len());
-        for (channel, version) in &new_versions {
-            if is_inline(channel) {
-                continue;
-            }
-            let field = ns.blob_field(channel, version);
-            // Shallow mode stores nothing the checkpoint does not read: it would never be freed.
-            if self.shallow && !refs.contains(&field) {
-                continue;
-            }
-            let blob = match values.remove(channel) {
-                Some(value) => {
-                    let (kind, bytes) = codec::dumps_typed(&value).map_err(invalid)?;
-                    record::encode_blob(&kind, &bytes)
-                }
-                None => record::encode_blob(record::EMPTY, b""),
-            };
-            blob_args.push((field, blob));
-        }
-        let record = record::encode_record(doc, &metadata, config.checkpoint_id.as_deref());
-        let member = ns.member(&checkpoint.id);
-        let mut call = PUT_SCRIPT.prepare_invoke();
-        call.key(&keys.all()[..])
-            .arg(self.ttl_ms)
-            .arg(if self.shallow { "1" } else { "0" })
-            .arg(&member)
-            .arg(record)
-            .arg(refs.join(" "))
-            .arg(ns.lex_min())
-            .arg(ns.lex_max())
-            .arg(ns.writes_prefix(&checkpoint.id));
-        for (field, blob) in blob_args {
-            call.arg(field).arg(blob);
-        }
-        let _: i64 = call.invoke_async(&mut self.conn.clone()).await.map_err(RedisSaverError::from)?;
-        Ok(CheckpointConfig {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.checkpoint_ns.clone(),
-            checkpoint_id: Some(checkpoint.id),
-        })
+        self.save(config, checkpoint, &metadata, &new_versions, false).await
+    }
+
+    /// Atomic: the `PUT` script compares the parent with the namespace's newest checkpoint
+    /// before it writes anything.
+    async fn put_expecting_latest(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        self.save(config, checkpoint, &metadata, &new_versions, true).await
     }
 
     async fn put_writes(

@@ -46,10 +46,19 @@ end
 ";
 
 /// `put`: ARGV = ttl, shallow flag, member, record, refs, namespace lex min and max, write prefix
-/// of the new checkpoint, then blob field/value pairs.
+/// of the new checkpoint, `1` to require that the namespace's newest member is the next
+/// argument (the parent's member, or empty for a namespace without checkpoints), that member,
+/// then blob field/value pairs.
+///
+/// Returns 1 when saved. When the parent check fails nothing is written and the reply is
+/// `{0, newest member}` (the member is nil for an empty namespace).
 const PUT: &str = r"
+if ARGV[9] == '1' then
+  local newest = redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[7], ARGV[6], 'LIMIT', 0, 1)[1]
+  if (newest or '') ~= ARGV[10] then return {0, newest or false} end
+end
 redis.call('HSET', KEYS[7], 'layout', '1')
-for i = 9, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
+for i = 11, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
 if ARGV[2] == '1' then
   -- Shallow: drop the namespace's other checkpoints, the blobs only they read, and the writes
   -- of every other checkpoint of the namespace.

@@ -172,11 +172,14 @@ async fn conformance_on_a_three_primary_cluster() {
         large_value_round_trip,
         unicode_values_and_thread_ids,
         next_version_increments,
+        put_expecting_latest_refuses_a_moved_parent,
+        put_on_an_older_parent_forks_without_conflict,
+        racing_puts_exactly_one_wins,
         );
     };
     // Bounded: a hung cluster fails the test (and the servers are still cleaned up).
     tokio::time::timeout(Duration::from_secs(120), suite).await.expect("the suite finishes within 120 s");
-    eprintln!("cluster conformance: 34 functions in {:?}", started.elapsed());
+    eprintln!("cluster conformance: 37 functions in {:?}", started.elapsed());
     if let Some(local) = &local {
         // The suite's threads spread over all three primaries (so `list` over all threads did
         // have to scan each of them).

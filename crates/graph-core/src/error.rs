@@ -69,6 +69,32 @@ pub enum Error {
     AmbiguousResume,
 }
 
+impl Error {
+    /// Whether the run failed because another writer committed to the thread first
+    /// ([`CheckpointError::Conflict`]), directly or inside a subgraph node.
+    ///
+    /// The refused checkpoint was not saved, and the thread is still one chain of checkpoints.
+    /// Checkpoints the run committed before it stay. With the default durability that includes
+    /// the run's input checkpoint when the conflict came at a later step; the input it holds
+    /// waits there as pending work, which the next run on the thread supersedes with its own
+    /// input (as LangGraph does) or continues with [`Input::Resume`](crate::Input::Resume). With
+    /// [`Durability::Exit`](crate::Durability::Exit) a run commits once, at its end, so a refused
+    /// run committed nothing.
+    /// [`CompiledGraph::invoke_retrying_conflicts`](crate::CompiledGraph::invoke_retrying_conflicts)
+    /// retries the runs that committed nothing.
+    pub fn is_conflict(&self) -> bool {
+        match self {
+            Self::Checkpoint(e) => e.is_conflict(),
+            // A subgraph run inside a node reports its conflict as the node's failure.
+            Self::Node { source, .. } => {
+                source.downcast_ref::<Error>().is_some_and(Error::is_conflict)
+                    || source.downcast_ref::<CheckpointError>().is_some_and(CheckpointError::is_conflict)
+            }
+            _ => false,
+        }
+    }
+}
+
 struct DisplayIssues<'a>(&'a [GraphIssue]);
 
 impl fmt::Display for DisplayIssues<'_> {

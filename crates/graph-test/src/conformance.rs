@@ -1,6 +1,8 @@
 //! The checkpointer conformance suite: one `async fn` per required behaviour of a
 //! [`Checkpointer`](graph_core::checkpoint::Checkpointer), after LangGraph's
-//! `langgraph-checkpoint-conformance` package and its savers' tests.
+//! `langgraph-checkpoint-conformance` package and its savers' tests, plus the concurrency
+//! guarantee of [`put_expecting_latest`](graph_core::checkpoint::Checkpointer::put_expecting_latest)
+//! (a stale parent is refused, a fork through `put` is not, racing writers yield one winner).
 //!
 //! Run it against a backend with [`checkpointer_conformance!`](crate::checkpointer_conformance),
 //! or call the functions one by one. A function may be given an empty or a shared saver: it only
@@ -18,6 +20,13 @@ use graph_core::checkpoint::{
     CheckpointTuple, DynCheckpointer, ListOptions, PendingWrite, CHECKPOINT_VERSION,
 };
 use serde_json::{json, Value};
+
+mod conflict;
+
+pub use conflict::{
+    put_expecting_latest_refuses_a_moved_parent, put_on_an_older_parent_forks_without_conflict,
+    racing_puts_exactly_one_wins,
+};
 
 /// Expands to a module `checkpointer_conformance` with one `#[tokio::test]` per function of
 /// [`conformance`](crate::conformance), each given a saver made by `$factory`.
@@ -79,6 +88,9 @@ macro_rules! checkpointer_conformance {
             large_value_round_trip,
             unicode_values_and_thread_ids,
             next_version_increments,
+            put_expecting_latest_refuses_a_moved_parent,
+            put_on_an_older_parent_forks_without_conflict,
+            racing_puts_exactly_one_wins,
         );
     };
     (@tests $mode:tt $factory:path; $($test:ident),* $(,)?) => {

@@ -162,6 +162,57 @@ impl InMemoryCheckpointer {
         let namespaces = threads.values().flat_map(BTreeMap::values);
         namespaces.map(|ns| ns.checkpoints.len()).sum()
     }
+
+    /// `put`, and with `expect_latest` `put_expecting_latest`: the parent check and the insert
+    /// happen under one write lock, so two savers of the same thread cannot both pass the check.
+    fn save(
+        &self,
+        config: &CheckpointConfig,
+        mut checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        expect_latest: bool,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        let values = std::mem::take(&mut checkpoint.channel_values);
+        let id = checkpoint.id.clone();
+        let parent_id = config.checkpoint_id.clone();
+        let saved = Box::new(Saved { checkpoint, metadata, parent_id });
+        {
+            let mut threads = self.threads.write();
+            if expect_latest {
+                let latest = namespace(&threads, config).and_then(|ns| ns.checkpoints.keys().next_back());
+                if latest != config.checkpoint_id.as_ref() {
+                    return Err(CheckpointError::conflict(config, latest.cloned()));
+                }
+            }
+            let ns = namespace_mut(&mut threads, &config.thread_id, &config.checkpoint_ns);
+            // Both maps are sorted by channel, so one merged pass pairs each new version with
+            // its value (moved, not cloned) without a lookup per channel. Values of channels
+            // not in `new_versions` are dropped (their blobs were stored by an earlier put);
+            // dropping a shared value under the lock is only a reference-count decrement.
+            let mut values = values.into_iter().peekable();
+            for (channel, version) in new_versions {
+                let mut value = None;
+                while let Some((next, _)) = values.peek() {
+                    match next.cmp(&channel) {
+                        Ordering::Less => drop(values.next()),
+                        Ordering::Equal => {
+                            value = values.next().map(|(_, v)| v);
+                            break;
+                        }
+                        Ordering::Greater => break,
+                    }
+                }
+                ns.store_blob(channel, version, value);
+            }
+            ns.checkpoints.insert(id.clone(), saved);
+        }
+        Ok(CheckpointConfig {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            checkpoint_id: Some(id),
+        })
+    }
 }
 
 impl fmt::Debug for InMemoryCheckpointer {
@@ -325,43 +376,21 @@ impl Checkpointer for InMemoryCheckpointer {
     async fn put(
         &self,
         config: &CheckpointConfig,
-        mut checkpoint: Checkpoint,
+        checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let values = std::mem::take(&mut checkpoint.channel_values);
-        let id = checkpoint.id.clone();
-        let parent_id = config.checkpoint_id.clone();
-        let saved = Box::new(Saved { checkpoint, metadata, parent_id });
-        {
-            let mut threads = self.threads.write();
-            let ns = namespace_mut(&mut threads, &config.thread_id, &config.checkpoint_ns);
-            // Both maps are sorted by channel, so one merged pass pairs each new version with
-            // its value (moved, not cloned) without a lookup per channel. Values of channels
-            // not in `new_versions` are dropped (their blobs were stored by an earlier put);
-            // dropping a shared value under the lock is only a reference-count decrement.
-            let mut values = values.into_iter().peekable();
-            for (channel, version) in new_versions {
-                let mut value = None;
-                while let Some((next, _)) = values.peek() {
-                    match next.cmp(&channel) {
-                        Ordering::Less => drop(values.next()),
-                        Ordering::Equal => {
-                            value = values.next().map(|(_, v)| v);
-                            break;
-                        }
-                        Ordering::Greater => break,
-                    }
-                }
-                ns.store_blob(channel, version, value);
-            }
-            ns.checkpoints.insert(id.clone(), saved);
-        }
-        Ok(CheckpointConfig {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.checkpoint_ns.clone(),
-            checkpoint_id: Some(id),
-        })
+        self.save(config, checkpoint, metadata, new_versions, false)
+    }
+
+    async fn put_expecting_latest(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        self.save(config, checkpoint, metadata, new_versions, true)
     }
 
     async fn put_writes(

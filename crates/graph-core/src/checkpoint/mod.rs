@@ -278,6 +278,53 @@ pub enum CheckpointError {
     /// The request itself is invalid (e.g. an id longer than the store accepts).
     #[error("invalid checkpoint request: {0}")]
     Invalid(String),
+    /// [`Checkpointer::put_expecting_latest`] found that the latest checkpoint of the thread and
+    /// namespace is no longer the parent the caller built on: another writer committed first.
+    /// Nothing was saved. Re-read the thread and try again, or report it.
+    #[error(
+        "checkpoint conflict in thread `{thread_id}` namespace `{checkpoint_ns}`: expected latest {}, found {}",
+        DisplayId(.expected.as_deref()),
+        DisplayId(.found.as_deref())
+    )]
+    Conflict {
+        /// The thread.
+        thread_id: String,
+        /// The namespace.
+        checkpoint_ns: String,
+        /// The parent the new checkpoint was built on (`None`: the namespace was empty).
+        expected: Option<String>,
+        /// The latest checkpoint actually stored (`None`: the namespace is empty).
+        found: Option<String>,
+    },
+}
+
+impl CheckpointError {
+    /// A [`Conflict`](Self::Conflict) at `config` (whose `checkpoint_id` is the expected parent).
+    pub fn conflict(config: &CheckpointConfig, found: Option<String>) -> Self {
+        Self::Conflict {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            expected: config.checkpoint_id.clone(),
+            found,
+        }
+    }
+
+    /// Whether this is a [`Conflict`](Self::Conflict).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Self::Conflict { .. })
+    }
+}
+
+/// A checkpoint id in an error message, or `none`.
+struct DisplayId<'a>(Option<&'a str>);
+
+impl std::fmt::Display for DisplayId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(id) => write!(f, "`{id}`"),
+            None => f.write_str("none"),
+        }
+    }
 }
 
 /// A future returned by [`DynCheckpointer`].
@@ -313,6 +360,40 @@ pub trait Checkpointer: Send + Sync + 'static {
         new_versions: ChannelVersions,
     ) -> impl Future<Output = Result<CheckpointConfig, CheckpointError>> + Send;
 
+    /// Like [`put`](Self::put), but only if `config.checkpoint_id` (the parent; `None` for a
+    /// namespace without checkpoints) is still the latest checkpoint of the thread and namespace.
+    /// Otherwise nothing is saved and the call fails with [`CheckpointError::Conflict`].
+    ///
+    /// This is what keeps two workers that continue the same thread at once from forking it: the
+    /// engine uses it for every checkpoint of a run that started from the latest checkpoint, and
+    /// plain [`put`](Self::put) for the first checkpoint of a run started from an explicit
+    /// `checkpoint_id` (time travel, which forks on purpose).
+    ///
+    /// The default implementation reads the latest checkpoint, compares, then calls `put`: it
+    /// catches a writer that committed before the read, but two writers can still both pass the
+    /// check before either saves. Backends should override it with an atomic check (a locking
+    /// read in the put transaction, a compare inside a script, a compare under a lock); the savers
+    /// of this workspace do.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Conflict`] when the parent is not the latest; otherwise as `put`.
+    fn put_expecting_latest(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> impl Future<Output = Result<CheckpointConfig, CheckpointError>> + Send {
+        async move {
+            let latest = CheckpointConfig { checkpoint_id: None, ..config.clone() };
+            let found = self.get_tuple(&latest).await?.and_then(|t| t.config.checkpoint_id);
+            if found != config.checkpoint_id {
+                return Err(CheckpointError::conflict(config, found));
+            }
+            self.put(config, checkpoint, metadata, new_versions).await
+        }
+    }
+
     /// Saves a task's writes against the checkpoint at `config`. Idempotent per `(task_id, idx)`;
     /// the special channels of [`WRITES_IDX_MAP`] are upserted.
     fn put_writes(
@@ -347,6 +428,14 @@ pub trait DynCheckpointer: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>>;
     /// See [`Checkpointer::put`].
     fn put<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>>;
+    /// See [`Checkpointer::put_expecting_latest`].
+    fn put_expecting_latest<'a>(
         &'a self,
         config: &'a CheckpointConfig,
         checkpoint: Checkpoint,
@@ -389,6 +478,15 @@ impl<T: Checkpointer> DynCheckpointer for T {
         new_versions: ChannelVersions,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
         Box::pin(Checkpointer::put(self, config, checkpoint, metadata, new_versions))
+    }
+    fn put_expecting_latest<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(Checkpointer::put_expecting_latest(self, config, checkpoint, metadata, new_versions))
     }
     fn put_writes<'a>(
         &'a self,

@@ -8,10 +8,11 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::compiled::CompiledGraph;
+use crate::checkpoint::CheckpointError;
 use crate::config::RunConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::interrupt::RunOutcome;
-use crate::pregel::run::{run, Input, Sink};
+use crate::pregel::run::{run, run_from, Input, Sink};
 use crate::state::State;
 use crate::stream::{StreamEvent, StreamMode, StreamModes};
 
@@ -42,6 +43,69 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         run(self, input, config, None).await
     }
 
+    /// Like [`invoke`](Self::invoke), but when another writer commits to the thread before this
+    /// run's first checkpoint ([`Error::is_conflict`](crate::Error::is_conflict)), runs `input`
+    /// again on the thread's new latest state, up to `max_retries` more times.
+    ///
+    /// Without it, two workers invoking one thread at once never fork it: the one that commits
+    /// second fails with the conflict and nothing of that step is kept. With it, a refused run
+    /// that had committed nothing applies its input after the winner's, as if the calls had been
+    /// queued. A run refused at a later step is not retried, because its input checkpoint is
+    /// already part of the thread and a retry could apply the input twice: its error is
+    /// returned. To make every run all-or-nothing, and so always retryable, run it with
+    /// [`Durability::Exit`](crate::Durability::Exit): it then commits once, at its end. The nodes
+    /// of a refused attempt ran (except under `Durability::Sync` when the input checkpoint itself
+    /// was refused), so their side effects, such as model or tool calls, happen again on the
+    /// retry. A config with a `checkpoint_id` (time travel) is not retried.
+    ///
+    /// # Example
+    /// ```
+    /// use graph_core::prelude::*;
+    ///
+    /// async fn reply(s: MessagesState) -> Result<MessagesStateUpdate> {
+    ///     let text = format!("seen {}", s.messages.len());
+    ///     Ok(MessagesStateUpdate::messages(vec![Message::ai(text)]))
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<()> {
+    /// let graph = StateGraph::<MessagesState>::new()
+    ///     .add_node("reply", reply)
+    ///     .add_edge(START, "reply")
+    ///     .compile_with(InMemoryCheckpointer::new())?;
+    /// let config = RunConfig::thread("t1");
+    /// let input = MessagesStateUpdate::messages(vec![Message::human("hi")]);
+    /// let out = graph.invoke_retrying_conflicts(input, &config, 3).await?;
+    /// assert_eq!(out.messages.len(), 2);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`invoke`](Self::invoke); a conflict at a later step, or once the retries are used up.
+    pub async fn invoke_retrying_conflicts(
+        &self,
+        input: S::Update,
+        config: &RunConfig,
+        max_retries: usize,
+    ) -> Result<RunOutcome<S>> {
+        let mut attempt = 0;
+        loop {
+            let mut started_at = None;
+            // Cloned per attempt: a refused attempt consumed its copy.
+            let result = run_from(self, Input::Update(input.clone()), config, None, &mut started_at).await;
+            match result {
+                Err(Error::Checkpoint(CheckpointError::Conflict { expected, .. }))
+                    if expected == started_at && attempt < max_retries && config.checkpoint_id.is_none() =>
+                {
+                    attempt += 1;
+                    tracing::debug!(attempt, "another writer committed first; running the input again");
+                    tokio::time::sleep(conflict_backoff(attempt)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Continues the thread of `config` from its checkpoint without new input (LangGraph's
     /// `invoke(None, config)`).
     ///
@@ -69,6 +133,16 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     fn clone_erased(&self) -> Box<dyn Runner<S>> {
         Box::new(self.clone())
     }
+}
+
+/// How long to wait before retry `attempt` (1, 2, ...) after a conflict: a random time up to
+/// 5 ms × 2^attempt, at most 320 ms. Random so that several losers do not retry in lockstep, and
+/// growing so that the winner, which usually has more steps to commit, gets to finish its run
+/// first: a retry that commits its input mid-way through the winner's run makes the winner's
+/// next commit conflict.
+fn conflict_backoff(attempt: usize) -> std::time::Duration {
+    let cap_ms = 5u64 << attempt.min(6);
+    std::time::Duration::from_micros(rand::random::<u64>() % (cap_ms * 1000 + 1))
 }
 
 /// A graph whose context type is erased, so [`GraphStream`] has one type parameter.

@@ -197,8 +197,14 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     /// `as_node`'s edges fire. Writes a checkpoint with `source = "update"` and returns its address.
     /// `as_node = None` means START for a new thread, otherwise the node that ran last.
     ///
+    /// Scalar metadata of `config` ([`RunConfig::metadata`]) is stored in the checkpoint's
+    /// metadata, as LangGraph merges it. Updating the latest state is checked like a run's
+    /// commit: if another writer moved the thread meanwhile, nothing is stored and the error is a
+    /// conflict ([`Error::is_conflict`]); updating an explicit `checkpoint_id` forks from it.
+    ///
     /// # Errors
-    /// No checkpointer or thread id, an unknown node, a rejected update, or a checkpointer failure.
+    /// No checkpointer or thread id, an unknown node, a rejected update, a conflict, or a
+    /// checkpointer failure.
     pub async fn update_state(
         &self,
         config: &RunConfig,
@@ -237,8 +243,21 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
                 new_versions.insert(name, text);
             }
         }
-        let meta = CheckpointMetadata::new(CheckpointSource::Update, step);
-        Ok(saver.put(&parent, cp, meta, new_versions).await?)
+        let mut meta = CheckpointMetadata::new(CheckpointSource::Update, step);
+        for (k, v) in &config.metadata {
+            // As for runs: LangGraph keeps scalar user metadata and drops its own `__` keys.
+            if !k.starts_with("__") && (v.is_string() || v.is_number() || v.is_boolean()) {
+                meta.extra.insert(k.clone(), v.clone());
+            }
+        }
+        // An update of the latest state must not fork a thread a run is writing at the same time;
+        // an update of an explicit older checkpoint is a fork by request (time travel).
+        let saved = if cfg.checkpoint_id.is_none() {
+            saver.put_expecting_latest(&parent, cp, meta, new_versions).await?
+        } else {
+            saver.put(&parent, cp, meta, new_versions).await?
+        };
+        Ok(saved)
     }
 }
 

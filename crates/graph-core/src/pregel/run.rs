@@ -8,12 +8,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
 use super::channels::Channels;
+use super::commit::Persistence;
 use super::persist::{self, FieldCache, VersionText};
 use super::task::{self, Task, TaskWrites};
-use crate::checkpoint::{
-    uuid6, ChannelVersions, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
-    DynCheckpointer, PendingWrite,
-};
+use crate::checkpoint::{uuid6, ChannelVersions, CheckpointMetadata, CheckpointSource, PendingWrite};
 use crate::command::NodeOutput;
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
@@ -63,18 +61,6 @@ impl<S: State> Sink<S> {
     }
 }
 
-/// The run's persistence: where checkpoints go and what was saved last.
-struct Persistence {
-    saver: Arc<dyn DynCheckpointer>,
-    /// The checkpoint save still running under `Durability::Async`.
-    inflight: Option<tokio::task::JoinHandle<std::result::Result<CheckpointConfig, CheckpointError>>>,
-    /// Address of the last saved checkpoint (the parent of the next one).
-    saved: CheckpointConfig,
-    /// Channel versions at the last save, to compute `new_versions`.
-    saved_versions: Vec<u64>,
-    durability: Durability,
-}
-
 struct Loop<'g, S: State, C> {
     layout: &'g Layout<S, C>,
     config: &'g RunConfig,
@@ -116,6 +102,19 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
     config: &RunConfig,
     sink: Option<&Sink<S>>,
 ) -> Result<RunOutcome<S>> {
+    run_from(graph, input, config, sink, &mut None).await
+}
+
+/// [`run`], reporting in `started_at` the id of the checkpoint the run loaded (`None`: none), so
+/// a caller can tell a conflict on the run's first commit (whose expected parent is that id:
+/// nothing was committed) from one on a later commit.
+pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
+    graph: &CompiledGraph<S, C>,
+    input: Input<S>,
+    config: &RunConfig,
+    sink: Option<&Sink<S>>,
+    started_at: &mut Option<String>,
+) -> Result<RunOutcome<S>> {
     let layout = &graph.inner.layout;
     let context = graph.context_or_unit()?;
     let mut vt = VersionText::default();
@@ -124,10 +123,10 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
         Some(saver) => {
             let cfg = config.checkpoint_config().ok_or(Error::MissingThreadId)?;
             let loaded = saver.get_tuple(&cfg).await?;
+            started_at.clone_from(&loaded.as_ref().and_then(|t| t.config.checkpoint_id.clone()));
             let saved = loaded.as_ref().map_or(cfg, |t| t.config.clone());
-            let durability = config.durability;
-            let p = Persistence { saver, inflight: None, saved, saved_versions: Vec::new(), durability };
-            (Some(p), loaded)
+            let from_latest = config.checkpoint_id.is_none();
+            (Some(Persistence::new(saver, saved, config.durability, from_latest)), loaded)
         }
         None => (None, None),
     };
@@ -251,15 +250,6 @@ fn with_thread(e: Error, config: &RunConfig) -> Error {
 /// A whole state as single-field updates, one per field.
 pub(crate) fn full_update<S: State>(state: &S) -> Result<Vec<S::Update>> {
     (0..S::FIELDS.len()).map(|i| Ok(S::update_from_value(i, &state.get_field(i))?)).collect()
-}
-
-/// Waits for the checkpoint save still running under `Durability::Async`, if any.
-async fn flush(p: &mut Persistence) -> Result<()> {
-    if let Some(handle) = p.inflight.take() {
-        let saved = handle.await.map_err(|e| CheckpointError::Backend(Box::new(e)))??;
-        tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
-    }
-    Ok(())
 }
 
 /// The interrupt a node's error carries, if it is one (returned bare, or inside graph-core's
@@ -598,19 +588,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 metadata.extra.insert(k.clone(), v.clone());
             }
         }
-        if p.durability == Durability::Async {
-            // Save while the next superstep runs; saves stay in order because each one waits for
-            // the previous before it starts. The address is known in advance: it is the new id.
-            flush(p).await?;
-            let (saver, parent) = (Arc::clone(&p.saver), p.saved.clone());
-            p.saved = CheckpointConfig { checkpoint_id: Some(cp.id.clone()), ..parent.clone() };
-            p.inflight =
-                Some(tokio::spawn(async move { saver.put(&parent, cp, metadata, new_versions).await }));
-        } else {
-            let saved = p.saver.put(&p.saved, cp, metadata, new_versions).await?;
-            tracing::debug!(checkpoint_id = ?saved.checkpoint_id, step = self.step, source = source.as_str(), "checkpoint saved");
-            p.saved = saved;
-        }
+        tracing::trace!(step = self.step, source = source.as_str(), "saving checkpoint");
+        p.commit(cp, metadata, new_versions).await?;
         p.saved_versions.clone_from(&self.ch.versions);
         self.dirty = false;
         Ok(())
@@ -622,7 +601,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         }
         if let Some(p) = self.persistence.as_mut() {
             // A run returns only once its last checkpoint is durable, whatever the mode.
-            flush(p).await?;
+            p.flush().await?;
         }
         Ok(RunOutcome {
             breakpoint: stop.breakpoint,

@@ -10,3 +10,4 @@ mod interrupts;
 mod persistence;
 mod streaming;
 mod subgraphs;
+mod update_state;
