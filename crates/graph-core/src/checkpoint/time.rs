@@ -12,7 +12,30 @@ pub fn now_iso() -> String {
 pub fn format_iso(secs: i64, micros: u32) -> String {
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}+00:00", rem / 3600, rem % 3600 / 60, rem % 60)
+    if !(0..=9999).contains(&y) {
+        return format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}+00:00",
+            rem / 3600,
+            rem % 3600 / 60,
+            rem % 60
+        );
+    }
+    // Written digit by digit: `format!` with seven padded fields cost more than the rest of a
+    // checkpoint's bookkeeping, and every checkpoint is stamped.
+    let mut out = String::with_capacity(32);
+    let fields = [(y as u64, 4, '-'), (u64::from(m), 2, '-'), (u64::from(d), 2, 'T')];
+    for (value, width, sep) in fields {
+        crate::checkpoint::version::push_zero_padded(&mut out, value, width);
+        out.push(sep);
+    }
+    let rem = rem as u64;
+    for (value, width, sep) in [(rem / 3600, 2, ':'), (rem % 3600 / 60, 2, ':'), (rem % 60, 2, '.')] {
+        crate::checkpoint::version::push_zero_padded(&mut out, value, width);
+        out.push(sep);
+    }
+    crate::checkpoint::version::push_zero_padded(&mut out, u64::from(micros), 6);
+    out.push_str("+00:00");
+    out
 }
 
 /// Howard Hinnant's days → (year, month, day) for the proleptic Gregorian calendar.

@@ -6,8 +6,13 @@
 //! indistinguishable in a shared database.
 
 /// The version after `current`: the counter before the first `.` plus one, zero-padded to 32
-/// digits, then `.` and a random float in `[0, 1)` written like Python's `repr` and zero-padded on
-/// the left to 16 characters (LangGraph's `f"{n+1:032}.{random.random():016}"`).
+/// digits, then `.` and a random float in `[0, 1)` as Python prints one (LangGraph's
+/// `f"{n+1:032}.{random.random():016}"`).
+///
+/// The random part is written as `0.` and 16 random digits: a text Python's `repr` prints for
+/// floats in `[0, 1)`, produced without float formatting, which made this function the most
+/// expensive step of saving a checkpoint. Nothing ever parses that part: versions are compared
+/// as strings, and the counter decides.
 ///
 /// `None` (and, leniently, a version without a numeric prefix) counts as 0.
 ///
@@ -15,28 +20,40 @@
 /// ```
 /// # use graph_core::checkpoint::{next_version, version_number};
 /// let v1 = next_version(None);
-/// assert!(v1.starts_with("00000000000000000000000000000001."));
+/// assert!(v1.starts_with("00000000000000000000000000000001.0."));
 /// let v2 = next_version(Some(&v1));
 /// assert_eq!(version_number(&v2), Some(2));
 /// assert!(v2 > v1);
 /// ```
 pub fn next_version(current: Option<&str>) -> String {
     let n = current.and_then(version_number).unwrap_or(0).saturating_add(1);
-    let counter = n.to_string();
-    let suffix = python_float_repr(rand::random::<f64>());
-    // Padded by hand: `format!("{n:032}")` pads one `write_char` call at a time, which made this
-    // function several times slower, and it runs once per superstep.
-    let mut out = String::with_capacity(33 + suffix.len().max(16));
-    push_zero_padded(&mut out, &counter, 32);
-    out.push('.');
-    push_zero_padded(&mut out, &suffix, 16);
+    // 16 digits; `repr` never ends a fraction with 0, so neither do we.
+    let mut fraction = rand::random::<u64>() % 10_000_000_000_000_000;
+    if fraction % 10 == 0 {
+        fraction += 1;
+    }
+    let mut out = String::with_capacity(32 + 3 + 16);
+    push_zero_padded(&mut out, n, 32);
+    out.push_str(".0.");
+    push_zero_padded(&mut out, fraction, 16);
     out
 }
 
-/// Appends `s` left-padded with zeros to `width` characters (ASCII input).
-fn push_zero_padded(out: &mut String, s: &str, width: usize) {
-    out.extend(std::iter::repeat_n('0', width.saturating_sub(s.len())));
-    out.push_str(s);
+/// Appends `value` in decimal, left-padded with zeros to `width` digits.
+pub(crate) fn push_zero_padded(out: &mut String, mut value: u64, width: usize) {
+    let mut digits = [0u8; 20]; // u64::MAX has 20 digits
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    let len = digits.len() - start;
+    out.extend(std::iter::repeat_n('0', width.saturating_sub(len)));
+    out.extend(digits[start..].iter().map(|&d| char::from(d)));
 }
 
 /// The counter of a version: the integer before the first `.` (the whole string when there is no
@@ -56,26 +73,6 @@ pub fn version_number(v: &str) -> Option<u64> {
         return None;
     }
     prefix.parse().ok()
-}
-
-/// Python's `repr` of a float in `[0, 1)`.
-///
-/// Both Rust and Python print the shortest digits that round-trip; they differ only in notation:
-/// Python switches to scientific form below `1e-4` (`1.5e-05`, exponent at least two digits) and
-/// always keeps a fractional part (`0.0`).
-fn python_float_repr(x: f64) -> String {
-    if x == 0.0 {
-        return "0.0".to_owned();
-    }
-    if x >= 1e-4 {
-        return x.to_string();
-    }
-    // `{:e}` gives the same shortest digits as `{}`, as `d.ddde-N`.
-    let sci = format!("{x:e}");
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let sign = if exponent < 0 { '-' } else { '+' };
-    format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
 }
 
 #[cfg(test)]
@@ -120,32 +117,29 @@ mod tests {
     }
 
     #[test]
-    fn float_repr_matches_python() {
-        assert_eq!(python_float_repr(0.0), "0.0");
-        assert_eq!(python_float_repr(0.5), "0.5");
-        assert_eq!(python_float_repr(0.1), "0.1");
-        assert_eq!(python_float_repr(0.123_456_789_012_345_68), "0.12345678901234568");
-        assert_eq!(python_float_repr(0.0001), "0.0001");
-        assert_eq!(python_float_repr(0.000_012_5), "1.25e-05");
-        assert_eq!(python_float_repr(1e-5), "1e-05");
-        assert_eq!(python_float_repr(1.5e-10), "1.5e-10");
-        assert_eq!(python_float_repr(2.0_f64.powi(-53)), "1.1102230246251565e-16");
-        assert_eq!(python_float_repr(1e-100), "1e-100");
+    fn suffix_reads_as_a_python_float_in_unit_interval() {
+        for _ in 0..200 {
+            let v = next_version(Some("00000000000000000000000000000009.0.5"));
+            let (counter, fraction) = v.split_once('.').unwrap();
+            assert_eq!(counter, format!("{:032}", 10));
+            assert!(fraction.starts_with("0.") && fraction.len() == 18, "{v}");
+            let x: f64 = fraction.parse().unwrap();
+            assert!((0.0..1.0).contains(&x), "{v}");
+            assert!(!fraction.ends_with('0'), "repr never ends a fraction with 0: {v}");
+        }
     }
 
     #[test]
     fn padding_matches_python_format() {
-        let padded = |s: &str, width| {
+        let padded = |n: u64, width| {
             let mut out = String::new();
-            push_zero_padded(&mut out, s, width);
+            push_zero_padded(&mut out, n, width);
             out
         };
-        // Python: f"{0.5:016}" == "00000000000000.5", f"{1e-05:016}" == "000000000001e-05".
-        assert_eq!(padded(&python_float_repr(0.5), 16), "00000000000000.5");
-        assert_eq!(padded(&python_float_repr(1e-5), 16), "000000000001e-05");
-        assert_eq!(padded(&python_float_repr(0.123_456_789_012_345_68), 16), "0.12345678901234568");
-        assert_eq!(padded("42", 32), format!("{:032}", 42));
-        assert_eq!(padded(&u64::MAX.to_string(), 32), format!("{:032}", u64::MAX));
+        assert_eq!(padded(42, 32), format!("{:032}", 42));
+        assert_eq!(padded(0, 16), "0000000000000000");
+        assert_eq!(padded(u64::MAX, 32), format!("{:032}", u64::MAX));
+        assert_eq!(padded(123, 2), "123", "never truncates");
     }
 
     #[test]

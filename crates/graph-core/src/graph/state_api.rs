@@ -145,7 +145,8 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     fn snapshot(&self, t: CheckpointTuple, apply_pending: bool) -> Result<StateSnapshot<S>> {
         let layout = &self.inner.layout;
         let mut vt = VersionText::default();
-        let mut ch = persist::from_checkpoint(layout, &t.checkpoint, &mut vt)?;
+        let mut ch = persist::from_checkpoint(layout, &t.checkpoint, &mut vt)
+            .map_err(|e| persist::in_thread(e, &t.config.thread_id))?;
         let ns = &t.config.checkpoint_ns;
         let mut tasks = ch.prepare_tasks(layout, &t.checkpoint.id, ns, t.metadata.step + 1)?;
         let mut info = Vec::new();
@@ -218,7 +219,8 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         let mut vt = VersionText::default();
         let (mut ch, step, parent, saved_versions) = match &loaded {
             Some(t) => {
-                let ch = persist::from_checkpoint(layout, &t.checkpoint, &mut vt)?;
+                let ch = persist::from_checkpoint(layout, &t.checkpoint, &mut vt)
+                    .map_err(|e| persist::in_thread(e, &t.config.thread_id))?;
                 let saved = ch.versions.clone();
                 (ch, t.metadata.step, t.config.clone(), saved)
             }

@@ -42,6 +42,23 @@ impl VersionText {
     }
 }
 
+/// `e` with `thread_id` filled in when it is a decode error: [`from_checkpoint`] knows the
+/// checkpoint and channel but not the thread, and an error about stored data must say where the
+/// data is.
+pub(crate) fn in_thread(e: Error, thread_id: &str) -> Error {
+    match e {
+        Error::Checkpoint(CheckpointError::Decode { checkpoint_id, channel, source, .. }) => {
+            Error::Checkpoint(CheckpointError::Decode {
+                thread_id: thread_id.to_owned(),
+                checkpoint_id,
+                channel,
+                source,
+            })
+        }
+        other => other,
+    }
+}
+
 /// Field values already wrapped for a checkpoint, by version: an unchanged field is not cloned again.
 pub(crate) type FieldCache = Vec<Option<(u64, ChannelValue)>>;
 
@@ -61,7 +78,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
         if v == 0 {
             continue;
         }
-        versions.insert(spec.name.to_string(), vt.text(v));
+        versions.insert(String::from(&*spec.name), vt.text(v));
         let value = match &spec.kind {
             ChannelKind::Field(f) => Some(match &cache[*f] {
                 Some((cv, value)) if *cv == v => value.clone(),
@@ -96,7 +113,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
             },
         };
         if let Some(value) = value {
-            values.insert(spec.name.to_string(), value);
+            values.insert(String::from(&*spec.name), value);
         }
     }
     for (name, (version, value)) in &ch.foreign {
@@ -112,7 +129,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
         .iter()
         .zip(&ch.interrupt_seen)
         .filter(|(_, v)| **v > 0)
-        .map(|(c, v)| (c.name.to_string(), vt.text(*v)))
+        .map(|(c, v)| (String::from(&*c.name), vt.text(*v)))
         .collect();
     if !at_interrupt.is_empty() {
         seen.insert(INTERRUPT.to_owned(), at_interrupt);
@@ -123,10 +140,10 @@ pub(crate) fn to_checkpoint<S: State, C>(
             .iter()
             .zip(&ch.versions_seen[n])
             .filter(|(_, v)| **v > 0)
-            .map(|(c, v)| (layout.channels[*c].name.to_string(), vt.text(*v)))
+            .map(|(c, v)| (String::from(&*layout.channels[*c].name), vt.text(*v)))
             .collect();
         if !entries.is_empty() {
-            seen.insert(def.name.to_string(), entries);
+            seen.insert(String::from(&*def.name), entries);
         }
     }
     Ok(Checkpoint {
@@ -136,7 +153,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
         channel_values: values,
         channel_versions: versions,
         versions_seen: seen,
-        updated_channels: Some(updated.iter().map(|c| layout.channels[*c].name.to_string()).collect()),
+        updated_channels: Some(updated.iter().map(|c| String::from(&*layout.channels[*c].name)).collect()),
     })
 }
 
@@ -221,17 +238,17 @@ pub(crate) fn writes_to_pending<S: State, C>(
         }
     }
     for c in &w.channels {
-        out.push((layout.channels[*c].name.to_string(), ChannelValue::Null));
+        out.push((String::from(&*layout.channels[*c].name), ChannelValue::Null));
     }
     for (c, bit) in &w.joins {
         if let ChannelKind::Join { sources } = &layout.channels[*c].kind {
             let source = &sources[bit.trailing_zeros() as usize];
-            out.push((layout.channels[*c].name.to_string(), ChannelValue::new(source.clone())));
+            out.push((String::from(&*layout.channels[*c].name), ChannelValue::new(source.clone())));
         }
     }
     for p in &w.pushes {
         out.push((
-            layout.channels[layout.tasks_channel].name.to_string(),
+            String::from(&*layout.channels[layout.tasks_channel].name),
             ChannelValue::Json(push_to_json(p)?.into()),
         ));
     }

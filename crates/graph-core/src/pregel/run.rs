@@ -231,20 +231,7 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
 }
 
 fn with_thread(e: Error, config: &RunConfig) -> Error {
-    match e {
-        Error::Checkpoint(crate::checkpoint::CheckpointError::Decode {
-            checkpoint_id,
-            channel,
-            source,
-            ..
-        }) => Error::Checkpoint(crate::checkpoint::CheckpointError::Decode {
-            thread_id: config.thread_id.clone().unwrap_or_default(),
-            checkpoint_id,
-            channel,
-            source,
-        }),
-        other => other,
-    }
+    persist::in_thread(e, config.thread_id.as_deref().unwrap_or_default())
 }
 
 /// A whole state as single-field updates, one per field.
@@ -577,7 +564,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         for (i, v) in self.ch.versions.iter().enumerate() {
             if *v > p.saved_versions.get(i).copied().unwrap_or(0) {
                 let name = &self.layout.channels[i].name;
-                new_versions.insert(name.to_string(), cp.channel_versions[&**name].clone());
+                new_versions.insert(String::from(&**name), cp.channel_versions[&**name].clone());
             }
         }
         let mut metadata = CheckpointMetadata::new(source, self.step);

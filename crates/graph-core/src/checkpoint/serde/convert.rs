@@ -19,6 +19,30 @@ use crate::messages::MessageType;
 /// become `null` (JSON has none), invalid UTF-8 is replaced, and a leftover ext value becomes
 /// `{"__ext__": code, "data": [bytes]}`.
 pub(crate) fn to_json(value: &Mp) -> Json {
+    // Loops and out-of-line leaves keep the frame of this once-per-level recursion small (see
+    // `ext::normalise`).
+    match value {
+        Mp::Array(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                out.push(to_json(item));
+            }
+            Json::Array(out)
+        }
+        Mp::Map(entries) => {
+            let mut out = Map::with_capacity(entries.len());
+            for (k, v) in entries {
+                out.insert(key_text(k), to_json(v));
+            }
+            Json::Object(out)
+        }
+        leaf => leaf_json(leaf),
+    }
+}
+
+/// [`to_json`] of a value that is not an array or a map.
+#[inline(never)]
+fn leaf_json(value: &Mp) -> Json {
     match value {
         Mp::Nil => Json::Null,
         Mp::Boolean(b) => Json::Bool(*b),
@@ -34,9 +58,9 @@ pub(crate) fn to_json(value: &Mp) -> Json {
             None => String::from_utf8_lossy(s.as_bytes()).into_owned(),
         }),
         Mp::Binary(bytes) => bytes_json(bytes),
-        Mp::Array(items) => Json::Array(items.iter().map(to_json).collect()),
-        Mp::Map(entries) => Json::Object(entries.iter().map(|(k, v)| (key_text(k), to_json(v))).collect()),
         Mp::Ext(code, data) => serde_json::json!({ "__ext__": code, "data": bytes_json(data) }),
+        // Containers are handled by `to_json`.
+        Mp::Array(_) | Mp::Map(_) => to_json(value),
     }
 }
 

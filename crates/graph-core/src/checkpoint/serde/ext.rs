@@ -154,20 +154,40 @@ pub(crate) fn needs_normalising(value: &Value) -> bool {
 /// error, not a silent `null`.
 pub(crate) fn normalise(value: Value, depth: usize) -> Result<Value, SerdeError> {
     let depth = depth.checked_sub(1).ok_or_else(too_deep)?;
+    // Plain loops rather than iterator chains, and the leaf cases out of line: this recurses once
+    // per nesting level, and in debug builds every adapter of a `map().collect()` chain is a
+    // stack frame of its own.
     Ok(match value {
         Value::Array(items) => {
-            Value::Array(items.into_iter().map(|v| normalise(v, depth)).collect::<Result<_, _>>()?)
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                out.push(normalise(item, depth)?);
+            }
+            Value::Array(out)
         }
-        Value::Map(entries) => Value::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| Ok((normalise(k, depth)?, normalise(v, depth)?)))
-                .collect::<Result<_, SerdeError>>()?,
-        ),
-        Value::Binary(bytes) => Value::Array(bytes.into_iter().map(Value::from).collect()),
-        Value::Ext(code, data) => normalise(decode_ext(code, data, depth)?, depth)?,
+        Value::Map(entries) => {
+            let mut out = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                out.push((normalise(k, depth)?, normalise(v, depth)?));
+            }
+            Value::Map(out)
+        }
+        Value::Binary(bytes) => byte_values(bytes),
+        Value::Ext(code, data) => normalise_ext(code, data, depth)?,
         other => other,
     })
+}
+
+/// [`normalise`] of one ext value, out of line so its temporaries stay out of the recursion.
+#[inline(never)]
+fn normalise_ext(code: i8, data: Vec<u8>, depth: usize) -> Result<Value, SerdeError> {
+    normalise(decode_ext(code, data, depth)?, depth)
+}
+
+/// Binary as an array of byte values.
+#[inline(never)]
+fn byte_values(bytes: Vec<u8>) -> Value {
+    Value::Array(bytes.into_iter().map(Value::from).collect())
 }
 
 fn too_deep() -> SerdeError {
@@ -242,17 +262,32 @@ fn message_kwargs(module: &str, class: &str, kwargs: Value) -> Value {
 pub(crate) fn validate(value: &Value, depth: usize) -> Result<(), SerdeError> {
     let depth = depth.checked_sub(1).ok_or_else(too_deep)?;
     match value {
-        Value::Array(items) => items.iter().try_for_each(|v| validate(v, depth)),
-        Value::Map(entries) => entries.iter().try_for_each(|(k, v)| {
-            validate(k, depth)?;
-            validate(v, depth)
-        }),
+        Value::Array(items) => {
+            for item in items {
+                validate(item, depth)?;
+            }
+            Ok(())
+        }
+        Value::Map(entries) => {
+            for (k, v) in entries {
+                validate(k, depth)?;
+                validate(v, depth)?;
+            }
+            Ok(())
+        }
         Value::Ext(code, data)
             if (EXT_CONSTRUCTOR_SINGLE_ARG..=EXT_PYDANTIC_V2).contains(code)
                 || *code == EXT_DELTA_SNAPSHOT =>
         {
-            validate(&msgpack::read_with_depth(data, depth)?, depth)
+            validate_payload(data, depth)
         }
         _ => Ok(()),
     }
+}
+
+/// [`validate`] of an ext payload, out of line so the parsed payload is not in the recursion's
+/// frame.
+#[inline(never)]
+fn validate_payload(data: &[u8], depth: usize) -> Result<(), SerdeError> {
+    validate(&msgpack::read_with_depth(data, depth)?, depth)
 }

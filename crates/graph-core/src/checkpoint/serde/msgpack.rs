@@ -11,10 +11,19 @@ use rmpv::Value;
 
 use super::SerdeError;
 
-/// Deepest nesting accepted when reading, so hostile input cannot exhaust the stack (readers,
-/// normalisation and rmp-serde all recurse per level; 256 stays far below a 2 MiB thread stack
-/// even in debug builds, and far above any real LangGraph state).
-pub(crate) const MAX_DEPTH: usize = 256;
+/// Deepest nesting accepted when reading (arrays, maps and ext payloads each count a level), so
+/// hostile input cannot exhaust the stack: the reader, normalisation and rmp-serde all recurse
+/// once per level, and a stack overflow aborts the process.
+///
+/// 128 is serde_json's own recursion limit, and far above real LangGraph state: a list of
+/// messages with tool calls nests about 7 levels plus the depth of the tool arguments. A deeper
+/// value written by Python (whose writers allow more) is refused with a typed error, not read.
+/// Measured in a debug build: decoding a value nested this deep into `serde_json::Value` takes
+/// 0.55 MiB of stack, 0.65 MiB with a graph run around it, against the 2 MiB of a tokio worker
+/// or test thread (`tests::the_deepest_accepted_value_decodes_on_a_small_stack` keeps it under
+/// 1 MiB). At the former limit of 256, with a 7 KiB reader frame, stored data could overflow a
+/// 2 MiB stack.
+pub(crate) const MAX_DEPTH: usize = 128;
 
 /// Parses one complete msgpack value; trailing bytes are an error.
 pub(crate) fn read(bytes: &[u8]) -> Result<Value, SerdeError> {
@@ -63,20 +72,32 @@ impl<'a> Reader<'a> {
         usize::try_from(n).map_err(|_| SerdeError::Msgpack(format!("length {n} does not fit in memory")))
     }
 
+    /// One value. Only containers recurse, and this frame holds nothing but the dispatch: in a
+    /// debug build the scalar arms below cost ~7 KiB of stack per call when they share a frame
+    /// with the recursion, which made 256 levels of nesting overflow a 2 MiB thread stack.
     fn value(&mut self, depth: usize) -> Result<Value, SerdeError> {
         let depth = depth
             .checked_sub(1)
             .ok_or_else(|| SerdeError::Msgpack(format!("value nested deeper than {MAX_DEPTH} levels")))?;
         let [marker] = self.array::<1>()?;
+        match marker {
+            0x80..=0x8f => self.map(usize::from(marker & 0x0f), depth),
+            0x90..=0x9f => self.items(usize::from(marker & 0x0f), depth),
+            0xdc => self.len::<2>().and_then(|n| self.items(n, depth)),
+            0xdd => self.len::<4>().and_then(|n| self.items(n, depth)),
+            0xde => self.len::<2>().and_then(|n| self.map(n, depth)),
+            0xdf => self.len::<4>().and_then(|n| self.map(n, depth)),
+            _ => self.scalar(marker),
+        }
+    }
+
+    /// A value that is not an array or a map, after its marker.
+    #[inline(never)]
+    fn scalar(&mut self, marker: u8) -> Result<Value, SerdeError> {
         Ok(match marker {
             0x00..=0x7f => Value::from(marker),
-            0x80..=0x8f => self.map(usize::from(marker & 0x0f), depth)?,
-            0x90..=0x9f => self.items(usize::from(marker & 0x0f), depth)?,
             0xa0..=0xbf => self.string(usize::from(marker & 0x1f))?,
             0xc0 => Value::Nil,
-            0xc1 => {
-                return Err(SerdeError::Msgpack(format!("reserved marker 0xc1 at offset {}", self.pos - 1)))
-            }
             0xc2 => Value::Boolean(false),
             0xc3 => Value::Boolean(true),
             0xc4 => Value::Binary(self.sized::<1>()?.to_vec()),
@@ -112,23 +133,14 @@ impl<'a> Reader<'a> {
                 let n = self.len::<4>()?;
                 self.string(n)?
             }
-            0xdc => {
-                let n = self.len::<2>()?;
-                self.items(n, depth)?
-            }
-            0xdd => {
-                let n = self.len::<4>()?;
-                self.items(n, depth)?
-            }
-            0xde => {
-                let n = self.len::<2>()?;
-                self.map(n, depth)?
-            }
-            0xdf => {
-                let n = self.len::<4>()?;
-                self.map(n, depth)?
-            }
             0xe0..=0xff => Value::from(i8::from_be_bytes([marker])),
+            // 0xc1 is reserved; every container marker was handled by `value`.
+            _ => {
+                return Err(SerdeError::Msgpack(format!(
+                    "reserved marker {marker:#04x} at offset {}",
+                    self.pos - 1
+                )))
+            }
         })
     }
 
@@ -387,6 +399,57 @@ mod tests {
         assert!(matches!(read(&deep), Err(SerdeError::Msgpack(_))));
         assert!(matches!(read(&[0xa1, 0xff]), Err(SerdeError::Msgpack(_))), "invalid UTF-8");
         assert!(matches!(read(&[0xdd, 0xff, 0xff, 0xff, 0xff]), Err(SerdeError::Msgpack(_))));
+    }
+
+    /// The deepest value accepted, as nested arrays, maps and ext 7 payloads.
+    fn deepest(kind: u8) -> Vec<u8> {
+        let levels = MAX_DEPTH - 1;
+        match kind {
+            0 => [vec![0x91; levels], vec![0xc0]].concat(),
+            1 => [[0x81, 0xa1, b'k'].repeat(levels), vec![0xc0]].concat(),
+            _ => (0..levels).fold(vec![0xc0], |inner, _| ext7(&inner)),
+        }
+    }
+
+    /// `inner` wrapped in an ext 7 (delta snapshot) value, whose payload is decoded in turn.
+    fn ext7(inner: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_ext(&mut out, 7, inner).unwrap();
+        out
+    }
+
+    #[test]
+    fn the_deepest_accepted_value_decodes_on_a_small_stack() {
+        // The reader, normalisation and rmp-serde each recurse once per level. A stack overflow
+        // aborts the process, so their frames together must fit well inside a 2 MiB thread
+        // stack; 1 MiB here leaves room for whatever the caller has on the stack already.
+        let decoded = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(|| {
+                (0..3)
+                    .map(|kind| {
+                        let value = crate::value::ChannelValue::encoded("msgpack", deepest(kind));
+                        let loaded = super::super::loads_typed("msgpack", &deepest(kind)).map(drop);
+                        (
+                            kind,
+                            loaded.is_ok(),
+                            value.decode::<serde_json::Value>().is_ok(),
+                            value.to_json().is_ok(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .expect("spawn")
+            .join()
+            .expect("no panic");
+        assert!(decoded.iter().all(|(_, a, b, c)| *a && *b && *c), "{decoded:?}");
+        // One level more is refused.
+        for kind in 0..2 {
+            let deeper = [vec![0x91], deepest(kind)].concat();
+            assert!(matches!(read(&deeper), Err(SerdeError::Msgpack(_))), "{kind}");
+        }
+        let deeper = ext7(&deepest(2));
+        assert!(matches!(super::super::loads_typed("msgpack", &deeper), Err(SerdeError::Msgpack(_))));
     }
 
     #[test]
