@@ -7,7 +7,8 @@ use graph_core::checkpoint::CheckpointError;
 /// Through the [`Checkpointer`](graph_core::checkpoint::Checkpointer) trait it arrives as a
 /// [`CheckpointError`]: [`Redis`](Self::Redis) as [`CheckpointError::Backend`] (downcast the
 /// source to this type), [`Missing`](Self::Missing) and [`Corrupt`](Self::Corrupt) as
-/// [`CheckpointError::Corrupt`] whose message starts with the key and field, and
+/// [`CheckpointError::Corrupt`] whose message starts with the key and field (a corrupt value's
+/// reason then names the thread, namespace, checkpoint and channel readably), and
 /// [`Invalid`](Self::Invalid) as [`CheckpointError::Invalid`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

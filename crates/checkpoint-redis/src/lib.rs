@@ -47,7 +47,8 @@
 //!   `dumps_typed` (msgpack) and checkpoints as the JSON document of the SQL savers.
 //! * **Bad data** is reported, never repaired: a missing or unreadable field fails the read with
 //!   [`CheckpointError::Corrupt`](graph_core::checkpoint::CheckpointError::Corrupt) whose message
-//!   names the key and field, and nothing else of the thread is changed.
+//!   names the key and field, and in readable form the thread, namespace, checkpoint and channel
+//!   they encode; nothing else of the thread is changed.
 //! * `list` over all threads (`config = None`) has to `SCAN` the keyspace; see its cost there.
 
 mod builder;

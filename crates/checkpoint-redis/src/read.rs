@@ -82,6 +82,15 @@ fn pairs(value: Option<Value>) -> Option<Vec<(String, Option<Vec<u8>>)>> {
     Some(out)
 }
 
+/// The checkpoint of `member` as a user names it, for error messages: keys and fields
+/// hex-encode the thread id, namespace and channel, which nobody reads at a glance.
+fn readable(thread_id: &str, member: &str) -> String {
+    match split_member(member) {
+        Some((ns, id)) => format!("thread `{thread_id}` namespace `{ns}` checkpoint {id}"),
+        None => format!("thread `{thread_id}`"),
+    }
+}
+
 /// Splits a member into its namespace and checkpoint id.
 pub(crate) fn split_member(member: &str) -> Option<(String, &str)> {
     let (ns, id) = member.split_once(':')?;
@@ -90,18 +99,23 @@ pub(crate) fn split_member(member: &str) -> Option<(String, &str)> {
 
 impl RawEntry {
     /// The checkpoint's metadata and parent only (for filtering before values are fetched).
-    pub(crate) fn record(&self, keys: &ThreadKeys) -> Result<record::Record> {
+    /// `thread_id` is the thread of `keys`, named in errors.
+    pub(crate) fn record(&self, keys: &ThreadKeys, thread_id: &str) -> Result<record::Record> {
         let bytes = self.record.as_deref().ok_or_else(|| RedisSaverError::Missing {
             key: keys.checkpoints.clone(),
             field: self.member.clone(),
             what: "checkpoint record",
         })?;
-        record::decode_record(bytes).map_err(|e| RedisSaverError::corrupt(&keys.checkpoints, &self.member, e))
+        record::decode_record(bytes).map_err(|e| {
+            let reason = format!("{}: {e}", readable(thread_id, &self.member));
+            RedisSaverError::corrupt(&keys.checkpoints, &self.member, reason)
+        })
     }
 
     /// The full tuple of a `READ` entry fetched with values.
     pub(crate) fn into_tuple(self, keys: &ThreadKeys, thread_id: &str) -> Result<CheckpointTuple> {
-        let record = self.record(keys)?;
+        let record = self.record(keys, thread_id)?;
+        let at = readable(thread_id, &self.member);
         let Some((checkpoint_ns, id)) = split_member(&self.member) else {
             return Err(RedisSaverError::corrupt(&keys.index, &self.member, "not a `<hex ns>:<id>` member"));
         };
@@ -115,16 +129,18 @@ impl RawEntry {
             let Some(bytes) = value else { continue };
             let corrupt = |reason: String| RedisSaverError::corrupt(&keys.blobs, &field, reason);
             let channel =
-                channel_of_blob_field(&field).ok_or_else(|| corrupt("bad field name".to_owned()))?;
-            if let Some(value) = record::decode_blob(&bytes).map_err(corrupt)? {
+                channel_of_blob_field(&field).ok_or_else(|| corrupt(format!("{at}: bad blob field name")))?;
+            let value =
+                record::decode_blob(&bytes).map_err(|e| corrupt(format!("{at} channel `{channel}`: {e}")))?;
+            if let Some(value) = value {
                 values.push((channel, value));
             }
         }
         let mut pending = Vec::with_capacity(self.writes.len());
         for (field, value) in self.writes {
             let corrupt = |reason: String| RedisSaverError::corrupt(&keys.writes, &field, reason);
-            let (task_id, idx) =
-                task_of_write_field(&field).ok_or_else(|| corrupt("bad field name".to_owned()))?;
+            let (task_id, idx) = task_of_write_field(&field)
+                .ok_or_else(|| corrupt(format!("{at}: bad pending write field name")))?;
             let Some(bytes) = value else {
                 let key = keys.writes.clone();
                 return Err(RedisSaverError::Missing {
@@ -133,13 +149,14 @@ impl RawEntry {
                     what: "pending write listed in the write index",
                 });
             };
-            let (channel, value) = record::decode_write(&bytes).map_err(corrupt)?;
+            let (channel, value) = record::decode_write(&bytes)
+                .map_err(|e| corrupt(format!("{at} pending write {idx} of task `{task_id}`: {e}")))?;
             pending.push(((task_id.clone(), idx), PendingWrite { task_id, channel, value }));
         }
         // The order of LangGraph's SQL savers: by task id, then index.
         pending.sort_by(|a, b| a.0.cmp(&b.0));
         let checkpoint = codec::checkpoint_from_json(&record.checkpoint, values)
-            .map_err(|e| RedisSaverError::corrupt(&keys.checkpoints, &self.member, e.to_string()))?;
+            .map_err(|e| RedisSaverError::corrupt(&keys.checkpoints, &self.member, format!("{at}: {e}")))?;
         let address = |id: &str| CheckpointConfig {
             thread_id: thread_id.to_owned(),
             checkpoint_ns: checkpoint_ns.clone(),

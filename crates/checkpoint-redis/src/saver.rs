@@ -162,7 +162,7 @@ impl RedisCheckpointer {
             let page = self.read(&keys, select, false).await?;
             let mut matches = Vec::new();
             for entry in &page {
-                if entry.record(&keys)?.metadata.matches(filter) {
+                if entry.record(&keys, &config.thread_id)?.metadata.matches(filter) {
                     matches.push(entry.member.clone());
                     if out.len() + matches.len() == limit {
                         break;

@@ -293,9 +293,6 @@ async fn corrupted_fields_are_corrupt_errors_and_change_nothing() {
 /// The error names what a user knows (thread id, checkpoint id, channel), not only the hex-encoded
 /// key and field.
 #[tokio::test]
-#[ignore = "gap (checkpoint-redis read.rs/error.rs): Corrupt messages name the Redis key and hash \
-            field, in which the thread id, namespace and channel are hex-encoded; the readable thread \
-            id, checkpoint id and channel name are not in the message"]
 async fn corrupt_blob_error_names_thread_checkpoint_and_channel() {
     let Some(saver) = saver("corrupt-names").await else { return };
     let thread = format!("readable-{}", uuid6(0));
