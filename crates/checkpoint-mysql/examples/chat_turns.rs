@@ -5,15 +5,21 @@
 //!
 //! ```sh
 //! cargo run --release -p checkpoint-mysql --example chat_turns -- 200
+//! cargo run --release -p checkpoint-mysql --example chat_turns -- 200 --delta
 //! $PY ../shared/bench/peer/lg_bench.py chat_mysql 200
 //! ```
 //!
+//! `--delta` stores `messages` in delta mode (`with_delta_channels(["messages"])`, a snapshot every
+//! 32 versions; `--delta=N` for every N), which Python cannot read; the JSON line then also counts
+//! the delta and snapshot rows.
+//!
 //! `MYSQL_URL` names the server and database (default `mysql://root@127.0.0.1:3306/peer`, the
-//! Python script's); the database must exist.
+//! Python script's); the database is created when missing.
 
 use std::time::Instant;
 
-use checkpoint_mysql::MySqlCheckpointer;
+use checkpoint_mysql::{DeltaChannels, MySqlCheckpointer};
+use graph_core::checkpoint::{CheckpointConfig, Checkpointer as _, ListOptions};
 use graph_core::prelude::*;
 use sqlx::Row as _;
 
@@ -25,19 +31,31 @@ async fn agent(s: MessagesState) -> Result<MessagesStateUpdate> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let turns: usize = std::env::args().nth(1).map_or(Ok(200), |n| n.parse())?;
+    let mut turns = 200;
+    let mut delta = None;
+    for arg in std::env::args().skip(1) {
+        match arg.strip_prefix("--delta") {
+            Some("") => delta = Some(DeltaChannels::DEFAULT_SNAPSHOT_EVERY),
+            Some(every) => delta = Some(every.trim_start_matches('=').parse()?),
+            None => turns = arg.parse()?,
+        }
+    }
     let url = std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/peer".into());
-    let saver = MySqlCheckpointer::connect(&url).await?;
+    create_database(&url).await?;
+    let mut saver = MySqlCheckpointer::connect(&url).await?;
+    if let Some(every) = delta {
+        saver = saver.with_delta(DeltaChannels::new(["messages"]).snapshot_every(every));
+    }
     saver.setup().await?;
     let pool = saver.pool().clone();
     let graph = StateGraph::<MessagesState>::new()
         .add_node("agent", agent)
         .add_edge(START, "agent")
         .add_edge("agent", END)
-        .compile_with(saver)?;
+        .compile_with(saver.clone())?;
 
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_nanos();
-    let thread = format!("bench-rs-{nanos}");
+    let thread = format!("bench-rs-{}{nanos}", if delta.is_some() { "delta-" } else { "" });
     let config = RunConfig::thread(&thread).durability(Durability::Sync);
     let mut per_turn = Vec::with_capacity(turns);
     let start = Instant::now();
@@ -48,6 +66,21 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         per_turn.push(t.elapsed().as_secs_f64() * 1e6);
     }
     let total = start.elapsed().as_secs_f64();
+
+    // Reading the thread back: its latest checkpoint (what every turn starts with) and its whole
+    // history, through a saver with an empty cache, as another process would.
+    let reader = MySqlCheckpointer::from_pool(pool.clone());
+    let latest = CheckpointConfig::thread(&thread);
+    let reads = 50;
+    let t = Instant::now();
+    for _ in 0..reads {
+        reader.get_tuple(&latest).await?;
+    }
+    let us_get_latest = t.elapsed().as_secs_f64() * 1e6 / f64::from(reads);
+    let t = Instant::now();
+    let history = reader.list(Some(&latest), ListOptions::new()).await?;
+    let ms_list_all = t.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(history.len(), 3 * turns);
 
     let blobs: i64 = sqlx::query(
         "SELECT CAST(COALESCE(SUM(LENGTH(`blob`)), 0) AS SIGNED) FROM checkpoint_blobs WHERE thread_id = ?",
@@ -63,6 +96,17 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     .fetch_one(&pool)
     .await?;
     let (checkpoint_bytes, checkpoints): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+    let kinds: Vec<(String, i64, i64)> = sqlx::query_as(
+        "SELECT type, COUNT(*), CAST(SUM(LENGTH(`blob`)) AS SIGNED) FROM checkpoint_blobs \
+         WHERE thread_id = ? GROUP BY type ORDER BY type",
+    )
+    .bind(&thread)
+    .fetch_all(&pool)
+    .await?;
+    let blob_rows: serde_json::Map<String, serde_json::Value> = kinds
+        .into_iter()
+        .map(|(kind, n, bytes)| (kind, serde_json::json!({"rows": n, "bytes": bytes})))
+        .collect();
     let last_50 = &per_turn[turns.saturating_sub(50)..];
     let report = serde_json::json!({
         "workload": "chat_turns_mysql",
@@ -70,10 +114,26 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         "turns": turns,
         "us_per_turn": total / turns as f64 * 1e6,
         "us_per_turn_last_50": last_50.iter().sum::<f64>() / last_50.len().max(1) as f64,
+        "us_get_latest": us_get_latest,
+        "ms_list_all": ms_list_all,
         "blob_bytes": blobs,
         "checkpoint_json_bytes": checkpoint_bytes,
         "checkpoints": checkpoints,
+        "delta_snapshot_every": delta,
+        "blob_rows_by_type": blob_rows,
     });
     println!("{report}");
+    Ok(())
+}
+
+/// Creates the database named in `url` when it does not exist yet.
+async fn create_database(url: &str) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    use sqlx::{ConnectOptions as _, Connection as _};
+    let options: checkpoint_mysql::MySqlConnectOptions = url.parse()?;
+    let Some(db) = options.get_database().map(str::to_owned) else { return Ok(()) };
+    let mut conn = options.database("information_schema").connect().await?;
+    let create = format!("CREATE DATABASE IF NOT EXISTS `{}` CHARACTER SET utf8mb4", db.replace('`', "``"));
+    sqlx::raw_sql(&create).execute(&mut conn).await?;
+    conn.close().await?;
     Ok(())
 }

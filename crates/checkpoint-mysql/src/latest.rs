@@ -19,22 +19,32 @@ use sqlx::mysql::MySqlDatabaseError;
 use sqlx::{MySql, Transaction};
 
 use crate::error::backend;
+use crate::exact::same;
 use crate::sql::Layout;
 
 /// Full layout: the expected parent and anything newer, locked; at most two rows are needed to
 /// tell "only the parent" from "the parent and a newer one".
-const LOCK_FROM_PARENT: &str = "SELECT checkpoint_id FROM checkpoints \
-    WHERE thread_id = ? AND checkpoint_ns_hash = ? AND checkpoint_id >= ? \
-    ORDER BY checkpoint_id LIMIT 2 FOR UPDATE";
+/// The thread id is compared exactly (see [`crate::exact`]), so bound twice.
+const LOCK_FROM_PARENT: &str = concat!(
+    "SELECT checkpoint_id FROM checkpoints WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? AND checkpoint_id >= ? ORDER BY checkpoint_id LIMIT 2 FOR UPDATE"
+);
 
 /// Full layout: the newest checkpoint id, for the conflict report.
-const NEWEST: &str = "SELECT checkpoint_id FROM checkpoints \
-    WHERE thread_id = ? AND checkpoint_ns_hash = ? ORDER BY checkpoint_id DESC LIMIT 1";
+const NEWEST: &str = concat!(
+    "SELECT checkpoint_id FROM checkpoints WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? ORDER BY checkpoint_id DESC LIMIT 1"
+);
 
 /// Shallow layout: the namespace's one row, locked; its id is the document's `$.id` (cast: the
 /// JSON functions return a binary string on MariaDB).
-const LOCK_SHALLOW: &str = "SELECT CAST(JSON_UNQUOTE(JSON_EXTRACT(checkpoint, '$.id')) AS CHAR(150)) \
-    FROM checkpoints WHERE thread_id = ? AND checkpoint_ns_hash = ? FOR UPDATE";
+const LOCK_SHALLOW: &str = concat!(
+    "SELECT CAST(JSON_UNQUOTE(JSON_EXTRACT(checkpoint, '$.id')) AS CHAR(150)) FROM checkpoints WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? FOR UPDATE"
+);
 
 /// How many times a put transaction that InnoDB rolled back to break a deadlock is run again.
 pub(crate) const DEADLOCK_ATTEMPTS: usize = 5;
@@ -56,6 +66,7 @@ pub(crate) async fn lock_and_check(
         Layout::Full => {
             let ids: Vec<String> = sqlx::query_scalar(LOCK_FROM_PARENT)
                 .bind(&config.thread_id)
+                .bind(&config.thread_id)
                 .bind(&hash[..])
                 .bind(expected.unwrap_or(""))
                 .fetch_all(&mut **tx)
@@ -67,6 +78,7 @@ pub(crate) async fn lock_and_check(
             // The parent is gone or has a successor: report the actual newest.
             sqlx::query_scalar(NEWEST)
                 .bind(&config.thread_id)
+                .bind(&config.thread_id)
                 .bind(&hash[..])
                 .fetch_optional(&mut **tx)
                 .await
@@ -74,6 +86,7 @@ pub(crate) async fn lock_and_check(
         }
         Layout::Shallow => {
             let id: Option<Option<String>> = sqlx::query_scalar(LOCK_SHALLOW)
+                .bind(&config.thread_id)
                 .bind(&config.thread_id)
                 .bind(&hash[..])
                 .fetch_optional(&mut **tx)

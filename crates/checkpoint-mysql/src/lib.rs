@@ -38,18 +38,30 @@
 //! - **Reads** are one statement per call: each checkpoint row comes with its blobs and writes
 //!   aggregated into JSON arrays, as the Python saver queries them, except that the cost of
 //!   reading a checkpoint does not grow with the length of its thread, and that it works whatever
-//!   the database's collation (LangGraph's statement fails outside the server default).
+//!   the database's collation (LangGraph's statement fails outside the server default). Values
+//!   too large to come back inside the aggregates are fetched on their own, never dropped.
+//! - **Exact ids.** The columns keep LangGraph's types, so they compare under the database's
+//!   collation, usually blind to case, accents and trailing spaces; every statement also compares
+//!   thread ids (and checkpoint ids, channels) byte for byte, so `user-1`, `User-1` and `user-1 `
+//!   are three threads. The shallow saver, whose key is the thread id, refuses to store a thread
+//!   next to one its collation confuses it with
+//!   ([`CheckpointError::Invalid`](graph_core::checkpoint::CheckpointError::Invalid)).
 //! - **Writes.** `put` is one transaction (blobs in one multi-row `INSERT IGNORE`, then the
 //!   checkpoint upsert), `put_writes` one multi-row statement; documents and metadata are written
 //!   as Python's `json.dumps` writes them, so metadata filters match rows of either
 //!   implementation on MariaDB too.
+//! - **Delta mode** (opt-in, Rust-only). [`MySqlCheckpointer::with_delta_channels`] stores a list
+//!   channel such as `messages` as the items appended since the previous version (type
+//!   `delta-msgpack`) plus a full snapshot every 32 versions, instead of the whole list at every
+//!   version: a 200-turn chat thread takes under 1 MB rather than 17 MB. Reads return the same
+//!   values as plain mode; LangGraph's Python savers refuse delta rows (see [`DeltaChannels`]).
 //! - **Retention.** [`MySqlCheckpointer::prune`] keeps the newest checkpoints of a thread and drops
 //!   the writes and blobs only older ones used; [`MySqlShallowCheckpointer`] keeps only the latest
 //!   checkpoint in the first place (LangGraph's shallow tables; a database of its own).
 //! - **Limits.** Thread ids, checkpoint ids, task ids, channel names and versions are
 //!   `VARCHAR(150)`, namespaces and task paths `VARCHAR(2000)`: longer values are refused with
 //!   [`CheckpointError::Invalid`](graph_core::checkpoint::CheckpointError::Invalid) rather than
-//!   truncated. One row (checkpoint plus its blobs and writes) must fit in the server's
+//!   truncated. Each value (a blob or a pending write, with its row) must fit in the server's
 //!   `max_allowed_packet`.
 //! - **Character set.** Create the database as `utf8mb4` so any text round-trips; the connection
 //!   always uses `utf8mb4`.
@@ -66,9 +78,12 @@
 //! ## Requirements
 //! MySQL 8.0.19+ (row aliases in upserts) or MariaDB 10.7+ (`JSON_TABLE`, `VALUE()`).
 
+mod delta;
 mod error;
+mod exact;
 mod latest;
 mod migrate;
+mod oversized;
 mod pyjson;
 mod rows;
 mod saver;
@@ -76,6 +91,7 @@ mod shallow;
 mod sql;
 mod write;
 
+pub use delta::DeltaChannels;
 pub use error::{Error, Result};
 pub use saver::MySqlCheckpointer;
 pub use shallow::MySqlShallowCheckpointer;

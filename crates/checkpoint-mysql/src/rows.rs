@@ -6,14 +6,113 @@ use graph_core::checkpoint::{
 };
 use serde_json::Value;
 use sqlx::mysql::MySqlRow;
-use sqlx::Row as _;
+use sqlx::{MySqlPool, Row as _};
 
 use graph_core::checkpoint::serde::{checkpoint_from_json, loads_typed};
 
 use crate::error::backend;
+use crate::sql::Layout;
 
-/// The tuple of one selected row.
-pub(crate) fn tuple(row: &MySqlRow) -> Result<CheckpointTuple, CheckpointError> {
+/// One selected row, values too large for the row's aggregates fetched on their own; the
+/// channel values stay bytes until [`RawTuple::finish`] (delta blobs are resolved in between).
+pub(crate) async fn raw(
+    pool: &MySqlPool,
+    layout: Layout,
+    row: &MySqlRow,
+) -> Result<RawTuple, CheckpointError> {
+    let mut raw = parse(row)?;
+    raw.fetch_oversized(pool, layout).await?;
+    Ok(raw)
+}
+
+/// A selected row, read but with its channel values still as stored bytes, so that delta blobs
+/// can be resolved (see [`delta::read`](crate::delta)) before they are decoded.
+#[derive(Debug)]
+pub(crate) struct RawTuple {
+    /// The thread.
+    pub(crate) thread_id: String,
+    /// The namespace.
+    pub(crate) checkpoint_ns: String,
+    /// The checkpoint.
+    pub(crate) checkpoint_id: String,
+    /// Its parent, if any.
+    parent_id: Option<String>,
+    /// The `checkpoint` JSON document.
+    pub(crate) document: Value,
+    /// The metadata, decoded.
+    metadata: CheckpointMetadata,
+    /// The blobs of its channel versions, `empty` and NULL ones left out.
+    pub(crate) blobs: Vec<RawBlob>,
+    /// The pending writes, decoded, with their `idx`.
+    pub(crate) writes: Vec<(i64, PendingWrite)>,
+    /// The blobs did not all fit in the read statement's aggregate: `blobs` is to be fetched
+    /// again on its own ([`RawTuple::fetch_oversized`]).
+    pub(crate) blobs_incomplete: bool,
+    /// The same for `writes`.
+    pub(crate) writes_incomplete: bool,
+}
+
+/// One channel value of a [`RawTuple`], as stored.
+#[derive(Debug)]
+pub(crate) struct RawBlob {
+    /// The channel.
+    pub(crate) channel: String,
+    /// The `type` column.
+    pub(crate) kind: String,
+    /// The `blob` column.
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl RawTuple {
+    /// [`CheckpointError::Corrupt`] naming this checkpoint and its thread.
+    pub(crate) fn corrupt(&self, what: impl std::fmt::Display) -> CheckpointError {
+        corrupt_at(&self.thread_id, &self.checkpoint_id, what)
+    }
+
+    /// The version the document gives `channel` (`None` when absent or not a string).
+    pub(crate) fn version_of(&self, channel: &str) -> Option<&str> {
+        self.document.get("channel_versions")?.get(channel)?.as_str()
+    }
+
+    /// Decodes the blobs and builds the tuple.
+    pub(crate) fn finish(self) -> Result<CheckpointTuple, CheckpointError> {
+        let mut blobs = Vec::with_capacity(self.blobs.len());
+        for blob in &self.blobs {
+            let value = loads_typed(&blob.kind, &blob.bytes)
+                .map_err(|e| self.corrupt(format!("channel `{}`: {e}", blob.channel)))?;
+            blobs.push((blob.channel.clone(), value));
+        }
+        let checkpoint = checkpoint_from_json(&self.document, blobs).map_err(|e| self.corrupt(e))?;
+        let mut writes = self.writes;
+        // JSON_ARRAYAGG has no order; LangGraph's MySQL saver sorts by (task_id, idx).
+        writes.sort_by(|(a_idx, a), (b_idx, b)| (&a.task_id, a_idx).cmp(&(&b.task_id, b_idx)));
+        let (thread_id, checkpoint_ns) = (self.thread_id, self.checkpoint_ns);
+        let address = |id: String| CheckpointConfig {
+            thread_id: thread_id.clone(),
+            checkpoint_ns: checkpoint_ns.clone(),
+            checkpoint_id: Some(id),
+        };
+        Ok(CheckpointTuple {
+            config: address(self.checkpoint_id),
+            parent_config: self.parent_id.map(address),
+            checkpoint,
+            metadata: self.metadata,
+            pending_writes: writes.into_iter().map(|(_, w)| w).collect(),
+        })
+    }
+}
+
+/// [`CheckpointError::Corrupt`] naming a checkpoint and its thread.
+pub(crate) fn corrupt_at(
+    thread_id: &str,
+    checkpoint_id: &str,
+    what: impl std::fmt::Display,
+) -> CheckpointError {
+    CheckpointError::Corrupt(format!("checkpoint {checkpoint_id} of thread `{thread_id}`: {what}"))
+}
+
+/// Reads one selected row; channel values stay bytes.
+pub(crate) fn parse(row: &MySqlRow) -> Result<RawTuple, CheckpointError> {
     // `try_get_unchecked`: MySQL types JSON columns and JSON_ARRAYAGG results as `JSON`, and a
     // computed `_bin` string (the shallow saver's id, from the document) comes typed as a binary
     // BLOB; sqlx's `String` refuses both although the wire format is plain UTF-8 text.
@@ -25,36 +124,52 @@ pub(crate) fn tuple(row: &MySqlRow) -> Result<CheckpointTuple, CheckpointError> 
     let checkpoint_ns = required("checkpoint_ns")?;
     let checkpoint_id = required("checkpoint_id")?;
     let parent_id = text("parent_checkpoint_id")?;
-    let corrupt = |what: String| {
-        CheckpointError::Corrupt(format!("checkpoint {checkpoint_id} of thread `{thread_id}`: {what}"))
-    };
+    let corrupt = |what: String| corrupt_at(&thread_id, &checkpoint_id, what);
 
-    let document: Value = parse(text("checkpoint")?.as_deref(), "checkpoint").map_err(&corrupt)?;
-    let metadata = match parse(text("metadata")?.as_deref(), "metadata").map_err(&corrupt)? {
-        Value::Object(m) => CheckpointMetadata::from_json(m)?,
+    let document: Value = parse_json(text("checkpoint")?.as_deref(), "checkpoint").map_err(&corrupt)?;
+    let metadata = match parse_json(text("metadata")?.as_deref(), "metadata").map_err(&corrupt)? {
+        // Its own `Corrupt` message names neither the thread nor the checkpoint.
+        Value::Object(m) => CheckpointMetadata::from_json(m).map_err(|e| match e {
+            CheckpointError::Corrupt(what) => corrupt(what),
+            other => corrupt(other.to_string()),
+        })?,
         _ => return Err(corrupt("metadata is not an object".to_owned())),
     };
 
     let mut blobs = Vec::new();
-    for item in array(text("channel_values")?.as_deref()).map_err(&corrupt)? {
-        // `[channel, type, base64 blob or null]`. An `empty` blob (written by older LangGraph
-        // versions for channels without a value) and a NULL blob mean "no value".
+    let values = aggregate(text("channel_values")?.as_deref());
+    let mut blobs_incomplete = values.is_none();
+    for item in values.into_iter().flatten() {
+        // `[channel, type, base64 blob or null, whether the blob is NULL]`. An `empty` blob
+        // (written by older LangGraph versions for channels without a value) and a NULL blob
+        // mean "no value"; a NULL rendering of a blob that is not NULL means it was too large.
         let (Some(channel), Some(kind), blob) = (str_at(&item, 0), str_at(&item, 1), item.get(2)) else {
             return Err(corrupt(format!("malformed channel value {item}")));
         };
-        let Some(b64) = blob.and_then(Value::as_str) else { continue };
+        let Some(b64) = blob.and_then(Value::as_str) else {
+            if !item.get(3).is_some_and(|null| null.as_bool() == Some(true) || null.as_i64() == Some(1)) {
+                blobs_incomplete = true;
+                break;
+            }
+            continue;
+        };
         if kind == "empty" {
             continue;
         }
         let bytes = decode_blob(b64).map_err(|e| corrupt(format!("channel `{channel}`: {e}")))?;
-        let value = loads_typed(kind, &bytes).map_err(|e| corrupt(format!("channel `{channel}`: {e}")))?;
-        blobs.push((channel.to_owned(), value));
+        blobs.push(RawBlob { channel: channel.to_owned(), kind: kind.to_owned(), bytes });
     }
-    let checkpoint = checkpoint_from_json(&document, blobs).map_err(|e| corrupt(e.to_string()))?;
 
     let mut writes = Vec::new();
-    for item in array(text("pending_writes")?.as_deref()).map_err(&corrupt)? {
-        // `[task_id, channel, type, base64 blob, idx]`.
+    let pending = aggregate(text("pending_writes")?.as_deref());
+    let mut writes_incomplete = pending.is_none();
+    for item in pending.into_iter().flatten() {
+        // `[task_id, channel, type, base64 blob, idx]`; the blob column is NOT NULL, so a NULL
+        // rendering means it was too large.
+        if item.get(3).is_some_and(Value::is_null) {
+            writes_incomplete = true;
+            break;
+        }
         let (Some(task_id), Some(channel), Some(b64), Some(idx)) =
             (str_at(&item, 0), str_at(&item, 1), str_at(&item, 3), item.get(4).and_then(Value::as_i64))
         else {
@@ -65,20 +180,17 @@ pub(crate) fn tuple(row: &MySqlRow) -> Result<CheckpointTuple, CheckpointError> 
         let value = loads_typed(kind, &bytes).map_err(|e| corrupt(format!("write to `{channel}`: {e}")))?;
         writes.push((idx, PendingWrite { task_id: task_id.to_owned(), channel: channel.to_owned(), value }));
     }
-    // JSON_ARRAYAGG has no order; LangGraph's MySQL saver sorts by (task_id, idx).
-    writes.sort_by(|(a_idx, a), (b_idx, b)| (&a.task_id, a_idx).cmp(&(&b.task_id, b_idx)));
-
-    let address = |id: String| CheckpointConfig {
-        thread_id: thread_id.clone(),
-        checkpoint_ns: checkpoint_ns.clone(),
-        checkpoint_id: Some(id),
-    };
-    Ok(CheckpointTuple {
-        config: address(checkpoint_id.clone()),
-        parent_config: parent_id.map(address),
-        checkpoint,
+    Ok(RawTuple {
+        thread_id,
+        checkpoint_ns,
+        checkpoint_id,
+        parent_id,
+        document,
         metadata,
-        pending_writes: writes.into_iter().map(|(_, w)| w).collect(),
+        blobs,
+        writes,
+        blobs_incomplete,
+        writes_incomplete,
     })
 }
 
@@ -93,18 +205,23 @@ pub(crate) fn decode_blob(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
     base64::engine::general_purpose::STANDARD.decode(data)
 }
 
-fn parse(text: Option<&str>, column: &str) -> Result<Value, String> {
+fn parse_json(text: Option<&str>, column: &str) -> Result<Value, String> {
     let text = text.ok_or_else(|| format!("`{column}` is NULL"))?;
     serde_json::from_str(text).map_err(|e| format!("`{column}` is not JSON: {e}"))
 }
 
-/// The items of an aggregated JSON array; NULL (no rows aggregated) is empty.
-fn array(text: Option<&str>) -> Result<Vec<Value>, String> {
-    match text.map(serde_json::from_str::<Value>) {
-        None => Ok(Vec::new()),
-        Some(Ok(Value::Array(items))) => Ok(items),
-        Some(Ok(other)) => Err(format!("expected a JSON array, got {other}")),
-        Some(Err(e)) => Err(format!("aggregate is not JSON: {e}")),
+/// The items of an aggregate, `<count>:<JSON array>` (see [`sql::select`](crate::sql::select));
+/// `None` when the array does not hold `count` items: the server left it out or cut it short
+/// because it would have been larger than `max_allowed_packet`.
+fn aggregate(text: Option<&str>) -> Option<Vec<Value>> {
+    let (count, array) = text?.split_once(':').unwrap_or((text?, ""));
+    let count: usize = count.parse().ok()?;
+    if count == 0 {
+        return Some(Vec::new());
+    }
+    match serde_json::from_str::<Value>(array) {
+        Ok(Value::Array(items)) if items.len() == count => Some(items),
+        _ => None,
     }
 }
 
@@ -130,10 +247,13 @@ mod tests {
     }
 
     #[test]
-    fn aggregates_parse_and_null_is_empty() {
-        assert!(array(None).unwrap().is_empty());
-        assert_eq!(array(Some(r#"[["a", "msgpack", "AQ=="]]"#)).unwrap().len(), 1);
-        assert!(array(Some("{}")).is_err());
+    fn aggregates_parse_and_incomplete_ones_are_told_apart() {
+        assert!(aggregate(Some("0")).unwrap().is_empty());
+        assert_eq!(aggregate(Some(r#"1:[["a", "msgpack", "AQ==", 0]]"#)).unwrap().len(), 1);
+        // Left out (NULL, or the bare count), cut short, or fewer items than rows.
+        for incomplete in [None, Some("2"), Some(r#"1:[["a", "msgp"#), Some(r#"2:[["a"]]"#), Some("1:{}")] {
+            assert!(aggregate(incomplete).is_none(), "{incomplete:?}");
+        }
         assert!(loads_typed("null", &decode_blob("").unwrap()).unwrap().is_null());
     }
 }

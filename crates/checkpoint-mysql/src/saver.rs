@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
@@ -12,7 +13,9 @@ use graph_core::checkpoint::{
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::MySqlPool;
 
+use crate::delta::{self, DeltaChannels, DeltaState};
 use crate::error::{backend, Error, Result};
+use crate::exact::{same, same_columns};
 use crate::sql::{self, Filter, Layout};
 use crate::{latest, migrate, pyjson, rows, write};
 
@@ -22,7 +25,10 @@ use crate::{latest, migrate, pyjson, rows, write};
 /// A Python process and a Rust process can share one database: each reads what the other wrote,
 /// as far as the channel values' serialization allows (LangGraph's `"msgpack"` type tag).
 ///
-/// Cloning is cheap: clones share the connection pool.
+/// Cloning is cheap: clones share the connection pool (and, in delta mode, the cache).
+///
+/// List channels such as `messages` can be stored as deltas instead of full copies at every
+/// version ([`with_delta_channels`](Self::with_delta_channels), Rust-only; see [`DeltaChannels`]).
 ///
 /// # Example
 /// ```no_run
@@ -39,6 +45,9 @@ use crate::{latest, migrate, pyjson, rows, write};
 pub struct MySqlCheckpointer {
     /// Shared by clones; every call takes a connection only for its own statements.
     pool: MySqlPool,
+    /// Delta mode: the channels, the interval and the cache of last stored values; `None` for
+    /// plain (LangGraph's) storage.
+    pub(crate) delta: Option<Arc<DeltaState>>,
 }
 
 impl fmt::Debug for MySqlCheckpointer {
@@ -47,6 +56,7 @@ impl fmt::Debug for MySqlCheckpointer {
         f.debug_struct("MySqlCheckpointer")
             .field("connections", &self.pool.size())
             .field("idle", &self.pool.num_idle())
+            .field("delta", &self.delta.as_ref().map(|d| &d.config))
             .finish()
     }
 }
@@ -72,6 +82,8 @@ impl MySqlCheckpointer {
     /// | `max-connections` | 10 | pool size |
     /// | `min-connections` | 0 | connections kept open when idle |
     /// | `acquire-timeout` | 30 | seconds a call waits for a free connection |
+    /// | `delta-channels` | none | comma-separated channels stored as deltas ([`DeltaChannels`]) |
+    /// | `delta-snapshot-every` | 32 | full value at least every this many versions of those |
     ///
     /// TLS needs the `tls-rustls` (default) or `tls-native-tls` feature. For anything else, build
     /// the options yourself and call [`connect_with`](Self::connect_with).
@@ -80,7 +92,12 @@ impl MySqlCheckpointer {
     /// [`Error::Sqlx`] for a malformed URL or parameter, or when the server cannot be reached.
     pub async fn connect(url: &str) -> Result<Self> {
         let connect = MySqlConnectOptions::from_str(url)?;
-        Self::connect_with(connect, pool_options(url)?).await
+        let delta = DeltaChannels::from_url(url)?;
+        let saver = Self::connect_with(connect, pool_options(url)?).await?;
+        Ok(match delta {
+            Some(delta) => saver.with_delta(delta),
+            None => saver,
+        })
     }
 
     /// Connects a pool built from explicit options.
@@ -93,7 +110,7 @@ impl MySqlCheckpointer {
 
     /// Uses an existing pool (e.g. the application's own).
     pub fn from_pool(pool: MySqlPool) -> Self {
-        Self { pool }
+        Self { pool, delta: None }
     }
 
     /// The connection pool.
@@ -128,43 +145,41 @@ impl MySqlCheckpointer {
     ///
     /// The oldest kept checkpoint keeps its `parent_config`, which then names a checkpoint that no
     /// longer exists. Pending writes of kept checkpoints stay, so an interrupted run can resume.
+    /// Blobs that the delta chains of kept checkpoints are built on stay too.
     ///
     /// # Errors
     /// [`Error::Sqlx`] when a statement fails (nothing is removed then).
     pub async fn prune(&self, thread_id: &str, keep_last: usize) -> Result<u64> {
         let mut tx = self.pool.begin().await?;
         let namespaces: Vec<Vec<u8>> =
-            sqlx::query_scalar("SELECT DISTINCT checkpoint_ns_hash FROM checkpoints WHERE thread_id = ?")
-                .bind(thread_id)
-                .fetch_all(&mut *tx)
-                .await?;
+            sqlx::query_scalar(PRUNE_NAMESPACES).bind(thread_id).bind(thread_id).fetch_all(&mut *tx).await?;
         let mut removed = 0;
         for hash in namespaces {
             // The newest checkpoint to remove; it and everything older go.
-            let cutoff: Option<String> = sqlx::query_scalar(
-                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns_hash = ? \
-                 ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?",
-            )
-            .bind(thread_id)
-            .bind(&hash)
-            .bind(keep_last as u64)
-            .fetch_optional(&mut *tx)
-            .await?;
+            let cutoff: Option<String> = sqlx::query_scalar(PRUNE_CUTOFF)
+                .bind(thread_id)
+                .bind(thread_id)
+                .bind(&hash)
+                .bind(keep_last as u64)
+                .fetch_optional(&mut *tx)
+                .await?;
             let Some(cutoff) = cutoff else { continue };
-            removed += sqlx::query(
-                "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns_hash = ? AND checkpoint_id <= ?",
-            )
-            .bind(thread_id)
-            .bind(&hash)
-            .bind(&cutoff)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            for statement in [PRUNE_WRITES, PRUNE_BLOBS] {
-                sqlx::query(statement).bind(thread_id).bind(&hash).execute(&mut *tx).await?;
-            }
+            removed += sqlx::query(PRUNE_CHECKPOINTS)
+                .bind(thread_id)
+                .bind(thread_id)
+                .bind(&hash)
+                .bind(&cutoff)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            sqlx::query(PRUNE_WRITES).bind(thread_id).bind(thread_id).bind(&hash).execute(&mut *tx).await?;
+            delta::prune_blobs(&mut tx, thread_id, &hash, PRUNE_BLOBS).await?;
         }
         tx.commit().await?;
+        if let Some(delta) = &self.delta {
+            // A cached base may be gone; a delta on it would fall back to a snapshot anyway.
+            delta.forget_thread(thread_id);
+        }
         Ok(removed)
     }
 
@@ -198,6 +213,12 @@ impl MySqlCheckpointer {
                 blobs.push(write::Blob { channel, version, kind, bytes });
             }
         }
+        // Delta mode: list values of delta channels leave `blobs`, to be stored as deltas or
+        // snapshots by `delta::insert`.
+        let planned = match &self.delta {
+            Some(delta) => delta::plan(delta, config, &mut blobs),
+            None => Vec::new(),
+        };
         let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
         let metadata =
             pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
@@ -211,7 +232,7 @@ impl MySqlCheckpointer {
                 .bind(document.as_str())
                 .bind(metadata.as_str())
         };
-        if !expect_latest && blobs.is_empty() {
+        if !expect_latest && blobs.is_empty() && planned.is_empty() {
             // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
             upsert().execute(&self.pool).await.map_err(backend)?;
             return Ok(());
@@ -226,14 +247,21 @@ impl MySqlCheckpointer {
                 if !blobs.is_empty() {
                     write::insert_blobs(&mut tx, config, &hash, &blobs).await.map_err(backend)?;
                 }
+                let stored = delta::insert(&mut tx, config, &hash, &planned).await.map_err(backend)?;
                 upsert().execute(&mut *tx).await.map_err(backend)?;
-                Ok(())
+                Ok(stored)
             }
             .await;
             // On an error the transaction is rolled back when dropped (explicitly on a conflict,
             // so the locks go at once rather than when the connection is next used).
             match written {
-                Ok(()) => return tx.commit().await.map_err(backend),
+                Ok(stored) => {
+                    tx.commit().await.map_err(backend)?;
+                    if let Some(delta) = &self.delta {
+                        delta.remember(config, &planned, stored);
+                    }
+                    return Ok(());
+                }
                 Err(e) if latest::is_deadlock(&e) && attempt < latest::DEADLOCK_ATTEMPTS => {
                     // InnoDB rolled back this transaction to let another writer of the thread
                     // through; run it again, when its check sees that writer's checkpoint.
@@ -249,19 +277,52 @@ impl MySqlCheckpointer {
     }
 }
 
+// Thread ids are compared exactly (see `exact`): the columns' collation would make `User-1`
+// and `user-1 ` the same thread. Each such comparison binds the id twice.
+
+/// The namespaces of a thread.
+const PRUNE_NAMESPACES: &str =
+    concat!("SELECT DISTINCT checkpoint_ns_hash FROM checkpoints WHERE ", same!("thread_id"));
+
+/// The newest checkpoint of a namespace to remove: it and everything older go.
+const PRUNE_CUTOFF: &str = concat!(
+    "SELECT checkpoint_id FROM checkpoints WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?"
+);
+
+/// The checkpoints of a namespace up to the cutoff.
+const PRUNE_CHECKPOINTS: &str = concat!(
+    "DELETE FROM checkpoints WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? AND checkpoint_id <= ?"
+);
+
 /// Writes of the namespace whose checkpoint is gone.
-const PRUNE_WRITES: &str = "DELETE FROM checkpoint_writes WHERE thread_id = ? AND checkpoint_ns_hash = ? \
-    AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = checkpoint_writes.thread_id \
-        AND c.checkpoint_ns_hash = checkpoint_writes.checkpoint_ns_hash \
-        AND c.checkpoint_id = checkpoint_writes.checkpoint_id)";
+const PRUNE_WRITES: &str = concat!(
+    "DELETE FROM checkpoint_writes WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? \
+    AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE ",
+    same_columns!("c.thread_id", "checkpoint_writes.thread_id"),
+    " AND c.checkpoint_ns_hash = checkpoint_writes.checkpoint_ns_hash \
+        AND ",
+    same_columns!("c.checkpoint_id", "checkpoint_writes.checkpoint_id"),
+    ")"
+);
 
 /// Blobs of the namespace that no remaining checkpoint's `channel_versions` points at.
 /// `JSON_CONTAINS` with a one-key object matches any channel name, quotes and dots included.
-const PRUNE_BLOBS: &str = "DELETE FROM checkpoint_blobs WHERE thread_id = ? AND checkpoint_ns_hash = ? \
-    AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = checkpoint_blobs.thread_id \
-        AND c.checkpoint_ns_hash = checkpoint_blobs.checkpoint_ns_hash \
+const PRUNE_BLOBS: &str = concat!(
+    "DELETE FROM checkpoint_blobs WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? \
+    AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE ",
+    same_columns!("c.thread_id", "checkpoint_blobs.thread_id"),
+    " AND c.checkpoint_ns_hash = checkpoint_blobs.checkpoint_ns_hash \
         AND JSON_CONTAINS(c.checkpoint, JSON_OBJECT(checkpoint_blobs.channel, checkpoint_blobs.version), \
-            '$.channel_versions'))";
+            '$.channel_versions'))"
+);
 
 /// Pool options from this crate's URL parameters (see [`MySqlCheckpointer::connect`]).
 pub(crate) fn pool_options(url: &str) -> Result<MySqlPoolOptions> {
@@ -293,6 +354,17 @@ pub(crate) async fn get_tuple(
     layout: Layout,
     config: &CheckpointConfig,
 ) -> Result<Option<CheckpointTuple>, CheckpointError> {
+    get_tuple_remembering(pool, layout, config, None).await
+}
+
+/// `get_tuple`, delta blobs resolved (full layout), and the values of delta channels recorded in
+/// `delta`'s cache for the next `put`.
+async fn get_tuple_remembering(
+    pool: &MySqlPool,
+    layout: Layout,
+    config: &CheckpointConfig,
+    delta: Option<&DeltaState>,
+) -> Result<Option<CheckpointTuple>, CheckpointError> {
     let filter = Filter {
         thread_id: Some(&config.thread_id),
         ns_hash: Some(write::ns_hash(&config.checkpoint_ns)),
@@ -301,7 +373,16 @@ pub(crate) async fn get_tuple(
     };
     let statement = sql::select(layout, &filter, Some(1));
     let row = statement.query().fetch_optional(pool).await.map_err(backend)?;
-    row.as_ref().map(rows::tuple).transpose()
+    let Some(row) = row else { return Ok(None) };
+    let mut raw = [rows::raw(pool, layout, &row).await?];
+    if layout == Layout::Full {
+        let resolved = delta::resolve(pool, &mut raw).await?;
+        if let Some(delta) = delta {
+            delta.remember_read(&raw, 0, &resolved);
+        }
+    }
+    let [raw] = raw;
+    raw.finish().map(Some)
 }
 
 /// `list` of both savers.
@@ -328,12 +409,20 @@ pub(crate) async fn list(
     };
     let statement = sql::select(layout, &filter, options.limit);
     let found = statement.query().fetch_all(pool).await.map_err(backend)?;
-    found.iter().map(rows::tuple).collect()
+    let mut raw = Vec::with_capacity(found.len());
+    for row in &found {
+        raw.push(rows::raw(pool, layout, row).await?);
+    }
+    if layout == Layout::Full {
+        // The chains of all listed checkpoints in one statement.
+        delta::resolve(pool, &mut raw).await?;
+    }
+    raw.into_iter().map(rows::RawTuple::finish).collect()
 }
 
 impl Checkpointer for MySqlCheckpointer {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        get_tuple(&self.pool, Layout::Full, config).await
+        get_tuple_remembering(&self.pool, Layout::Full, config, self.delta.as_deref()).await
     }
 
     async fn list(
@@ -386,7 +475,11 @@ impl Checkpointer for MySqlCheckpointer {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        write::delete_thread(&self.pool, thread_id).await
+        write::delete_thread(&self.pool, thread_id).await?;
+        if let Some(delta) = &self.delta {
+            delta.forget_thread(thread_id);
+        }
+        Ok(())
     }
 }
 

@@ -12,6 +12,7 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::{MySql, MySqlPool, Transaction};
 
 use crate::error::{backend, Error, Result};
+use crate::exact::same;
 use crate::sql::{self, Layout};
 use crate::{latest, migrate, pyjson, saver, write};
 
@@ -52,9 +53,20 @@ impl fmt::Debug for MySqlShallowCheckpointer {
     }
 }
 
-/// Drops writes of checkpoints that are neither the new one nor its parent.
-const DELETE_OLD_WRITES: &str = "DELETE FROM checkpoint_writes \
-    WHERE thread_id = ? AND checkpoint_ns_hash = ? AND checkpoint_id NOT IN (?, ?)";
+/// Drops writes of checkpoints that are neither the new one nor its parent. The thread id is
+/// compared exactly (see [`crate::exact`]), so bound twice.
+const DELETE_OLD_WRITES: &str = concat!(
+    "DELETE FROM checkpoint_writes WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? AND checkpoint_id NOT IN (?, ?)"
+);
+
+/// The thread ids stored in the namespace's row under the column's collation, locked. The
+/// primary key is `(thread_id, checkpoint_ns_hash)` in the database's collation, so a row of
+/// `User-1` is also the row of `user-1` and `user-1 `: the upserts would overwrite that other
+/// thread's checkpoint and blobs.
+const SAME_KEY: &str = "SELECT thread_id FROM checkpoints \
+    WHERE thread_id = ? AND checkpoint_ns_hash = ? FOR UPDATE";
 
 /// One row per channel: the latest value replaces the previous one.
 const UPSERT_BLOBS: &str = "INSERT INTO checkpoint_blobs \
@@ -156,7 +168,9 @@ impl MySqlShallowCheckpointer {
                 if expect_latest {
                     latest::lock_and_check(&mut tx, Layout::Shallow, config, &hash).await?;
                 }
+                refuse_colliding_thread(&mut tx, config, &hash).await?;
                 sqlx::query(DELETE_OLD_WRITES)
+                    .bind(&config.thread_id)
                     .bind(&config.thread_id)
                     .bind(&hash[..])
                     .bind(&checkpoint.id)
@@ -187,6 +201,29 @@ impl MySqlShallowCheckpointer {
                 }
             }
         }
+    }
+}
+
+/// `Err(Invalid)` when the namespace's row belongs to a thread whose id differs from
+/// `config.thread_id` but is equal to it under the column's collation (see [`SAME_KEY`]).
+async fn refuse_colliding_thread(
+    tx: &mut Transaction<'_, MySql>,
+    config: &CheckpointConfig,
+    hash: &[u8; 16],
+) -> Result<(), CheckpointError> {
+    let stored: Vec<String> = sqlx::query_scalar(SAME_KEY)
+        .bind(&config.thread_id)
+        .bind(&hash[..])
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(backend)?;
+    match stored.into_iter().find(|other| *other != config.thread_id) {
+        Some(other) => Err(CheckpointError::Invalid(format!(
+            "thread id `{}` cannot be stored next to the thread `{other}`: the database's collation \
+             does not tell them apart, and the shallow tables key a checkpoint by thread id",
+            config.thread_id
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -11,6 +11,8 @@ use std::fmt::Write as _;
 use sqlx::mysql::{MySql, MySqlArguments};
 use sqlx::query::Query;
 
+use crate::exact::{same, same_columns};
+
 /// One row of `checkpoint_blobs`: thread, ns, ns hash, channel, version, type, blob.
 pub(crate) const BLOB_ROW: &str = "(?, ?, ?, ?, ?, ?, ?)";
 /// Channel values not yet stored for their version; an existing `(channel, version)` is kept.
@@ -86,14 +88,38 @@ impl Layout {
             Layout::Shallow => "CAST(NULL AS CHAR(150))",
         }
     }
-    /// The condition matching a blob to the version the document names (shallow blobs have
-    /// none: the row of a channel is its latest value).
-    fn blob_version(self) -> &'static str {
+    /// The channels of a `page` row's document as the table `channels` (`channel`, and in the
+    /// full layout `version`), for the blob lookup.
+    ///
+    /// The names come from `JSON_KEYS` and the versions from `$.channel_versions.*`, paired by
+    /// position: both list the object's members in the same order (the text's on MariaDB, the
+    /// binary form's on MySQL). A JSON path per channel name cannot be used: MariaDB matches path
+    /// keys against the document's keys *as written*, and Python's `json.dumps` writes every
+    /// non-ASCII character as `\uXXXX`, so a channel named `中文`, `é`, `a"b` or `a\b` would find
+    /// no version and silently read back without its value.
+    fn channels(self) -> &'static str {
         match self {
             Layout::Full => {
-                "AND bl.version = JSON_UNQUOTE(JSON_EXTRACT(page.checkpoint, \
-                    CONCAT('$.channel_versions.', '\"', channels.channel, '\"')))"
+                "JSON_TABLE(JSON_KEYS(page.checkpoint, '$.channel_versions'), '$[*]' COLUMNS ( \
+                    i FOR ORDINALITY, \
+                    channel VARCHAR(150) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS channels \
+                JOIN JSON_TABLE(JSON_EXTRACT(page.checkpoint, '$.channel_versions.*'), '$[*]' COLUMNS ( \
+                    i FOR ORDINALITY, \
+                    version VARCHAR(150) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS versions \
+                    ON versions.i = channels.i"
             }
+            Layout::Shallow => {
+                "JSON_TABLE(JSON_KEYS(page.checkpoint, '$.channel_versions'), '$[*]' COLUMNS ( \
+                    channel VARCHAR(150) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$')) AS channels"
+            }
+        }
+    }
+
+    /// The condition matching a blob to the version the document names (shallow blobs have
+    /// none: the row of a channel is its latest value).
+    pub(crate) fn blob_version(self) -> &'static str {
+        match self {
+            Layout::Full => "AND bl.version = versions.version",
             Layout::Shallow => "",
         }
     }
@@ -162,15 +188,24 @@ impl<'a> Statement<'a> {
 /// `"base64:type251:<data>"`, MariaDB needs an explicit `TO_BASE64`. The aggregates have no order;
 /// the caller sorts. On MariaDB `JSON_ARRAYAGG` is built on `GROUP_CONCAT` and silently truncated
 /// at `group_concat_max_len` (1 MiB by default), so the statement raises that limit for itself.
+///
+/// No string the server builds may exceed `max_allowed_packet`: `TO_BASE64` then returns NULL and
+/// the aggregate is cut short or NULL, with a mere warning. So each aggregate comes as
+/// `<row count>:<JSON array>`, and as the bare count when its blobs are too large to be sent
+/// this way (over a quarter of the limit, base64 being a third larger); each channel value says
+/// whether its blob is NULL. The reader ([`rows`](crate::rows)) fetches the blobs of a
+/// checkpoint whose aggregate is not complete on their own (see [`crate::oversized`]).
 pub(crate) fn select<'a>(layout: Layout, filter: &Filter<'a>, limit: Option<usize>) -> Statement<'a> {
     let id = layout.id();
-    let id_equals = format!("{id} = ?");
+    // Exact, as the thread id (see `exact`): a checkpoint id differing in case or trailing
+    // spaces is another checkpoint.
+    let id_equals = format!("{id} = ? AND CAST(CONVERT({id} USING utf8mb4) AS BINARY) = CAST(? AS BINARY)");
     let id_before = format!("{id} < ?");
     let mut predicates: Vec<&str> = Vec::new();
     let mut binds: Vec<Bind<'a>> = Vec::new();
     if let Some(thread_id) = filter.thread_id {
-        predicates.push("thread_id = ?");
-        binds.push(Bind::Text(thread_id));
+        predicates.push(same!("thread_id"));
+        binds.extend([Bind::Text(thread_id), Bind::Text(thread_id)]);
     }
     if let Some(hash) = filter.ns_hash {
         predicates.push("checkpoint_ns_hash = ?");
@@ -178,7 +213,7 @@ pub(crate) fn select<'a>(layout: Layout, filter: &Filter<'a>, limit: Option<usiz
     }
     if let Some(id) = filter.checkpoint_id {
         predicates.push(&id_equals);
-        binds.push(Bind::Text(id));
+        binds.extend([Bind::Text(id), Bind::Text(id)]);
     }
     if let Some(metadata) = &filter.metadata {
         predicates.push("JSON_CONTAINS(metadata, ?)");
@@ -200,7 +235,13 @@ pub(crate) fn select<'a>(layout: Layout, filter: &Filter<'a>, limit: Option<usiz
 
     let mut sql = String::with_capacity(2048);
     // Written with `write!` into a String, which cannot fail.
-    let (parent, blob_version) = (layout.parent(), layout.blob_version());
+    let (parent, channels, blob_version) = (layout.parent(), layout.channels(), layout.blob_version());
+    let (same_thread, same_channel) =
+        (same_columns!("bl.thread_id", "page.thread_id"), same_columns!("bl.channel", "channels.channel"));
+    let (same_write_thread, same_write_checkpoint) = (
+        same_columns!("cw.thread_id", "page.thread_id"),
+        same_columns!("cw.checkpoint_id", "page.checkpoint_id"),
+    );
     let _ = write!(
         sql,
         "/*M! SET STATEMENT group_concat_max_len = 4294967295 FOR */ \
@@ -212,23 +253,23 @@ pub(crate) fn select<'a>(layout: Layout, filter: &Filter<'a>, limit: Option<usiz
         ) \
         SELECT page.thread_id, page.checkpoint, page.checkpoint_ns, page.checkpoint_id, \
             page.parent_checkpoint_id, page.metadata, \
-            (SELECT JSON_ARRAYAGG(JSON_ARRAY(bl.channel, bl.type, /*!50700 bl.`blob`*//*M! TO_BASE64(bl.`blob`)*/)) \
-                FROM JSON_TABLE( \
-                    JSON_KEYS(page.checkpoint, '$.channel_versions'), \
-                    '$[*]' COLUMNS (channel VARCHAR(150) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$') \
-                ) AS channels \
+            (SELECT IF(SUM(LENGTH(bl.`blob`)) > @@max_allowed_packet DIV 4, CAST(COUNT(*) AS CHAR), \
+                    CONCAT_WS(':', COUNT(*), JSON_ARRAYAGG(JSON_ARRAY(bl.channel, bl.type, \
+                        /*!50700 bl.`blob`*//*M! TO_BASE64(bl.`blob`)*/, bl.`blob` IS NULL)))) \
+                FROM {channels} \
                 STRAIGHT_JOIN checkpoint_blobs bl \
-                    ON bl.thread_id = page.thread_id \
+                    ON {same_thread} \
                     AND bl.checkpoint_ns_hash = page.checkpoint_ns_hash \
-                    AND bl.channel = channels.channel \
+                    AND {same_channel} \
                     {blob_version} \
             ) AS channel_values, \
-            (SELECT JSON_ARRAYAGG(JSON_ARRAY(cw.task_id, cw.channel, cw.type, \
-                    /*!50700 cw.`blob`*//*M! TO_BASE64(cw.`blob`)*/, cw.idx)) \
+            (SELECT IF(SUM(LENGTH(cw.`blob`)) > @@max_allowed_packet DIV 4, CAST(COUNT(*) AS CHAR), \
+                    CONCAT_WS(':', COUNT(*), JSON_ARRAYAGG(JSON_ARRAY(cw.task_id, cw.channel, cw.type, \
+                        /*!50700 cw.`blob`*//*M! TO_BASE64(cw.`blob`)*/, cw.idx)))) \
                 FROM checkpoint_writes cw \
-                WHERE cw.thread_id = page.thread_id \
+                WHERE {same_write_thread} \
                     AND cw.checkpoint_ns_hash = page.checkpoint_ns_hash \
-                    AND cw.checkpoint_id = page.checkpoint_id \
+                    AND {same_write_checkpoint} \
             ) AS pending_writes \
         FROM page \
         ORDER BY page.checkpoint_id DESC"
@@ -246,15 +287,16 @@ mod tests {
     }
 
     #[test]
-    fn select_binds_each_predicate_and_the_limit_once() {
+    fn select_binds_every_placeholder() {
         let filter =
             Filter { thread_id: Some("t"), ns_hash: Some([0; 16]), before: Some("b"), ..Filter::default() };
         let statement = select(Layout::Full, &filter, Some(3));
-        assert_eq!(statement.binds.len(), 4);
-        assert_eq!(statement.sql.matches('?').count(), 4);
-        assert!(statement
-            .sql
-            .contains("WHERE thread_id = ? AND checkpoint_ns_hash = ? AND checkpoint_id < ?"));
+        assert_eq!(statement.binds.len(), 5);
+        assert_eq!(statement.sql.matches('?').count(), 5);
+        assert!(statement.sql.contains(&format!(
+            "WHERE {} AND checkpoint_ns_hash = ? AND checkpoint_id < ?",
+            same!("thread_id")
+        )));
         assert!(statement.sql.contains("ORDER BY checkpoint_id DESC LIMIT ?"));
         let all = select(Layout::Full, &Filter::default(), None);
         assert!(all.binds.is_empty() && !all.sql.contains('?'));

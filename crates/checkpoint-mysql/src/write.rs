@@ -8,6 +8,7 @@ use sqlx::query::Query;
 use sqlx::{MySql, MySqlPool, Transaction};
 
 use crate::error::{backend, Error};
+use crate::exact::same;
 use crate::sql;
 
 /// Length of the `VARCHAR(150)` columns: ids, channels, versions, type tags.
@@ -158,7 +159,9 @@ pub(crate) async fn put_writes(
 pub(crate) async fn delete_thread(pool: &MySqlPool, thread_id: &str) -> Result<(), CheckpointError> {
     let mut tx = pool.begin().await.map_err(backend)?;
     for table in ["checkpoints", "checkpoint_blobs", "checkpoint_writes"] {
-        sqlx::query(&format!("DELETE FROM {table} WHERE thread_id = ?"))
+        // Exactly this thread (see `exact`), not the ones its collation confuses with it.
+        sqlx::query(&format!("DELETE FROM {table} WHERE {}", same!("thread_id")))
+            .bind(thread_id)
             .bind(thread_id)
             .execute(&mut *tx)
             .await

@@ -283,10 +283,6 @@ async fn channel_names_with_sql_and_json_path_characters_keep_their_values() {
 }
 
 #[tokio::test]
-#[ignore = "bug (checkpoint-mysql sql.rs blob_version): the read builds the JSON path \
-            `$.channel_versions.\"<channel>\"` by CONCAT without escaping, and MariaDB matches path \
-            keys against the document's raw (\\u-escaped, as json.dumps writes) keys, so a channel whose \
-            name holds `\"`, `\\` or any non-ASCII character silently reads back without its value"]
 async fn channel_names_with_quotes_backslashes_or_non_ascii_keep_their_values() {
     let lost = lost_channel_values(&["a\"b", "back\\slash", "\\\"", "中文", "é"]).await;
     assert!(lost.is_empty(), "channels read back without their values: {lost:?}");
@@ -294,9 +290,6 @@ async fn channel_names_with_quotes_backslashes_or_non_ascii_keep_their_values() 
 
 /// Thread ids that differ only in letter case, accents or trailing spaces are different threads.
 #[tokio::test]
-#[ignore = "bug (checkpoint-mysql schema): thread_id is VARCHAR in the database's case- and \
-            accent-insensitive, PAD SPACE collation, so `User-1`, `user-1` and `user-1 ` are one thread \
-            and each reads (and delete_thread/prune removes) the others' checkpoints"]
 async fn thread_ids_are_compared_exactly() {
     let Some(saver) = saver().await else { return };
     let base = support::unique("case");
@@ -404,9 +397,6 @@ async fn oversized_values_fail_cleanly_or_round_trip() {
 /// A value that fits in one packet on the way in, but whose base64 form in the read statement's
 /// JSON aggregate is larger than `max_allowed_packet`.
 #[tokio::test]
-#[ignore = "bug (checkpoint-mysql sql.rs/rows.rs): MariaDB returns NULL (with a warning) for a \
-            TO_BASE64/JSON_ARRAYAGG result over max_allowed_packet; rows.rs skips a NULL blob, so a \
-            checkpoint whose value is ~75-100% of the limit reads back without that value"]
 async fn values_near_the_packet_limit_are_never_dropped_on_read() {
     let Some(saver) = saver().await else { return };
     let limit = max_packet(&saver).await;
@@ -465,9 +455,6 @@ async fn corrupted_rows_are_corrupt_errors_naming_thread_checkpoint_and_channel(
 /// Metadata that is a JSON object but lacks LangGraph's keys is reported like every other
 /// corruption: naming the thread and the checkpoint.
 #[tokio::test]
-#[ignore = "bug (checkpoint-mysql rows.rs): CheckpointMetadata::from_json's Corrupt error is returned \
-            with `?`, so its message (`metadata: missing or unknown `source``) names neither the thread \
-            nor the checkpoint"]
 async fn metadata_without_source_names_thread_and_checkpoint() {
     let Some(saver) = saver().await else { return };
     let thread = support::unique("corrupt-metadata-keys");
