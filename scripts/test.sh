@@ -8,7 +8,19 @@ cd "$(dirname "$0")/.."
 # part of a run, and CI clones the repository fresh each time.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/graph-rs-target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# Incremental artifacts are keyed by the checkout's path, which differs on every fresh clone:
+# they only pile up (tens of GB) and never help a later run.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 mkdir -p "$CARGO_TARGET_DIR"
+# A shared build directory grows with every feature combination it has seen. Past a bound, start
+# it over (one cold build) rather than let a run fail on a full disk.
+limit_kb=$(( ${GRAPH_TARGET_MAX_GB:-35} * 1024 * 1024 ))
+used_kb=$(du -sk "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1)
+free_kb=$(df -Pk "$CARGO_TARGET_DIR" | awk 'NR==2 {print $4}')
+if [ "${used_kb:-0}" -gt "$limit_kb" ] || [ "${free_kb:-0}" -lt $(( 12 * 1024 * 1024 )) ]; then
+  echo "== build directory ${used_kb} KB with ${free_kb} KB free: starting it over" >&2
+  rm -rf "$CARGO_TARGET_DIR/debug" "$CARGO_TARGET_DIR/tests"
+fi
 
 # --- services -------------------------------------------------------------------------------
 # The savers' tests talk to real servers on loopback. Each is started here when it is not already
