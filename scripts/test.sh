@@ -19,7 +19,8 @@ used_kb=$(du -sk "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1)
 free_kb=$(df -Pk "$CARGO_TARGET_DIR" | awk 'NR==2 {print $4}')
 if [ "${used_kb:-0}" -gt "$limit_kb" ] || [ "${free_kb:-0}" -lt $(( 12 * 1024 * 1024 )) ]; then
   echo "== build directory ${used_kb} KB with ${free_kb} KB free: starting it over" >&2
-  rm -rf "$CARGO_TARGET_DIR/debug" "$CARGO_TARGET_DIR/tests"
+  # A build racing this one can refill a directory while it is removed; what is left is harmless.
+  rm -rf "$CARGO_TARGET_DIR/debug" "$CARGO_TARGET_DIR/tests" 2>/dev/null || true
 fi
 
 # --- services -------------------------------------------------------------------------------
