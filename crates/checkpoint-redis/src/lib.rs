@@ -43,6 +43,9 @@
 //!   [`pin`](RedisCheckpointer::pin).
 //! * **Shallow mode** ([`RedisCheckpointerBuilder::shallow`]) keeps only the newest checkpoint of
 //!   each (thread, namespace).
+//! * **Retention.** [`RedisCheckpointer::prune`] keeps the newest checkpoints of each namespace
+//!   of a thread and frees the values and pending writes only the older ones used, atomically
+//!   and without touching the thread's expiry.
 //! * **Serialization** is LangGraph's: values are stored as the `(type, bytes)` pairs of
 //!   `dumps_typed` (msgpack) and checkpoints as the JSON document of the SQL savers.
 //! * **Bad data** is reported, never repaired: a missing or unreadable field fails the read with
@@ -56,6 +59,7 @@ mod conn;
 mod error;
 mod keys;
 mod list_all;
+mod prune;
 mod read;
 mod record;
 mod saver;

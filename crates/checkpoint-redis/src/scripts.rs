@@ -164,6 +164,65 @@ expire_all(tonumber(ARGV[2]))
 return 1
 ";
 
+/// `prune`: ARGV = how many checkpoints to keep per namespace (0 deletes the thread).
+///
+/// Returns how many checkpoints were removed. Everything else of the thread is swept against
+/// the kept checkpoints: a write whose checkpoint is gone and a blob no kept checkpoint refers
+/// to are deleted, wherever they came from. Expiry is left alone: `HDEL`/`ZREM` keep a key's
+/// deadline, and a pinned thread stays pinned.
+const PRUNE: &str = r"
+local keep = tonumber(ARGV[1])
+-- Score 0 everywhere, so ZRANGE is lexicographic: namespace first, then checkpoint id (ids
+-- sort by creation time), so each namespace is one run with its newest members last.
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+if keep == 0 then
+  redis.call('UNLINK', unpack(KEYS))
+  return #members
+end
+local function ns_of(m) return string.sub(m, 1, string.find(m, ':', 1, true) - 1) end
+local gone, kept = {}, {}
+local i = 1
+while i <= #members do
+  local ns, j = ns_of(members[i]), i
+  while j < #members and ns_of(members[j + 1]) == ns do j = j + 1 end
+  for k = i, j do
+    if k <= j - keep then gone[#gone + 1] = members[k] else kept[#kept + 1] = members[k] end
+  end
+  i = j + 1
+end
+-- Variadic deletes in slices: `unpack` of a very long list would overflow the Lua stack.
+local function drop(cmd, key, fields)
+  for s = 1, #fields, 1000 do
+    local slice = {}
+    for t = s, math.min(s + 999, #fields) do slice[#slice + 1] = fields[t] end
+    redis.call(cmd, key, unpack(slice))
+  end
+end
+drop('ZREM', KEYS[1], gone)
+drop('HDEL', KEYS[2], gone)
+drop('HDEL', KEYS[3], gone)
+local referenced, live = {}, {}
+local refs = hmget(KEYS[3], kept)
+for n, m in ipairs(kept) do
+  for f in string.gmatch(refs[n] or '', '%S+') do referenced[f] = true end
+  local sep = string.find(m, ':', 1, true)
+  live[string.sub(m, 1, sep) .. hex(string.sub(m, sep + 1))] = true
+end
+local blobs = {}
+for _, f in ipairs(redis.call('HKEYS', KEYS[4])) do
+  if not referenced[f] then blobs[#blobs + 1] = f end
+end
+drop('HDEL', KEYS[4], blobs)
+-- A write field starts `<hex ns>:<hex checkpoint id>:`, as the kept prefixes in `live`.
+local writes = {}
+for _, f in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
+  if not live[string.match(f, '^[^:]*:[^:]*') or ''] then writes[#writes + 1] = f end
+end
+drop('HDEL', KEYS[5], writes)
+drop('ZREM', KEYS[6], writes)
+return #gone
+";
+
 fn script(body: &str) -> Script {
     Script::new(&format!("{PRELUDE}{body}"))
 }
@@ -176,3 +235,5 @@ pub(crate) static PUT_WRITES_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(
 pub(crate) static READ_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(READ));
 /// See [`PIN`].
 pub(crate) static PIN_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(PIN));
+/// See [`PRUNE`].
+pub(crate) static PRUNE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(PRUNE));
