@@ -1,0 +1,82 @@
+//! [`CheckpointError`]: what a checkpointer reports.
+
+use super::{CheckpointConfig, ValueError};
+
+/// A boxed error from a backend.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A failure of a checkpointer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    /// The backend failed (connection, query, ...). Downcast the source for details.
+    #[error("checkpoint backend error")]
+    Backend(#[source] BoxError),
+    /// A stored value could not be decoded.
+    #[error("cannot decode channel `{channel}` of checkpoint {checkpoint_id} in thread `{thread_id}`")]
+    Decode {
+        /// The thread.
+        thread_id: String,
+        /// The checkpoint.
+        checkpoint_id: String,
+        /// The channel or pending-write channel.
+        channel: String,
+        /// Why.
+        #[source]
+        source: ValueError,
+    },
+    /// A stored record is malformed.
+    #[error("corrupt checkpoint record: {0}")]
+    Corrupt(String),
+    /// The request itself is invalid (e.g. an id longer than the store accepts).
+    #[error("invalid checkpoint request: {0}")]
+    Invalid(String),
+    /// [`Checkpointer::put_expecting_latest`](super::Checkpointer::put_expecting_latest) found
+    /// that the latest checkpoint of the thread and namespace is no longer the parent the caller
+    /// built on: another writer committed first.
+    /// Nothing was saved. Re-read the thread and try again, or report it.
+    #[error(
+        "checkpoint conflict in thread `{thread_id}` namespace `{checkpoint_ns}`: expected latest {}, found {}",
+        DisplayId(.expected.as_deref()),
+        DisplayId(.found.as_deref())
+    )]
+    Conflict {
+        /// The thread.
+        thread_id: String,
+        /// The namespace.
+        checkpoint_ns: String,
+        /// The parent the new checkpoint was built on (`None`: the namespace was empty).
+        expected: Option<String>,
+        /// The latest checkpoint actually stored (`None`: the namespace is empty).
+        found: Option<String>,
+    },
+}
+
+impl CheckpointError {
+    /// A [`Conflict`](Self::Conflict) at `config` (whose `checkpoint_id` is the expected parent).
+    pub fn conflict(config: &CheckpointConfig, found: Option<String>) -> Self {
+        Self::Conflict {
+            thread_id: config.thread_id.clone(),
+            checkpoint_ns: config.checkpoint_ns.clone(),
+            expected: config.checkpoint_id.clone(),
+            found,
+        }
+    }
+
+    /// Whether this is a [`Conflict`](Self::Conflict).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Self::Conflict { .. })
+    }
+}
+
+/// A checkpoint id in an error message, or `none`.
+struct DisplayId<'a>(Option<&'a str>);
+
+impl std::fmt::Display for DisplayId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(id) => write!(f, "`{id}`"),
+            None => f.write_str("none"),
+        }
+    }
+}

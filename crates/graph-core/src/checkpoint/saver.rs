@@ -1,0 +1,187 @@
+//! The [`Checkpointer`] trait and its object-safe twin [`DynCheckpointer`].
+
+use std::future::Future;
+use std::pin::Pin;
+
+use super::{
+    next_version, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointTuple, ListOptions,
+};
+
+/// A future returned by [`DynCheckpointer`].
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Stores checkpoints and pending writes (LangGraph's `BaseCheckpointSaver`).
+///
+/// Implement it with `async fn`s; the engine uses it through [`DynCheckpointer`], which every
+/// implementation gets for free.
+pub trait Checkpointer: Send + Sync + 'static {
+    /// The checkpoint at `config` (the latest of the thread/namespace when it has no id), with its
+    /// pending writes; `None` when there is none.
+    fn get_tuple(
+        &self,
+        config: &CheckpointConfig,
+    ) -> impl Future<Output = Result<Option<CheckpointTuple>, CheckpointError>> + Send;
+
+    /// Checkpoints newest first: of one thread and namespace, or of every thread when `config` is
+    /// `None`.
+    fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: ListOptions,
+    ) -> impl Future<Output = Result<Vec<CheckpointTuple>, CheckpointError>> + Send;
+
+    /// Saves a checkpoint. `config.checkpoint_id` is the parent; values are stored only for the
+    /// channels in `new_versions`. Returns the address of the saved checkpoint.
+    fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> impl Future<Output = Result<CheckpointConfig, CheckpointError>> + Send;
+
+    /// Like [`put`](Self::put), but only if `config.checkpoint_id` (the parent; `None` for a
+    /// namespace without checkpoints) is still the latest checkpoint of the thread and namespace.
+    /// Otherwise nothing is saved and the call fails with [`CheckpointError::Conflict`].
+    ///
+    /// This is what keeps two workers that continue the same thread at once from forking it: the
+    /// engine uses it for every checkpoint of a run that started from the latest checkpoint, and
+    /// plain [`put`](Self::put) for the first checkpoint of a run started from an explicit
+    /// `checkpoint_id` (time travel, which forks on purpose).
+    ///
+    /// The default implementation reads the latest checkpoint, compares, then calls `put`: it
+    /// catches a writer that committed before the read, but two writers can still both pass the
+    /// check before either saves. Backends should override it with an atomic check (a locking
+    /// read in the put transaction, a compare inside a script, a compare under a lock); the savers
+    /// of this workspace do.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Conflict`] when the parent is not the latest; otherwise as `put`.
+    fn put_expecting_latest(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> impl Future<Output = Result<CheckpointConfig, CheckpointError>> + Send {
+        async move {
+            let latest = CheckpointConfig { checkpoint_id: None, ..config.clone() };
+            let found = self.get_tuple(&latest).await?.and_then(|t| t.config.checkpoint_id);
+            if found != config.checkpoint_id {
+                return Err(CheckpointError::conflict(config, found));
+            }
+            self.put(config, checkpoint, metadata, new_versions).await
+        }
+    }
+
+    /// Saves a task's writes against the checkpoint at `config`. Idempotent per `(task_id, idx)`;
+    /// the special channels of [`WRITES_IDX_MAP`](super::WRITES_IDX_MAP) are upserted.
+    fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, ChannelValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> impl Future<Output = Result<(), CheckpointError>> + Send;
+
+    /// Deletes every checkpoint, blob and write of a thread, in all namespaces.
+    fn delete_thread(&self, thread_id: &str) -> impl Future<Output = Result<(), CheckpointError>> + Send;
+
+    /// The version that follows `current` (LangGraph's string versions).
+    fn get_next_version(&self, current: Option<&str>) -> String {
+        next_version(current)
+    }
+}
+
+/// The object-safe twin of [`Checkpointer`], implemented for every checkpointer.
+pub trait DynCheckpointer: Send + Sync + 'static {
+    /// See [`Checkpointer::get_tuple`].
+    fn get_tuple<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>>;
+    /// See [`Checkpointer::list`].
+    fn list<'a>(
+        &'a self,
+        config: Option<&'a CheckpointConfig>,
+        options: ListOptions,
+    ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>>;
+    /// See [`Checkpointer::put`].
+    fn put<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>>;
+    /// See [`Checkpointer::put_expecting_latest`].
+    fn put_expecting_latest<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>>;
+    /// See [`Checkpointer::put_writes`].
+    fn put_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<(String, ChannelValue)>,
+        task_id: &'a str,
+        task_path: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>>;
+    /// See [`Checkpointer::delete_thread`].
+    fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<(), CheckpointError>>;
+    /// See [`Checkpointer::get_next_version`].
+    fn get_next_version(&self, current: Option<&str>) -> String;
+}
+
+impl<T: Checkpointer> DynCheckpointer for T {
+    fn get_tuple<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+    ) -> BoxFuture<'a, Result<Option<CheckpointTuple>, CheckpointError>> {
+        Box::pin(Checkpointer::get_tuple(self, config))
+    }
+    fn list<'a>(
+        &'a self,
+        config: Option<&'a CheckpointConfig>,
+        options: ListOptions,
+    ) -> BoxFuture<'a, Result<Vec<CheckpointTuple>, CheckpointError>> {
+        Box::pin(Checkpointer::list(self, config, options))
+    }
+    fn put<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(Checkpointer::put(self, config, checkpoint, metadata, new_versions))
+    }
+    fn put_expecting_latest<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(Checkpointer::put_expecting_latest(self, config, checkpoint, metadata, new_versions))
+    }
+    fn put_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        writes: Vec<(String, ChannelValue)>,
+        task_id: &'a str,
+        task_path: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(Checkpointer::put_writes(self, config, writes, task_id, task_path))
+    }
+    fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(Checkpointer::delete_thread(self, thread_id))
+    }
+    fn get_next_version(&self, current: Option<&str>) -> String {
+        Checkpointer::get_next_version(self, current)
+    }
+}
