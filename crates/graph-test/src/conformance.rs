@@ -52,8 +52,9 @@ pub use conflict::{
 /// panicked when `CI` demands the server) every test returns without running.
 #[macro_export]
 macro_rules! checkpointer_conformance {
-    (@names $mode:tt $factory:path) => {
-        $crate::checkpointer_conformance!(@tests $mode $factory;
+    // The one list of the suite's functions, handed to the arm named by the first tokens.
+    (@names $($arm:tt)*) => {
+        $crate::checkpointer_conformance! { $($arm)*;
             put_returns_config_with_new_id,
             get_tuple_without_id_returns_newest,
             get_tuple_unknown_is_none,
@@ -91,7 +92,7 @@ macro_rules! checkpointer_conformance {
             put_expecting_latest_refuses_a_moved_parent,
             put_on_an_older_parent_forks_without_conflict,
             racing_puts_exactly_one_wins,
-        );
+        }
     };
     (@tests $mode:tt $factory:path; $($test:ident),* $(,)?) => {
         /// The checkpointer conformance suite (`graph_test::checkpointer_conformance!`).
@@ -107,6 +108,15 @@ macro_rules! checkpointer_conformance {
             )*
         }
     };
+    (@sequence $saver:expr; $($test:ident),* $(,)?) => {{
+        let mut ran = 0_usize;
+        $(
+            eprintln!("conformance: {}", stringify!($test));
+            $crate::conformance::$test($saver).await;
+            ran += 1;
+        )*
+        ran
+    }};
     (@run always $factory:path, $test:ident) => {
         let saver = $factory().await;
         $crate::conformance::$test(&saver).await;
@@ -119,11 +129,18 @@ macro_rules! checkpointer_conformance {
     // A factory returning `Option<saver>`: `None` means the backend is unavailable and the factory
     // has already reported it (printed a skip, or panicked under CI), so the test returns.
     (optional $factory:path) => {
-        $crate::checkpointer_conformance!(@names optional $factory);
+        $crate::checkpointer_conformance!(@names @tests optional $factory);
     };
     ($factory:path) => {
-        $crate::checkpointer_conformance!(@names always $factory);
+        $crate::checkpointer_conformance!(@names @tests always $factory);
     };
+}
+
+/// Runs every function of the suite one after another on `saver` and returns how many ran: for a
+/// backend whose tests share one expensive fixture (a Redis Cluster the test starts), where
+/// [`checkpointer_conformance!`](crate::checkpointer_conformance) would build one per test.
+pub async fn run_all(saver: &dyn DynCheckpointer) -> usize {
+    crate::checkpointer_conformance!(@names @sequence saver)
 }
 
 /// A pending write as compared by the tests: `(task_id, channel, value as JSON)`.
