@@ -441,11 +441,7 @@ impl Checkpointer for MySqlCheckpointer {
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
         self.put_inner(config, &checkpoint, &metadata, &new_versions, false).await?;
-        Ok(CheckpointConfig {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.checkpoint_ns.clone(),
-            checkpoint_id: Some(checkpoint.id),
-        })
+        Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 
     /// Atomic: the parent is checked with a locking read inside the put transaction.
@@ -457,11 +453,7 @@ impl Checkpointer for MySqlCheckpointer {
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
         self.put_inner(config, &checkpoint, &metadata, &new_versions, true).await?;
-        Ok(CheckpointConfig {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.checkpoint_ns.clone(),
-            checkpoint_id: Some(checkpoint.id),
-        })
+        Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 
     async fn put_writes(

@@ -273,11 +273,7 @@ impl Checkpointer for MySqlShallowCheckpointer {
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
         self.put_inner(config, &checkpoint, &metadata, &new_versions, false).await?;
-        Ok(CheckpointConfig {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.checkpoint_ns.clone(),
-            checkpoint_id: Some(checkpoint.id),
-        })
+        Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 
     /// Atomic: the thread's one checkpoint row is locked and compared inside the put
@@ -290,11 +286,7 @@ impl Checkpointer for MySqlShallowCheckpointer {
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
         self.put_inner(config, &checkpoint, &metadata, &new_versions, true).await?;
-        Ok(CheckpointConfig {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.checkpoint_ns.clone(),
-            checkpoint_id: Some(checkpoint.id),
-        })
+        Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 
     async fn put_writes(

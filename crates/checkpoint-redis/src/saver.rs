@@ -255,11 +255,7 @@ impl RedisCheckpointer {
             let found = newest.and_then(|m| read::split_member(&m).map(|(_, id)| id.to_owned()));
             return Err(CheckpointError::conflict(config, found));
         }
-        Ok(CheckpointConfig {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.checkpoint_ns.clone(),
-            checkpoint_id: Some(checkpoint.id),
-        })
+        Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 }
 
