@@ -9,7 +9,7 @@
 mod mysql;
 mod redis;
 
-use graph_core::checkpoint::CheckpointError;
+use graph_core::checkpoint::{CheckpointConfig, CheckpointError, DynCheckpointer, ListOptions};
 
 use crate::error::{redact, Error, Result};
 use crate::snapshot::Snapshot;
@@ -75,9 +75,12 @@ impl Source {
     /// # Errors
     /// [`Error::Backend`] when the query fails. An unknown thread is an empty list.
     pub async fn history(&self, thread_id: &str, ns: &str, limit: Option<usize>) -> Result<Vec<Snapshot>> {
-        match self {
-            Self::MySql(s) => s.history(thread_id, ns, limit).await,
-            Self::Redis(s) => s.history(thread_id, ns, limit).await,
+        let config = CheckpointConfig::thread(thread_id).with_ns(ns);
+        let options = limit.map_or_else(ListOptions::new, |l| ListOptions::new().limit(l));
+        match self.saver().list(Some(&config), options).await {
+            Ok(tuples) => Ok(tuples.iter().map(Snapshot::from_tuple).collect()),
+            Err(e) if is_bad_data(&e) => self.raw(thread_id, ns, None, limit).await,
+            Err(e) => Err(self.backend(e)),
         }
     }
 
@@ -91,9 +94,44 @@ impl Source {
         ns: &str,
         checkpoint_id: Option<&str>,
     ) -> Result<Option<Snapshot>> {
+        let mut config = CheckpointConfig::thread(thread_id).with_ns(ns);
+        config.checkpoint_id = checkpoint_id.map(str::to_owned);
+        match self.saver().get_tuple(&config).await {
+            Ok(tuple) => Ok(tuple.as_ref().map(Snapshot::from_tuple)),
+            Err(e) if is_bad_data(&e) => {
+                Ok(self.raw(thread_id, ns, checkpoint_id, Some(1)).await?.into_iter().next())
+            }
+            Err(e) => Err(self.backend(e)),
+        }
+    }
+
+    /// The saver the normal path reads through.
+    fn saver(&self) -> &dyn DynCheckpointer {
         match self {
-            Self::MySql(s) => s.checkpoint(thread_id, ns, checkpoint_id).await,
-            Self::Redis(s) => s.checkpoint(thread_id, ns, checkpoint_id).await,
+            Self::MySql(s) => &s.saver,
+            Self::Redis(s) => &s.saver,
+        }
+    }
+
+    /// The backend's own record reader, for threads the saver refuses to decode.
+    async fn raw(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        only: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<Vec<Snapshot>> {
+        match self {
+            Self::MySql(s) => s.raw(thread_id, ns, only, limit).await,
+            Self::Redis(s) => s.raw(thread_id, ns, only, limit).await,
+        }
+    }
+
+    /// A saver failure as this source's error (the URL, password hidden, attached).
+    fn backend(&self, source: CheckpointError) -> Error {
+        match self {
+            Self::MySql(s) => s.backend(source),
+            Self::Redis(s) => s.backend(source),
         }
     }
 

@@ -7,12 +7,11 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
-use graph_core::checkpoint::{CheckpointConfig, Checkpointer, ListOptions};
 use serde_json::Value as Json;
 use sqlx::mysql::{MySqlConnection, MySqlRow};
 use sqlx::{Connection as _, Row as _};
 
-use super::{is_bad_data, ThreadInfo};
+use super::ThreadInfo;
 use crate::decode::Decoded;
 use crate::error::{redact, Error, Result};
 use crate::snapshot::{RawCheckpoint, Snapshot};
@@ -38,7 +37,7 @@ type BlobRows = HashMap<(String, String), (String, Option<Vec<u8>>)>;
 #[derive(Debug, Clone)]
 pub struct MySqlSource {
     /// The saver, whose pool the direct queries share.
-    saver: MySqlCheckpointer,
+    pub(super) saver: MySqlCheckpointer,
     /// The URL without its password, for messages.
     url: String,
 }
@@ -73,7 +72,7 @@ impl MySqlSource {
         Ok(Self { saver: MySqlCheckpointer::from_pool(pool), url: shown })
     }
 
-    fn backend(&self, source: impl Into<crate::error::BoxError>) -> Error {
+    pub(super) fn backend(&self, source: impl Into<crate::error::BoxError>) -> Error {
         Error::Backend { url: self.url.clone(), source: source.into() }
     }
 
@@ -105,41 +104,9 @@ impl MySqlSource {
         Ok(out)
     }
 
-    /// See [`Source::history`](super::Source::history).
-    pub(crate) async fn history(
-        &self,
-        thread_id: &str,
-        ns: &str,
-        limit: Option<usize>,
-    ) -> Result<Vec<Snapshot>> {
-        let config = CheckpointConfig::thread(thread_id).with_ns(ns);
-        let options = limit.map_or_else(ListOptions::new, |l| ListOptions::new().limit(l));
-        match self.saver.list(Some(&config), options).await {
-            Ok(tuples) => Ok(tuples.iter().map(Snapshot::from_tuple).collect()),
-            Err(e) if is_bad_data(&e) => self.raw(thread_id, ns, None, limit).await,
-            Err(e) => Err(self.backend(e)),
-        }
-    }
-
-    /// See [`Source::checkpoint`](super::Source::checkpoint).
-    pub(crate) async fn checkpoint(
-        &self,
-        thread_id: &str,
-        ns: &str,
-        id: Option<&str>,
-    ) -> Result<Option<Snapshot>> {
-        let mut config = CheckpointConfig::thread(thread_id).with_ns(ns);
-        config.checkpoint_id = id.map(str::to_owned);
-        match self.saver.get_tuple(&config).await {
-            Ok(tuple) => Ok(tuple.as_ref().map(Snapshot::from_tuple)),
-            Err(e) if is_bad_data(&e) => Ok(self.raw(thread_id, ns, id, Some(1)).await?.into_iter().next()),
-            Err(e) => Err(self.backend(e)),
-        }
-    }
-
     /// The rows of a thread read directly, every value decoded on its own. `only` selects one
     /// checkpoint.
-    async fn raw(
+    pub(super) async fn raw(
         &self,
         thread_id: &str,
         ns: &str,

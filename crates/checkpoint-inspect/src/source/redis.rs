@@ -9,11 +9,10 @@
 use std::time::Duration;
 
 use checkpoint_redis::{RedisCheckpointer, ThreadKeys, DEFAULT_PREFIX};
-use graph_core::checkpoint::{CheckpointConfig, Checkpointer, ListOptions};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde_json::Value as Json;
 
-use super::{is_bad_data, ThreadInfo};
+use super::ThreadInfo;
 use crate::decode::Decoded;
 use crate::error::{redact, BoxError, Error, Result};
 use crate::snapshot::{RawCheckpoint, Snapshot};
@@ -28,7 +27,7 @@ const SCAN_COUNT: usize = 1000;
 #[derive(Debug, Clone)]
 pub struct RedisSource {
     /// The saver, read-only use.
-    saver: RedisCheckpointer,
+    pub(super) saver: RedisCheckpointer,
     /// A connection for the commands the saver has no API for.
     conn: ConnectionManager,
     /// The key prefix the saver was configured with.
@@ -67,7 +66,7 @@ impl RedisSource {
         Ok(Self { saver, conn, prefix, url: shown })
     }
 
-    fn backend(&self, source: impl Into<BoxError>) -> Error {
+    pub(super) fn backend(&self, source: impl Into<BoxError>) -> Error {
         Error::Backend { url: self.url.clone(), source: source.into() }
     }
 
@@ -147,40 +146,8 @@ impl RedisSource {
         Ok(out)
     }
 
-    /// See [`Source::history`](super::Source::history).
-    pub(crate) async fn history(
-        &self,
-        thread_id: &str,
-        ns: &str,
-        limit: Option<usize>,
-    ) -> Result<Vec<Snapshot>> {
-        let config = CheckpointConfig::thread(thread_id).with_ns(ns);
-        let options = limit.map_or_else(ListOptions::new, |l| ListOptions::new().limit(l));
-        match self.saver.list(Some(&config), options).await {
-            Ok(tuples) => Ok(tuples.iter().map(Snapshot::from_tuple).collect()),
-            Err(e) if is_bad_data(&e) => self.raw(thread_id, ns, None, limit).await,
-            Err(e) => Err(self.backend(e)),
-        }
-    }
-
-    /// See [`Source::checkpoint`](super::Source::checkpoint).
-    pub(crate) async fn checkpoint(
-        &self,
-        thread_id: &str,
-        ns: &str,
-        id: Option<&str>,
-    ) -> Result<Option<Snapshot>> {
-        let mut config = CheckpointConfig::thread(thread_id).with_ns(ns);
-        config.checkpoint_id = id.map(str::to_owned);
-        match self.saver.get_tuple(&config).await {
-            Ok(tuple) => Ok(tuple.as_ref().map(Snapshot::from_tuple)),
-            Err(e) if is_bad_data(&e) => Ok(self.raw(thread_id, ns, id, Some(1)).await?.into_iter().next()),
-            Err(e) => Err(self.backend(e)),
-        }
-    }
-
     /// A thread's hashes read field by field, every value decoded on its own.
-    async fn raw(
+    pub(super) async fn raw(
         &self,
         thread_id: &str,
         ns: &str,
