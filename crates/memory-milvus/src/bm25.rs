@@ -8,40 +8,8 @@ const K1: f64 = 1.2;
 /// Okapi BM25's length normalisation (the usual default, and Milvus's).
 const B: f64 = 0.75;
 
-fn is_cjk(c: char) -> bool {
-    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
-}
-
-/// Lowercased alphanumeric words; Chinese/Japanese/Korean runs become characters and character
-/// pairs, since they have no spaces to split on.
-pub(crate) fn tokenize(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut prev: Option<char> = None;
-    for c in text.chars() {
-        if is_cjk(c) {
-            if !word.is_empty() {
-                out.push(std::mem::take(&mut word));
-            }
-            out.push(c.to_string());
-            if let Some(p) = prev {
-                out.push(format!("{p}{c}"));
-            }
-            prev = Some(c);
-            continue;
-        }
-        prev = None;
-        if c.is_alphanumeric() {
-            word.extend(c.to_lowercase());
-        } else if !word.is_empty() {
-            out.push(std::mem::take(&mut word));
-        }
-    }
-    if !word.is_empty() {
-        out.push(word);
-    }
-    out
-}
+/// Terms are graph-core's [`tokenize`]: the same words the embedded store's hashing embeddings see.
+pub(crate) use graph_core::store::tokenize;
 
 /// The BM25 score of every document for `query`, in document order (0 when no term matches).
 pub(crate) fn scores(query: &str, docs: &[&str]) -> Vec<f64> {

@@ -129,7 +129,7 @@ impl HashingEmbeddings {
     /// The vector of one text, synchronously.
     pub fn embed(&self, text: &str) -> Vec<f32> {
         let mut v = vec![0.0f32; self.dims];
-        for token in tokens(text) {
+        for token in tokenize(text) {
             let h = xxhash_rust::xxh3::xxh3_64(token.as_bytes());
             let sign = if h >> 63 == 1 { -1.0 } else { 1.0 };
             v[(h % self.dims as u64) as usize] += sign;
@@ -155,8 +155,17 @@ fn is_cjk(c: char) -> bool {
     matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
 }
 
-/// Lowercased alphanumeric words; CJK runs become single characters and adjacent pairs.
-fn tokens(text: &str) -> Vec<String> {
+/// Lowercased alphanumeric words; Chinese/Japanese/Korean runs, which have no spaces to split
+/// on, become single characters and adjacent pairs. The tokens [`HashingEmbeddings`] hashes, and
+/// a keyword scorer's terms (memory-milvus's in-process BM25 uses it), so both agree.
+///
+/// ```
+/// use graph_core::store::tokenize;
+///
+/// assert_eq!(tokenize("FastAPI, perf-tuning!"), ["fastapi", "perf", "tuning"]);
+/// assert_eq!(tokenize("向量库"), ["向", "量", "向量", "库", "量库"]);
+/// ```
+pub fn tokenize(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
     let mut prev_cjk: Option<char> = None;

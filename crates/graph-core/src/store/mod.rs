@@ -38,7 +38,7 @@ mod namespace;
 use std::future::Future;
 use std::time::Duration;
 
-pub use embed::{cosine_similarity, DynEmbeddings, Embeddings, HashingEmbeddings};
+pub use embed::{cosine_similarity, tokenize, DynEmbeddings, Embeddings, HashingEmbeddings};
 pub use filter::{matches_filter, validate_filter};
 pub use item::{Item, ListNamespaces, NamespaceMatch, SearchItem, SearchQuery};
 pub use memory::{InMemoryStore, IndexConfig, TtlConfig};
