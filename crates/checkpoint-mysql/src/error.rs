@@ -49,6 +49,15 @@ pub enum Error {
         /// How long `setup` waited.
         seconds: u32,
     },
+    /// Another writer of a thread's first checkpoint (both expecting the thread to be empty)
+    /// held the namespace's lock for longer than the wait allowed.
+    #[error("timed out after {seconds} s waiting for another writer of the first checkpoint of thread `{thread_id}`")]
+    WriterLock {
+        /// The thread written.
+        thread_id: String,
+        /// How long the put waited.
+        seconds: u64,
+    },
     /// The schema found is not the one this saver writes (e.g. the shallow saver's tables in a
     /// database migrated for the full saver).
     #[error("table `{table}` does not have the expected layout (column `{column}`)")]

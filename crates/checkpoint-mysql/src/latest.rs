@@ -1,60 +1,162 @@
 //! The parent check of `put_expecting_latest`, done inside the put transaction.
 //!
-//! The check is a locking read (`FOR UPDATE`) of the namespace's checkpoint rows from the expected
-//! parent upwards, as the transaction's first statement. Under InnoDB's default `REPEATABLE READ`
-//! it takes next-key locks on those rows and on the gap after them, so a second writer of the same
-//! thread and namespace waits at its own locking read until the first commits, then reads the
-//! first one's row and refuses. Two writers that both find the namespace empty (the first
-//! checkpoint of a thread) hold compatible gap locks and then block each other's insert: InnoDB
-//! breaks that deadlock by rolling one back, and that one's transaction is run again, where its
-//! check now sees the winner's row.
+//! Writers of one thread and namespace must be serialized without locking anything that other
+//! threads need. A locking *range* read (`checkpoint_id >= parent ... FOR UPDATE`) would do the
+//! first part, but under InnoDB's default `REPEATABLE READ` it also locks the gap after the
+//! thread's newest row, and that gap is where the rows of every thread whose id sorts next go:
+//! with a hundred new threads at once (ids `load-…-1`, `load-…-10`, …) their inserts deadlock on
+//! each other's gap locks far more often than any retry budget covers. So the check takes only
+//! locks that belong to the one namespace:
 //!
-//! The race for the *first* checkpoint of a namespace relies on gap locks, so the check needs
-//! `REPEATABLE READ` (the server default; `READ COMMITTED` takes no gap locks). Scanning upwards
-//! from the parent rather than reading the newest row means a writer that waited on the parent
-//! row's lock reads the rows committed after the parent once it gets the lock.
+//! - **a parent is expected**: a locking read of exactly that row (`= parent` on the whole
+//!   primary key, a record lock and no gap lock), then a plain read of anything newer. A second
+//!   writer with the same parent waits at the record lock until the first commits; its plain read
+//!   comes after the wait, so its snapshot holds the first writer's checkpoint, and it refuses.
+//! - **no parent is expected** (the namespace's first checkpoint): there is no row to lock, so
+//!   the writers take a named lock (`GET_LOCK`) on the namespace before their transaction begins
+//!   ([`FirstCheckpointLock`]), and then check with a plain read that the namespace is empty.
+//!
+//! A parent that is gone, or a namespace that is not empty, is a [`CheckpointError::Conflict`]
+//! naming the newest checkpoint found.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
 
 use graph_core::checkpoint::{CheckpointConfig, CheckpointError};
 use sqlx::mysql::MySqlDatabaseError;
-use sqlx::{MySql, Transaction};
+use sqlx::pool::PoolConnection;
+use sqlx::{MySql, MySqlConnection, MySqlPool, Transaction};
 
-use crate::error::backend;
+use crate::error::{backend, Error};
 use crate::exact::same;
 use crate::sql::Layout;
 
-/// Full layout: the expected parent and anything newer, locked; at most two rows are needed to
-/// tell "only the parent" from "the parent and a newer one".
+/// Full layout: the expected parent, locked by its whole primary key (a record lock only).
 /// The thread id is compared exactly (see [`crate::exact`]), so bound twice.
-const LOCK_FROM_PARENT: &str = concat!(
+const LOCK_PARENT: &str = concat!(
     "SELECT checkpoint_id FROM checkpoints WHERE ",
     same!("thread_id"),
-    " AND checkpoint_ns_hash = ? AND checkpoint_id >= ? ORDER BY checkpoint_id LIMIT 2 FOR UPDATE"
+    " AND checkpoint_ns_hash = ? AND checkpoint_id = ? FOR UPDATE"
 );
 
-/// Full layout: the newest checkpoint id, for the conflict report.
-const NEWEST: &str = concat!(
+/// Full layout: the newest checkpoint id after the one bound (`''`: the newest of all), as a
+/// plain read.
+const NEWEST_AFTER: &str = concat!(
     "SELECT checkpoint_id FROM checkpoints WHERE ",
     same!("thread_id"),
-    " AND checkpoint_ns_hash = ? ORDER BY checkpoint_id DESC LIMIT 1"
+    " AND checkpoint_ns_hash = ? AND checkpoint_id > ? ORDER BY checkpoint_id DESC LIMIT 1"
 );
 
-/// Shallow layout: the namespace's one row, locked; its id is the document's `$.id` (cast: the
-/// JSON functions return a binary string on MariaDB).
-const LOCK_SHALLOW: &str = concat!(
+/// Shallow layout: the namespace's one row (its whole primary key), locked when `FOR UPDATE` is
+/// appended; its id is the document's `$.id` (cast: the JSON functions return a binary string on
+/// MariaDB).
+const SHALLOW_ID: &str = concat!(
     "SELECT CAST(JSON_UNQUOTE(JSON_EXTRACT(checkpoint, '$.id')) AS CHAR(150)) FROM checkpoints WHERE ",
     same!("thread_id"),
-    " AND checkpoint_ns_hash = ? FOR UPDATE"
+    " AND checkpoint_ns_hash = ?"
 );
 
 /// How many times a put transaction that InnoDB rolled back to break a deadlock is run again.
-pub(crate) const DEADLOCK_ATTEMPTS: usize = 5;
+pub(crate) const DEADLOCK_ATTEMPTS: usize = 8;
 
 /// MySQL's `ER_LOCK_DEADLOCK`.
 const ER_LOCK_DEADLOCK: u16 = 1213;
 
-/// Locks the namespace's latest checkpoint and checks that it is `config.checkpoint_id` (`None`:
-/// that the namespace has none); [`CheckpointError::Conflict`] otherwise. Must be the first
-/// statement of the transaction, so every writer of a namespace takes the locks in one order.
+/// How long a writer of a namespace's first checkpoint waits for another one.
+const FIRST_LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// The named lock of a namespace: its name is the MD5 of database, thread id and namespace, so it
+/// fits `GET_LOCK`'s 64 characters whatever the ids hold, and two databases on one server do
+/// not wait for each other.
+const LOCK_NAME: &str = "CONCAT('graph-rs:first:', MD5(CONCAT_WS(0x00, DATABASE(), ?, ?)))";
+
+/// A pooled connection that holds the named lock of one namespace's first checkpoint; the put
+/// transaction runs on it, and the lock is released after the commit.
+///
+/// A named lock belongs to the server session, not to the transaction: a connection handed back
+/// to the pool still holding it would block every later first writer of that namespace. So a
+/// guard dropped without [`release`](Self::release) (a cancelled put) closes its connection,
+/// and the server frees the lock with the session.
+pub(crate) struct FirstCheckpointLock {
+    /// `None` once released.
+    conn: Option<PoolConnection<MySql>>,
+}
+
+impl FirstCheckpointLock {
+    /// Waits for the lock of `config`'s namespace.
+    ///
+    /// # Errors
+    /// [`Error::WriterLock`] when another writer holds it longer than [`FIRST_LOCK_WAIT`]; the
+    /// driver's error when the statement fails.
+    pub(crate) async fn acquire(
+        pool: &MySqlPool,
+        config: &CheckpointConfig,
+    ) -> Result<Self, CheckpointError> {
+        // Guarded from before the statement is sent: a put cancelled while it waits must not
+        // leave a pooled session that is granted the lock later.
+        let mut guard = Self { conn: Some(pool.acquire().await.map_err(backend)?) };
+        let got: Option<i64> = sqlx::query_scalar(&format!("SELECT GET_LOCK({LOCK_NAME}, ?)"))
+            .bind(&config.thread_id)
+            .bind(&config.checkpoint_ns)
+            .bind(FIRST_LOCK_WAIT.as_secs())
+            .fetch_one(guard.connection())
+            .await
+            .map_err(backend)?;
+        if got != Some(1) {
+            // Nothing is held: the connection can go back to the pool.
+            guard.conn.take();
+            return Err(Error::WriterLock {
+                thread_id: config.thread_id.clone(),
+                seconds: FIRST_LOCK_WAIT.as_secs(),
+            }
+            .into());
+        }
+        Ok(guard)
+    }
+
+    /// The connection that holds the lock, to run the put transaction on.
+    pub(crate) fn connection(&mut self) -> &mut MySqlConnection {
+        self.conn.as_mut().expect("the connection is kept until release")
+    }
+
+    /// Releases the lock and hands the connection back to the pool. The checkpoint is committed
+    /// by then, so a failure here is not the put's: the connection is closed instead, which
+    /// releases the lock too.
+    pub(crate) async fn release(mut self, config: &CheckpointConfig) {
+        let Some(mut conn) = self.conn.take() else { return };
+        let released = sqlx::query(&format!("DO RELEASE_LOCK({LOCK_NAME})"))
+            .bind(&config.thread_id)
+            .bind(&config.checkpoint_ns)
+            .execute(&mut *conn)
+            .await;
+        if let Err(e) = released {
+            tracing::warn!(error = %e, thread_id = %config.thread_id, "RELEASE_LOCK failed; closing the connection");
+            drop(conn.detach());
+        }
+    }
+}
+
+impl Drop for FirstCheckpointLock {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            // Detached, the connection is closed rather than pooled: the server ends the session
+            // and frees the lock.
+            drop(conn.detach());
+        }
+    }
+}
+
+/// Whether a put expecting `config` as the latest must hold a [`FirstCheckpointLock`]: when it
+/// expects the namespace to be empty.
+pub(crate) fn needs_first_lock(expect_latest: bool, config: &CheckpointConfig) -> bool {
+    expect_latest && config.checkpoint_id.is_none()
+}
+
+/// Checks that the namespace's latest checkpoint is `config.checkpoint_id` (`None`: that the
+/// namespace has none, with the caller holding its [`FirstCheckpointLock`]), locking the parent
+/// row when there is one; [`CheckpointError::Conflict`] otherwise. Must be the first statement of
+/// the transaction, so the snapshot of its plain reads is taken after the lock wait.
 pub(crate) async fn lock_and_check(
     tx: &mut Transaction<'_, MySql>,
     layout: Layout,
@@ -64,28 +166,38 @@ pub(crate) async fn lock_and_check(
     let expected = config.checkpoint_id.as_deref();
     let found = match layout {
         Layout::Full => {
-            let ids: Vec<String> = sqlx::query_scalar(LOCK_FROM_PARENT)
-                .bind(&config.thread_id)
-                .bind(&config.thread_id)
-                .bind(&hash[..])
-                .bind(expected.unwrap_or(""))
-                .fetch_all(&mut **tx)
-                .await
-                .map_err(backend)?;
-            if ids.iter().map(String::as_str).eq(expected) {
-                return Ok(());
+            if let Some(parent) = expected {
+                let locked: Option<String> = sqlx::query_scalar(LOCK_PARENT)
+                    .bind(&config.thread_id)
+                    .bind(&config.thread_id)
+                    .bind(&hash[..])
+                    .bind(parent)
+                    .fetch_optional(&mut **tx)
+                    .await
+                    .map_err(backend)?;
+                let newer = newest_after(tx, config, hash, parent).await?;
+                if locked.is_some() && newer.is_none() {
+                    return Ok(());
+                }
+                // The parent has a successor, or is gone: report the actual newest.
+                match newer {
+                    Some(newer) => Some(newer),
+                    None => newest_after(tx, config, hash, "").await?,
+                }
+            } else {
+                let newest = newest_after(tx, config, hash, "").await?;
+                if newest.is_none() {
+                    return Ok(());
+                }
+                newest
             }
-            // The parent is gone or has a successor: report the actual newest.
-            sqlx::query_scalar(NEWEST)
-                .bind(&config.thread_id)
-                .bind(&config.thread_id)
-                .bind(&hash[..])
-                .fetch_optional(&mut **tx)
-                .await
-                .map_err(backend)?
         }
         Layout::Shallow => {
-            let id: Option<Option<String>> = sqlx::query_scalar(LOCK_SHALLOW)
+            // With a parent expected, its row exists unless there is a conflict: lock it. The
+            // first checkpoint is guarded by the named lock, and a plain read is enough.
+            let text =
+                if expected.is_some() { format!("{SHALLOW_ID} FOR UPDATE") } else { SHALLOW_ID.to_owned() };
+            let id: Option<Option<String>> = sqlx::query_scalar(&text)
                 .bind(&config.thread_id)
                 .bind(&config.thread_id)
                 .bind(&hash[..])
@@ -102,6 +214,23 @@ pub(crate) async fn lock_and_check(
     Err(CheckpointError::conflict(config, found))
 }
 
+/// The newest checkpoint id of the namespace after `after`, read without locks.
+async fn newest_after(
+    tx: &mut Transaction<'_, MySql>,
+    config: &CheckpointConfig,
+    hash: &[u8; 16],
+    after: &str,
+) -> Result<Option<String>, CheckpointError> {
+    sqlx::query_scalar(NEWEST_AFTER)
+        .bind(&config.thread_id)
+        .bind(&config.thread_id)
+        .bind(&hash[..])
+        .bind(after)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(backend)
+}
+
 /// Whether `err` is InnoDB rolling the transaction back to break a deadlock: the transaction
 /// did nothing and can run again.
 pub(crate) fn is_deadlock(err: &CheckpointError) -> bool {
@@ -109,4 +238,72 @@ pub(crate) fn is_deadlock(err: &CheckpointError) -> bool {
     let Some(crate::Error::Sqlx(sqlx)) = source.downcast_ref::<crate::Error>() else { return false };
     let number = sqlx.as_database_error().and_then(|e| e.try_downcast_ref::<MySqlDatabaseError>());
     number.is_some_and(|e| e.number() == ER_LOCK_DEADLOCK)
+}
+
+/// A short random pause before running a deadlocked transaction again, growing with `attempt`,
+/// so the writers that deadlocked do not meet again at once.
+pub(crate) async fn backoff(attempt: usize) {
+    use rand::Rng;
+    let millis = rand::thread_rng().gen_range(1..=2u64 << attempt.min(6));
+    tokio::time::sleep(Duration::from_millis(millis)).await;
+}
+
+/// The statements of a put after the parent check, run on the transaction's connection.
+pub(crate) type Body<'t, T> = Pin<Box<dyn Future<Output = Result<T, CheckpointError>> + Send + 't>>;
+
+/// Runs `body` as one put transaction of `layout`: with `expect_latest`, the parent check (and,
+/// for a namespace's first checkpoint, its [`FirstCheckpointLock`]) comes first. A transaction
+/// that InnoDB rolled back to break a deadlock did nothing, and is run again after a short pause,
+/// up to [`DEADLOCK_ATTEMPTS`] times.
+///
+/// `body` gets what it stores as `data` rather than capturing it, so that the future it returns
+/// borrows both for one lifetime.
+pub(crate) async fn put_transaction<D: Sync, T>(
+    pool: &MySqlPool,
+    layout: Layout,
+    config: &CheckpointConfig,
+    expect_latest: bool,
+    data: &D,
+    mut body: impl for<'t> FnMut(&'t mut MySqlConnection, &'t D) -> Body<'t, T>,
+) -> Result<T, CheckpointError> {
+    let hash = crate::write::ns_hash(&config.checkpoint_ns);
+    let mut first = match needs_first_lock(expect_latest, config) {
+        true => Some(FirstCheckpointLock::acquire(pool, config).await?),
+        false => None,
+    };
+    let mut attempt = 1;
+    let result = loop {
+        let begun = match first.as_mut() {
+            Some(lock) => sqlx::Connection::begin(lock.connection()).await,
+            None => pool.begin().await,
+        };
+        let mut tx = match begun {
+            Ok(tx) => tx,
+            Err(e) => break Err(backend(e)),
+        };
+        let written = async {
+            if expect_latest {
+                lock_and_check(&mut tx, layout, config, &hash).await?;
+            }
+            body(&mut tx, data).await
+        }
+        .await;
+        match written {
+            Ok(value) => break tx.commit().await.map(|()| value).map_err(backend),
+            Err(e) => {
+                // Explicitly, so the locks go now rather than when the connection is next used.
+                tx.rollback().await.ok();
+                if !(is_deadlock(&e) && attempt < DEADLOCK_ATTEMPTS) {
+                    break Err(e);
+                }
+                tracing::debug!(attempt, thread_id = %config.thread_id, "put deadlocked; retrying");
+                backoff(attempt).await;
+                attempt += 1;
+            }
+        }
+    };
+    if let Some(lock) = first {
+        lock.release(config).await;
+    }
+    result
 }

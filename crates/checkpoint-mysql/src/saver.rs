@@ -10,8 +10,9 @@ use graph_core::checkpoint::{
     ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
     CheckpointTuple, Checkpointer, ListOptions,
 };
-use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
-use sqlx::MySqlPool;
+use sqlx::mysql::{MySqlArguments, MySqlConnectOptions, MySqlPoolOptions};
+use sqlx::query::Query;
+use sqlx::{MySql, MySqlConnection, MySqlPool};
 
 use crate::delta::{self, DeltaChannels, DeltaState};
 use crate::error::{backend, Error, Result};
@@ -222,58 +223,63 @@ impl MySqlCheckpointer {
         let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
         let metadata =
             pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
-        let upsert = || {
-            sqlx::query(sql::UPSERT_CHECKPOINT)
-                .bind(&config.thread_id)
-                .bind(&config.checkpoint_ns)
-                .bind(&hash[..])
-                .bind(&checkpoint.id)
-                .bind(config.checkpoint_id.as_deref())
-                .bind(document.as_str())
-                .bind(metadata.as_str())
-        };
-        if !expect_latest && blobs.is_empty() && planned.is_empty() {
+        let rows = Rows { config, hash, checkpoint_id: &checkpoint.id, blobs, planned, document, metadata };
+        if !expect_latest && rows.blobs.is_empty() && rows.planned.is_empty() {
             // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
-            upsert().execute(&self.pool).await.map_err(backend)?;
+            rows.upsert().execute(&self.pool).await.map_err(backend)?;
             return Ok(());
         }
-        let mut attempt = 1;
-        loop {
-            let mut tx = self.pool.begin().await.map_err(backend)?;
-            let written = async {
-                if expect_latest {
-                    latest::lock_and_check(&mut tx, Layout::Full, config, &hash).await?;
-                }
-                if !blobs.is_empty() {
-                    write::insert_blobs(&mut tx, config, &hash, &blobs).await.map_err(backend)?;
-                }
-                let stored = delta::insert(&mut tx, config, &hash, &planned).await.map_err(backend)?;
-                upsert().execute(&mut *tx).await.map_err(backend)?;
-                Ok(stored)
-            }
-            .await;
-            // On an error the transaction is rolled back when dropped (explicitly on a conflict,
-            // so the locks go at once rather than when the connection is next used).
-            match written {
-                Ok(stored) => {
-                    tx.commit().await.map_err(backend)?;
-                    if let Some(delta) = &self.delta {
-                        delta.remember(config, &planned, stored);
-                    }
-                    return Ok(());
-                }
-                Err(e) if latest::is_deadlock(&e) && attempt < latest::DEADLOCK_ATTEMPTS => {
-                    // InnoDB rolled back this transaction to let another writer of the thread
-                    // through; run it again, when its check sees that writer's checkpoint.
-                    tracing::debug!(attempt, thread_id = %config.thread_id, "put deadlocked; retrying");
-                    attempt += 1;
-                }
-                Err(e) => {
-                    tx.rollback().await.ok();
-                    return Err(e);
-                }
-            }
+        let stored =
+            latest::put_transaction(&self.pool, Layout::Full, config, expect_latest, &rows, |tx, rows| {
+                Box::pin(rows.write(tx))
+            })
+            .await?;
+        if let Some(delta) = &self.delta {
+            delta.remember(config, &rows.planned, stored);
         }
+        Ok(())
+    }
+}
+
+/// What one put stores, encoded and checked: its blob rows (or deltas) and its checkpoint row.
+struct Rows<'a> {
+    /// Thread, namespace and parent.
+    config: &'a CheckpointConfig,
+    /// `checkpoint_ns_hash`.
+    hash: [u8; 16],
+    /// The checkpoint's id.
+    checkpoint_id: &'a str,
+    /// Values whose version is new, stored in full.
+    blobs: Vec<write::Blob<'a>>,
+    /// Values of delta channels, stored as deltas or snapshots.
+    planned: Vec<delta::Planned<'a>>,
+    /// The checkpoint document, as Python's JSON.
+    document: String,
+    /// The metadata, as Python's JSON.
+    metadata: String,
+}
+
+impl Rows<'_> {
+    /// The statement that upserts the checkpoint row.
+    fn upsert(&self) -> Query<'_, MySql, MySqlArguments> {
+        sqlx::query(sql::UPSERT_CHECKPOINT)
+            .bind(&self.config.thread_id)
+            .bind(&self.config.checkpoint_ns)
+            .bind(&self.hash[..])
+            .bind(self.checkpoint_id)
+            .bind(self.config.checkpoint_id.as_deref())
+            .bind(self.document.as_str())
+            .bind(self.metadata.as_str())
+    }
+
+    /// Stores everything on `tx` (inside the put's transaction); returns what delta mode stored.
+    async fn write(&self, tx: &mut MySqlConnection) -> Result<Vec<Option<delta::Stored>>, CheckpointError> {
+        if !self.blobs.is_empty() {
+            write::insert_blobs(tx, self.config, &self.hash, &self.blobs).await.map_err(backend)?;
+        }
+        let stored = delta::insert(tx, self.config, &self.hash, &self.planned).await.map_err(backend)?;
+        self.upsert().execute(&mut *tx).await.map_err(backend)?;
+        Ok(stored)
     }
 }
 

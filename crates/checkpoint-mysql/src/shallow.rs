@@ -9,7 +9,7 @@ use graph_core::checkpoint::{
     CheckpointTuple, Checkpointer, ListOptions,
 };
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
-use sqlx::{MySql, MySqlPool, Transaction};
+use sqlx::{MySqlConnection, MySqlPool};
 
 use crate::error::{backend, Error, Result};
 use crate::exact::same;
@@ -161,24 +161,21 @@ impl MySqlShallowCheckpointer {
             pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
         let hash = write::ns_hash(&config.checkpoint_ns);
 
-        let mut attempt = 1;
-        loop {
-            let mut tx = self.pool.begin().await.map_err(backend)?;
-            let written = async {
-                if expect_latest {
-                    latest::lock_and_check(&mut tx, Layout::Shallow, config, &hash).await?;
-                }
-                refuse_colliding_thread(&mut tx, config, &hash).await?;
+        let rows = (config, hash, checkpoint.id.as_str(), blobs, document, metadata);
+        latest::put_transaction(&self.pool, Layout::Shallow, config, expect_latest, &rows, |tx, rows| {
+            let (config, hash, id, blobs, document, metadata) = rows;
+            Box::pin(async move {
+                refuse_colliding_thread(tx, config, hash).await?;
                 sqlx::query(DELETE_OLD_WRITES)
                     .bind(&config.thread_id)
                     .bind(&config.thread_id)
                     .bind(&hash[..])
-                    .bind(&checkpoint.id)
+                    .bind(*id)
                     .bind(config.checkpoint_id.as_deref().unwrap_or(""))
                     .execute(&mut *tx)
                     .await
                     .map_err(backend)?;
-                upsert_blobs(&mut tx, config, &hash, &blobs).await.map_err(backend)?;
+                upsert_blobs(tx, config, hash, blobs).await.map_err(backend)?;
                 sqlx::query(UPSERT_CHECKPOINT)
                     .bind(&config.thread_id)
                     .bind(&config.checkpoint_ns)
@@ -189,32 +186,23 @@ impl MySqlShallowCheckpointer {
                     .await
                     .map_err(backend)?;
                 Ok(())
-            }
-            .await;
-            match written {
-                Ok(()) => return tx.commit().await.map_err(backend),
-                // Rolled back by InnoDB to break a deadlock between two writers: run it again.
-                Err(e) if latest::is_deadlock(&e) && attempt < latest::DEADLOCK_ATTEMPTS => attempt += 1,
-                Err(e) => {
-                    tx.rollback().await.ok();
-                    return Err(e);
-                }
-            }
-        }
+            })
+        })
+        .await
     }
 }
 
 /// `Err(Invalid)` when the namespace's row belongs to a thread whose id differs from
 /// `config.thread_id` but is equal to it under the column's collation (see [`SAME_KEY`]).
 async fn refuse_colliding_thread(
-    tx: &mut Transaction<'_, MySql>,
+    tx: &mut MySqlConnection,
     config: &CheckpointConfig,
     hash: &[u8; 16],
 ) -> Result<(), CheckpointError> {
     let stored: Vec<String> = sqlx::query_scalar(SAME_KEY)
         .bind(&config.thread_id)
         .bind(&hash[..])
-        .fetch_all(&mut **tx)
+        .fetch_all(&mut *tx)
         .await
         .map_err(backend)?;
     match stored.into_iter().find(|other| *other != config.thread_id) {
@@ -229,7 +217,7 @@ async fn refuse_colliding_thread(
 
 /// `(channel, type, blob)` rows, upserted in as few statements as fit.
 async fn upsert_blobs(
-    tx: &mut Transaction<'_, MySql>,
+    tx: &mut MySqlConnection,
     config: &CheckpointConfig,
     hash: &[u8; 16],
     blobs: &[(&str, String, Option<Vec<u8>>)],
@@ -247,7 +235,7 @@ async fn upsert_blobs(
                 .bind(kind)
                 .bind(bytes.as_deref());
         }
-        query.execute(&mut **tx).await?;
+        query.execute(&mut *tx).await?;
     }
     Ok(())
 }

@@ -5,11 +5,11 @@ use graph_core::checkpoint::{write_index, ChannelValue, CheckpointConfig, Checkp
 use md5::{Digest, Md5};
 use sqlx::mysql::MySqlArguments;
 use sqlx::query::Query;
-use sqlx::{MySql, MySqlPool, Transaction};
+use sqlx::{MySql, MySqlConnection, MySqlPool};
 
 use crate::error::{backend, Error};
 use crate::exact::same;
-use crate::sql;
+use crate::{latest, sql};
 
 /// Length of the `VARCHAR(150)` columns: ids, channels, versions, type tags.
 pub(crate) const ID_LEN: usize = 150;
@@ -72,7 +72,7 @@ pub(crate) struct Blob<'a> {
 
 /// Inserts blob rows, existing `(channel, version)` rows kept, in as few statements as fit.
 pub(crate) async fn insert_blobs(
-    tx: &mut Transaction<'_, MySql>,
+    tx: &mut MySqlConnection,
     config: &CheckpointConfig,
     hash: &[u8; 16],
     blobs: &[Blob<'_>],
@@ -90,7 +90,7 @@ pub(crate) async fn insert_blobs(
                 .bind(&blob.kind)
                 .bind(&blob.bytes);
         }
-        query.execute(&mut **tx).await?;
+        query.execute(&mut *tx).await?;
     }
     Ok(())
 }
@@ -151,7 +151,17 @@ pub(crate) async fn put_writes(
         rows.push(Write { idx: write_index(channel, position), channel, kind, bytes });
     }
     let target = WriteTarget { config, checkpoint_id, task_id, task_path };
-    insert_writes(pool, &target, &rows, upsert).await.map_err(backend)
+    let mut attempt = 1;
+    loop {
+        match insert_writes(pool, &target, &rows, upsert).await.map_err(backend) {
+            // Rolled back whole by InnoDB to break a deadlock; the rows are idempotent anyway.
+            Err(e) if latest::is_deadlock(&e) && attempt < latest::DEADLOCK_ATTEMPTS => {
+                latest::backoff(attempt).await;
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
 }
 
 /// `delete_thread` of both savers: every row of the thread in the three tables, in one

@@ -21,9 +21,10 @@ mod write;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+pub(crate) use cache::Stored;
 pub(crate) use prune::prune_blobs;
 pub(crate) use read::resolve;
-pub(crate) use write::{insert, plan};
+pub(crate) use write::{insert, plan, Planned};
 
 use cache::Cache;
 

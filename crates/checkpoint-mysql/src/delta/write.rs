@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use graph_core::checkpoint::{version_number, CheckpointConfig};
-use sqlx::{MySql, Transaction};
+use sqlx::MySqlConnection;
 
 use super::cache::Stored;
 use super::format::{self, DELTA_TYPE};
@@ -134,7 +134,7 @@ pub(crate) fn ordered(older: &str, newer: &str) -> bool {
 /// under its version, or `None` when a row for that version was already there (a repeated put):
 /// its form is then unknown and the cache must forget it.
 pub(crate) async fn insert(
-    tx: &mut Transaction<'_, MySql>,
+    tx: &mut MySqlConnection,
     config: &CheckpointConfig,
     hash: &[u8; 16],
     planned: &[Planned<'_>],
@@ -156,7 +156,7 @@ pub(crate) async fn insert(
                 .bind(p.channel)
                 .bind(p.channel)
                 .bind(&d.base)
-                .execute(&mut **tx)
+                .execute(&mut *tx)
                 .await?
                 .rows_affected();
             if inserted == 1 {
@@ -170,7 +170,7 @@ pub(crate) async fn insert(
                 .bind(p.channel)
                 .bind(p.channel)
                 .bind(p.version)
-                .fetch_one(&mut **tx)
+                .fetch_one(&mut *tx)
                 .await?;
             if exists > 0 {
                 outcomes.push(None);
@@ -189,7 +189,7 @@ pub(crate) async fn insert(
             .bind(p.version)
             .bind("msgpack")
             .bind(&p.list[..])
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?
             .rows_affected();
         outcomes.push((inserted == 1).then(|| p.stored(p.version.to_owned(), 0)));
