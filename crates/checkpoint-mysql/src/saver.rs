@@ -8,7 +8,7 @@ use std::time::Duration;
 use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
 use graph_core::checkpoint::{
     ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions,
+    CheckpointTuple, Checkpointer, ListOptions, WriteBatch,
 };
 use sqlx::mysql::{MySqlArguments, MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::query::Query;
@@ -185,10 +185,12 @@ impl MySqlCheckpointer {
     }
 
     /// `put`, and with `expect_latest` `put_expecting_latest`: one transaction that first checks
-    /// the parent (see [`latest`]), then stores the blobs and the checkpoint row.
+    /// the parent (see [`latest`]), then stores `writes` (`put_with_writes`), the blobs and the
+    /// checkpoint row.
     async fn put_inner(
         &self,
         config: &CheckpointConfig,
+        writes: Option<&WriteBatch>,
         checkpoint: &Checkpoint,
         metadata: &CheckpointMetadata,
         new_versions: &ChannelVersions,
@@ -223,8 +225,15 @@ impl MySqlCheckpointer {
         let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
         let metadata =
             pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
-        let rows = Rows { config, hash, checkpoint_id: &checkpoint.id, blobs, planned, document, metadata };
-        if !expect_latest && rows.blobs.is_empty() && rows.planned.is_empty() {
+        let writes = match writes {
+            Some(batch) => {
+                Some(write::prepare_writes(config, &batch.writes, &batch.task_id, &batch.task_path)?)
+            }
+            None => None,
+        };
+        let rows =
+            Rows { config, hash, checkpoint_id: &checkpoint.id, writes, blobs, planned, document, metadata };
+        if !expect_latest && rows.writes.is_none() && rows.blobs.is_empty() && rows.planned.is_empty() {
             // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
             rows.upsert().execute(&self.pool).await.map_err(backend)?;
             return Ok(());
@@ -249,6 +258,8 @@ struct Rows<'a> {
     hash: [u8; 16],
     /// The checkpoint's id.
     checkpoint_id: &'a str,
+    /// Pending writes against the parent, stored first (`put_with_writes`).
+    writes: Option<write::TaskWrites<'a>>,
     /// Values whose version is new, stored in full.
     blobs: Vec<write::Blob<'a>>,
     /// Values of delta channels, stored as deltas or snapshots.
@@ -274,6 +285,9 @@ impl Rows<'_> {
 
     /// Stores everything on `tx` (inside the put's transaction); returns what delta mode stored.
     async fn write(&self, tx: &mut MySqlConnection) -> Result<Vec<Option<delta::Stored>>, CheckpointError> {
+        if let Some(writes) = &self.writes {
+            write::insert_writes(tx, self.config, writes).await.map_err(backend)?;
+        }
         if !self.blobs.is_empty() {
             write::insert_blobs(tx, self.config, &self.hash, &self.blobs).await.map_err(backend)?;
         }
@@ -446,7 +460,7 @@ impl Checkpointer for MySqlCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_inner(config, &checkpoint, &metadata, &new_versions, false).await?;
+        self.put_inner(config, None, &checkpoint, &metadata, &new_versions, false).await?;
         Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 
@@ -458,7 +472,22 @@ impl Checkpointer for MySqlCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_inner(config, &checkpoint, &metadata, &new_versions, true).await?;
+        self.put_inner(config, None, &checkpoint, &metadata, &new_versions, true).await?;
+        Ok(config.clone().with_checkpoint_id(checkpoint.id))
+    }
+
+    /// One transaction for the writes and the checkpoint: one commit, and on a conflict neither
+    /// is stored.
+    async fn put_with_writes(
+        &self,
+        config: &CheckpointConfig,
+        batch: WriteBatch,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        expect_latest: bool,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        self.put_inner(config, Some(&batch), &checkpoint, &metadata, &new_versions, expect_latest).await?;
         Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 

@@ -3,8 +3,6 @@
 use graph_core::checkpoint::serde::dumps_typed;
 use graph_core::checkpoint::{write_index, ChannelValue, CheckpointConfig, CheckpointError, WRITES_IDX_MAP};
 use md5::{Digest, Md5};
-use sqlx::mysql::MySqlArguments;
-use sqlx::query::Query;
 use sqlx::{MySql, MySqlConnection, MySqlPool};
 
 use crate::error::{backend, Error};
@@ -108,17 +106,46 @@ struct Write<'a> {
     bytes: Vec<u8>,
 }
 
-/// Where writes go: checkpoint and task.
+/// A task's writes, checked and encoded, ready to insert.
 #[derive(Debug)]
-struct WriteTarget<'a> {
-    /// Thread and namespace.
-    config: &'a CheckpointConfig,
+pub(crate) struct TaskWrites<'a> {
     /// The checkpoint the writes belong to.
     checkpoint_id: &'a str,
     /// The writing task.
     task_id: &'a str,
     /// The writing task's path.
     task_path: &'a str,
+    /// The rows.
+    rows: Vec<Write<'a>>,
+    /// LangGraph's rule: a batch made only of special channels (`__error__`, `__interrupt__`,
+    /// ...) replaces what was there; any other batch only fills in what is missing.
+    upsert: bool,
+}
+
+/// Checks and encodes the writes of `put_writes` (and of `put_with_writes`).
+pub(crate) fn prepare_writes<'a>(
+    config: &'a CheckpointConfig,
+    writes: &'a [(String, ChannelValue)],
+    task_id: &'a str,
+    task_path: &'a str,
+) -> Result<TaskWrites<'a>, CheckpointError> {
+    let Some(checkpoint_id) = config.checkpoint_id.as_deref() else {
+        return Err(CheckpointError::Invalid("put_writes needs a config with a checkpoint_id".to_owned()));
+    };
+    check_address(config)?;
+    fits("checkpoint_id", checkpoint_id, ID_LEN)?;
+    fits("task_id", task_id, ID_LEN)?;
+    fits("task_path", task_path, NS_LEN)?;
+    let upsert =
+        writes.iter().all(|(channel, _)| WRITES_IDX_MAP.iter().any(|(special, _)| special == channel));
+    let mut rows = Vec::with_capacity(writes.len());
+    for (position, (channel, value)) in writes.iter().enumerate() {
+        fits("channel", channel, ID_LEN)?;
+        let (kind, bytes) = dumps_typed(value).map_err(Error::from)?;
+        fits("type", &kind, ID_LEN)?;
+        rows.push(Write { idx: write_index(channel, position), channel, kind, bytes });
+    }
+    Ok(TaskWrites { checkpoint_id, task_id, task_path, rows, upsert })
 }
 
 /// `put_writes` of both savers (their `checkpoint_writes` tables are the same).
@@ -129,31 +156,26 @@ pub(crate) async fn put_writes(
     task_id: &str,
     task_path: &str,
 ) -> Result<(), CheckpointError> {
-    let Some(checkpoint_id) = config.checkpoint_id.as_deref() else {
-        return Err(CheckpointError::Invalid("put_writes needs a config with a checkpoint_id".to_owned()));
-    };
-    check_address(config)?;
-    fits("checkpoint_id", checkpoint_id, ID_LEN)?;
-    fits("task_id", task_id, ID_LEN)?;
-    fits("task_path", task_path, NS_LEN)?;
-    if writes.is_empty() {
+    let prepared = prepare_writes(config, writes, task_id, task_path)?;
+    if prepared.rows.is_empty() {
         return Ok(());
     }
-    // LangGraph's rule: a batch made only of special channels (`__error__`, `__interrupt__`, ...)
-    // replaces what was there; any other batch only fills in what is missing.
-    let upsert =
-        writes.iter().all(|(channel, _)| WRITES_IDX_MAP.iter().any(|(special, _)| special == channel));
-    let mut rows = Vec::with_capacity(writes.len());
-    for (position, (channel, value)) in writes.iter().enumerate() {
-        fits("channel", channel, ID_LEN)?;
-        let (kind, bytes) = dumps_typed(value).map_err(Error::from)?;
-        fits("type", &kind, ID_LEN)?;
-        rows.push(Write { idx: write_index(channel, position), channel, kind, bytes });
-    }
-    let target = WriteTarget { config, checkpoint_id, task_id, task_path };
     let mut attempt = 1;
     loop {
-        match insert_writes(pool, &target, &rows, upsert).await.map_err(backend) {
+        let done = match write_statements(config, &prepared)[..] {
+            [ref single] => single.execute(pool).await.map(drop),
+            ref several => {
+                async {
+                    let mut tx = pool.begin().await?;
+                    for statement in several {
+                        statement.execute(&mut *tx).await?;
+                    }
+                    tx.commit().await
+                }
+                .await
+            }
+        };
+        match done.map_err(backend) {
             // Rolled back whole by InnoDB to break a deadlock; the rows are idempotent anyway.
             Err(e) if latest::is_deadlock(&e) && attempt < latest::DEADLOCK_ATTEMPTS => {
                 latest::backoff(attempt).await;
@@ -162,6 +184,18 @@ pub(crate) async fn put_writes(
             done => return done,
         }
     }
+}
+
+/// Inserts prepared writes on `conn`, inside the caller's transaction.
+pub(crate) async fn insert_writes(
+    conn: &mut MySqlConnection,
+    config: &CheckpointConfig,
+    prepared: &TaskWrites<'_>,
+) -> Result<(), sqlx::Error> {
+    for statement in write_statements(config, prepared) {
+        statement.execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// `delete_thread` of both savers: every row of the thread in the three tables, in one
@@ -180,53 +214,62 @@ pub(crate) async fn delete_thread(pool: &MySqlPool, thread_id: &str) -> Result<(
     tx.commit().await.map_err(backend)
 }
 
-/// Inserts write rows (`upsert`: latest wins; otherwise first wins) in one statement, or in one
-/// transaction of several when they do not fit in one.
-async fn insert_writes(
-    pool: &MySqlPool,
-    target: &WriteTarget<'_>,
-    writes: &[Write<'_>],
-    upsert: bool,
-) -> Result<(), sqlx::Error> {
-    let hash = ns_hash(&target.config.checkpoint_ns);
-    let (prefix, tail) =
-        if upsert { (sql::upsert_writes(), sql::UPSERT_WRITES_TAIL) } else { (sql::insert_writes(), "") };
-    let statements: Vec<(String, &[Write<'_>])> = batches(writes, |w| w.bytes.len(), MAX_PLACEHOLDERS / 10)
-        .map(|batch| (sql::multi_row(&prefix, sql::WRITE_ROW, batch.len(), tail), batch))
-        .collect();
-    if let [(text, batch)] = &statements[..] {
-        write_query(text, target, &hash, batch).execute(pool).await?;
-        return Ok(());
-    }
-    let mut tx = pool.begin().await?;
-    for (text, batch) in &statements {
-        write_query(text, target, &hash, batch).execute(&mut *tx).await?;
-    }
-    tx.commit().await
+/// One multi-row statement with its rows, bound when executed.
+pub(crate) struct WriteStatement<'q> {
+    /// The SQL text.
+    text: String,
+    /// Where the rows go.
+    config: &'q CheckpointConfig,
+    /// `checkpoint_ns_hash`.
+    hash: [u8; 16],
+    /// Checkpoint, task and rows.
+    writes: &'q TaskWrites<'q>,
+    /// The rows of this statement.
+    batch: &'q [Write<'q>],
 }
 
-/// The multi-row statement `text` with the values of `batch` bound.
-fn write_query<'q>(
-    text: &'q str,
-    target: &'q WriteTarget<'_>,
-    hash: &'q [u8; 16],
-    batch: &'q [Write<'_>],
-) -> Query<'q, MySql, MySqlArguments> {
-    let mut query = sqlx::query(text);
-    for w in batch {
-        query = query
-            .bind(&target.config.thread_id)
-            .bind(&target.config.checkpoint_ns)
-            .bind(&hash[..])
-            .bind(target.checkpoint_id)
-            .bind(target.task_id)
-            .bind(target.task_path)
-            .bind(w.idx)
-            .bind(w.channel)
-            .bind(&w.kind)
-            .bind(&w.bytes);
+impl WriteStatement<'_> {
+    /// Runs the statement with its rows bound.
+    async fn execute<'e>(
+        &self,
+        executor: impl sqlx::Executor<'e, Database = MySql>,
+    ) -> Result<(), sqlx::Error> {
+        let mut query = sqlx::query(&self.text);
+        for w in self.batch {
+            query = query
+                .bind(&self.config.thread_id)
+                .bind(&self.config.checkpoint_ns)
+                .bind(&self.hash[..])
+                .bind(self.writes.checkpoint_id)
+                .bind(self.writes.task_id)
+                .bind(self.writes.task_path)
+                .bind(w.idx)
+                .bind(w.channel)
+                .bind(&w.kind)
+                .bind(&w.bytes);
+        }
+        query.execute(executor).await.map(drop)
     }
-    query
+}
+
+/// The statements that insert `writes` (`upsert`: latest wins; otherwise first wins): one, or
+/// several when the rows do not fit in one.
+fn write_statements<'q>(config: &'q CheckpointConfig, writes: &'q TaskWrites<'q>) -> Vec<WriteStatement<'q>> {
+    let hash = ns_hash(&config.checkpoint_ns);
+    let (prefix, tail) = if writes.upsert {
+        (sql::upsert_writes(), sql::UPSERT_WRITES_TAIL)
+    } else {
+        (sql::insert_writes(), "")
+    };
+    batches(&writes.rows, |w| w.bytes.len(), MAX_PLACEHOLDERS / 10)
+        .map(|batch| WriteStatement {
+            text: sql::multi_row(&prefix, sql::WRITE_ROW, batch.len(), tail),
+            config,
+            hash,
+            writes,
+            batch,
+        })
+        .collect()
 }
 
 /// Splits `items` into runs of at most `max_rows` items and, unless a single item is larger,

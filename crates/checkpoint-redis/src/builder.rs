@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::cluster_async::ClusterConnection;
 
 use crate::conn::Conn;
@@ -11,6 +11,12 @@ use crate::saver::RedisCheckpointer;
 
 /// The expiry a thread gets when none is configured: the seed's "running snapshot" lives 7 days.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
+/// How long a command may wait for its reply when none is configured. The `redis` crate's own
+/// default (500 ms) is too short for a saver: one multiplexed connection carries every thread's
+/// commands, a put script moves a whole checkpoint, and under load the queue alone can take
+/// longer. A reply that times out does not mean the command did not run.
+pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The key prefix used when none is configured.
 pub const DEFAULT_PREFIX: &str = "graph:cp";
@@ -26,6 +32,8 @@ pub struct RedisCheckpointerBuilder {
     refresh_on_read: bool,
     /// Keep only the latest checkpoint of each (thread, namespace).
     shallow: bool,
+    /// How long `connect` and `connect_cluster` let a command wait for its reply.
+    response_timeout: Option<Duration>,
 }
 
 impl Default for RedisCheckpointerBuilder {
@@ -35,6 +43,7 @@ impl Default for RedisCheckpointerBuilder {
             ttl: Some(DEFAULT_TTL),
             refresh_on_read: false,
             shallow: false,
+            response_timeout: Some(DEFAULT_RESPONSE_TIMEOUT),
         }
     }
 }
@@ -81,6 +90,22 @@ impl RedisCheckpointerBuilder {
         self
     }
 
+    /// How long a command of a connection made by [`connect`](Self::connect) or
+    /// [`connect_cluster`](Self::connect_cluster) waits for its reply before it fails with a
+    /// timeout (default [`DEFAULT_RESPONSE_TIMEOUT`]; `None`: no limit).
+    #[must_use]
+    pub fn response_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// The connection manager settings [`connect`](Self::connect) uses, for building a
+    /// [`ConnectionManager`] of your own to hand to
+    /// [`with_connection_manager`](Self::with_connection_manager).
+    pub fn connection_manager_config(&self) -> ConnectionManagerConfig {
+        ConnectionManagerConfig::new().set_response_timeout(self.response_timeout)
+    }
+
     /// Connects to one server, e.g. `redis://127.0.0.1:6379/0`, through a
     /// [`ConnectionManager`] that reconnects by itself.
     ///
@@ -88,7 +113,8 @@ impl RedisCheckpointerBuilder {
     /// [`RedisSaverError::Invalid`] for a bad prefix, [`RedisSaverError::Redis`] when the URL is
     /// invalid or the server cannot be reached.
     pub async fn connect(self, url: &str) -> Result<RedisCheckpointer> {
-        let manager = redis::Client::open(url)?.get_connection_manager().await?;
+        let config = self.connection_manager_config();
+        let manager = redis::Client::open(url)?.get_connection_manager_with_config(config).await?;
         self.with_connection_manager(manager)
     }
 
@@ -98,7 +124,11 @@ impl RedisCheckpointerBuilder {
     /// As [`connect`](Self::connect).
     pub async fn connect_cluster<S: AsRef<str>>(self, urls: &[S]) -> Result<RedisCheckpointer> {
         let urls: Vec<&str> = urls.iter().map(AsRef::as_ref).collect();
-        let conn = redis::cluster::ClusterClient::new(urls)?.get_async_connection().await?;
+        let mut client = redis::cluster::ClusterClient::builder(urls);
+        if let Some(timeout) = self.response_timeout {
+            client = client.response_timeout(timeout);
+        }
+        let conn = client.build()?.get_async_connection().await?;
         self.with_cluster_connection(conn)
     }
 

@@ -65,7 +65,7 @@ mod record;
 mod saver;
 mod scripts;
 
-pub use builder::{RedisCheckpointerBuilder, DEFAULT_PREFIX, DEFAULT_TTL};
+pub use builder::{RedisCheckpointerBuilder, DEFAULT_PREFIX, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_TTL};
 pub use error::{RedisSaverError, Result};
 pub use keys::ThreadKeys;
 pub use saver::RedisCheckpointer;

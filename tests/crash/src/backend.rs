@@ -157,7 +157,9 @@ impl Backend {
                 Ok((Arc::new(saver), Sessions(ids)))
             }
             Self::Redis { url, prefix } => {
-                let mut manager = redis::Client::open(url.as_str())?.get_connection_manager().await?;
+                let config = RedisCheckpointer::builder().connection_manager_config();
+                let mut manager =
+                    redis::Client::open(url.as_str())?.get_connection_manager_with_config(config).await?;
                 let id: i64 = redis::cmd("CLIENT").arg("ID").query_async(&mut manager).await?;
                 let saver = RedisCheckpointer::builder()
                     .key_prefix(prefix.clone())

@@ -120,7 +120,9 @@ pub async fn redis(label: &str) -> Option<Backend> {
     let client = redis::Client::open(url.as_str()).expect("REDIS_URL is not a valid URL");
     let connect = async {
         Ok::<_, redis::RedisError>((
-            client.get_connection_manager().await?,
+            client
+                .get_connection_manager_with_config(RedisCheckpointer::builder().connection_manager_config())
+                .await?,
             client.get_multiplexed_async_connection().await?,
         ))
     };

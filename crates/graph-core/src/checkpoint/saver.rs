@@ -11,6 +11,18 @@ use super::{
 /// A future returned by [`DynCheckpointer`].
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// The pending writes of one task, as [`Checkpointer::put_writes`] takes them, for
+/// [`Checkpointer::put_with_writes`].
+#[derive(Debug, Clone, Default)]
+pub struct WriteBatch {
+    /// The writing task.
+    pub task_id: String,
+    /// The writing task's path.
+    pub task_path: String,
+    /// `(channel, value)` pairs in the order the task wrote them.
+    pub writes: Vec<(String, ChannelValue)>,
+}
+
 /// Stores checkpoints and pending writes (LangGraph's `BaseCheckpointSaver`).
 ///
 /// Implement it with `async fn`s; the engine uses it through [`DynCheckpointer`], which every
@@ -85,6 +97,38 @@ pub trait Checkpointer: Send + Sync + 'static {
         task_path: &str,
     ) -> impl Future<Output = Result<(), CheckpointError>> + Send;
 
+    /// Saves the last writes of a step and the checkpoint that follows the step:
+    /// [`put_writes`](Self::put_writes) of `batch` against `config` (the step's checkpoint, the
+    /// new one's parent), then [`put`](Self::put) of `checkpoint`, or
+    /// [`put_expecting_latest`](Self::put_expecting_latest) when `expect_latest`.
+    ///
+    /// The engine calls this when the last task of a step finishes, instead of the two calls, so
+    /// that a saver can make both durable at once: one transaction (and one commit) instead of
+    /// two. The rows are the same as those of the two calls. The default makes the two calls in
+    /// turn; an override should store both or neither, so that on a conflict the writes are not
+    /// stored either.
+    ///
+    /// # Errors
+    /// As `put_writes`, `put` and `put_expecting_latest`.
+    fn put_with_writes(
+        &self,
+        config: &CheckpointConfig,
+        batch: WriteBatch,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        expect_latest: bool,
+    ) -> impl Future<Output = Result<CheckpointConfig, CheckpointError>> + Send {
+        async move {
+            self.put_writes(config, batch.writes, &batch.task_id, &batch.task_path).await?;
+            if expect_latest {
+                self.put_expecting_latest(config, checkpoint, metadata, new_versions).await
+            } else {
+                self.put(config, checkpoint, metadata, new_versions).await
+            }
+        }
+    }
+
     /// Deletes every checkpoint, blob and write of a thread, in all namespaces.
     fn delete_thread(&self, thread_id: &str) -> impl Future<Output = Result<(), CheckpointError>> + Send;
 
@@ -131,6 +175,16 @@ pub trait DynCheckpointer: Send + Sync + 'static {
         task_id: &'a str,
         task_path: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>>;
+    /// See [`Checkpointer::put_with_writes`].
+    fn put_with_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        batch: WriteBatch,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        expect_latest: bool,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>>;
     /// See [`Checkpointer::delete_thread`].
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<(), CheckpointError>>;
     /// See [`Checkpointer::get_next_version`].
@@ -177,6 +231,25 @@ impl<T: Checkpointer> DynCheckpointer for T {
         task_path: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(Checkpointer::put_writes(self, config, writes, task_id, task_path))
+    }
+    fn put_with_writes<'a>(
+        &'a self,
+        config: &'a CheckpointConfig,
+        batch: WriteBatch,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        expect_latest: bool,
+    ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
+        Box::pin(Checkpointer::put_with_writes(
+            self,
+            config,
+            batch,
+            checkpoint,
+            metadata,
+            new_versions,
+            expect_latest,
+        ))
     }
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(Checkpointer::delete_thread(self, thread_id))

@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 
 use crate::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, DynCheckpointer,
+    WriteBatch,
 };
 use crate::config::Durability;
 use crate::error::Result;
@@ -70,6 +71,7 @@ impl Persistence {
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
+        writes: Option<WriteBatch>,
     ) -> Result<()> {
         // Every checkpoint after the first builds on this run's own previous one, which must
         // still be the thread's latest.
@@ -81,11 +83,12 @@ impl Persistence {
             let (saver, parent) = (Arc::clone(&self.saver), self.saved.clone());
             self.saved = CheckpointConfig { checkpoint_id: Some(checkpoint.id.clone()), ..parent.clone() };
             self.inflight = Some(tokio::spawn(async move {
-                put(&*saver, &parent, checkpoint, metadata, new_versions, expect_latest).await
+                put(&*saver, &parent, writes, checkpoint, metadata, new_versions, expect_latest).await
             }));
         } else {
             let saved =
-                put(&*self.saver, &self.saved, checkpoint, metadata, new_versions, expect_latest).await?;
+                put(&*self.saver, &self.saved, writes, checkpoint, metadata, new_versions, expect_latest)
+                    .await?;
             tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
             self.saved = saved;
         }
@@ -105,19 +108,23 @@ impl Persistence {
     }
 }
 
-/// `put`, or `put_expecting_latest` when `expect_latest`.
+/// `put`, or `put_expecting_latest` when `expect_latest`; with `writes`, both after those writes
+/// in one `put_with_writes`.
 async fn put(
     saver: &dyn DynCheckpointer,
     parent: &CheckpointConfig,
+    writes: Option<WriteBatch>,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     new_versions: ChannelVersions,
     expect_latest: bool,
 ) -> std::result::Result<CheckpointConfig, CheckpointError> {
-    if expect_latest {
-        saver.put_expecting_latest(parent, checkpoint, metadata, new_versions).await
-    } else {
-        saver.put(parent, checkpoint, metadata, new_versions).await
+    match writes {
+        Some(batch) => {
+            saver.put_with_writes(parent, batch, checkpoint, metadata, new_versions, expect_latest).await
+        }
+        None if expect_latest => saver.put_expecting_latest(parent, checkpoint, metadata, new_versions).await,
+        None => saver.put(parent, checkpoint, metadata, new_versions).await,
     }
 }
 

@@ -11,7 +11,9 @@ use super::channels::Channels;
 use super::commit::Persistence;
 use super::persist::{self, FieldCache, VersionText};
 use super::task::{self, Task, TaskWrites};
-use crate::checkpoint::{uuid6, ChannelVersions, CheckpointMetadata, CheckpointSource, PendingWrite};
+use crate::checkpoint::{
+    uuid6, ChannelVersions, CheckpointMetadata, CheckpointSource, PendingWrite, WriteBatch,
+};
 use crate::command::NodeOutput;
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
@@ -79,6 +81,9 @@ struct Loop<'g, S: State, C> {
     /// Resume values per task id (LangGraph's `__resume__` writes), handed to re-run tasks.
     resume: HashMap<String, Vec<serde_json::Value>>,
     store: Option<Arc<dyn crate::store::DynStore>>,
+    /// The writes of the step's last task to finish, saved together with the checkpoint that
+    /// follows the step (`put_with_writes`: one durable commit instead of two).
+    deferred: Option<WriteBatch>,
 }
 
 /// What the tasks of one step left besides their writes.
@@ -165,6 +170,7 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
         dirty: false,
         resume: HashMap::new(),
         store: graph.store.clone(),
+        deferred: None,
     };
     // Resume values and interrupts already recorded against the checkpoint.
     let mut pending_interrupts: Vec<(String, Interrupt)> = Vec::new();
@@ -338,7 +344,10 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 // and the interrupts; resuming re-runs only the interrupted tasks.
                 return Ok(Stop { interrupts, ..Stop::default() });
             }
-            let updated = self.ch.apply_writes(self.layout, &mut tasks, None)?;
+            let updated = match self.ch.apply_writes(self.layout, &mut tasks, None) {
+                Ok(updated) => updated,
+                Err(e) => return Err(self.save_deferred(e).await),
+            };
             self.step = next_step;
             self.checkpoint(CheckpointSource::Loop, &updated).await?;
             if let Some(sink) = self.sink {
@@ -372,6 +381,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         let checkpoint_id: Arc<str> = self.checkpoint_id.as_str().into();
         let checkpoint_ns: Arc<str> = self.config.checkpoint_ns.as_str().into();
         let mut running = Vec::new();
+        // A step's only task has its writes saved with the step's checkpoint (see `deferred`).
+        let alone = tasks.iter().filter(|t| t.writes.is_none()).count() == 1;
         for (i, t) in tasks.iter_mut().enumerate() {
             if t.writes.is_some() {
                 continue;
@@ -383,7 +394,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 let output =
                     NodeOutput { writes: input.into_iter().map(StateWrite::new).collect(), goto: Vec::new() };
                 let writes = task::route(layout, t.node, &self.ch.state, output)?;
-                self.save_writes(t, &writes).await?;
+                self.save_writes(t, &writes, alone).await?;
                 t.writes = Some(writes);
                 continue;
             };
@@ -436,12 +447,13 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             // concurrent polling.
             if let Some(fut) = running.pop() {
                 let (i, result) = fut.await;
-                self.complete(&mut tasks[i], result, step, &mut done).await?;
+                self.complete(&mut tasks[i], result, step, &mut done, true).await?;
             }
         } else {
             let mut running: FuturesUnordered<_> = running.into_iter().collect();
             while let Some((i, result)) = running.next().await {
-                self.complete(&mut tasks[i], result, step, &mut done).await?;
+                let last = running.is_empty();
+                self.complete(&mut tasks[i], result, step, &mut done, last).await?;
             }
         }
         // Every task ran to its end first, so the writes of those that succeeded are saved and a
@@ -450,12 +462,15 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     }
 
     /// Handles one finished task: routes and saves its writes, or records its interrupt or error.
+    /// The writes of the `last` task of a step that nothing failed or interrupted are kept for the
+    /// step's checkpoint.
     async fn complete(
         &mut self,
         t: &mut Task<S>,
         result: std::result::Result<NodeOutput<S>, crate::error::BoxError>,
         step: i64,
         done: &mut Finished,
+        last: bool,
     ) -> Result<()> {
         let layout = self.layout;
         let name = layout.nodes[t.node].name.clone();
@@ -463,7 +478,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             Ok(output) => match task::route(layout, t.node, &self.ch.state, output) {
                 Ok(writes) => {
                     self.emit_task_result(t, &writes, None, step);
-                    self.save_writes(t, &writes).await?;
+                    let defer = last && done.failure.is_none() && done.interrupts.is_empty();
+                    self.save_writes(t, &writes, defer).await?;
                     t.writes = Some(writes);
                 }
                 Err(e) => {
@@ -503,14 +519,34 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         }
     }
 
-    async fn save_writes(&mut self, t: &Task<S>, writes: &TaskWrites<S>) -> Result<()> {
+    /// Saves a finished task's writes, or with `defer` keeps them to be saved with the step's
+    /// checkpoint, which follows at once when nothing else of the step is left.
+    async fn save_writes(&mut self, t: &Task<S>, writes: &TaskWrites<S>, defer: bool) -> Result<()> {
         let Some(p) = self.persistence.as_ref().filter(|p| p.durability != Durability::Exit) else {
             return Ok(());
         };
         let pairs = persist::writes_to_pending(self.layout, writes)?;
+        if defer {
+            self.deferred =
+                Some(WriteBatch { task_id: t.id.to_string(), task_path: t.path.to_string(), writes: pairs });
+            return Ok(());
+        }
         p.saver.put_writes(&p.saved, pairs, &t.id, &t.path).await?;
         tracing::trace!(task_id = %t.id, "pending writes saved");
         Ok(())
+    }
+
+    /// Saves the deferred writes on their own, when the step fails before its checkpoint, so a
+    /// resumed run does not repeat their task; returns `e`, the step's failure.
+    async fn save_deferred(&mut self, e: Error) -> Error {
+        if let (Some(batch), Some(p)) = (self.deferred.take(), self.persistence.as_ref()) {
+            if let Err(saving) =
+                p.saver.put_writes(&p.saved, batch.writes, &batch.task_id, &batch.task_path).await
+            {
+                tracing::warn!(error = %saving, "pending writes of a failed step not saved");
+            }
+        }
+        e
     }
 
     async fn save_special(&mut self, t: &Task<S>, channel: &str, value: ChannelValue) -> Result<()> {
@@ -550,15 +586,19 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     }
 
     async fn save(&mut self, source: CheckpointSource, updated: &[usize]) -> Result<()> {
-        let Some(p) = self.persistence.as_mut() else { return Ok(()) };
-        let cp = persist::to_checkpoint(
+        let built = persist::to_checkpoint(
             self.layout,
             &self.ch,
             self.checkpoint_id.clone(),
             updated,
             &mut self.vt,
             &mut self.cache,
-        )?;
+        );
+        let cp = match built {
+            Ok(cp) => cp,
+            Err(e) => return Err(self.save_deferred(e).await),
+        };
+        let Some(p) = self.persistence.as_mut() else { return Ok(()) };
         // `new_versions`: channels whose version moved since the last saved checkpoint.
         let mut new_versions = ChannelVersions::new();
         for (i, v) in self.ch.versions.iter().enumerate() {
@@ -576,7 +616,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             }
         }
         tracing::trace!(step = self.step, source = source.as_str(), "saving checkpoint");
-        p.commit(cp, metadata, new_versions).await?;
+        p.commit(cp, metadata, new_versions, self.deferred.take()).await?;
         p.saved_versions.clone_from(&self.ch.versions);
         self.dirty = false;
         Ok(())
