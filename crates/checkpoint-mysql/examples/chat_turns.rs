@@ -9,6 +9,9 @@
 //! $PY ../shared/bench/peer/lg_bench.py chat_mysql 200
 //! ```
 //!
+//! `--no-read-cache` makes every turn read its thread back from the server in full
+//! (`with_read_cache(0)`), as a process that did not write the previous turn would.
+//!
 //! `--delta` stores `messages` in delta mode (`with_delta_channels(["messages"])`, a snapshot every
 //! 32 versions; `--delta=N` for every N), which Python cannot read; the JSON line then also counts
 //! the delta and snapshot rows.
@@ -33,7 +36,12 @@ async fn agent(s: MessagesState) -> Result<MessagesStateUpdate> {
 async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut turns = 200;
     let mut delta = None;
+    let mut read_cache = true;
     for arg in std::env::args().skip(1) {
+        if arg == "--no-read-cache" {
+            read_cache = false;
+            continue;
+        }
         match arg.strip_prefix("--delta") {
             Some("") => delta = Some(DeltaChannels::DEFAULT_SNAPSHOT_EVERY),
             Some(every) => delta = Some(every.trim_start_matches('=').parse()?),
@@ -45,6 +53,9 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut saver = MySqlCheckpointer::connect(&url).await?;
     if let Some(every) = delta {
         saver = saver.with_delta(DeltaChannels::new(["messages"]).snapshot_every(every));
+    }
+    if !read_cache {
+        saver = saver.with_read_cache(0);
     }
     saver.setup().await?;
     let pool = saver.pool().clone();
@@ -120,6 +131,7 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         "checkpoint_json_bytes": checkpoint_bytes,
         "checkpoints": checkpoints,
         "delta_snapshot_every": delta,
+        "read_cache": read_cache,
         "blob_rows_by_type": blob_rows,
     });
     println!("{report}");

@@ -85,6 +85,7 @@ mod latest;
 mod migrate;
 mod oversized;
 mod pyjson;
+mod recent;
 mod rows;
 mod saver;
 mod shallow;

@@ -17,6 +17,7 @@ use sqlx::{MySql, MySqlConnection, MySqlPool};
 use crate::delta::{self, DeltaChannels, DeltaState};
 use crate::error::{backend, Error, Result};
 use crate::exact::{same, same_columns};
+use crate::recent::{self, Recent};
 use crate::sql::{self, Filter, Layout};
 use crate::{latest, migrate, pyjson, rows, write};
 
@@ -49,6 +50,9 @@ pub struct MySqlCheckpointer {
     /// Delta mode: the channels, the interval and the cache of last stored values; `None` for
     /// plain (LangGraph's) storage.
     pub(crate) delta: Option<Arc<DeltaState>>,
+    /// The last checkpoint stored per thread, so reading it back sends only what may have changed
+    /// (see [`recent`]).
+    recent: Arc<Recent>,
 }
 
 impl fmt::Debug for MySqlCheckpointer {
@@ -111,7 +115,20 @@ impl MySqlCheckpointer {
 
     /// Uses an existing pool (e.g. the application's own).
     pub fn from_pool(pool: MySqlPool) -> Self {
-        Self { pool, delta: None }
+        Self { pool, delta: None, recent: Recent::new(recent::DEFAULT_CAPACITY) }
+    }
+
+    /// How many threads' last stored checkpoints are kept in memory (default 1024; 0 keeps none).
+    ///
+    /// Reading the latest checkpoint of such a thread (as every run does first) then asks the
+    /// server only which checkpoint is the latest and for its pending writes: when that is the
+    /// one this saver stored, its document and channel values are not sent and decoded again.
+    /// When another process has written, pruned or deleted the thread since, the server names
+    /// another checkpoint and the read is the full one, so nothing newer is ever hidden.
+    #[must_use]
+    pub fn with_read_cache(mut self, threads: usize) -> Self {
+        self.recent = Recent::new(threads);
+        self
     }
 
     /// The connection pool.
@@ -181,6 +198,7 @@ impl MySqlCheckpointer {
             // A cached base may be gone; a delta on it would fall back to a snapshot anyway.
             delta.forget_thread(thread_id);
         }
+        self.recent.forget_thread(thread_id);
         Ok(removed)
     }
 
@@ -223,7 +241,7 @@ impl MySqlCheckpointer {
             None => Vec::new(),
         };
         let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
-        let metadata =
+        let metadata_text =
             pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
         let writes = match writes {
             Some(batch) => {
@@ -231,11 +249,20 @@ impl MySqlCheckpointer {
             }
             None => None,
         };
-        let rows =
-            Rows { config, hash, checkpoint_id: &checkpoint.id, writes, blobs, planned, document, metadata };
+        let rows = Rows {
+            config,
+            hash,
+            checkpoint_id: &checkpoint.id,
+            writes,
+            blobs,
+            planned,
+            document,
+            metadata: metadata_text,
+        };
         if !expect_latest && rows.writes.is_none() && rows.blobs.is_empty() && rows.planned.is_empty() {
             // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
             rows.upsert().execute(&self.pool).await.map_err(backend)?;
+            self.recent.remember(config, checkpoint, metadata, &rows.document, &rows.metadata);
             return Ok(());
         }
         let stored =
@@ -246,6 +273,7 @@ impl MySqlCheckpointer {
         if let Some(delta) = &self.delta {
             delta.remember(config, &rows.planned, stored);
         }
+        self.recent.remember(config, checkpoint, metadata, &rows.document, &rows.metadata);
         Ok(())
     }
 }
@@ -442,6 +470,9 @@ pub(crate) async fn list(
 
 impl Checkpointer for MySqlCheckpointer {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        if let Some(tuple) = self.recent.get_tuple(&self.pool, config).await? {
+            return Ok(Some(tuple));
+        }
         get_tuple_remembering(&self.pool, Layout::Full, config, self.delta.as_deref()).await
     }
 
@@ -506,6 +537,7 @@ impl Checkpointer for MySqlCheckpointer {
         if let Some(delta) = &self.delta {
             delta.forget_thread(thread_id);
         }
+        self.recent.forget_thread(thread_id);
         Ok(())
     }
 }

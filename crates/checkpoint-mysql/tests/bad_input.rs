@@ -411,7 +411,10 @@ async fn values_near_the_packet_limit_are_never_dropped_on_read() {
 
 #[tokio::test]
 async fn corrupted_rows_are_corrupt_errors_naming_thread_checkpoint_and_channel() {
-    let Some(saver) = saver().await else { return };
+    let Some(writer) = saver().await else { return };
+    // Read as another process would: the writer itself remembers what it stored and answers
+    // from memory while the checkpoint row is unchanged (see `with_read_cache`).
+    let saver = MySqlCheckpointer::from_pool(writer.pool().clone());
     let bystander = Bystander::new(&saver, "corrupt-bystander").await;
     // Each statement is run with the thread id bound to its `?`.
     const BLOB: &str = "UPDATE checkpoint_blobs SET `blob` = X'c1ff00' WHERE BINARY thread_id = ? \
@@ -435,7 +438,7 @@ async fn corrupted_rows_are_corrupt_errors_naming_thread_checkpoint_and_channel(
     for (what, statement, names) in corruptions {
         let thread = support::unique(&format!("corrupt-{}", what.replace(' ', "-")));
         let config = CheckpointConfig::thread(&thread);
-        let saved = save(&saver, &config, 0, "soon garbage").await.unwrap();
+        let saved = save(&writer, &config, 0, "soon garbage").await.unwrap();
         let id = saved.checkpoint_id.clone().unwrap_or_default();
         let changed =
             sqlx::query(statement).bind(&thread).execute(saver.pool()).await.unwrap().rows_affected();

@@ -396,6 +396,9 @@ async fn broken_chains_are_corrupt_errors_naming_thread_checkpoint_and_channel()
             put_messages(&delta, &at, step, Some(&version), ChannelValue::new(chat(2 + step as usize))).await;
     }
     let id = at.checkpoint_id.clone().unwrap();
+    // The damage is read as another process would: the writer answers from what it remembers
+    // while the checkpoint rows are unchanged (`with_read_cache`).
+    let reader = MySqlCheckpointer::from_pool(delta.pool().clone()).with_delta_channels(["messages"]);
     let expect_corrupt = |result: Result<Option<CheckpointTuple>, CheckpointError>, what: &str| match result {
         Err(CheckpointError::Corrupt(message)) => {
             for part in ["broken", id.as_str(), "`messages`", what] {
@@ -424,12 +427,12 @@ async fn broken_chains_are_corrupt_errors_naming_thread_checkpoint_and_channel()
             .await
             .unwrap();
     set_blob(version.clone(), b"\x95\x07garbage".to_vec()).await;
-    expect_corrupt(delta.get_tuple(&at).await, "delta blob");
-    let listed = delta.list(Some(&thread), ListOptions::new()).await;
+    expect_corrupt(reader.get_tuple(&at).await, "delta blob");
+    let listed = reader.list(Some(&thread), ListOptions::new()).await;
     assert!(matches!(listed, Err(CheckpointError::Corrupt(_))), "{listed:?}");
 
     set_blob(version.clone(), good).await;
-    assert!(delta.get_tuple(&at).await.is_ok(), "repaired");
+    assert!(reader.get_tuple(&at).await.is_ok(), "repaired");
 
     // The snapshot at the root of the chain is gone.
     let tip = CheckpointConfig { checkpoint_id: None, ..thread.clone() };
@@ -438,7 +441,7 @@ async fn broken_chains_are_corrupt_errors_naming_thread_checkpoint_and_channel()
         .execute(delta.pool())
         .await
         .unwrap();
-    let latest = delta.get_tuple(&tip).await;
+    let latest = reader.get_tuple(&tip).await;
     let Err(CheckpointError::Corrupt(message)) = &latest else { panic!("{latest:?}") };
     assert!(
         message.contains("missing") && message.contains(&root) && message.contains("`messages`"),
@@ -457,7 +460,7 @@ async fn broken_chains_are_corrupt_errors_naming_thread_checkpoint_and_channel()
             .unwrap();
         next
     };
-    let result = delta.get_tuple(&at).await;
+    let result = reader.get_tuple(&at).await;
     assert!(matches!(&result, Err(CheckpointError::Corrupt(m)) if m.contains("not a list")), "{result:?}");
     drop_all(dbs).await;
 }
