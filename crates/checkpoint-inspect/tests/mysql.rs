@@ -81,7 +81,10 @@ async fn corrupt_values_are_shown_next_to_the_rest() {
     .execute(saver.pool())
     .await
     .unwrap();
-    assert!(saver.get_tuple(&graph_core::checkpoint::CheckpointConfig::thread(&thread)).await.is_err());
+    // Read as another process would (the writer answers from what it remembers while the
+    // checkpoint row is unchanged).
+    let elsewhere = checkpoint_mysql::MySqlCheckpointer::from_pool(saver.pool().clone());
+    assert!(elsewhere.get_tuple(&graph_core::checkpoint::CheckpointConfig::thread(&thread)).await.is_err());
 
     let cp = inspect_json(&[&url(), "show", &thread]);
     let bad = &cp["channel_values"]["retrieved"]["$undecodable"];

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
 use graph_core::checkpoint::{
-    ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions, WriteBatch,
+    ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, WriteBatch,
 };
 use sqlx::mysql::{MySqlArguments, MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::query::Query;
@@ -202,32 +202,76 @@ impl MySqlCheckpointer {
         Ok(removed)
     }
 
-    /// `put`, and with `expect_latest` `put_expecting_latest`: one transaction that first checks
-    /// the parent (see [`latest`]), then stores `writes` (`put_with_writes`), the blobs and the
-    /// checkpoint row.
-    async fn put_inner(
-        &self,
-        config: &CheckpointConfig,
-        writes: Option<&WriteBatch>,
-        checkpoint: &Checkpoint,
-        metadata: &CheckpointMetadata,
-        new_versions: &ChannelVersions,
-        expect_latest: bool,
-    ) -> Result<(), CheckpointError> {
-        write::check_address(config)?;
-        write::fits("checkpoint_id", &checkpoint.id, write::ID_LEN)?;
-        for channel in checkpoint.channel_versions.keys() {
-            // JSON_TABLE reads channel names as VARCHAR(150): a longer name would never find its
-            // blob again.
-            write::fits("channel", channel, write::ID_LEN)?;
+    /// Stores `links` in order, each the child of the one before, in one transaction that first
+    /// checks the first one's parent when `expect_latest` (see [`latest`]), then stores each
+    /// link's pending writes, blobs and checkpoint row: `put`, `put_expecting_latest` and
+    /// `put_chain`.
+    async fn put_links(&self, links: &[Link<'_>], expect_latest: bool) -> Result<(), CheckpointError> {
+        let Some(first) = links.first() else {
+            return Err(CheckpointError::Invalid("put_chain needs at least one checkpoint".to_owned()));
+        };
+        let mut encoded = Vec::with_capacity(links.len());
+        for link in links {
+            write::check_address(&link.config)?;
+            write::fits("checkpoint_id", &link.checkpoint.id, write::ID_LEN)?;
+            for channel in link.checkpoint.channel_versions.keys() {
+                // JSON_TABLE reads channel names as VARCHAR(150): a longer name would never find
+                // its blob again.
+                write::fits("channel", channel, write::ID_LEN)?;
+            }
+            encoded.push(checkpoint_to_json(link.checkpoint).map_err(Error::from)?);
         }
-        let (document, values) = checkpoint_to_json(checkpoint).map_err(Error::from)?;
-        let hash = write::ns_hash(&config.checkpoint_ns);
+        let mut all = Vec::with_capacity(links.len());
+        for (link, (document, values)) in links.iter().zip(&encoded) {
+            all.push(self.rows(link, document, values)?);
+        }
+        let single = all.len() == 1 && all[0].writes.is_none() && all[0].blobs.is_empty();
+        let stored = if !expect_latest && single && all[0].planned.is_empty() {
+            // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
+            all[0].upsert().execute(&self.pool).await.map_err(backend)?;
+            vec![Vec::new()]
+        } else {
+            latest::put_transaction(
+                &self.pool,
+                Layout::Full,
+                &first.config,
+                expect_latest,
+                &all,
+                |tx, all| Box::pin(write_all(tx, all)),
+            )
+            .await?
+        };
+        if let Some(delta) = &self.delta {
+            for (rows, stored) in all.iter().zip(stored) {
+                delta.remember(rows.config, &rows.planned, stored);
+            }
+        }
+        if let (Some(link), Some(rows)) = (links.last(), all.last()) {
+            self.recent.remember(
+                &link.config,
+                link.checkpoint,
+                link.metadata,
+                &rows.document,
+                &rows.metadata,
+            );
+        }
+        Ok(())
+    }
+
+    /// The rows of one link, checked and encoded; `document` and `values` are its checkpoint
+    /// split by `checkpoint_to_json`.
+    fn rows<'a>(
+        &self,
+        link: &'a Link<'a>,
+        document: &serde_json::Value,
+        values: &'a [(String, String, ChannelValue)],
+    ) -> Result<Rows<'a>, CheckpointError> {
+        let config = &link.config;
         // Blobs only for values whose version is new: unchanged channels keep pointing at the
         // row stored for their version by an earlier checkpoint.
         let mut blobs = Vec::new();
-        for (channel, _, value) in &values {
-            if let Some(version) = new_versions.get(channel) {
+        for (channel, _, value) in values {
+            if let Some(version) = link.new_versions.get(channel) {
                 write::fits("version", version, write::ID_LEN)?;
                 let (kind, bytes) = dumps_typed(value).map_err(Error::from)?;
                 write::fits("type", &kind, write::ID_LEN)?;
@@ -240,42 +284,51 @@ impl MySqlCheckpointer {
             Some(delta) => delta::plan(delta, config, &mut blobs),
             None => Vec::new(),
         };
-        let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
-        let metadata_text =
-            pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
-        let writes = match writes {
+        let writes = match link.writes {
             Some(batch) => {
                 Some(write::prepare_writes(config, &batch.writes, &batch.task_id, &batch.task_path)?)
             }
             None => None,
         };
-        let rows = Rows {
+        let invalid = |e: serde_json::Error| CheckpointError::Invalid(e.to_string());
+        Ok(Rows {
             config,
-            hash,
-            checkpoint_id: &checkpoint.id,
+            hash: write::ns_hash(&config.checkpoint_ns),
+            checkpoint_id: &link.checkpoint.id,
             writes,
             blobs,
             planned,
-            document,
-            metadata: metadata_text,
-        };
-        if !expect_latest && rows.writes.is_none() && rows.blobs.is_empty() && rows.planned.is_empty() {
-            // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
-            rows.upsert().execute(&self.pool).await.map_err(backend)?;
-            self.recent.remember(config, checkpoint, metadata, &rows.document, &rows.metadata);
-            return Ok(());
-        }
-        let stored =
-            latest::put_transaction(&self.pool, Layout::Full, config, expect_latest, &rows, |tx, rows| {
-                Box::pin(rows.write(tx))
-            })
-            .await?;
-        if let Some(delta) = &self.delta {
-            delta.remember(config, &rows.planned, stored);
-        }
-        self.recent.remember(config, checkpoint, metadata, &rows.document, &rows.metadata);
-        Ok(())
+            document: pyjson::dumps(document).map_err(invalid)?,
+            metadata: pyjson::dumps(&link.metadata.to_json()).map_err(invalid)?,
+        })
     }
+}
+
+/// One checkpoint to store: its parent's address, the writes saved against that parent first,
+/// and the checkpoint.
+struct Link<'a> {
+    /// The parent's address.
+    config: CheckpointConfig,
+    /// Pending writes of the parent, stored before the checkpoint.
+    writes: Option<&'a WriteBatch>,
+    /// The checkpoint.
+    checkpoint: &'a Checkpoint,
+    /// Its metadata.
+    metadata: &'a CheckpointMetadata,
+    /// The channels whose values are new in it.
+    new_versions: &'a ChannelVersions,
+}
+
+/// Stores every link's rows on `tx`, in order; returns what delta mode stored for each.
+async fn write_all(
+    tx: &mut MySqlConnection,
+    all: &[Rows<'_>],
+) -> Result<Vec<Vec<Option<delta::Stored>>>, CheckpointError> {
+    let mut stored = Vec::with_capacity(all.len());
+    for rows in all {
+        stored.push(rows.write(tx).await?);
+    }
+    Ok(stored)
 }
 
 /// What one put stores, encoded and checked: its blob rows (or deltas) and its checkpoint row.
@@ -286,7 +339,7 @@ struct Rows<'a> {
     hash: [u8; 16],
     /// The checkpoint's id.
     checkpoint_id: &'a str,
-    /// Pending writes against the parent, stored first (`put_with_writes`).
+    /// Pending writes against the parent, stored first (`put_chain`).
     writes: Option<write::TaskWrites<'a>>,
     /// Values whose version is new, stored in full.
     blobs: Vec<write::Blob<'a>>,
@@ -491,11 +544,18 @@ impl Checkpointer for MySqlCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_inner(config, None, &checkpoint, &metadata, &new_versions, false).await?;
+        let link = Link {
+            config: config.clone(),
+            writes: None,
+            checkpoint: &checkpoint,
+            metadata: &metadata,
+            new_versions: &new_versions,
+        };
+        self.put_links(&[link], false).await?;
         Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 
-    /// Atomic: the parent is checked with a locking read inside the put transaction.
+    /// Atomic: the parent row is locked inside the put transaction.
     async fn put_expecting_latest(
         &self,
         config: &CheckpointConfig,
@@ -503,23 +563,46 @@ impl Checkpointer for MySqlCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_inner(config, None, &checkpoint, &metadata, &new_versions, true).await?;
+        let link = Link {
+            config: config.clone(),
+            writes: None,
+            checkpoint: &checkpoint,
+            metadata: &metadata,
+            new_versions: &new_versions,
+        };
+        self.put_links(&[link], true).await?;
         Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 
-    /// One transaction for the writes and the checkpoint: one commit, and on a conflict neither
-    /// is stored.
-    async fn put_with_writes(
+    /// One transaction for the whole chain: one commit, and on a conflict nothing is stored. In
+    /// delta mode a chain of several checkpoints is stored one checkpoint per transaction (each
+    /// delta is planned on the value the one before stored).
+    async fn put_chain(
         &self,
         config: &CheckpointConfig,
-        batch: WriteBatch,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+        chain: Vec<ChainLink>,
         expect_latest: bool,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_inner(config, Some(&batch), &checkpoint, &metadata, &new_versions, expect_latest).await?;
-        Ok(config.clone().with_checkpoint_id(checkpoint.id))
+        let mut parent = config.clone();
+        let mut links = Vec::with_capacity(chain.len());
+        for link in &chain {
+            let next = parent.clone().with_checkpoint_id(link.checkpoint.id.clone());
+            links.push(Link {
+                config: std::mem::replace(&mut parent, next),
+                writes: link.writes.as_ref(),
+                checkpoint: &link.checkpoint,
+                metadata: &link.metadata,
+                new_versions: &link.new_versions,
+            });
+        }
+        if self.delta.is_some() && links.len() > 1 {
+            for (i, link) in links.into_iter().enumerate() {
+                self.put_links(&[link], expect_latest || i > 0).await?;
+            }
+        } else {
+            self.put_links(&links, expect_latest).await?;
+        }
+        Ok(parent)
     }
 
     async fn put_writes(

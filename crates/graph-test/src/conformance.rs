@@ -21,14 +21,17 @@ use graph_core::checkpoint::{
 };
 use serde_json::{json, Value};
 
+mod chain;
 mod conflict;
-mod with_writes;
 
+pub use chain::{
+    put_chain_links_each_checkpoint_to_the_one_before, put_chain_on_a_moved_parent_conflicts,
+    put_chain_stores_writes_then_checkpoint,
+};
 pub use conflict::{
     put_expecting_latest_refuses_a_moved_parent, put_on_an_older_parent_forks_without_conflict,
     racing_puts_exactly_one_wins,
 };
-pub use with_writes::{put_with_writes_on_a_moved_parent_conflicts, put_with_writes_stores_both};
 
 /// Expands to a module `checkpointer_conformance` with one `#[tokio::test]` per function of
 /// [`conformance`](crate::conformance), each given a saver made by `$factory`.
@@ -94,8 +97,9 @@ macro_rules! checkpointer_conformance {
             put_expecting_latest_refuses_a_moved_parent,
             put_on_an_older_parent_forks_without_conflict,
             racing_puts_exactly_one_wins,
-            put_with_writes_stores_both,
-            put_with_writes_on_a_moved_parent_conflicts,
+            put_chain_stores_writes_then_checkpoint,
+            put_chain_links_each_checkpoint_to_the_one_before,
+            put_chain_on_a_moved_parent_conflicts,
         }
     };
     (@tests $mode:tt $factory:path; $($test:ident),* $(,)?) => {

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 pub use error::{BoxError, CheckpointError};
 pub use id::{checkpoint_id, uuid6};
 pub use memory::InMemoryCheckpointer;
-pub use saver::{BoxFuture, Checkpointer, DynCheckpointer, WriteBatch};
+pub use saver::{BoxFuture, ChainLink, Checkpointer, DynCheckpointer, WriteBatch};
 pub use time::{format_iso, now_iso};
 pub use version::{next_version, version_number};
 

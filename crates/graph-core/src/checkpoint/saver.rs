@@ -11,8 +11,8 @@ use super::{
 /// A future returned by [`DynCheckpointer`].
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The pending writes of one task, as [`Checkpointer::put_writes`] takes them, for
-/// [`Checkpointer::put_with_writes`].
+/// The pending writes of one task, as [`Checkpointer::put_writes`] takes them, carried by a
+/// [`ChainLink`].
 #[derive(Debug, Clone, Default)]
 pub struct WriteBatch {
     /// The writing task.
@@ -21,6 +21,20 @@ pub struct WriteBatch {
     pub task_path: String,
     /// `(channel, value)` pairs in the order the task wrote them.
     pub writes: Vec<(String, ChannelValue)>,
+}
+
+/// One checkpoint of [`Checkpointer::put_chain`], with the writes to save against its parent
+/// before it.
+#[derive(Debug, Clone)]
+pub struct ChainLink {
+    /// Pending writes of the parent's last task, if any.
+    pub writes: Option<WriteBatch>,
+    /// The checkpoint.
+    pub checkpoint: Checkpoint,
+    /// Its metadata.
+    pub metadata: CheckpointMetadata,
+    /// The channels whose values are new in it, as `put` takes them.
+    pub new_versions: ChannelVersions,
 }
 
 /// Stores checkpoints and pending writes (LangGraph's `BaseCheckpointSaver`).
@@ -97,35 +111,47 @@ pub trait Checkpointer: Send + Sync + 'static {
         task_path: &str,
     ) -> impl Future<Output = Result<(), CheckpointError>> + Send;
 
-    /// Saves the last writes of a step and the checkpoint that follows the step:
-    /// [`put_writes`](Self::put_writes) of `batch` against `config` (the step's checkpoint, the
-    /// new one's parent), then [`put`](Self::put) of `checkpoint`, or
-    /// [`put_expecting_latest`](Self::put_expecting_latest) when `expect_latest`.
+    /// Saves several checkpoints, each the child of the one before (the first is the child of
+    /// `config`), each after the pending writes it carries, which are saved against its parent:
+    /// in turn [`put_writes`](Self::put_writes) and [`put`](Self::put) (or, when
+    /// `expect_latest`, [`put_expecting_latest`](Self::put_expecting_latest)) of every link.
+    /// Returns the address of the last checkpoint.
     ///
-    /// The engine calls this when the last task of a step finishes, instead of the two calls, so
-    /// that a saver can make both durable at once: one transaction (and one commit) instead of
-    /// two. The rows are the same as those of the two calls. The default makes the two calls in
-    /// turn; an override should store both or neither, so that on a conflict the writes are not
-    /// stored either.
+    /// The engine calls this instead of those calls when nothing but its own bookkeeping happens
+    /// between them: the last task of a step finishing and the checkpoint that follows, or a
+    /// run's input checkpoint and the step that only routes the input. A saver can then make the
+    /// whole chain durable at once, one transaction and one commit instead of one per call. The
+    /// rows are the same as those of the separate calls. The default makes the calls in turn (a
+    /// link after the first always expects its parent, just stored, to be the latest); an
+    /// override should store all or nothing, so that on a conflict nothing of the chain is
+    /// stored.
     ///
     /// # Errors
-    /// As `put_writes`, `put` and `put_expecting_latest`.
-    fn put_with_writes(
+    /// [`CheckpointError::Invalid`] for an empty chain; otherwise as `put_writes`, `put` and
+    /// `put_expecting_latest`.
+    fn put_chain(
         &self,
         config: &CheckpointConfig,
-        batch: WriteBatch,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+        chain: Vec<ChainLink>,
         expect_latest: bool,
     ) -> impl Future<Output = Result<CheckpointConfig, CheckpointError>> + Send {
         async move {
-            self.put_writes(config, batch.writes, &batch.task_id, &batch.task_path).await?;
-            if expect_latest {
-                self.put_expecting_latest(config, checkpoint, metadata, new_versions).await
-            } else {
-                self.put(config, checkpoint, metadata, new_versions).await
+            if chain.is_empty() {
+                return Err(CheckpointError::Invalid("put_chain needs at least one checkpoint".to_owned()));
             }
+            let mut parent = config.clone();
+            for (i, link) in chain.into_iter().enumerate() {
+                if let Some(batch) = link.writes {
+                    self.put_writes(&parent, batch.writes, &batch.task_id, &batch.task_path).await?;
+                }
+                let (checkpoint, metadata, versions) = (link.checkpoint, link.metadata, link.new_versions);
+                parent = if expect_latest || i > 0 {
+                    self.put_expecting_latest(&parent, checkpoint, metadata, versions).await?
+                } else {
+                    self.put(&parent, checkpoint, metadata, versions).await?
+                };
+            }
+            Ok(parent)
         }
     }
 
@@ -175,14 +201,11 @@ pub trait DynCheckpointer: Send + Sync + 'static {
         task_id: &'a str,
         task_path: &'a str,
     ) -> BoxFuture<'a, Result<(), CheckpointError>>;
-    /// See [`Checkpointer::put_with_writes`].
-    fn put_with_writes<'a>(
+    /// See [`Checkpointer::put_chain`].
+    fn put_chain<'a>(
         &'a self,
         config: &'a CheckpointConfig,
-        batch: WriteBatch,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+        chain: Vec<ChainLink>,
         expect_latest: bool,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>>;
     /// See [`Checkpointer::delete_thread`].
@@ -232,24 +255,13 @@ impl<T: Checkpointer> DynCheckpointer for T {
     ) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(Checkpointer::put_writes(self, config, writes, task_id, task_path))
     }
-    fn put_with_writes<'a>(
+    fn put_chain<'a>(
         &'a self,
         config: &'a CheckpointConfig,
-        batch: WriteBatch,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
+        chain: Vec<ChainLink>,
         expect_latest: bool,
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>> {
-        Box::pin(Checkpointer::put_with_writes(
-            self,
-            config,
-            batch,
-            checkpoint,
-            metadata,
-            new_versions,
-            expect_latest,
-        ))
+        Box::pin(Checkpointer::put_chain(self, config, chain, expect_latest))
     }
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(Checkpointer::delete_thread(self, thread_id))

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 use crate::checkpoint::{
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, DynCheckpointer,
-    WriteBatch,
+    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    DynCheckpointer, WriteBatch,
 };
 use crate::config::Durability;
 use crate::error::Result;
@@ -38,6 +38,10 @@ pub(crate) struct Persistence {
     /// Whether the next checkpoint may only be committed while its parent is the latest of the
     /// thread. False only before the first checkpoint of a run started from an explicit one.
     expect_latest: bool,
+    /// A checkpoint not stored yet, to be stored with the next one in one `put_chain` (a run's
+    /// input checkpoint, followed by a step that only routes the input): its parent's address,
+    /// the link, and whether it expects that parent to be the latest.
+    held: Option<(CheckpointConfig, ChainLink, bool)>,
 }
 
 impl Persistence {
@@ -56,11 +60,14 @@ impl Persistence {
             saved_versions: Vec::new(),
             durability,
             expect_latest: from_latest,
+            held: None,
         }
     }
 
-    /// Saves `checkpoint` as the child of the last saved one: now (sync), or in the background
-    /// after the previous background save finished (async).
+    /// Saves `checkpoint` as the child of the last saved one, after `writes` (the last writes of
+    /// the step it follows, saved against its parent): now (sync), or in the background after
+    /// the previous background save finished (async). With `hold`, it is kept instead, and
+    /// stored together with the next one, or by [`flush`](Self::flush).
     ///
     /// # Errors
     /// [`CheckpointError::Conflict`] when another writer committed to the thread since this run's
@@ -72,59 +79,73 @@ impl Persistence {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
         writes: Option<WriteBatch>,
+        hold: bool,
     ) -> Result<()> {
         // Every checkpoint after the first builds on this run's own previous one, which must
         // still be the thread's latest.
         let expect_latest = std::mem::replace(&mut self.expect_latest, true);
+        let address = CheckpointConfig { checkpoint_id: Some(checkpoint.id.clone()), ..self.saved.clone() };
+        let link = ChainLink { writes, checkpoint, metadata, new_versions };
+        if hold {
+            self.store_held().await?;
+            // The address is known in advance: it is the new id.
+            self.held = Some((std::mem::replace(&mut self.saved, address), link, expect_latest));
+            return Ok(());
+        }
+        let (parent, chain, expect_latest) = match self.held.take() {
+            Some((parent, first, expects)) => (parent, vec![first, link], expects),
+            None => (self.saved.clone(), vec![link], expect_latest),
+        };
         if self.durability == Durability::Async {
             // Save while the next superstep runs; saves stay in order because each one waits for
-            // the previous before it starts. The address is known in advance: it is the new id.
-            self.flush().await?;
-            let (saver, parent) = (Arc::clone(&self.saver), self.saved.clone());
-            self.saved = CheckpointConfig { checkpoint_id: Some(checkpoint.id.clone()), ..parent.clone() };
-            self.inflight = Some(tokio::spawn(async move {
-                put(&*saver, &parent, writes, checkpoint, metadata, new_versions, expect_latest).await
-            }));
+            // the previous before it starts.
+            self.wait_inflight().await?;
+            let saver = Arc::clone(&self.saver);
+            self.saved = address;
+            self.inflight =
+                Some(tokio::spawn(async move { saver.put_chain(&parent, chain, expect_latest).await }));
         } else {
-            let saved =
-                put(&*self.saver, &self.saved, writes, checkpoint, metadata, new_versions, expect_latest)
-                    .await?;
+            let saved = self.saver.put_chain(&parent, chain, expect_latest).await?;
             tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
             self.saved = saved;
         }
         Ok(())
     }
 
-    /// Waits for the checkpoint save still running under `Durability::Async`, if any.
+    /// Stores the held checkpoint, if any, on its own (before anything that needs it stored).
     ///
     /// # Errors
-    /// The failure of that save.
+    /// As [`commit`](Self::commit).
+    pub(crate) async fn store_held(&mut self) -> Result<()> {
+        let Some((parent, link, expect_latest)) = self.held.take() else { return Ok(()) };
+        self.wait_inflight().await?;
+        let saved = self.saver.put_chain(&parent, vec![link], expect_latest).await?;
+        tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
+        Ok(())
+    }
+
+    /// Whether a checkpoint is held (see [`commit`](Self::commit)).
+    pub(crate) fn holds(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// Stores the held checkpoint and waits for the checkpoint save still running under
+    /// `Durability::Async`, if any: afterwards every checkpoint of the run is durable.
+    ///
+    /// # Errors
+    /// The failure of those saves.
     pub(crate) async fn flush(&mut self) -> Result<()> {
+        self.wait_inflight().await?;
+        self.store_held().await
+    }
+
+    /// Waits for the background save, if any.
+    async fn wait_inflight(&mut self) -> Result<()> {
         if let Some(handle) = self.inflight.take() {
             let saved = handle.await.map_err(|e| CheckpointError::Backend(Box::new(e)))??;
             tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
         }
         Ok(())
-    }
-}
-
-/// `put`, or `put_expecting_latest` when `expect_latest`; with `writes`, both after those writes
-/// in one `put_with_writes`.
-async fn put(
-    saver: &dyn DynCheckpointer,
-    parent: &CheckpointConfig,
-    writes: Option<WriteBatch>,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-    new_versions: ChannelVersions,
-    expect_latest: bool,
-) -> std::result::Result<CheckpointConfig, CheckpointError> {
-    match writes {
-        Some(batch) => {
-            saver.put_with_writes(parent, batch, checkpoint, metadata, new_versions, expect_latest).await
-        }
-        None if expect_latest => saver.put_expecting_latest(parent, checkpoint, metadata, new_versions).await,
-        None => saver.put(parent, checkpoint, metadata, new_versions).await,
     }
 }
 

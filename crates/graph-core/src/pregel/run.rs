@@ -82,7 +82,7 @@ struct Loop<'g, S: State, C> {
     resume: HashMap<String, Vec<serde_json::Value>>,
     store: Option<Arc<dyn crate::store::DynStore>>,
     /// The writes of the step's last task to finish, saved together with the checkpoint that
-    /// follows the step (`put_with_writes`: one durable commit instead of two).
+    /// follows the step (`put_chain`: one durable commit instead of two).
     deferred: Option<WriteBatch>,
 }
 
@@ -229,7 +229,10 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
     }
     let span = tracing::debug_span!("graph_run", thread_id = config.thread_id.as_deref().unwrap_or(""), checkpoint_ns = %config.checkpoint_ns);
     async move {
-        let stop = lp.run_loop(pending).await?;
+        let stop = match lp.run_loop(pending).await {
+            Ok(stop) => stop,
+            Err(e) => return Err(lp.save_deferred(e).await),
+        };
         lp.finish(stop).await
     }
     .instrument(span)
@@ -336,6 +339,14 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                     }
                 }
                 pending.clear();
+            }
+            if let Some(p) = self.persistence.as_mut().filter(|p| p.holds()) {
+                // The held input checkpoint goes with this step's only if the step just routes
+                // the input (the START task alone): no code of the user's runs in between.
+                let routes_only = tasks.len() == 1 && self.layout.nodes[tasks[0].node].node.is_none();
+                if !routes_only {
+                    p.store_held().await?;
+                }
             }
             let span = tracing::debug_span!("superstep", step = next_step, tasks = tasks.len());
             let interrupts = self.run_tasks(&mut tasks, next_step).instrument(span).await?;
@@ -536,13 +547,18 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         Ok(())
     }
 
-    /// Saves the deferred writes on their own, when the step fails before its checkpoint, so a
-    /// resumed run does not repeat their task; returns `e`, the step's failure.
+    /// Saves what the run kept for its next checkpoint, when the run fails before that
+    /// checkpoint: the held input checkpoint, then the deferred writes on their own, so that a
+    /// resumed run does not repeat their task. Returns `e`, the run's failure.
     async fn save_deferred(&mut self, e: Error) -> Error {
-        if let (Some(batch), Some(p)) = (self.deferred.take(), self.persistence.as_ref()) {
-            if let Err(saving) =
-                p.saver.put_writes(&p.saved, batch.writes, &batch.task_id, &batch.task_path).await
-            {
+        let Some(p) = self.persistence.as_mut() else { return e };
+        if let Err(saving) = p.store_held().await {
+            tracing::warn!(error = %saving, "input checkpoint of a failed run not saved");
+            return e;
+        }
+        if let Some(batch) = self.deferred.take() {
+            let saved = p.saver.put_writes(&p.saved, batch.writes, &batch.task_id, &batch.task_path).await;
+            if let Err(saving) = saved {
                 tracing::warn!(error = %saving, "pending writes of a failed step not saved");
             }
         }
@@ -616,7 +632,10 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             }
         }
         tracing::trace!(step = self.step, source = source.as_str(), "saving checkpoint");
-        p.commit(cp, metadata, new_versions, self.deferred.take()).await?;
+        // An input checkpoint is followed by a step that only routes the input: both are stored
+        // together (see `run_loop`).
+        let hold = source == CheckpointSource::Input;
+        p.commit(cp, metadata, new_versions, self.deferred.take(), hold).await?;
         p.saved_versions.clone_from(&self.ch.versions);
         self.dirty = false;
         Ok(())
