@@ -56,6 +56,7 @@
 
 mod builder;
 mod conn;
+mod encode;
 mod error;
 mod keys;
 mod list_all;

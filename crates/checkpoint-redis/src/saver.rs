@@ -2,19 +2,18 @@
 
 use std::time::Duration;
 
-use graph_core::checkpoint::serde as codec;
 use graph_core::checkpoint::{
-    write_index, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions,
 };
 
 use crate::builder::RedisCheckpointerBuilder;
 use crate::conn::Conn;
+use crate::encode;
 use crate::error::{RedisSaverError, Result};
 use crate::keys::{Ns, ThreadKeys};
 use crate::read::{self, RawEntry, Select};
-use crate::record;
-use crate::scripts::{PIN_SCRIPT, PUT_SCRIPT, PUT_WRITES_SCRIPT, READ_SCRIPT};
+use crate::scripts::{PIN_SCRIPT, PUT_CHAIN_SCRIPT, PUT_SCRIPT, PUT_WRITES_SCRIPT, READ_SCRIPT};
 
 /// A [`Checkpointer`] on plain Redis 6/7 (no modules), single server or cluster.
 ///
@@ -197,56 +196,32 @@ impl RedisCheckpointer {
     ) -> Result<CheckpointConfig, CheckpointError> {
         let keys = self.thread_keys(&config.thread_id);
         let ns = Ns::new(&config.checkpoint_ns);
-        let invalid =
-            |e: codec::SerdeError| RedisSaverError::Invalid(format!("cannot serialize checkpoint: {e}"));
-        let (doc, blobs) = codec::checkpoint_to_json(&checkpoint).map_err(invalid)?;
-        let inline = doc.get("channel_values").and_then(serde_json::Value::as_object);
-        let is_inline = |channel: &str| inline.is_some_and(|m| m.contains_key(channel));
-        // The blobs this checkpoint reads: every versioned channel whose value is not inline.
-        let refs: Vec<String> = checkpoint
-            .channel_versions
-            .iter()
-            .filter(|(channel, _)| !is_inline(channel))
-            .map(|(channel, version)| ns.blob_field(channel, version))
-            .collect();
-        let mut values: std::collections::HashMap<String, ChannelValue> =
-            blobs.into_iter().map(|(channel, _, value)| (channel, value)).collect();
-        let mut blob_args: Vec<(String, Vec<u8>)> = Vec::with_capacity(new_versions.len());
-        for (channel, version) in new_versions {
-            if is_inline(channel) {
-                continue;
-            }
-            let field = ns.blob_field(channel, version);
-            // Shallow mode stores nothing the checkpoint does not read: it would never be freed.
-            if self.shallow && !refs.contains(&field) {
-                continue;
-            }
-            let blob = match values.remove(channel) {
-                Some(value) => {
-                    let (kind, bytes) = codec::dumps_typed(&value).map_err(invalid)?;
-                    record::encode_blob(&kind, &bytes)
-                }
-                None => record::encode_blob(record::EMPTY, b""),
-            };
-            blob_args.push((field, blob));
-        }
-        let record = record::encode_record(doc, metadata, config.checkpoint_id.as_deref());
-        let member = ns.member(&checkpoint.id);
+        let cp = encode::checkpoint(config, &checkpoint, metadata, new_versions, self.shallow)?;
         let mut call = PUT_SCRIPT.prepare_invoke();
         call.key(&keys.all()[..])
             .arg(self.ttl_ms)
             .arg(if self.shallow { "1" } else { "0" })
-            .arg(&member)
-            .arg(record)
-            .arg(refs.join(" "))
+            .arg(&cp.member)
+            .arg(cp.record)
+            .arg(cp.refs)
             .arg(ns.lex_min())
             .arg(ns.lex_max())
-            .arg(ns.writes_prefix(&checkpoint.id))
+            .arg(cp.writes_prefix)
             .arg(if expect_latest { "1" } else { "0" })
             .arg(config.checkpoint_id.as_deref().map(|id| ns.member(id)).unwrap_or_default());
-        for (field, blob) in blob_args {
+        for (field, blob) in cp.blobs {
             call.arg(field).arg(blob);
         }
+        self.invoke_put(&call, config).await?;
+        Ok(config.clone().with_checkpoint_id(checkpoint.id))
+    }
+
+    /// Runs a `PUT` or `PUT_CHAIN` invocation: `Ok` when stored, the conflict it reports otherwise.
+    async fn invoke_put(
+        &self,
+        call: &redis::ScriptInvocation<'_>,
+        config: &CheckpointConfig,
+    ) -> Result<(), CheckpointError> {
         let reply: redis::Value =
             call.invoke_async(&mut self.conn.clone()).await.map_err(RedisSaverError::from)?;
         if let redis::Value::Array(items) = reply {
@@ -255,7 +230,7 @@ impl RedisCheckpointer {
             let found = newest.and_then(|m| read::split_member(&m).map(|(_, id)| id.to_owned()));
             return Err(CheckpointError::conflict(config, found));
         }
-        Ok(config.clone().with_checkpoint_id(checkpoint.id))
+        Ok(())
     }
 }
 
@@ -305,6 +280,62 @@ impl Checkpointer for RedisCheckpointer {
         self.save(config, checkpoint, &metadata, &new_versions, true).await
     }
 
+    /// Atomic: one `PUT_CHAIN` script checks the first parent, then stores every link's writes
+    /// and checkpoint; on a refused parent nothing of the chain is written.
+    async fn put_chain(
+        &self,
+        config: &CheckpointConfig,
+        chain: Vec<ChainLink>,
+        expect_latest: bool,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        if chain.is_empty() {
+            return Err(CheckpointError::Invalid("put_chain needs at least one checkpoint".to_owned()));
+        }
+        let keys = self.thread_keys(&config.thread_id);
+        let ns = Ns::new(&config.checkpoint_ns);
+        let mut call = PUT_CHAIN_SCRIPT.prepare_invoke();
+        call.key(&keys.all()[..])
+            .arg(self.ttl_ms)
+            .arg(if self.shallow { "1" } else { "0" })
+            .arg(if expect_latest { "1" } else { "0" })
+            .arg(config.checkpoint_id.as_deref().map(|id| ns.member(id)).unwrap_or_default())
+            .arg(ns.lex_min())
+            .arg(ns.lex_max())
+            .arg(chain.len());
+        let mut parent = config.clone();
+        for link in &chain {
+            let writes = match (&link.writes, parent.checkpoint_id.as_deref()) {
+                (Some(batch), Some(at)) => {
+                    encode::writes(&ns, at, &batch.writes, &batch.task_id, &batch.task_path)?
+                }
+                (Some(_), None) => {
+                    return Err(CheckpointError::Invalid(
+                        "put_writes needs a config with a checkpoint_id".to_owned(),
+                    ))
+                }
+                (None, _) => Vec::new(),
+            };
+            call.arg(writes.len());
+            for (field, value, replace) in writes {
+                call.arg(field).arg(value).arg(replace);
+            }
+            let cp = encode::checkpoint(
+                &parent,
+                &link.checkpoint,
+                &link.metadata,
+                &link.new_versions,
+                self.shallow,
+            )?;
+            call.arg(cp.member).arg(cp.record).arg(cp.refs).arg(cp.writes_prefix).arg(cp.blobs.len());
+            for (field, blob) in cp.blobs {
+                call.arg(field).arg(blob);
+            }
+            parent = parent.with_checkpoint_id(link.checkpoint.id.clone());
+        }
+        self.invoke_put(&call, config).await?;
+        Ok(parent)
+    }
+
     async fn put_writes(
         &self,
         config: &CheckpointConfig,
@@ -324,17 +355,8 @@ impl Checkpointer for RedisCheckpointer {
         let ns = Ns::new(&config.checkpoint_ns);
         let mut call = PUT_WRITES_SCRIPT.prepare_invoke();
         call.key(&keys.all()[..]).arg(self.ttl_ms);
-        for (position, (channel, value)) in writes.iter().enumerate() {
-            let idx = write_index(channel, position);
-            let (kind, bytes) = codec::dumps_typed(value).map_err(|e| {
-                RedisSaverError::Invalid(format!("cannot serialize write to `{channel}`: {e}"))
-            })?;
-            // Special channels (negative index) are upserted; a retried task's regular writes
-            // must not change what was saved.
-            let replace = if idx < 0 { "1" } else { "0" };
-            call.arg(ns.write_field(checkpoint_id, task_id, idx))
-                .arg(record::encode_write(channel, task_path, &kind, &bytes))
-                .arg(replace);
+        for (field, value, replace) in encode::writes(&ns, checkpoint_id, &writes, task_id, task_path)? {
+            call.arg(field).arg(value).arg(replace);
         }
         let _: i64 = call.invoke_async(&mut self.conn.clone()).await.map_err(RedisSaverError::from)?;
         Ok(())

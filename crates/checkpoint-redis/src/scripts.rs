@@ -45,6 +45,64 @@ local function hmget(key, fields)
 end
 ";
 
+/// Shared by the writing scripts: the parent check, storing one checkpoint, adding writes.
+const STORE: &str = r"
+-- `{0, newest member}` when the namespace's newest member (between `lexmin` and `lexmax`) is not
+-- `parent` (empty: the namespace has none); nil when it is.
+local function check_parent(lexmin, lexmax, parent)
+  local newest = redis.call('ZREVRANGEBYLEX', KEYS[1], lexmax, lexmin, 'LIMIT', 0, 1)[1]
+  if (newest or '') ~= parent then return {0, newest or false} end
+  return nil
+end
+-- One checkpoint: its blobs (field/value pairs at ARGV[bfrom..bto]), record, refs and index
+-- entry. `wp` is the prefix of its own write fields, `lexmin`/`lexmax` bound its namespace.
+local function store(shallow, member, record, refs, lexmin, lexmax, wp, bfrom, bto)
+  redis.call('HSET', KEYS[7], 'layout', '1')
+  for i = bfrom, bto, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
+  if shallow then
+    -- Shallow: drop the namespace's other checkpoints, the blobs only they read, and the
+    -- writes of every other checkpoint of the namespace.
+    local keep = {}
+    for f in string.gmatch(refs, '%S+') do keep[f] = true end
+    for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], lexmin, lexmax)) do
+      if m ~= member then
+        local old = redis.call('HGET', KEYS[3], m)
+        if old then
+          for f in string.gmatch(old, '%S+') do
+            if not keep[f] then redis.call('HDEL', KEYS[4], f) end
+          end
+        end
+        redis.call('HDEL', KEYS[2], m)
+        redis.call('HDEL', KEYS[3], m)
+        redis.call('ZREM', KEYS[1], m)
+      end
+    end
+    for _, f in ipairs(redis.call('ZRANGEBYLEX', KEYS[6], lexmin, lexmax)) do
+      if string.sub(f, 1, #wp) ~= wp then
+        redis.call('HDEL', KEYS[5], f)
+        redis.call('ZREM', KEYS[6], f)
+      end
+    end
+  end
+  redis.call('HSET', KEYS[2], member, record)
+  redis.call('HSET', KEYS[3], member, refs)
+  redis.call('ZADD', KEYS[1], 0, member)
+end
+-- Pending writes: field/value/replace triples at ARGV[from..to] (`1` upserts, `0` inserts only
+-- if absent).
+local function add_writes(from, to)
+  redis.call('HSET', KEYS[7], 'layout', '1')
+  for i = from, to, 3 do
+    if ARGV[i + 2] == '1' then
+      redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1])
+    else
+      redis.call('HSETNX', KEYS[5], ARGV[i], ARGV[i + 1])
+    end
+    redis.call('ZADD', KEYS[6], 0, ARGV[i])
+  end
+end
+";
+
 /// `put`: ARGV = ttl, shallow flag, member, record, refs, namespace lex min and max, write prefix
 /// of the new checkpoint, `1` to require that the namespace's newest member is the next
 /// argument (the parent's member, or empty for a namespace without checkpoints), that member,
@@ -54,40 +112,10 @@ end
 /// `{0, newest member}` (the member is nil for an empty namespace).
 const PUT: &str = r"
 if ARGV[9] == '1' then
-  local newest = redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[7], ARGV[6], 'LIMIT', 0, 1)[1]
-  if (newest or '') ~= ARGV[10] then return {0, newest or false} end
+  local refused = check_parent(ARGV[6], ARGV[7], ARGV[10])
+  if refused then return refused end
 end
-redis.call('HSET', KEYS[7], 'layout', '1')
-for i = 11, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
-if ARGV[2] == '1' then
-  -- Shallow: drop the namespace's other checkpoints, the blobs only they read, and the writes
-  -- of every other checkpoint of the namespace.
-  local keep = {}
-  for f in string.gmatch(ARGV[5], '%S+') do keep[f] = true end
-  for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[6], ARGV[7])) do
-    if m ~= ARGV[3] then
-      local refs = redis.call('HGET', KEYS[3], m)
-      if refs then
-        for f in string.gmatch(refs, '%S+') do
-          if not keep[f] then redis.call('HDEL', KEYS[4], f) end
-        end
-      end
-      redis.call('HDEL', KEYS[2], m)
-      redis.call('HDEL', KEYS[3], m)
-      redis.call('ZREM', KEYS[1], m)
-    end
-  end
-  local wp = ARGV[8]
-  for _, f in ipairs(redis.call('ZRANGEBYLEX', KEYS[6], ARGV[6], ARGV[7])) do
-    if string.sub(f, 1, #wp) ~= wp then
-      redis.call('HDEL', KEYS[5], f)
-      redis.call('ZREM', KEYS[6], f)
-    end
-  end
-end
-redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
-redis.call('HSET', KEYS[3], ARGV[3], ARGV[5])
-redis.call('ZADD', KEYS[1], 0, ARGV[3])
+store(ARGV[2] == '1', ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], 11, #ARGV)
 expire_all(tonumber(ARGV[1]))
 return 1
 ";
@@ -95,14 +123,32 @@ return 1
 /// `put_writes`: ARGV = ttl, then field/value/replace triples (`1` upserts, `0` inserts only if
 /// absent).
 const PUT_WRITES: &str = r"
-redis.call('HSET', KEYS[7], 'layout', '1')
-for i = 2, #ARGV, 3 do
-  if ARGV[i + 2] == '1' then
-    redis.call('HSET', KEYS[5], ARGV[i], ARGV[i + 1])
-  else
-    redis.call('HSETNX', KEYS[5], ARGV[i], ARGV[i + 1])
-  end
-  redis.call('ZADD', KEYS[6], 0, ARGV[i])
+add_writes(2, #ARGV)
+expire_all(tonumber(ARGV[1]))
+return 1
+";
+
+/// `put_chain`: ARGV = ttl, shallow flag, `1` to check the parent, the parent's member (empty for
+/// none), namespace lex min and max, the number of checkpoints; then for each checkpoint in
+/// order: the number of its writes, their field/value/replace triples, its member, record, refs,
+/// write prefix, the number of its blobs and their field/value pairs.
+///
+/// Replies as `put`; on a refused parent nothing of the chain is written.
+const PUT_CHAIN: &str = r"
+if ARGV[3] == '1' then
+  local refused = check_parent(ARGV[5], ARGV[6], ARGV[4])
+  if refused then return refused end
+end
+local i = 8
+for _ = 1, tonumber(ARGV[7]) do
+  local writes = tonumber(ARGV[i])
+  i = i + 1
+  if writes > 0 then add_writes(i, i + 3 * writes - 1) end
+  i = i + 3 * writes
+  local member, record, refs, wp, blobs = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4])
+  i = i + 5
+  store(ARGV[2] == '1', member, record, refs, ARGV[5], ARGV[6], wp, i, i + 2 * blobs - 1)
+  i = i + 2 * blobs
 end
 expire_all(tonumber(ARGV[1]))
 return 1
@@ -227,10 +273,17 @@ fn script(body: &str) -> Script {
     Script::new(&format!("{PRELUDE}{body}"))
 }
 
+/// A writing script: the prelude and [`STORE`]'s functions, then `body`.
+fn writing_script(body: &str) -> Script {
+    Script::new(&format!("{PRELUDE}{STORE}{body}"))
+}
+
 /// See [`PUT`].
-pub(crate) static PUT_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(PUT));
+pub(crate) static PUT_SCRIPT: LazyLock<Script> = LazyLock::new(|| writing_script(PUT));
 /// See [`PUT_WRITES`].
-pub(crate) static PUT_WRITES_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(PUT_WRITES));
+pub(crate) static PUT_WRITES_SCRIPT: LazyLock<Script> = LazyLock::new(|| writing_script(PUT_WRITES));
+/// See [`PUT_CHAIN`].
+pub(crate) static PUT_CHAIN_SCRIPT: LazyLock<Script> = LazyLock::new(|| writing_script(PUT_CHAIN));
 /// See [`READ`].
 pub(crate) static READ_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(READ));
 /// See [`PIN`].
