@@ -202,13 +202,27 @@ impl MySqlCheckpointer {
         Ok(removed)
     }
 
+    /// `put`, and with `expect_latest` `put_expecting_latest`: a chain of one.
+    async fn put_one(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        metadata: &CheckpointMetadata,
+        new_versions: &ChannelVersions,
+        expect_latest: bool,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        let link = Link { config: config.clone(), writes: None, checkpoint, metadata, new_versions };
+        self.put_links(&[link], expect_latest).await?;
+        Ok(config.clone().with_checkpoint_id(checkpoint.id.clone()))
+    }
+
     /// Stores `links` in order, each the child of the one before, in one transaction that first
     /// checks the first one's parent when `expect_latest` (see [`latest`]), then stores each
     /// link's pending writes, blobs and checkpoint row: `put`, `put_expecting_latest` and
     /// `put_chain`.
     async fn put_links(&self, links: &[Link<'_>], expect_latest: bool) -> Result<(), CheckpointError> {
         let Some(first) = links.first() else {
-            return Err(CheckpointError::Invalid("put_chain needs at least one checkpoint".to_owned()));
+            return Err(CheckpointError::empty_chain());
         };
         let mut encoded = Vec::with_capacity(links.len());
         for link in links {
@@ -544,15 +558,7 @@ impl Checkpointer for MySqlCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let link = Link {
-            config: config.clone(),
-            writes: None,
-            checkpoint: &checkpoint,
-            metadata: &metadata,
-            new_versions: &new_versions,
-        };
-        self.put_links(&[link], false).await?;
-        Ok(config.clone().with_checkpoint_id(checkpoint.id))
+        self.put_one(config, &checkpoint, &metadata, &new_versions, false).await
     }
 
     /// Atomic: the parent row is locked inside the put transaction.
@@ -563,15 +569,7 @@ impl Checkpointer for MySqlCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let link = Link {
-            config: config.clone(),
-            writes: None,
-            checkpoint: &checkpoint,
-            metadata: &metadata,
-            new_versions: &new_versions,
-        };
-        self.put_links(&[link], true).await?;
-        Ok(config.clone().with_checkpoint_id(checkpoint.id))
+        self.put_one(config, &checkpoint, &metadata, &new_versions, true).await
     }
 
     /// One transaction for the whole chain: one commit, and on a conflict nothing is stored. In

@@ -289,7 +289,7 @@ impl Checkpointer for RedisCheckpointer {
         expect_latest: bool,
     ) -> Result<CheckpointConfig, CheckpointError> {
         if chain.is_empty() {
-            return Err(CheckpointError::Invalid("put_chain needs at least one checkpoint".to_owned()));
+            return Err(CheckpointError::empty_chain());
         }
         let keys = self.thread_keys(&config.thread_id);
         let ns = Ns::new(&config.checkpoint_ns);

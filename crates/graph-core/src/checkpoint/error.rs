@@ -53,6 +53,11 @@ pub enum CheckpointError {
 }
 
 impl CheckpointError {
+    /// The [`Invalid`](Self::Invalid) error of a `put_chain` given no checkpoint.
+    pub fn empty_chain() -> Self {
+        Self::Invalid("put_chain needs at least one checkpoint".to_owned())
+    }
+
     /// A [`Conflict`](Self::Conflict) at `config` (whose `checkpoint_id` is the expected parent).
     pub fn conflict(config: &CheckpointConfig, found: Option<String>) -> Self {
         Self::Conflict {

@@ -137,7 +137,7 @@ pub trait Checkpointer: Send + Sync + 'static {
     ) -> impl Future<Output = Result<CheckpointConfig, CheckpointError>> + Send {
         async move {
             if chain.is_empty() {
-                return Err(CheckpointError::Invalid("put_chain needs at least one checkpoint".to_owned()));
+                return Err(CheckpointError::empty_chain());
             }
             let mut parent = config.clone();
             for (i, link) in chain.into_iter().enumerate() {
