@@ -8,6 +8,7 @@ mod control_flow;
 mod determinism;
 mod interrupts;
 mod persistence;
+mod saves;
 mod streaming;
 mod subgraphs;
 mod update_state;
