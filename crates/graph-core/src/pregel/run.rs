@@ -355,10 +355,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 // and the interrupts; resuming re-runs only the interrupted tasks.
                 return Ok(Stop { interrupts, ..Stop::default() });
             }
-            let updated = match self.ch.apply_writes(self.layout, &mut tasks, None) {
-                Ok(updated) => updated,
-                Err(e) => return Err(self.save_deferred(e).await),
-            };
+            let updated = self.ch.apply_writes(self.layout, &mut tasks, None)?;
             self.step = next_step;
             self.checkpoint(CheckpointSource::Loop, &updated).await?;
             if let Some(sink) = self.sink {
@@ -549,7 +546,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
 
     /// Saves what the run kept for its next checkpoint, when the run fails before that
     /// checkpoint: the held input checkpoint, then the deferred writes on their own, so that a
-    /// resumed run does not repeat their task. Returns `e`, the run's failure.
+    /// resumed run does not repeat their task. Returns `e`, the run's failure. Called once, where
+    /// every failure of the superstep loop arrives.
     async fn save_deferred(&mut self, e: Error) -> Error {
         let Some(p) = self.persistence.as_mut() else { return e };
         if let Err(saving) = p.store_held().await {
@@ -602,19 +600,15 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     }
 
     async fn save(&mut self, source: CheckpointSource, updated: &[usize]) -> Result<()> {
-        let built = persist::to_checkpoint(
+        let Some(p) = self.persistence.as_mut() else { return Ok(()) };
+        let cp = persist::to_checkpoint(
             self.layout,
             &self.ch,
             self.checkpoint_id.clone(),
             updated,
             &mut self.vt,
             &mut self.cache,
-        );
-        let cp = match built {
-            Ok(cp) => cp,
-            Err(e) => return Err(self.save_deferred(e).await),
-        };
-        let Some(p) = self.persistence.as_mut() else { return Ok(()) };
+        )?;
         // `new_versions`: channels whose version moved since the last saved checkpoint.
         let mut new_versions = ChannelVersions::new();
         for (i, v) in self.ch.versions.iter().enumerate() {
