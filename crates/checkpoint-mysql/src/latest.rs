@@ -147,12 +147,6 @@ impl Drop for FirstCheckpointLock {
     }
 }
 
-/// Whether a put expecting `config` as the latest must hold a [`FirstCheckpointLock`]: when it
-/// expects the namespace to be empty.
-pub(crate) fn needs_first_lock(expect_latest: bool, config: &CheckpointConfig) -> bool {
-    expect_latest && config.checkpoint_id.is_none()
-}
-
 /// Checks that the namespace's latest checkpoint is `config.checkpoint_id` (`None`: that the
 /// namespace has none, with the caller holding its [`FirstCheckpointLock`]), locking the parent
 /// row when there is one; [`CheckpointError::Conflict`] otherwise. Must be the first statement of
@@ -166,30 +160,26 @@ pub(crate) async fn lock_and_check(
     let expected = config.checkpoint_id.as_deref();
     let found = match layout {
         Layout::Full => {
-            if let Some(parent) = expected {
-                let locked: Option<String> = sqlx::query_scalar(LOCK_PARENT)
+            // Without a parent there is no row to lock (the caller holds the named lock).
+            let parent_exists = match expected {
+                Some(parent) => sqlx::query_scalar::<_, String>(LOCK_PARENT)
                     .bind(&config.thread_id)
                     .bind(&config.thread_id)
                     .bind(&hash[..])
                     .bind(parent)
                     .fetch_optional(&mut **tx)
                     .await
-                    .map_err(backend)?;
-                let newer = newest_after(tx, config, hash, parent).await?;
-                if locked.is_some() && newer.is_none() {
-                    return Ok(());
-                }
-                // The parent has a successor, or is gone: report the actual newest.
-                match newer {
-                    Some(newer) => Some(newer),
-                    None => newest_after(tx, config, hash, "").await?,
-                }
-            } else {
-                let newest = newest_after(tx, config, hash, "").await?;
-                if newest.is_none() {
-                    return Ok(());
-                }
-                newest
+                    .map_err(backend)?
+                    .is_some(),
+                None => true,
+            };
+            // `''` sorts before every id: without a parent, anything stored is newer.
+            let newer = newest_after(tx, config, hash, expected.unwrap_or("")).await?;
+            match newer {
+                None if parent_exists => return Ok(()),
+                Some(newer) => Some(newer),
+                // The parent is gone: report the actual newest.
+                None => newest_after(tx, config, hash, "").await?,
             }
         }
         Layout::Shallow => {
@@ -267,7 +257,8 @@ pub(crate) async fn put_transaction<D: Sync, T>(
     mut body: impl for<'t> FnMut(&'t mut MySqlConnection, &'t D) -> Body<'t, T>,
 ) -> Result<T, CheckpointError> {
     let hash = crate::write::ns_hash(&config.checkpoint_ns);
-    let mut first = match needs_first_lock(expect_latest, config) {
+    // A put that expects the namespace to be empty waits for the namespace's named lock.
+    let mut first = match expect_latest && config.checkpoint_id.is_none() {
         true => Some(FirstCheckpointLock::acquire(pool, config).await?),
         false => None,
     };

@@ -25,7 +25,7 @@ use sqlx::{MySqlPool, Row as _};
 
 use crate::error::backend;
 use crate::exact::{same, same_columns};
-use crate::rows::corrupt_at;
+use crate::rows::{self, corrupt_at};
 use crate::write::ns_hash;
 
 /// How many (thread, namespace) pairs are remembered; the least recently written go first.
@@ -47,7 +47,7 @@ const LATEST_WITH_WRITES: &str = concat!(
 );
 
 /// What is remembered of one stored checkpoint.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Entry {
     /// The checkpoint, with all its channel values.
     checkpoint: Checkpoint,
@@ -55,8 +55,10 @@ struct Entry {
     metadata: CheckpointMetadata,
     /// Its parent's id.
     parent: Option<String>,
-    /// The document and metadata texts as sent to the server.
-    texts: Arc<(String, String)>,
+    /// The document text as sent to the server.
+    document: String,
+    /// The metadata text as sent to the server.
+    metadata_text: String,
     /// When it was stored, for eviction.
     stamp: u64,
 }
@@ -65,7 +67,7 @@ struct Entry {
 #[derive(Debug, Default)]
 struct Entries {
     /// Keyed by thread id and namespace.
-    map: HashMap<(String, String), Entry>,
+    map: HashMap<(String, String), Arc<Entry>>,
     /// Incremented by every `remember`.
     clock: u64,
 }
@@ -105,10 +107,11 @@ impl Recent {
             checkpoint: checkpoint.clone(),
             metadata: metadata.clone(),
             parent: config.checkpoint_id.clone(),
-            texts: Arc::new((document.to_owned(), metadata_text.to_owned())),
+            document: document.to_owned(),
+            metadata_text: metadata_text.to_owned(),
             stamp: *clock,
         };
-        entries.insert((config.thread_id.clone(), config.checkpoint_ns.clone()), entry);
+        entries.insert((config.thread_id.clone(), config.checkpoint_ns.clone()), Arc::new(entry));
         if entries.len() > self.capacity {
             // Evict the oldest eighth at once, so eviction is not a scan per put.
             let mut stamps: Vec<u64> = entries.values().map(|e| e.stamp).collect();
@@ -125,12 +128,12 @@ impl Recent {
 
     /// The remembered checkpoint of `config`'s namespace, if `config` asks for the latest or for
     /// that checkpoint.
-    fn candidate(&self, config: &CheckpointConfig) -> Option<Entry> {
+    fn candidate(&self, config: &CheckpointConfig) -> Option<Arc<Entry>> {
         let guard = self.entries.lock();
         let entry = guard.map.get(&(config.thread_id.clone(), config.checkpoint_ns.clone()))?;
         match &config.checkpoint_id {
             Some(id) if *id != entry.checkpoint.id => None,
-            _ => Some(entry.clone()),
+            _ => Some(Arc::clone(entry)),
         }
     }
 
@@ -164,8 +167,8 @@ impl Recent {
         // so there this is always a miss; MariaDB keeps the text as sent.
         let stored: (Option<String>, Option<String>) =
             (rows[0].try_get(6).map_err(backend)?, rows[0].try_get(7).map_err(backend)?);
-        if stored.0.as_deref() != Some(entry.texts.0.as_str())
-            || stored.1.as_deref() != Some(entry.texts.1.as_str())
+        if stored.0.as_deref() != Some(entry.document.as_str())
+            || stored.1.as_deref() != Some(entry.metadata_text.as_str())
         {
             return Ok(None);
         }
@@ -181,15 +184,14 @@ impl Recent {
                 .map_err(|e| corrupt_at(&config.thread_id, id, format!("write to `{channel}`: {e}")))?;
             writes.push((idx, PendingWrite { task_id, channel, value }));
         }
-        // LangGraph's order, as the full read gives it.
-        writes.sort_by(|(a_idx, a), (b_idx, b)| (&a.task_id, a_idx).cmp(&(&b.task_id, b_idx)));
-        let pending_writes = writes.into_iter().map(|(_, w)| w).collect();
+        let pending_writes = rows::in_langgraph_order(writes);
         let address = config.clone().with_checkpoint_id(id);
-        let parent_config = entry.parent.map(|parent| config.clone().with_checkpoint_id(parent));
+        let parent_config =
+            entry.parent.as_ref().map(|parent| config.clone().with_checkpoint_id(parent.clone()));
         Ok(Some(CheckpointTuple {
             config: address,
-            checkpoint: entry.checkpoint,
-            metadata: entry.metadata,
+            checkpoint: entry.checkpoint.clone(),
+            metadata: entry.metadata.clone(),
             parent_config,
             pending_writes,
         }))
@@ -226,7 +228,7 @@ mod tests {
         remember(&recent, "t", "a");
         remember(&recent, "t", "b");
         let latest = CheckpointConfig::thread("t");
-        assert_eq!(recent.candidate(&latest).map(|e| e.checkpoint.id), Some("b".to_owned()));
+        assert_eq!(recent.candidate(&latest).map(|e| e.checkpoint.id.clone()), Some("b".to_owned()));
         assert!(recent.candidate(&latest.clone().with_checkpoint_id("a")).is_none());
         assert!(recent.candidate(&latest.clone().with_ns("child")).is_none());
         recent.forget_thread("t");

@@ -83,9 +83,6 @@ impl RawTuple {
             blobs.push((blob.channel.clone(), value));
         }
         let checkpoint = checkpoint_from_json(&self.document, blobs).map_err(|e| self.corrupt(e))?;
-        let mut writes = self.writes;
-        // JSON_ARRAYAGG has no order; LangGraph's MySQL saver sorts by (task_id, idx).
-        writes.sort_by(|(a_idx, a), (b_idx, b)| (&a.task_id, a_idx).cmp(&(&b.task_id, b_idx)));
         let (thread_id, checkpoint_ns) = (self.thread_id, self.checkpoint_ns);
         let address = |id: String| CheckpointConfig {
             thread_id: thread_id.clone(),
@@ -97,9 +94,16 @@ impl RawTuple {
             parent_config: self.parent_id.map(address),
             checkpoint,
             metadata: self.metadata,
-            pending_writes: writes.into_iter().map(|(_, w)| w).collect(),
+            pending_writes: in_langgraph_order(self.writes),
         })
     }
+}
+
+/// Pending writes in LangGraph's order, by `(task_id, idx)`: the server returns them in none
+/// (`JSON_ARRAYAGG`, a join), and LangGraph's MySQL saver sorts them so.
+pub(crate) fn in_langgraph_order(mut writes: Vec<(i64, PendingWrite)>) -> Vec<PendingWrite> {
+    writes.sort_by(|(a_idx, a), (b_idx, b)| (&a.task_id, a_idx).cmp(&(&b.task_id, b_idx)));
+    writes.into_iter().map(|(_, w)| w).collect()
 }
 
 /// [`CheckpointError::Corrupt`] naming a checkpoint and its thread.

@@ -122,7 +122,7 @@ pub(crate) struct TaskWrites<'a> {
     upsert: bool,
 }
 
-/// Checks and encodes the writes of `put_writes` (and of `put_with_writes`).
+/// Checks and encodes the writes of `put_writes` (and of the links of `put_chain`).
 pub(crate) fn prepare_writes<'a>(
     config: &'a CheckpointConfig,
     writes: &'a [(String, ChannelValue)],
@@ -162,18 +162,19 @@ pub(crate) async fn put_writes(
     }
     let mut attempt = 1;
     loop {
-        let done = match write_statements(config, &prepared)[..] {
-            [ref single] => single.execute(pool).await.map(drop),
-            ref several => {
-                async {
-                    let mut tx = pool.begin().await?;
-                    for statement in several {
-                        statement.execute(&mut *tx).await?;
-                    }
-                    tx.commit().await
+        let statements = write_statements(config, &prepared);
+        let done = if let [single] = &statements[..] {
+            // One statement is its own transaction.
+            single.execute(pool).await
+        } else {
+            async {
+                let mut tx = pool.begin().await?;
+                for statement in &statements {
+                    statement.execute(&mut *tx).await?;
                 }
-                .await
+                tx.commit().await
             }
+            .await
         };
         match done.map_err(backend) {
             // Rolled back whole by InnoDB to break a deadlock; the rows are idempotent anyway.
@@ -215,7 +216,7 @@ pub(crate) async fn delete_thread(pool: &MySqlPool, thread_id: &str) -> Result<(
 }
 
 /// One multi-row statement with its rows, bound when executed.
-pub(crate) struct WriteStatement<'q> {
+struct WriteStatement<'q> {
     /// The SQL text.
     text: String,
     /// Where the rows go.
