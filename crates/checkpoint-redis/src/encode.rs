@@ -9,7 +9,7 @@ use crate::error::RedisSaverError;
 use crate::keys::Ns;
 use crate::record;
 
-/// One checkpoint, as the `PUT` and `PUT_CHAIN` scripts store it.
+/// One checkpoint, as the `PUT_CHAIN` script stores it.
 #[derive(Debug)]
 pub(crate) struct EncodedCheckpoint {
     /// Its member of the thread's index.
@@ -80,15 +80,21 @@ pub(crate) fn checkpoint(
 /// (special channels) or `0` to keep it.
 pub(crate) type EncodedWrite = (String, Vec<u8>, &'static str);
 
-/// Encodes `task_id`'s `writes` against the checkpoint `checkpoint_id` of namespace `ns` as
-/// field/value/replace triples.
+/// Encodes `task_id`'s `writes` against the checkpoint at `config` as field/value/replace
+/// triples.
+///
+/// # Errors
+/// [`RedisSaverError::Invalid`] when `config` names no checkpoint, or a value cannot be encoded.
 pub(crate) fn writes(
-    ns: &Ns,
-    checkpoint_id: &str,
+    config: &CheckpointConfig,
     writes: &[(String, ChannelValue)],
     task_id: &str,
     task_path: &str,
 ) -> Result<Vec<EncodedWrite>, RedisSaverError> {
+    let Some(checkpoint_id) = config.checkpoint_id.as_deref() else {
+        return Err(RedisSaverError::Invalid("put_writes needs a config with a checkpoint_id".to_owned()));
+    };
+    let ns = Ns::new(&config.checkpoint_ns);
     let mut out = Vec::with_capacity(writes.len());
     for (position, (channel, value)) in writes.iter().enumerate() {
         let idx = write_index(channel, position);

@@ -13,7 +13,7 @@ use crate::encode;
 use crate::error::{RedisSaverError, Result};
 use crate::keys::{Ns, ThreadKeys};
 use crate::read::{self, RawEntry, Select};
-use crate::scripts::{PIN_SCRIPT, PUT_CHAIN_SCRIPT, PUT_SCRIPT, PUT_WRITES_SCRIPT, READ_SCRIPT};
+use crate::scripts::{PIN_SCRIPT, PUT_CHAIN_SCRIPT, PUT_WRITES_SCRIPT, READ_SCRIPT};
 
 /// A [`Checkpointer`] on plain Redis 6/7 (no modules), single server or cluster.
 ///
@@ -184,39 +184,20 @@ impl RedisCheckpointer {
         }
     }
 
-    /// `put`, and with `expect_latest` `put_expecting_latest`: one `PUT` script, which compares
-    /// the parent with the namespace's newest member before writing anything.
+    /// `put`, and with `expect_latest` `put_expecting_latest`: a chain of one checkpoint.
     async fn save(
         &self,
         config: &CheckpointConfig,
         checkpoint: Checkpoint,
-        metadata: &CheckpointMetadata,
-        new_versions: &ChannelVersions,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
         expect_latest: bool,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let keys = self.thread_keys(&config.thread_id);
-        let ns = Ns::new(&config.checkpoint_ns);
-        let cp = encode::checkpoint(config, &checkpoint, metadata, new_versions, self.shallow)?;
-        let mut call = PUT_SCRIPT.prepare_invoke();
-        call.key(&keys.all()[..])
-            .arg(self.ttl_ms)
-            .arg(if self.shallow { "1" } else { "0" })
-            .arg(&cp.member)
-            .arg(cp.record)
-            .arg(cp.refs)
-            .arg(ns.lex_min())
-            .arg(ns.lex_max())
-            .arg(cp.writes_prefix)
-            .arg(if expect_latest { "1" } else { "0" })
-            .arg(config.checkpoint_id.as_deref().map(|id| ns.member(id)).unwrap_or_default());
-        for (field, blob) in cp.blobs {
-            call.arg(field).arg(blob);
-        }
-        self.invoke_put(&call, config).await?;
-        Ok(config.clone().with_checkpoint_id(checkpoint.id))
+        let link = ChainLink { writes: None, checkpoint, metadata, new_versions };
+        Checkpointer::put_chain(self, config, vec![link], expect_latest).await
     }
 
-    /// Runs a `PUT` or `PUT_CHAIN` invocation: `Ok` when stored, the conflict it reports otherwise.
+    /// Runs a `PUT_CHAIN` invocation: `Ok` when stored, the conflict it reports otherwise.
     async fn invoke_put(
         &self,
         call: &redis::ScriptInvocation<'_>,
@@ -265,10 +246,10 @@ impl Checkpointer for RedisCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.save(config, checkpoint, &metadata, &new_versions, false).await
+        self.save(config, checkpoint, metadata, new_versions, false).await
     }
 
-    /// Atomic: the `PUT` script compares the parent with the namespace's newest checkpoint
+    /// Atomic: the `PUT_CHAIN` script compares the parent with the namespace's newest checkpoint
     /// before it writes anything.
     async fn put_expecting_latest(
         &self,
@@ -277,7 +258,7 @@ impl Checkpointer for RedisCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.save(config, checkpoint, &metadata, &new_versions, true).await
+        self.save(config, checkpoint, metadata, new_versions, true).await
     }
 
     /// Atomic: one `PUT_CHAIN` script checks the first parent, then stores every link's writes
@@ -304,16 +285,9 @@ impl Checkpointer for RedisCheckpointer {
             .arg(chain.len());
         let mut parent = config.clone();
         for link in &chain {
-            let writes = match (&link.writes, parent.checkpoint_id.as_deref()) {
-                (Some(batch), Some(at)) => {
-                    encode::writes(&ns, at, &batch.writes, &batch.task_id, &batch.task_path)?
-                }
-                (Some(_), None) => {
-                    return Err(CheckpointError::Invalid(
-                        "put_writes needs a config with a checkpoint_id".to_owned(),
-                    ))
-                }
-                (None, _) => Vec::new(),
+            let writes = match &link.writes {
+                Some(batch) => encode::writes(&parent, &batch.writes, &batch.task_id, &batch.task_path)?,
+                None => Vec::new(),
             };
             call.arg(writes.len());
             for (field, value, replace) in writes {
@@ -343,19 +317,14 @@ impl Checkpointer for RedisCheckpointer {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        let Some(checkpoint_id) = &config.checkpoint_id else {
-            return Err(CheckpointError::Invalid(
-                "put_writes needs a config with a checkpoint_id".to_owned(),
-            ));
-        };
-        if writes.is_empty() {
+        let encoded = encode::writes(config, &writes, task_id, task_path)?;
+        if encoded.is_empty() {
             return Ok(());
         }
         let keys = self.thread_keys(&config.thread_id);
-        let ns = Ns::new(&config.checkpoint_ns);
         let mut call = PUT_WRITES_SCRIPT.prepare_invoke();
         call.key(&keys.all()[..]).arg(self.ttl_ms);
-        for (field, value, replace) in encode::writes(&ns, checkpoint_id, &writes, task_id, task_path)? {
+        for (field, value, replace) in encoded {
             call.arg(field).arg(value).arg(replace);
         }
         let _: i64 = call.invoke_async(&mut self.conn.clone()).await.map_err(RedisSaverError::from)?;

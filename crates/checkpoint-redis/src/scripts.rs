@@ -103,23 +103,6 @@ local function add_writes(from, to)
 end
 ";
 
-/// `put`: ARGV = ttl, shallow flag, member, record, refs, namespace lex min and max, write prefix
-/// of the new checkpoint, `1` to require that the namespace's newest member is the next
-/// argument (the parent's member, or empty for a namespace without checkpoints), that member,
-/// then blob field/value pairs.
-///
-/// Returns 1 when saved. When the parent check fails nothing is written and the reply is
-/// `{0, newest member}` (the member is nil for an empty namespace).
-const PUT: &str = r"
-if ARGV[9] == '1' then
-  local refused = check_parent(ARGV[6], ARGV[7], ARGV[10])
-  if refused then return refused end
-end
-store(ARGV[2] == '1', ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], 11, #ARGV)
-expire_all(tonumber(ARGV[1]))
-return 1
-";
-
 /// `put_writes`: ARGV = ttl, then field/value/replace triples (`1` upserts, `0` inserts only if
 /// absent).
 const PUT_WRITES: &str = r"
@@ -128,12 +111,13 @@ expire_all(tonumber(ARGV[1]))
 return 1
 ";
 
-/// `put_chain`: ARGV = ttl, shallow flag, `1` to check the parent, the parent's member (empty for
+/// `put`, `put_expecting_latest` (a chain of one) and `put_chain`: ARGV = ttl, shallow flag, `1` to check the parent, the parent's member (empty for
 /// none), namespace lex min and max, the number of checkpoints; then for each checkpoint in
 /// order: the number of its writes, their field/value/replace triples, its member, record, refs,
 /// write prefix, the number of its blobs and their field/value pairs.
 ///
-/// Replies as `put`; on a refused parent nothing of the chain is written.
+/// Returns 1 when saved. When the parent check fails nothing of the chain is written and the
+/// reply is `{0, newest member}` (the member is nil for an empty namespace).
 const PUT_CHAIN: &str = r"
 if ARGV[3] == '1' then
   local refused = check_parent(ARGV[5], ARGV[6], ARGV[4])
@@ -278,8 +262,6 @@ fn writing_script(body: &str) -> Script {
     Script::new(&format!("{PRELUDE}{STORE}{body}"))
 }
 
-/// See [`PUT`].
-pub(crate) static PUT_SCRIPT: LazyLock<Script> = LazyLock::new(|| writing_script(PUT));
 /// See [`PUT_WRITES`].
 pub(crate) static PUT_WRITES_SCRIPT: LazyLock<Script> = LazyLock::new(|| writing_script(PUT_WRITES));
 /// See [`PUT_CHAIN`].
