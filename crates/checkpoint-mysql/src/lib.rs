@@ -84,6 +84,7 @@ mod exact;
 mod latest;
 mod migrate;
 mod oversized;
+mod put;
 mod pyjson;
 mod recent;
 mod rows;

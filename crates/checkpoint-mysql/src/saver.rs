@@ -5,21 +5,19 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
 use graph_core::checkpoint::{
     ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, WriteBatch,
+    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions,
 };
-use sqlx::mysql::{MySqlArguments, MySqlConnectOptions, MySqlPoolOptions};
-use sqlx::query::Query;
-use sqlx::{MySql, MySqlConnection, MySqlPool};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
+use sqlx::MySqlPool;
 
 use crate::delta::{self, DeltaChannels, DeltaState};
-use crate::error::{backend, Error, Result};
+use crate::error::{backend, Result};
 use crate::exact::{same, same_columns};
 use crate::recent::{self, Recent};
 use crate::sql::{self, Filter, Layout};
-use crate::{latest, migrate, pyjson, rows, write};
+use crate::{migrate, pyjson, rows, write};
 
 /// A [`Checkpointer`] storing checkpoints in MySQL 8.0.19+ or MariaDB 10.7+, in the tables and
 /// row format of LangGraph's Python MySQL saver (`langgraph-checkpoint-mysql`).
@@ -46,13 +44,13 @@ use crate::{latest, migrate, pyjson, rows, write};
 #[derive(Clone)]
 pub struct MySqlCheckpointer {
     /// Shared by clones; every call takes a connection only for its own statements.
-    pool: MySqlPool,
+    pub(crate) pool: MySqlPool,
     /// Delta mode: the channels, the interval and the cache of last stored values; `None` for
     /// plain (LangGraph's) storage.
     pub(crate) delta: Option<Arc<DeltaState>>,
     /// The last checkpoint stored per thread, so reading it back sends only what may have changed
     /// (see [`recent`]).
-    recent: Arc<Recent>,
+    pub(crate) recent: Arc<Recent>,
 }
 
 impl fmt::Debug for MySqlCheckpointer {
@@ -94,7 +92,8 @@ impl MySqlCheckpointer {
     /// the options yourself and call [`connect_with`](Self::connect_with).
     ///
     /// # Errors
-    /// [`Error::Sqlx`] for a malformed URL or parameter, or when the server cannot be reached.
+    /// [`Error::Sqlx`](crate::Error::Sqlx) for a malformed URL or parameter, or when the server
+    /// cannot be reached.
     pub async fn connect(url: &str) -> Result<Self> {
         let connect = MySqlConnectOptions::from_str(url)?;
         let delta = DeltaChannels::from_url(url)?;
@@ -108,7 +107,7 @@ impl MySqlCheckpointer {
     /// Connects a pool built from explicit options.
     ///
     /// # Errors
-    /// [`Error::Sqlx`] when the server cannot be reached.
+    /// [`Error::Sqlx`](crate::Error::Sqlx) when the server cannot be reached.
     pub async fn connect_with(connect: MySqlConnectOptions, pool: MySqlPoolOptions) -> Result<Self> {
         Ok(Self::from_pool(pool.connect_with(connect).await?))
     }
@@ -149,9 +148,10 @@ impl MySqlCheckpointer {
     /// recorded).
     ///
     /// # Errors
-    /// [`Error::SetupLock`] when another `setup` holds the lock too long, [`Error::Schema`] when
-    /// the database holds the shallow saver's tables (nothing is changed then), [`Error::Migrate`]
-    /// when the server rejects a migration (e.g. missing `ALTER` privilege), [`Error::Sqlx`]
+    /// [`Error::SetupLock`](crate::Error::SetupLock) when another `setup` holds the lock too
+    /// long, [`Error::Schema`](crate::Error::Schema) when the database holds the shallow saver's
+    /// tables (nothing is changed then), [`Error::Migrate`](crate::Error::Migrate) when the server
+    /// rejects a migration (e.g. missing `ALTER` privilege), [`Error::Sqlx`](crate::Error::Sqlx)
     /// otherwise.
     pub async fn setup(&self) -> Result<usize> {
         migrate::run(&self.pool, migrate::Layout::Full).await
@@ -166,7 +166,7 @@ impl MySqlCheckpointer {
     /// Blobs that the delta chains of kept checkpoints are built on stay too.
     ///
     /// # Errors
-    /// [`Error::Sqlx`] when a statement fails (nothing is removed then).
+    /// [`Error::Sqlx`](crate::Error::Sqlx) when a statement fails (nothing is removed then).
     pub async fn prune(&self, thread_id: &str, keep_last: usize) -> Result<u64> {
         let mut tx = self.pool.begin().await?;
         let namespaces: Vec<Vec<u8>> =
@@ -200,195 +200,6 @@ impl MySqlCheckpointer {
         }
         self.recent.forget_thread(thread_id);
         Ok(removed)
-    }
-
-    /// `put`, and with `expect_latest` `put_expecting_latest`: a chain of one.
-    async fn put_one(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: &Checkpoint,
-        metadata: &CheckpointMetadata,
-        new_versions: &ChannelVersions,
-        expect_latest: bool,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        let link = Link { config: config.clone(), writes: None, checkpoint, metadata, new_versions };
-        self.put_links(&[link], expect_latest).await?;
-        Ok(config.clone().with_checkpoint_id(checkpoint.id.clone()))
-    }
-
-    /// Stores `links` in order, each the child of the one before, in one transaction that first
-    /// checks the first one's parent when `expect_latest` (see [`latest`]), then stores each
-    /// link's pending writes, blobs and checkpoint row: `put`, `put_expecting_latest` and
-    /// `put_chain`.
-    async fn put_links(&self, links: &[Link<'_>], expect_latest: bool) -> Result<(), CheckpointError> {
-        let Some(first) = links.first() else {
-            return Err(CheckpointError::empty_chain());
-        };
-        let mut encoded = Vec::with_capacity(links.len());
-        for link in links {
-            write::check_address(&link.config)?;
-            write::fits("checkpoint_id", &link.checkpoint.id, write::ID_LEN)?;
-            for channel in link.checkpoint.channel_versions.keys() {
-                // JSON_TABLE reads channel names as VARCHAR(150): a longer name would never find
-                // its blob again.
-                write::fits("channel", channel, write::ID_LEN)?;
-            }
-            encoded.push(checkpoint_to_json(link.checkpoint).map_err(Error::from)?);
-        }
-        let mut all = Vec::with_capacity(links.len());
-        for (link, (document, values)) in links.iter().zip(&encoded) {
-            all.push(self.rows(link, document, values)?);
-        }
-        let single = all.len() == 1 && all[0].writes.is_none() && all[0].blobs.is_empty();
-        let stored = if !expect_latest && single && all[0].planned.is_empty() {
-            // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
-            all[0].upsert().execute(&self.pool).await.map_err(backend)?;
-            vec![Vec::new()]
-        } else {
-            latest::put_transaction(
-                &self.pool,
-                Layout::Full,
-                &first.config,
-                expect_latest,
-                &all,
-                |tx, all| Box::pin(write_all(tx, all)),
-            )
-            .await?
-        };
-        if let Some(delta) = &self.delta {
-            for (rows, stored) in all.iter().zip(stored) {
-                delta.remember(rows.config, &rows.planned, stored);
-            }
-        }
-        if let (Some(link), Some(rows)) = (links.last(), all.last()) {
-            self.recent.remember(
-                &link.config,
-                link.checkpoint,
-                link.metadata,
-                &rows.document,
-                &rows.metadata,
-            );
-        }
-        Ok(())
-    }
-
-    /// The rows of one link, checked and encoded; `document` and `values` are its checkpoint
-    /// split by `checkpoint_to_json`.
-    fn rows<'a>(
-        &self,
-        link: &'a Link<'a>,
-        document: &serde_json::Value,
-        values: &'a [(String, String, ChannelValue)],
-    ) -> Result<Rows<'a>, CheckpointError> {
-        let config = &link.config;
-        // Blobs only for values whose version is new: unchanged channels keep pointing at the
-        // row stored for their version by an earlier checkpoint.
-        let mut blobs = Vec::new();
-        for (channel, _, value) in values {
-            if let Some(version) = link.new_versions.get(channel) {
-                write::fits("version", version, write::ID_LEN)?;
-                let (kind, bytes) = dumps_typed(value).map_err(Error::from)?;
-                write::fits("type", &kind, write::ID_LEN)?;
-                blobs.push(write::Blob { channel, version, kind, bytes });
-            }
-        }
-        // Delta mode: list values of delta channels leave `blobs`, to be stored as deltas or
-        // snapshots by `delta::insert`.
-        let planned = match &self.delta {
-            Some(delta) => delta::plan(delta, config, &mut blobs),
-            None => Vec::new(),
-        };
-        let writes = match link.writes {
-            Some(batch) => {
-                Some(write::prepare_writes(config, &batch.writes, &batch.task_id, &batch.task_path)?)
-            }
-            None => None,
-        };
-        let invalid = |e: serde_json::Error| CheckpointError::Invalid(e.to_string());
-        Ok(Rows {
-            config,
-            hash: write::ns_hash(&config.checkpoint_ns),
-            checkpoint_id: &link.checkpoint.id,
-            writes,
-            blobs,
-            planned,
-            document: pyjson::dumps(document).map_err(invalid)?,
-            metadata: pyjson::dumps(&link.metadata.to_json()).map_err(invalid)?,
-        })
-    }
-}
-
-/// One checkpoint to store: its parent's address, the writes saved against that parent first,
-/// and the checkpoint.
-struct Link<'a> {
-    /// The parent's address.
-    config: CheckpointConfig,
-    /// Pending writes of the parent, stored before the checkpoint.
-    writes: Option<&'a WriteBatch>,
-    /// The checkpoint.
-    checkpoint: &'a Checkpoint,
-    /// Its metadata.
-    metadata: &'a CheckpointMetadata,
-    /// The channels whose values are new in it.
-    new_versions: &'a ChannelVersions,
-}
-
-/// Stores every link's rows on `tx`, in order; returns what delta mode stored for each.
-async fn write_all(
-    tx: &mut MySqlConnection,
-    all: &[Rows<'_>],
-) -> Result<Vec<Vec<Option<delta::Stored>>>, CheckpointError> {
-    let mut stored = Vec::with_capacity(all.len());
-    for rows in all {
-        stored.push(rows.write(tx).await?);
-    }
-    Ok(stored)
-}
-
-/// What one put stores, encoded and checked: its blob rows (or deltas) and its checkpoint row.
-struct Rows<'a> {
-    /// Thread, namespace and parent.
-    config: &'a CheckpointConfig,
-    /// `checkpoint_ns_hash`.
-    hash: [u8; 16],
-    /// The checkpoint's id.
-    checkpoint_id: &'a str,
-    /// Pending writes against the parent, stored first (`put_chain`).
-    writes: Option<write::TaskWrites<'a>>,
-    /// Values whose version is new, stored in full.
-    blobs: Vec<write::Blob<'a>>,
-    /// Values of delta channels, stored as deltas or snapshots.
-    planned: Vec<delta::Planned<'a>>,
-    /// The checkpoint document, as Python's JSON.
-    document: String,
-    /// The metadata, as Python's JSON.
-    metadata: String,
-}
-
-impl Rows<'_> {
-    /// The statement that upserts the checkpoint row.
-    fn upsert(&self) -> Query<'_, MySql, MySqlArguments> {
-        sqlx::query(sql::UPSERT_CHECKPOINT)
-            .bind(&self.config.thread_id)
-            .bind(&self.config.checkpoint_ns)
-            .bind(&self.hash[..])
-            .bind(self.checkpoint_id)
-            .bind(self.config.checkpoint_id.as_deref())
-            .bind(self.document.as_str())
-            .bind(self.metadata.as_str())
-    }
-
-    /// Stores everything on `tx` (inside the put's transaction); returns what delta mode stored.
-    async fn write(&self, tx: &mut MySqlConnection) -> Result<Vec<Option<delta::Stored>>, CheckpointError> {
-        if let Some(writes) = &self.writes {
-            write::insert_writes(tx, self.config, writes).await.map_err(backend)?;
-        }
-        if !self.blobs.is_empty() {
-            write::insert_blobs(tx, self.config, &self.hash, &self.blobs).await.map_err(backend)?;
-        }
-        let stored = delta::insert(tx, self.config, &self.hash, &self.planned).await.map_err(backend)?;
-        self.upsert().execute(&mut *tx).await.map_err(backend)?;
-        Ok(stored)
     }
 }
 
@@ -581,26 +392,7 @@ impl Checkpointer for MySqlCheckpointer {
         chain: Vec<ChainLink>,
         expect_latest: bool,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let mut parent = config.clone();
-        let mut links = Vec::with_capacity(chain.len());
-        for link in &chain {
-            let next = parent.clone().with_checkpoint_id(link.checkpoint.id.clone());
-            links.push(Link {
-                config: std::mem::replace(&mut parent, next),
-                writes: link.writes.as_ref(),
-                checkpoint: &link.checkpoint,
-                metadata: &link.metadata,
-                new_versions: &link.new_versions,
-            });
-        }
-        if self.delta.is_some() && links.len() > 1 {
-            for (i, link) in links.into_iter().enumerate() {
-                self.put_links(&[link], expect_latest || i > 0).await?;
-            }
-        } else {
-            self.put_links(&links, expect_latest).await?;
-        }
-        Ok(parent)
+        self.put_chain_links(config, &chain, expect_latest).await
     }
 
     async fn put_writes(

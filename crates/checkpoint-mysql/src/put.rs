@@ -1,0 +1,238 @@
+//! Storing checkpoints in the full layout: a chain of checkpoints, each after the pending writes
+//! it carries, checked and encoded, then written in one transaction (see [`latest`]).
+
+use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
+use graph_core::checkpoint::{
+    ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
+    CheckpointMetadata, WriteBatch,
+};
+use sqlx::mysql::MySqlArguments;
+use sqlx::query::Query;
+use sqlx::{MySql, MySqlConnection};
+
+use crate::error::{backend, Error};
+use crate::saver::MySqlCheckpointer;
+use crate::sql::{self, Layout};
+use crate::{delta, latest, pyjson, write};
+
+impl MySqlCheckpointer {
+    /// `put`, and with `expect_latest` `put_expecting_latest`: a chain of one.
+    pub(crate) async fn put_one(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        metadata: &CheckpointMetadata,
+        new_versions: &ChannelVersions,
+        expect_latest: bool,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        let link = Link { config: config.clone(), writes: None, checkpoint, metadata, new_versions };
+        self.put_links(&[link], expect_latest).await?;
+        Ok(config.clone().with_checkpoint_id(checkpoint.id.clone()))
+    }
+
+    /// `put_chain`: one transaction for the whole chain, except in delta mode, where a chain of
+    /// several checkpoints is stored one checkpoint per transaction (each delta is planned on the
+    /// value the one before stored). Returns the last checkpoint's address.
+    pub(crate) async fn put_chain_links(
+        &self,
+        config: &CheckpointConfig,
+        chain: &[ChainLink],
+        expect_latest: bool,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        let mut parent = config.clone();
+        let mut links = Vec::with_capacity(chain.len());
+        for link in chain {
+            let next = parent.clone().with_checkpoint_id(link.checkpoint.id.clone());
+            links.push(Link {
+                config: std::mem::replace(&mut parent, next),
+                writes: link.writes.as_ref(),
+                checkpoint: &link.checkpoint,
+                metadata: &link.metadata,
+                new_versions: &link.new_versions,
+            });
+        }
+        if self.delta.is_some() && links.len() > 1 {
+            for (i, link) in links.into_iter().enumerate() {
+                self.put_links(&[link], expect_latest || i > 0).await?;
+            }
+        } else {
+            self.put_links(&links, expect_latest).await?;
+        }
+        Ok(parent)
+    }
+
+    /// Stores `links` in order, each the child of the one before, in one transaction that first
+    /// checks the first one's parent when `expect_latest` (see [`latest`]), then stores each
+    /// link's pending writes, blobs and checkpoint row: `put`, `put_expecting_latest` and
+    /// `put_chain`.
+    async fn put_links(&self, links: &[Link<'_>], expect_latest: bool) -> Result<(), CheckpointError> {
+        let Some(first) = links.first() else {
+            return Err(CheckpointError::empty_chain());
+        };
+        let mut encoded = Vec::with_capacity(links.len());
+        for link in links {
+            write::check_address(&link.config)?;
+            write::fits("checkpoint_id", &link.checkpoint.id, write::ID_LEN)?;
+            for channel in link.checkpoint.channel_versions.keys() {
+                // JSON_TABLE reads channel names as VARCHAR(150): a longer name would never find
+                // its blob again.
+                write::fits("channel", channel, write::ID_LEN)?;
+            }
+            encoded.push(checkpoint_to_json(link.checkpoint).map_err(Error::from)?);
+        }
+        let mut all = Vec::with_capacity(links.len());
+        for (link, (document, values)) in links.iter().zip(&encoded) {
+            all.push(self.rows(link, document, values)?);
+        }
+        let single = all.len() == 1 && all[0].writes.is_none() && all[0].blobs.is_empty();
+        let stored = if !expect_latest && single && all[0].planned.is_empty() {
+            // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
+            all[0].upsert().execute(&self.pool).await.map_err(backend)?;
+            vec![Vec::new()]
+        } else {
+            latest::put_transaction(
+                &self.pool,
+                Layout::Full,
+                &first.config,
+                expect_latest,
+                &all,
+                |tx, all| Box::pin(write_all(tx, all)),
+            )
+            .await?
+        };
+        if let Some(delta) = &self.delta {
+            for (rows, stored) in all.iter().zip(stored) {
+                delta.remember(rows.config, &rows.planned, stored);
+            }
+        }
+        if let (Some(link), Some(rows)) = (links.last(), all.last()) {
+            self.recent.remember(
+                &link.config,
+                link.checkpoint,
+                link.metadata,
+                &rows.document,
+                &rows.metadata,
+            );
+        }
+        Ok(())
+    }
+
+    /// The rows of one link, checked and encoded; `document` and `values` are its checkpoint
+    /// split by `checkpoint_to_json`.
+    fn rows<'a>(
+        &self,
+        link: &'a Link<'a>,
+        document: &serde_json::Value,
+        values: &'a [(String, String, ChannelValue)],
+    ) -> Result<Rows<'a>, CheckpointError> {
+        let config = &link.config;
+        // Blobs only for values whose version is new: unchanged channels keep pointing at the
+        // row stored for their version by an earlier checkpoint.
+        let mut blobs = Vec::new();
+        for (channel, _, value) in values {
+            if let Some(version) = link.new_versions.get(channel) {
+                write::fits("version", version, write::ID_LEN)?;
+                let (kind, bytes) = dumps_typed(value).map_err(Error::from)?;
+                write::fits("type", &kind, write::ID_LEN)?;
+                blobs.push(write::Blob { channel, version, kind, bytes });
+            }
+        }
+        // Delta mode: list values of delta channels leave `blobs`, to be stored as deltas or
+        // snapshots by `delta::insert`.
+        let planned = match &self.delta {
+            Some(delta) => delta::plan(delta, config, &mut blobs),
+            None => Vec::new(),
+        };
+        let writes = match link.writes {
+            Some(batch) => {
+                Some(write::prepare_writes(config, &batch.writes, &batch.task_id, &batch.task_path)?)
+            }
+            None => None,
+        };
+        let invalid = |e: serde_json::Error| CheckpointError::Invalid(e.to_string());
+        Ok(Rows {
+            config,
+            hash: write::ns_hash(&config.checkpoint_ns),
+            checkpoint_id: &link.checkpoint.id,
+            writes,
+            blobs,
+            planned,
+            document: pyjson::dumps(document).map_err(invalid)?,
+            metadata: pyjson::dumps(&link.metadata.to_json()).map_err(invalid)?,
+        })
+    }
+}
+
+/// One checkpoint to store: its parent's address, the writes saved against that parent first,
+/// and the checkpoint.
+struct Link<'a> {
+    /// The parent's address.
+    config: CheckpointConfig,
+    /// Pending writes of the parent, stored before the checkpoint.
+    writes: Option<&'a WriteBatch>,
+    /// The checkpoint.
+    checkpoint: &'a Checkpoint,
+    /// Its metadata.
+    metadata: &'a CheckpointMetadata,
+    /// The channels whose values are new in it.
+    new_versions: &'a ChannelVersions,
+}
+
+/// Stores every link's rows on `tx`, in order; returns what delta mode stored for each.
+async fn write_all(
+    tx: &mut MySqlConnection,
+    all: &[Rows<'_>],
+) -> Result<Vec<Vec<Option<delta::Stored>>>, CheckpointError> {
+    let mut stored = Vec::with_capacity(all.len());
+    for rows in all {
+        stored.push(rows.write(tx).await?);
+    }
+    Ok(stored)
+}
+
+/// What one put stores, encoded and checked: its blob rows (or deltas) and its checkpoint row.
+struct Rows<'a> {
+    /// Thread, namespace and parent.
+    config: &'a CheckpointConfig,
+    /// `checkpoint_ns_hash`.
+    hash: [u8; 16],
+    /// The checkpoint's id.
+    checkpoint_id: &'a str,
+    /// Pending writes against the parent, stored first (`put_chain`).
+    writes: Option<write::TaskWrites<'a>>,
+    /// Values whose version is new, stored in full.
+    blobs: Vec<write::Blob<'a>>,
+    /// Values of delta channels, stored as deltas or snapshots.
+    planned: Vec<delta::Planned<'a>>,
+    /// The checkpoint document, as Python's JSON.
+    document: String,
+    /// The metadata, as Python's JSON.
+    metadata: String,
+}
+
+impl Rows<'_> {
+    /// The statement that upserts the checkpoint row.
+    fn upsert(&self) -> Query<'_, MySql, MySqlArguments> {
+        sqlx::query(sql::UPSERT_CHECKPOINT)
+            .bind(&self.config.thread_id)
+            .bind(&self.config.checkpoint_ns)
+            .bind(&self.hash[..])
+            .bind(self.checkpoint_id)
+            .bind(self.config.checkpoint_id.as_deref())
+            .bind(self.document.as_str())
+            .bind(self.metadata.as_str())
+    }
+
+    /// Stores everything on `tx` (inside the put's transaction); returns what delta mode stored.
+    async fn write(&self, tx: &mut MySqlConnection) -> Result<Vec<Option<delta::Stored>>, CheckpointError> {
+        if let Some(writes) = &self.writes {
+            write::insert_writes(tx, self.config, writes).await.map_err(backend)?;
+        }
+        if !self.blobs.is_empty() {
+            write::insert_blobs(tx, self.config, &self.hash, &self.blobs).await.map_err(backend)?;
+        }
+        let stored = delta::insert(tx, self.config, &self.hash, &self.planned).await.map_err(backend)?;
+        self.upsert().execute(&mut *tx).await.map_err(backend)?;
+        Ok(stored)
+    }
+}
