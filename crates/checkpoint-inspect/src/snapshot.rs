@@ -98,11 +98,11 @@ impl Snapshot {
             channel_values: cp
                 .channel_values
                 .iter()
-                .map(|(k, v)| (k.clone(), Decoded::from_channel_value(v)))
+                .map(|(k, v)| (k.to_string(), Decoded::from_channel_value(v)))
                 .collect(),
-            channel_versions: cp.channel_versions.clone(),
-            versions_seen: cp.versions_seen.clone(),
-            updated_channels: cp.updated_channels.clone(),
+            channel_versions: owned(&cp.channel_versions),
+            versions_seen: cp.versions_seen.iter().map(|(k, v)| (k.to_string(), owned(v))).collect(),
+            updated_channels: cp.updated_channels.as_ref().map(|u| u.iter().map(|c| c.to_string()).collect()),
             pending_writes: t
                 .pending_writes
                 .iter()
@@ -213,6 +213,11 @@ fn versions(json: Option<&Json>) -> Versions {
             _ => None,
         })
         .collect()
+}
+
+/// The saver's shared names and versions as the owned texts a snapshot holds.
+fn owned(versions: &graph_core::checkpoint::ChannelVersions) -> Versions {
+    versions.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Storing checkpoints in the full layout: a chain of checkpoints, each after the pending writes
 //! it carries, checked and encoded, then written in one transaction (see [`latest`]).
 
+use std::sync::Arc;
+
 use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
 use graph_core::checkpoint::{
     ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
@@ -123,14 +125,14 @@ impl MySqlCheckpointer {
         &self,
         link: &'a Link<'a>,
         document: &serde_json::Value,
-        values: &'a [(String, String, ChannelValue)],
+        values: &'a [(Arc<str>, Arc<str>, ChannelValue)],
     ) -> Result<Rows<'a>, CheckpointError> {
         let config = &link.config;
         // Blobs only for values whose version is new: unchanged channels keep pointing at the
         // row stored for their version by an earlier checkpoint.
         let mut blobs = Vec::new();
         for (channel, _, value) in values {
-            if let Some(version) = link.new_versions.get(channel) {
+            if let Some(version) = link.new_versions.get(&**channel) {
                 write::fits("version", version, write::ID_LEN)?;
                 let (kind, bytes) = dumps_typed(value).map_err(Error::from)?;
                 write::fits("type", &kind, write::ID_LEN)?;

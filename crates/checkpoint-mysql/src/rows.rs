@@ -80,7 +80,7 @@ impl RawTuple {
         for blob in &self.blobs {
             let value = loads_typed(&blob.kind, &blob.bytes)
                 .map_err(|e| self.corrupt(format!("channel `{}`: {e}", blob.channel)))?;
-            blobs.push((blob.channel.clone(), value));
+            blobs.push((blob.channel.as_str().into(), value));
         }
         let checkpoint = checkpoint_from_json(&self.document, blobs).map_err(|e| self.corrupt(e))?;
         let (thread_id, checkpoint_ns) = (self.thread_id, self.checkpoint_ns);

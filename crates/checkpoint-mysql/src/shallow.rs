@@ -154,7 +154,7 @@ impl MySqlShallowCheckpointer {
                 None => ("empty".to_owned(), None),
             };
             write::fits("type", &kind, write::ID_LEN)?;
-            blobs.push((channel.as_str(), kind, bytes));
+            blobs.push((&**channel, kind, bytes));
         }
         let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
         let metadata =

@@ -32,7 +32,7 @@ fn checkpoint(step: i64, messages: Vec<Message>) -> (Checkpoint, ChannelVersions
         ts: graph_core::checkpoint::now_iso(),
         ..Default::default()
     };
-    let version = next_version(Some(&step.max(0).to_string()));
+    let version: std::sync::Arc<str> = next_version(Some(&step.max(0).to_string())).into();
     cp.channel_values.insert("messages".into(), ChannelValue::new(messages));
     cp.channel_values.insert("count".into(), ChannelValue::new(step));
     cp.channel_versions.insert("messages".into(), version.clone());
@@ -256,8 +256,8 @@ async fn lost_channel_values(names: &[&str]) -> Vec<String> {
         ..Default::default()
     };
     for name in names {
-        cp.channel_values.insert((*name).to_owned(), ChannelValue::new(vec![format!("value of {name}")]));
-        cp.channel_versions.insert((*name).to_owned(), next_version(None));
+        cp.channel_values.insert((*name).into(), ChannelValue::new(vec![format!("value of {name}")]));
+        cp.channel_versions.insert((*name).into(), next_version(None).into());
     }
     let versions = cp.channel_versions.clone();
     saver.put(&config, cp, CheckpointMetadata::new(CheckpointSource::Loop, 0), versions).await.unwrap();

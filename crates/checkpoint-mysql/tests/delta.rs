@@ -148,7 +148,7 @@ fn fingerprint(t: &CheckpointTuple) -> String {
         .checkpoint
         .channel_values
         .iter()
-        .map(|(channel, value)| (channel.clone(), dumps_typed(value).unwrap()))
+        .map(|(channel, value)| (channel.to_string(), dumps_typed(value).unwrap()))
         .collect();
     let writes: Vec<(String, String, (String, Vec<u8>))> = t
         .pending_writes
@@ -299,7 +299,7 @@ async fn put_messages(
         ..Checkpoint::default()
     };
     cp.channel_values.insert("messages".into(), messages);
-    cp.channel_versions.insert("messages".into(), version.clone());
+    cp.channel_versions.insert("messages".into(), version.as_str().into());
     let new_versions = cp.channel_versions.clone();
     let meta = CheckpointMetadata::new(CheckpointSource::Loop, step);
     (saver.put(at, cp, meta, new_versions).await.unwrap(), version)

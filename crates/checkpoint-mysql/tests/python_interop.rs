@@ -106,7 +106,7 @@ async fn each_reads_what_the_other_wrote() {
         [("log", ChannelValue::new(vec!["rs-a", "rs-b"])), ("count", ChannelValue::new(5_i64))]
     {
         cp.channel_values.insert(channel.into(), value);
-        cp.channel_versions.insert(channel.into(), next_version(None));
+        cp.channel_versions.insert(channel.into(), next_version(None).into());
     }
     let new_versions = cp.channel_versions.clone();
     let mut meta = CheckpointMetadata::new(CheckpointSource::Loop, 0);
@@ -150,7 +150,7 @@ async fn shallow_savers_share_a_database() {
         ..Default::default()
     };
     cp.channel_values.insert("log".into(), ChannelValue::new(vec!["rs"]));
-    cp.channel_versions.insert("log".into(), next_version(None));
+    cp.channel_versions.insert("log".into(), next_version(None).into());
     let new_versions = cp.channel_versions.clone();
     let meta = CheckpointMetadata::new(CheckpointSource::Loop, 0);
     saver.put(&CheckpointConfig::thread("from-rust"), cp, meta, new_versions).await.unwrap();

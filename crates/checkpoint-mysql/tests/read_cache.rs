@@ -38,7 +38,7 @@ fn view(t: &CheckpointTuple) -> serde_json::Value {
         .checkpoint
         .channel_values
         .iter()
-        .map(|(k, v)| (k.clone(), v.decode::<serde_json::Value>().expect("decodable")))
+        .map(|(k, v)| (k.to_string(), v.decode::<serde_json::Value>().expect("decodable")))
         .collect();
     let writes: Vec<serde_json::Value> = t
         .pending_writes

@@ -21,8 +21,8 @@ fn checkpoint(step: i64, values: &[(&str, ChannelValue)]) -> (Checkpoint, Channe
     };
     for (channel, value) in values {
         let version = next_version(Some(&step.max(0).to_string()));
-        cp.channel_values.insert((*channel).to_owned(), value.clone());
-        cp.channel_versions.insert((*channel).to_owned(), version);
+        cp.channel_values.insert((*channel).into(), value.clone());
+        cp.channel_versions.insert((*channel).into(), version.into());
     }
     let new_versions = cp.channel_versions.clone();
     (cp, new_versions)
@@ -95,7 +95,7 @@ async fn prune_keeps_the_newest_per_namespace_and_drops_orphans() {
     let (mut cp, _) = checkpoint(5, &[("b", list(9))]);
     let kept_a = saver.get_tuple(&last).await.unwrap().unwrap().checkpoint;
     cp.channel_versions.insert("a".into(), kept_a.channel_versions["a"].clone());
-    let new_versions = [("b".to_owned(), cp.channel_versions["b"].clone())].into();
+    let new_versions = [("b".into(), cp.channel_versions["b"].clone())].into();
     last =
         saver.put(&last, cp, CheckpointMetadata::new(CheckpointSource::Loop, 5), new_versions).await.unwrap();
     put(&saver, &root.clone().with_ns("child:1"), 0, &[("c", list(1))]).await;

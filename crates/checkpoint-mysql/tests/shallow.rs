@@ -18,8 +18,8 @@ async fn shallow(label: &str) -> Option<(String, MySqlShallowCheckpointer)> {
     Some((db, saver))
 }
 
-fn version(n: u64) -> String {
-    format!("{n:032}.0.{n}")
+fn version(n: u64) -> std::sync::Arc<str> {
+    format!("{n:032}.0.{n}").into()
 }
 
 /// A checkpoint at `step` with `set` channels at new versions and `keep` channels at old ones.

@@ -29,8 +29,8 @@ async fn put_next(
         ..Checkpoint::default()
     };
     let version = next_version(Some(&step.max(0).to_string()));
-    cp.channel_values.insert("n".to_owned(), ChannelValue::new(vec![step.to_string(); 4]));
-    cp.channel_versions.insert("n".to_owned(), version);
+    cp.channel_values.insert("n".into(), ChannelValue::new(vec![step.to_string(); 4]));
+    cp.channel_versions.insert("n".into(), version.into());
     let new_versions = cp.channel_versions.clone();
     let meta = CheckpointMetadata::new(CheckpointSource::Loop, step);
     saver.put_expecting_latest(at, cp, meta, new_versions).await

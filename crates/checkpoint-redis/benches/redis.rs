@@ -62,7 +62,7 @@ fn checkpoint(step: i64) -> (Checkpoint, ChannelVersions) {
         ("branch:to:agent", ChannelValue::Null),
     ] {
         cp.channel_values.insert(channel.into(), value);
-        cp.channel_versions.insert(channel.into(), version.clone());
+        cp.channel_versions.insert(channel.into(), version.as_str().into());
     }
     let new_versions = cp.channel_versions.clone();
     (cp, new_versions)

@@ -46,7 +46,7 @@ pub(crate) fn checkpoint(
         .filter(|(channel, _)| !is_inline(channel))
         .map(|(channel, version)| ns.blob_field(channel, version))
         .collect();
-    let mut values: std::collections::HashMap<String, ChannelValue> =
+    let mut values: std::collections::HashMap<std::sync::Arc<str>, ChannelValue> =
         values.into_iter().map(|(channel, _, value)| (channel, value)).collect();
     let mut blobs: Vec<(String, Vec<u8>)> = Vec::with_capacity(new_versions.len());
     for (channel, version) in new_versions {
@@ -58,7 +58,7 @@ pub(crate) fn checkpoint(
         if shallow && !refs.contains(&field) {
             continue;
         }
-        let blob = match values.remove(channel) {
+        let blob = match values.remove(&**channel) {
             Some(value) => {
                 let (kind, bytes) = codec::dumps_typed(&value).map_err(invalid)?;
                 record::encode_blob(&kind, &bytes)

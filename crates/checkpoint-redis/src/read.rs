@@ -133,7 +133,7 @@ impl RawEntry {
             let value =
                 record::decode_blob(&bytes).map_err(|e| corrupt(format!("{at} channel `{channel}`: {e}")))?;
             if let Some(value) = value {
-                values.push((channel, value));
+                values.push((channel.into(), value));
             }
         }
         let mut pending = Vec::with_capacity(self.writes.len());

@@ -34,7 +34,7 @@ fn checkpoint(step: i64, messages: Vec<Message>) -> (Checkpoint, ChannelVersions
         ts: graph_core::checkpoint::now_iso(),
         ..Default::default()
     };
-    let version = next_version(Some(&step.max(0).to_string()));
+    let version: std::sync::Arc<str> = next_version(Some(&step.max(0).to_string())).into();
     cp.channel_values.insert("messages".into(), ChannelValue::new(messages));
     cp.channel_values.insert("count".into(), ChannelValue::new(step));
     cp.channel_versions.insert("messages".into(), version.clone());

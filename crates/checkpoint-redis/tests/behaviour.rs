@@ -13,8 +13,8 @@ use graph_core::checkpoint::{
 use support::{deadlines, existing, raw, saver_with, thread};
 
 /// A LangGraph-shaped version with counter `n`.
-fn ver(n: u64) -> String {
-    format!("{n:032}.0.{n}")
+fn ver(n: u64) -> std::sync::Arc<str> {
+    format!("{n:032}.0.{n}").into()
 }
 
 /// Saves a checkpoint at `step` on top of `parent`: `set` channels get version `step + 1` and a

@@ -269,15 +269,18 @@ fn arb_checkpoint() -> impl Strategy<Value = Checkpoint> {
         prop::option::of(prop::collection::vec("[a-z]{1,6}", 0..3)),
     )
         .prop_map(|(values, id, seen, updated)| {
-            let versions = values.keys().map(|k| (k.clone(), format!("{:032}.0", k.len()))).collect();
+            let versions =
+                values.keys().map(|k| (k.as_str().into(), format!("{:032}.0", k.len()).into())).collect();
+            let shared =
+                |m: BTreeMap<String, String>| m.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
             Checkpoint {
                 v: 4,
                 id,
                 ts: "2026-01-01T00:00:00+00:00".to_owned(),
-                channel_values: values,
+                channel_values: values.into_iter().map(|(k, v)| (k.into(), v)).collect(),
                 channel_versions: versions,
-                versions_seen: seen,
-                updated_channels: updated,
+                versions_seen: seen.into_iter().map(|(k, v)| (k.into(), shared(v))).collect(),
+                updated_channels: updated.map(|u| u.into_iter().map(Into::into).collect()),
             }
         })
 }
@@ -358,8 +361,8 @@ proptest! {
     ) {
         let (mut doc, _) = checkpoint_to_json(&cp).map_err(|e| fail(e.to_string()))?;
         corrupt_json(&mut doc, &path, replacement);
-        let blobs: Vec<(String, ChannelValue)> =
-            garbage.into_iter().map(|(c, k, b)| (c, ChannelValue::encoded(k, b))).collect();
+        let blobs: Vec<(std::sync::Arc<str>, ChannelValue)> =
+            garbage.into_iter().map(|(c, k, b)| (c.into(), ChannelValue::encoded(k, b))).collect();
         match checkpoint_from_json(&doc, blobs) {
             Ok(read) => {
                 read.channel_values.values().for_each(|v| { exercise(v); });
@@ -399,8 +402,8 @@ fn json_text_floats_round_trip_exactly() {
             v: 4,
             id: "c".to_owned(),
             ts: "2026-01-01T00:00:00+00:00".to_owned(),
-            channel_values: BTreeMap::from([("x".to_owned(), ChannelValue::new(f))]),
-            channel_versions: BTreeMap::from([("x".to_owned(), "1".to_owned())]),
+            channel_values: BTreeMap::from([("x".into(), ChannelValue::new(f))]),
+            channel_versions: BTreeMap::from([("x".into(), "1".into())]),
             versions_seen: BTreeMap::new(),
             updated_channels: None,
         };

@@ -13,6 +13,7 @@
 //! that stores bytes returns [`ChannelValue::Encoded`] values, not the live ones it was given.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use graph_core::checkpoint::CheckpointSource::{Fork, Input, Loop, Update};
 use graph_core::checkpoint::{
@@ -290,19 +291,19 @@ impl Cp {
     /// `channel` gets `value` at a new version `n`.
     fn set(mut self, channel: &str, n: u64, value: ChannelValue) -> Self {
         let values = &mut self.checkpoint.channel_values;
-        values.insert(channel.to_owned(), value);
-        self.new_versions.insert(channel.to_owned(), ver(n));
+        values.insert(channel.into(), value);
+        self.new_versions.insert(channel.into(), ver(n));
         self.keep(channel, n)
     }
     /// `channel` is at version `n`, whose value an earlier checkpoint saved.
     fn keep(mut self, channel: &str, n: u64) -> Self {
         let versions = &mut self.checkpoint.channel_versions;
-        versions.insert(channel.to_owned(), ver(n));
+        versions.insert(channel.into(), ver(n));
         self
     }
     /// `channel` is unchanged at version `n` but its value is passed along, as the engine does.
     fn same(mut self, channel: &str, n: u64, value: ChannelValue) -> Self {
-        self.checkpoint.channel_values.insert(channel.to_owned(), value);
+        self.checkpoint.channel_values.insert(channel.into(), value);
         self.keep(channel, n)
     }
     /// Saved under an existing id (the same id in another namespace, or again after a delete).
@@ -316,8 +317,8 @@ impl Cp {
 }
 
 /// A LangGraph-shaped version with counter `n`.
-fn ver(n: u64) -> String {
-    format!("{n:032}.0.{n}")
+fn ver(n: u64) -> Arc<str> {
+    format!("{n:032}.0.{n}").into()
 }
 
 fn meta(step: i64) -> CheckpointMetadata {
@@ -358,7 +359,7 @@ fn item(tuple: &CheckpointTuple, channel: &str) -> String {
 
 fn channels(tuple: &CheckpointTuple) -> Vec<&str> {
     let values = &tuple.checkpoint.channel_values;
-    values.keys().map(String::as_str).collect()
+    values.keys().map(|k| &**k).collect()
 }
 
 fn writes(tuple: &CheckpointTuple) -> Vec<Write> {
@@ -449,11 +450,11 @@ pub async fn get_tuple_returns_parent_config(saver: &dyn DynCheckpointer) {
 pub async fn checkpoint_fields_round_trip(saver: &dyn DynCheckpointer) {
     let s = Ctx::new(saver);
     let mut c = cp(3).set("a", 4, one("v")).keep("b", 2);
-    let seen = [("a".to_owned(), ver(3)), ("b".to_owned(), ver(2))];
-    let input = ("__input__".to_owned(), ChannelVersions::new());
-    let node = ("node".to_owned(), ChannelVersions::from(seen));
+    let seen: [(Arc<str>, _); 2] = [("a".into(), ver(3)), ("b".into(), ver(2))];
+    let input = ("__input__".into(), ChannelVersions::new());
+    let node = ("node".into(), ChannelVersions::from(seen));
     c.checkpoint.versions_seen = BTreeMap::from([input, node]);
-    c.checkpoint.updated_channels = Some(vec!["a".to_owned()]);
+    c.checkpoint.updated_channels = Some(vec!["a".into()]);
     let expected = c.checkpoint.clone();
     let saved = s.put(&s.thread("t"), c).await;
     let got = s.get(&saved).await.checkpoint;
@@ -462,7 +463,7 @@ pub async fn checkpoint_fields_round_trip(saver: &dyn DynCheckpointer) {
     assert_eq!(got.versions_seen, expected.versions_seen);
     assert_eq!(got.updated_channels, expected.updated_channels);
     // `b` has a version but no value was ever saved for it.
-    assert_eq!(got.channel_values.keys().collect::<Vec<_>>(), ["a"]);
+    assert_eq!(got.channel_values.keys().map(|k| &**k).collect::<Vec<_>>(), ["a"]);
     let next = s.put(&saved, cp(4).keep("a", 4)).await;
     assert_eq!(s.get(&next).await.checkpoint.updated_channels, None);
 }
@@ -930,5 +931,5 @@ pub async fn next_version_increments(saver: &dyn DynCheckpointer) {
     assert!(v2 > v1);
     let v10 = saver.get_next_version(Some(&ver(9)));
     assert_eq!(counter(&v10), Some(Ok(10)), "{v10}");
-    assert!(v10 > ver(9) && v10.starts_with(&format!("{:032}.", 10)));
+    assert!(*v10 > *ver(9) && v10.starts_with(&format!("{:032}.", 10)));
 }

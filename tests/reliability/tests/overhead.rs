@@ -27,7 +27,7 @@ async fn chain(backend: &Backend, thread: &str, checked: bool) -> Latencies {
         let mut checkpoint =
             Checkpoint { v: CHECKPOINT_VERSION, id: checkpoint_id(step as i64), ..Checkpoint::default() };
         checkpoint.channel_values.insert("items".into(), ChannelValue::new(vec![format!("item {step}")]));
-        checkpoint.channel_versions.insert("items".into(), v.clone());
+        checkpoint.channel_versions.insert("items".into(), v.as_str().into());
         let new_versions = checkpoint.channel_versions.clone();
         let metadata = CheckpointMetadata::new(CheckpointSource::Loop, step as i64);
         let begun = Instant::now();

@@ -6,6 +6,8 @@
 //! checkpoint reassembles its values from the blobs its `channel_versions` point at. Values are
 //! shared [`ChannelValue`]s, so storing one is an `Arc` clone, never a deep copy.
 
+mod compact;
+
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -13,6 +15,8 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
+
+use compact::Compact;
 
 use super::{
     write_index, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
@@ -46,7 +50,7 @@ type Threads = HashMap<String, BTreeMap<String, Box<Namespace>>>;
 /// let saver = InMemoryCheckpointer::new();
 /// let mut cp = Checkpoint { v: 4, id: checkpoint_id(-1), ..Checkpoint::default() };
 /// cp.channel_values.insert("count".into(), ChannelValue::new(1_i64));
-/// cp.channel_versions.insert("count".into(), next_version(None));
+/// cp.channel_versions.insert("count".into(), next_version(None).into());
 /// let new_versions = cp.channel_versions.clone();
 /// let config = CheckpointConfig::thread("t1");
 /// let meta = CheckpointMetadata::new(CheckpointSource::Input, -1);
@@ -78,17 +82,44 @@ struct Namespace {
     /// newest is the last entry and newest-first is a reverse iteration. Boxed to keep B-tree
     /// nodes small: a `Saved` is ~250 bytes, and allocating ~3 KB leaf nodes was measurable.
     checkpoints: BTreeMap<String, Box<Saved>>,
-    /// Channel → version → value. `None` is LangGraph's `"empty"` blob: the channel was in
+    /// Channel → its versions' values. `None` is LangGraph's `"empty"` blob: the channel was in
     /// `new_versions` but had no value; reading it yields no value.
-    blobs: BTreeMap<String, BTreeMap<String, Option<ChannelValue>>>,
+    blobs: BTreeMap<Arc<str>, Versions>,
     /// Checkpoint id → its pending writes.
     writes: BTreeMap<String, Writes>,
 }
 
+/// The stored values of one channel: `(version, value)` sorted by version.
+///
+/// A sorted `Vec` rather than a map: a channel of one thread has a few versions, written in
+/// increasing order, and a `BTreeMap` spent a whole leaf (~500 bytes) on each channel.
+#[derive(Default)]
+struct Versions(Vec<(Arc<str>, Option<ChannelValue>)>);
+
+impl Versions {
+    /// Stores the value of `version`, replacing a value stored for it before.
+    fn insert(&mut self, version: Arc<str>, value: Option<ChannelValue>) {
+        // Versions grow with time: the new one almost always goes last.
+        match self.0.last() {
+            Some((last, _)) if *last >= version => match self.0.binary_search_by(|(v, _)| v.cmp(&version)) {
+                Ok(i) => self.0[i].1 = value,
+                Err(i) => self.0.insert(i, (version, value)),
+            },
+            _ => self.0.push((version, value)),
+        }
+    }
+
+    /// The value stored for `version` (`None` also for the `"empty"` blob).
+    fn get(&self, version: &str) -> Option<&ChannelValue> {
+        let i = self.0.binary_search_by(|(v, _)| (**v).cmp(version)).ok()?;
+        self.0[i].1.as_ref()
+    }
+}
+
 /// A checkpoint as stored.
 struct Saved {
-    /// The checkpoint with an empty `channel_values` (values live in the blobs).
-    checkpoint: Checkpoint,
+    /// The checkpoint without its values (they live in the blobs).
+    checkpoint: Compact,
     /// Its metadata.
     metadata: CheckpointMetadata,
     /// The id of the checkpoint it was derived from.
@@ -176,7 +207,6 @@ impl InMemoryCheckpointer {
         let values = std::mem::take(&mut checkpoint.channel_values);
         let id = checkpoint.id.clone();
         let parent_id = config.checkpoint_id.clone();
-        let saved = Box::new(Saved { checkpoint, metadata, parent_id });
         {
             let mut threads = self.threads.write();
             if expect_latest {
@@ -205,7 +235,11 @@ impl InMemoryCheckpointer {
                 }
                 ns.store_blob(channel, version, value);
             }
-            ns.checkpoints.insert(id.clone(), saved);
+            // The latest checkpoint is almost always the parent, whose unchanged parts the new
+            // one shares.
+            let previous = ns.checkpoints.values().next_back().map(|s| &s.checkpoint);
+            let checkpoint = Compact::new(checkpoint, previous);
+            ns.checkpoints.insert(id.clone(), Box::new(Saved { checkpoint, metadata, parent_id }));
         }
         Ok(CheckpointConfig {
             thread_id: config.thread_id.clone(),
@@ -228,23 +262,21 @@ impl fmt::Debug for InMemoryCheckpointer {
 
 impl Namespace {
     /// Stores the value of `channel` at `version`.
-    fn store_blob(&mut self, channel: String, version: String, value: Option<ChannelValue>) {
+    fn store_blob(&mut self, channel: Arc<str>, version: Arc<str>, value: Option<ChannelValue>) {
         match self.blobs.get_mut(&channel) {
-            Some(versions) => {
-                versions.insert(version, value);
-            }
+            Some(versions) => versions.insert(version, value),
             None => {
-                self.blobs.insert(channel, BTreeMap::from([(version, value)]));
+                self.blobs.insert(channel, Versions(vec![(version, value)]));
             }
         }
     }
 
     /// The values of a checkpoint, from the blobs of each channel's version.
-    fn load_values(&self, versions: &ChannelVersions) -> BTreeMap<String, ChannelValue> {
-        let stored = |(channel, version): (&String, &String)| {
-            let value = self.blobs.get(channel)?.get(version)?.as_ref()?;
-            // An `Arc` clone of the shared value.
-            Some((channel.clone(), value.clone()))
+    fn load_values(&self, versions: &ChannelVersions) -> BTreeMap<Arc<str>, ChannelValue> {
+        let stored = |(channel, version): (&Arc<str>, &Arc<str>)| {
+            let value = self.blobs.get(channel)?.get(version)?;
+            // `Arc` clones of the shared name and value.
+            Some((Arc::clone(channel), value.clone()))
         };
         versions.iter().filter_map(stored).collect()
     }
@@ -267,7 +299,7 @@ impl Namespace {
             checkpoint_ns: checkpoint_ns.to_owned(),
             checkpoint_id: Some(id.clone()),
         };
-        let mut checkpoint = saved.checkpoint.clone();
+        let mut checkpoint = saved.checkpoint.to_checkpoint();
         checkpoint.channel_values = self.load_values(&checkpoint.channel_versions);
         CheckpointTuple {
             config: address(&checkpoint.id),
@@ -291,11 +323,11 @@ impl Namespace {
         }
         let checkpoints = &self.checkpoints;
         self.writes.retain(|id, _| checkpoints.contains_key(id));
-        let versions = checkpoints.values().flat_map(|s| &s.checkpoint.channel_versions);
+        let versions = checkpoints.values().flat_map(|s| s.checkpoint.channel_versions());
         let referenced: HashSet<(&str, &str)> =
-            versions.map(|(channel, version)| (channel.as_str(), version.as_str())).collect();
-        self.blobs.retain(|channel, versions| {
-            versions.retain(|v, _| referenced.contains(&(channel.as_str(), v.as_str())));
+            versions.map(|(channel, version)| (&**channel, &**version)).collect();
+        self.blobs.retain(|channel, Versions(versions)| {
+            versions.retain(|(v, _)| referenced.contains(&(&**channel, &**v)));
             !versions.is_empty()
         });
         removed
@@ -411,7 +443,9 @@ impl Checkpointer for InMemoryCheckpointer {
             ns.writes.insert(checkpoint_id.clone(), Writes::default());
         }
         let stored = ns.writes.get_mut(checkpoint_id).expect("inserted above");
-        stored.0.reserve(writes.len());
+        // Exactly: a checkpoint usually gets one batch, and the amortized growth of `reserve`
+        // left room for four writes in each checkpoint's list.
+        stored.0.reserve_exact(writes.len());
         for (position, (channel, value)) in writes.into_iter().enumerate() {
             let idx = write_index(&channel, position);
             let key = (Arc::clone(&task_id), idx);
@@ -454,9 +488,10 @@ mod tests {
         let mut new_versions = ChannelVersions::new();
         for (channel, value) in values {
             let version = next_version(Some(&format!("{step}")));
-            cp.channel_values.insert((*channel).to_owned(), ChannelValue::new(*value));
-            cp.channel_versions.insert((*channel).to_owned(), version.clone());
-            new_versions.insert((*channel).to_owned(), version);
+            let version: Arc<str> = version.into();
+            cp.channel_values.insert((*channel).into(), ChannelValue::new(*value));
+            cp.channel_versions.insert((*channel).into(), Arc::clone(&version));
+            new_versions.insert((*channel).into(), version);
         }
         let meta = CheckpointMetadata::new(CheckpointSource::Loop, step);
         block_on(saver.put(config, cp, meta, new_versions)).unwrap()
@@ -465,7 +500,7 @@ mod tests {
     fn blob_count(saver: &InMemoryCheckpointer) -> usize {
         let threads = saver.threads.read();
         let namespaces = threads.values().flat_map(BTreeMap::values);
-        namespaces.flat_map(|ns| ns.blobs.values()).map(BTreeMap::len).sum()
+        namespaces.flat_map(|ns| ns.blobs.values()).map(|v| v.0.len()).sum()
     }
 
     #[test]
@@ -473,11 +508,11 @@ mod tests {
         let saver = InMemoryCheckpointer::new();
         let value = ChannelValue::new(vec![1_u8; 64]);
         let ChannelValue::Live(arc) = &value else { unreachable!() };
-        let version = next_version(None);
+        let version: Arc<str> = next_version(None).into();
         let cp = Checkpoint {
             id: checkpoint_id(0),
-            channel_values: [("a".to_owned(), value.clone())].into(),
-            channel_versions: [("a".to_owned(), version.clone())].into(),
+            channel_values: [("a".into(), value.clone())].into(),
+            channel_versions: [("a".into(), version.clone())].into(),
             ..Checkpoint::default()
         };
         let config = CheckpointConfig::thread("t");
@@ -485,7 +520,7 @@ mod tests {
             &config,
             cp,
             CheckpointMetadata::new(CheckpointSource::Loop, 0),
-            [("a".to_owned(), version)].into(),
+            [("a".into(), version)].into(),
         ))
         .unwrap();
         let tuple = block_on(saver.get_tuple(&config)).unwrap().unwrap();
@@ -504,14 +539,17 @@ mod tests {
             cp.channel_versions.insert(channel.into(), "1".into());
         }
         // `x` is new but has no value; `a`, `c` and `e` have values but are not new.
-        let new_versions = [("b", "1"), ("d", "1"), ("x", "1")].map(|(c, v)| (c.to_owned(), v.to_owned()));
+        let new_versions = [("b", "1"), ("d", "1"), ("x", "1")].map(|(c, v)| (c.into(), v.into()));
         let meta = CheckpointMetadata::new(CheckpointSource::Loop, 0);
         block_on(saver.put(&config, cp, meta, new_versions.into())).unwrap();
         let threads = saver.threads.read();
         let blobs = &threads["t"][""].blobs;
         let stored: Vec<(&str, Option<i64>)> = blobs
             .iter()
-            .map(|(c, versions)| (c.as_str(), versions["1"].as_ref().map(|v| v.decode::<i64>().unwrap())))
+            .map(|(c, versions)| {
+                assert_eq!(versions.0.len(), 1);
+                (&**c, versions.get("1").map(|v| v.decode::<i64>().unwrap()))
+            })
             .collect();
         assert_eq!(stored, [("b", Some(2)), ("d", Some(4)), ("x", None)]);
     }
@@ -557,11 +595,11 @@ mod tests {
         // The second checkpoint changes only `a`; `b` still points at the first blob.
         let mut cp = block_on(saver.get_tuple(&first)).unwrap().unwrap().checkpoint;
         cp.id = checkpoint_id(1);
-        let version = next_version(Some(&cp.channel_versions["a"]));
-        cp.channel_versions.insert("a".into(), version.clone());
+        let version: Arc<str> = next_version(Some(&cp.channel_versions["a"])).into();
+        cp.channel_versions.insert("a".into(), Arc::clone(&version));
         cp.channel_values.insert("a".into(), ChannelValue::new(10_i64));
         let meta = CheckpointMetadata::new(CheckpointSource::Loop, 1);
-        block_on(saver.put(&first, cp, meta, [("a".to_owned(), version)].into())).unwrap();
+        block_on(saver.put(&first, cp, meta, [("a".into(), version)].into())).unwrap();
 
         assert_eq!(saver.prune("t", 1), 1);
         assert_eq!(blob_count(&saver), 2);

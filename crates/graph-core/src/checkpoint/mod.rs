@@ -15,12 +15,14 @@ mod time;
 mod version;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub use error::{BoxError, CheckpointError};
 pub use id::{checkpoint_id, uuid6};
 pub use memory::InMemoryCheckpointer;
 pub use saver::{BoxFuture, ChainLink, Checkpointer, DynCheckpointer, WriteBatch};
 pub use time::{format_iso, now_iso};
+pub(crate) use version::version_text;
 pub use version::{next_version, version_number};
 
 pub use crate::value::{ChannelValue, Encoded, ValueError};
@@ -43,7 +45,12 @@ pub fn write_index(channel: &str, position: usize) -> i64 {
 }
 
 /// Channel name → version string.
-pub type ChannelVersions = BTreeMap<String, String>;
+///
+/// Names and versions are shared `Arc<str>`s: the engine writes a checkpoint after every
+/// superstep, and most of its names and versions are the previous checkpoint's, so sharing them
+/// makes a checkpoint a tree of pointers rather than a copy of every text. Look entries up with a
+/// `&str` (`versions.get("messages")`); build keys with `.into()` from a `&str` or `String`.
+pub type ChannelVersions = BTreeMap<Arc<str>, Arc<str>>;
 
 /// Addresses a thread, a namespace within it, and optionally one checkpoint.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -85,14 +92,14 @@ pub struct Checkpoint {
     /// ISO-8601 creation time in UTC, e.g. `2026-11-30T04:52:35.819352+00:00`.
     pub ts: String,
     /// Values of the channels that have one.
-    pub channel_values: BTreeMap<String, ChannelValue>,
+    pub channel_values: BTreeMap<Arc<str>, ChannelValue>,
     /// Version of every channel that was ever written.
     pub channel_versions: ChannelVersions,
     /// Node → trigger channel → the version the node last saw. Special keys `__input__` and
     /// `__interrupt__`.
-    pub versions_seen: BTreeMap<String, ChannelVersions>,
+    pub versions_seen: BTreeMap<Arc<str>, ChannelVersions>,
     /// Channels updated by the step that produced this checkpoint, sorted.
-    pub updated_channels: Option<Vec<String>>,
+    pub updated_channels: Option<Vec<Arc<str>>>,
 }
 
 /// Why a checkpoint was written (`metadata.source`).

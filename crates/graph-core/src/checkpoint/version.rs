@@ -26,7 +26,12 @@
 /// assert!(v2 > v1);
 /// ```
 pub fn next_version(current: Option<&str>) -> String {
-    let n = current.and_then(version_number).unwrap_or(0).saturating_add(1);
+    version_text(current.and_then(version_number).unwrap_or(0).saturating_add(1))
+}
+
+/// The text of version `n` with a fresh random suffix: what [`next_version`] returns for the
+/// version before `n`, without writing and parsing that one.
+pub(crate) fn version_text(n: u64) -> String {
     // 16 digits; `repr` never ends a fraction with 0, so neither do we.
     let mut fraction = rand::random::<u64>() % 10_000_000_000_000_000;
     if fraction % 10 == 0 {
@@ -41,8 +46,11 @@ pub fn next_version(current: Option<&str>) -> String {
 
 /// Appends `value` in decimal, left-padded with zeros to `width` digits.
 pub(crate) fn push_zero_padded(out: &mut String, mut value: u64, width: usize) {
-    let mut digits = [0u8; 20]; // u64::MAX has 20 digits
-    let mut start = digits.len();
+    // Digits are written right to left into a buffer pre-filled with zeros, then appended in
+    // one `push_str`: pushing them as `char`s one by one cost more than the arithmetic.
+    const MAX: usize = 32; // the widest padding asked for; u64::MAX has 20 digits
+    let mut digits = [b'0'; MAX];
+    let mut start = MAX;
     loop {
         start -= 1;
         digits[start] = b'0' + (value % 10) as u8;
@@ -51,9 +59,13 @@ pub(crate) fn push_zero_padded(out: &mut String, mut value: u64, width: usize) {
             break;
         }
     }
-    let len = digits.len() - start;
-    out.extend(std::iter::repeat_n('0', width.saturating_sub(len)));
-    out.extend(digits[start..].iter().map(|&d| char::from(d)));
+    // The digits are `digits[start..]`; everything before them is already '0'.
+    let total = width.max(MAX - start);
+    if total > MAX {
+        out.extend(std::iter::repeat_n('0', total - MAX));
+    }
+    let begin = MAX - total.min(MAX);
+    out.push_str(std::str::from_utf8(&digits[begin..]).expect("ASCII digits"));
 }
 
 /// The counter of a version: the integer before the first `.` (the whole string when there is no
@@ -140,6 +152,7 @@ mod tests {
         assert_eq!(padded(0, 16), "0000000000000000");
         assert_eq!(padded(u64::MAX, 32), format!("{:032}", u64::MAX));
         assert_eq!(padded(123, 2), "123", "never truncates");
+        assert_eq!(padded(7, 40), format!("{:040}", 7), "wider than the buffer");
     }
 
     #[test]

@@ -240,9 +240,9 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         let mut new_versions = ChannelVersions::new();
         for (i, v) in ch.versions.iter().enumerate() {
             if *v > saved_versions.get(i).copied().unwrap_or(0) {
-                let name = layout.channels[i].name.to_string();
-                let text = cp.channel_versions[&name].clone();
-                new_versions.insert(name, text);
+                let name = &layout.channels[i].name;
+                let text = std::sync::Arc::clone(&cp.channel_versions[&**name]);
+                new_versions.insert(std::sync::Arc::clone(name), text);
             }
         }
         let mut meta = CheckpointMetadata::new(CheckpointSource::Update, step);

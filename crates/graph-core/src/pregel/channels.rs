@@ -1,6 +1,7 @@
 //! The channel table of a run, and the two pure halves of a superstep.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::task::{IdPrefix, Task, TaskKind, TaskWrites};
 use crate::command::Push;
@@ -33,9 +34,9 @@ pub(crate) struct Channels<S: State> {
     pub(crate) interrupt_seen: Vec<u64>,
     /// Channels this graph does not know (written by another graph or version of it): kept and
     /// written back verbatim, so nothing stored is silently dropped.
-    pub(crate) foreign: BTreeMap<String, (String, Option<ChannelValue>)>,
+    pub(crate) foreign: BTreeMap<Arc<str>, (Arc<str>, Option<ChannelValue>)>,
     /// `versions_seen` entries of nodes this graph does not have (`__input__`, `__interrupt__`, ...).
-    pub(crate) foreign_seen: BTreeMap<String, BTreeMap<String, String>>,
+    pub(crate) foreign_seen: BTreeMap<Arc<str>, crate::checkpoint::ChannelVersions>,
 }
 
 impl<S: State> Channels<S> {

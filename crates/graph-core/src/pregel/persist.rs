@@ -1,7 +1,8 @@
 //! Converting a run's channel table to LangGraph's checkpoint model and back, and task writes to
 //! pending writes and back.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
@@ -18,26 +19,33 @@ use crate::value::ChannelValue;
 /// The `versions_seen` key under which the versions at the last resume are kept.
 const INTERRUPT: &str = "__interrupt__";
 
+/// The `versions_seen` key LangGraph always writes, for the input.
+const INPUT: &str = "__input__";
+
 /// Renders integer versions as LangGraph's strings (`{n:032}.{random}`), remembering each one so a
 /// version keeps the same text for the whole thread — blobs are keyed by that exact text.
+///
+/// The texts are shared: every checkpoint that holds version `n` of some channel points at the
+/// same text, so writing a checkpoint copies no version strings.
+///
+/// A `BTreeMap` rather than a `HashMap`: the keys are a few small integers, which compare faster
+/// than SipHash hashes them, and they may come from stored data, so a weak hash would not do.
 #[derive(Default)]
 pub(crate) struct VersionText {
-    texts: HashMap<u64, String>,
+    texts: BTreeMap<u64, Arc<str>>,
 }
 
 impl VersionText {
-    pub(crate) fn text(&mut self, n: u64) -> String {
-        self.texts
-            .entry(n)
-            .or_insert_with(|| crate::checkpoint::next_version(Some(&(n - 1).to_string())))
-            .clone()
+    pub(crate) fn text(&mut self, n: u64) -> Arc<str> {
+        let text = self.texts.entry(n).or_insert_with(|| crate::checkpoint::version_text(n).into());
+        Arc::clone(text)
     }
 
-    fn learn(&mut self, text: &str) -> Result<u64> {
+    fn learn(&mut self, text: &Arc<str>) -> Result<u64> {
         let n = version_number(text).ok_or_else(|| {
             CheckpointError::Corrupt(format!("channel version {text:?} is not a LangGraph version"))
         })?;
-        self.texts.entry(n).or_insert_with(|| text.to_owned());
+        self.texts.entry(n).or_insert_with(|| Arc::clone(text));
         Ok(n)
     }
 }
@@ -78,7 +86,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
         if v == 0 {
             continue;
         }
-        versions.insert(String::from(&*spec.name), vt.text(v));
+        versions.insert(Arc::clone(&spec.name), vt.text(v));
         let value = match &spec.kind {
             ChannelKind::Field(f) => Some(match &cache[*f] {
                 Some((cv, value)) if *cv == v => value.clone(),
@@ -113,7 +121,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
             },
         };
         if let Some(value) = value {
-            values.insert(String::from(&*spec.name), value);
+            values.insert(Arc::clone(&spec.name), value);
         }
     }
     for (name, (version, value)) in &ch.foreign {
@@ -122,17 +130,17 @@ pub(crate) fn to_checkpoint<S: State, C>(
             values.insert(name.clone(), value.clone());
         }
     }
-    let mut seen: BTreeMap<String, ChannelVersions> = ch.foreign_seen.clone();
-    seen.entry("__input__".to_owned()).or_default();
+    let mut seen: BTreeMap<Arc<str>, ChannelVersions> = ch.foreign_seen.clone();
+    seen.entry(INPUT.into()).or_default();
     let at_interrupt: ChannelVersions = layout
         .channels
         .iter()
         .zip(&ch.interrupt_seen)
         .filter(|(_, v)| **v > 0)
-        .map(|(c, v)| (String::from(&*c.name), vt.text(*v)))
+        .map(|(c, v)| (Arc::clone(&c.name), vt.text(*v)))
         .collect();
     if !at_interrupt.is_empty() {
-        seen.insert(INTERRUPT.to_owned(), at_interrupt);
+        seen.insert(INTERRUPT.into(), at_interrupt);
     }
     for (n, def) in layout.nodes.iter().enumerate() {
         let entries: ChannelVersions = def
@@ -140,10 +148,10 @@ pub(crate) fn to_checkpoint<S: State, C>(
             .iter()
             .zip(&ch.versions_seen[n])
             .filter(|(_, v)| **v > 0)
-            .map(|(c, v)| (String::from(&*layout.channels[*c].name), vt.text(*v)))
+            .map(|(c, v)| (Arc::clone(&layout.channels[*c].name), vt.text(*v)))
             .collect();
         if !entries.is_empty() {
-            seen.insert(String::from(&*def.name), entries);
+            seen.insert(Arc::clone(&def.name), entries);
         }
     }
     Ok(Checkpoint {
@@ -153,7 +161,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
         channel_values: values,
         channel_versions: versions,
         versions_seen: seen,
-        updated_channels: Some(updated.iter().map(|c| String::from(&*layout.channels[*c].name)).collect()),
+        updated_channels: Some(updated.iter().map(|c| Arc::clone(&layout.channels[*c].name)).collect()),
     })
 }
 
@@ -172,7 +180,7 @@ pub(crate) fn from_checkpoint<S: State, C>(
     for (name, version) in &cp.channel_versions {
         let n = vt.learn(version)?;
         let value = cp.channel_values.get(name);
-        let Some(&i) = layout.channel_index.get(name.as_str()) else {
+        let Some(&i) = layout.channel_index.get(&**name) else {
             ch.foreign.insert(name.clone(), (version.clone(), value.cloned()));
             continue;
         };
@@ -204,9 +212,9 @@ pub(crate) fn from_checkpoint<S: State, C>(
         }
     }
     for (node, seen) in &cp.versions_seen {
-        if node == INTERRUPT {
+        if &**node == INTERRUPT {
             for (name, v) in seen {
-                if let Some(&i) = layout.channel_index.get(name.as_str()) {
+                if let Some(&i) = layout.channel_index.get(&**name) {
                     ch.interrupt_seen[i] = vt.learn(v)?;
                 }
             }

@@ -614,7 +614,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         for (i, v) in self.ch.versions.iter().enumerate() {
             if *v > p.saved_versions.get(i).copied().unwrap_or(0) {
                 let name = &self.layout.channels[i].name;
-                new_versions.insert(String::from(&**name), cp.channel_versions[&**name].clone());
+                new_versions.insert(Arc::clone(name), Arc::clone(&cp.channel_versions[&**name]));
             }
         }
         let mut metadata = CheckpointMetadata::new(source, self.step);

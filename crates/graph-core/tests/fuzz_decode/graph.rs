@@ -93,8 +93,8 @@ proptest! {
             // The same checkpoint on a new thread, with garbage planted.
             let mut cp = tuple.checkpoint.clone();
             for (channel, value) in values {
-                cp.channel_versions.entry(channel.to_owned()).or_insert_with(|| "9".to_owned());
-                cp.channel_values.insert(channel.to_owned(), value);
+                cp.channel_versions.entry(channel.into()).or_insert_with(|| "9".into());
+                cp.channel_values.insert(channel.into(), value);
             }
             let versions = cp.channel_versions.clone();
             let target = CheckpointConfig::thread("bad");
@@ -129,7 +129,7 @@ async fn plant(graph: &CompiledGraph<Chat>, thread: &str, value: ChannelValue) -
     let saver = graph.checkpointer().expect("compiled with a saver");
     let tuple = saver.get_tuple(&CheckpointConfig::thread("clean")).await.expect("read").expect("saved");
     let mut cp = tuple.checkpoint;
-    cp.channel_values.insert("count".to_owned(), value);
+    cp.channel_values.insert("count".into(), value);
     let id = cp.id.clone();
     let versions = cp.channel_versions.clone();
     saver.put(&CheckpointConfig::thread(thread), cp, tuple.metadata, versions).await.expect("stored");

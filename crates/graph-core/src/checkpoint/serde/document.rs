@@ -12,7 +12,7 @@ use crate::checkpoint::{ChannelVersions, Checkpoint};
 use crate::value::ChannelValue;
 
 /// A channel value that goes to the blob table: `(channel, version, value)`.
-pub type Blob = (String, String, ChannelValue);
+pub type Blob = (Arc<str>, Arc<str>, ChannelValue);
 
 /// Splits a checkpoint the way LangGraph's SQL savers (MySQL, Postgres) do: the JSON document
 /// for the `checkpoint` column, with primitive channel values inline, and the other values to
@@ -36,18 +36,18 @@ pub fn checkpoint_to_json(cp: &Checkpoint) -> Result<(Json, Vec<Blob>), SerdeErr
     for (channel, value) in &cp.channel_values {
         match inline_value(value)? {
             Some(json) => {
-                inline.insert(channel.clone(), json);
+                inline.insert(channel.to_string(), json);
             }
             None => {
                 let version = cp.channel_versions.get(channel).ok_or_else(|| {
                     SerdeError::Document(format!("channel `{channel}` has a value but no version"))
                 })?;
-                blobs.push((channel.clone(), version.clone(), value.clone()));
+                blobs.push((Arc::clone(channel), Arc::clone(version), value.clone()));
             }
         }
     }
     let versions = |v: &ChannelVersions| -> Json {
-        Json::Object(v.iter().map(|(k, v)| (k.clone(), Json::from(v.as_str()))).collect())
+        Json::Object(v.iter().map(|(k, v)| (k.to_string(), Json::from(&**v))).collect())
     };
     let mut doc = Map::new();
     doc.insert("v".into(), cp.v.into());
@@ -55,9 +55,9 @@ pub fn checkpoint_to_json(cp: &Checkpoint) -> Result<(Json, Vec<Blob>), SerdeErr
     doc.insert("id".into(), cp.id.as_str().into());
     doc.insert("channel_values".into(), Json::Object(inline));
     doc.insert("channel_versions".into(), versions(&cp.channel_versions));
-    let seen = cp.versions_seen.iter().map(|(node, v)| (node.clone(), versions(v))).collect();
+    let seen = cp.versions_seen.iter().map(|(node, v)| (node.to_string(), versions(v))).collect();
     doc.insert("versions_seen".into(), Json::Object(seen));
-    let updated = cp.updated_channels.as_ref().map(|u| u.iter().map(|c| Json::from(c.as_str())).collect());
+    let updated = cp.updated_channels.as_ref().map(|u| u.iter().map(|c| Json::from(&**c)).collect());
     doc.insert("updated_channels".into(), updated.map_or(Json::Null, Json::Array));
     Ok((Json::Object(doc), blobs))
 }
@@ -110,7 +110,7 @@ fn is_scalar(json: &Json) -> bool {
 /// missing or has the wrong shape.
 pub fn checkpoint_from_json(
     doc: &Json,
-    blobs: Vec<(String, ChannelValue)>,
+    blobs: Vec<(Arc<str>, ChannelValue)>,
 ) -> Result<Checkpoint, SerdeError> {
     let doc = doc.as_object().ok_or_else(|| bad("the document is not a JSON object"))?;
     let field =
@@ -130,7 +130,7 @@ pub fn checkpoint_from_json(
                 Json::Null => ChannelValue::Null,
                 other => ChannelValue::Json(Arc::new(other.clone())),
             };
-            channel_values.insert(channel.clone(), value);
+            channel_values.insert(channel.as_str().into(), value);
         }
     }
     for (channel, value) in blobs {
@@ -142,7 +142,7 @@ pub fn checkpoint_from_json(
         .as_object()
         .ok_or_else(|| bad("`versions_seen` is not an object"))?
         .iter()
-        .map(|(node, seen)| Ok((node.clone(), versions(seen, &format!("versions_seen.{node}"))?)))
+        .map(|(node, seen)| Ok((node.as_str().into(), versions(seen, &format!("versions_seen.{node}"))?)))
         .collect::<Result<_, SerdeError>>()?;
     let updated_channels = match doc.get("updated_channels") {
         None | Some(Json::Null) => None,
@@ -150,7 +150,7 @@ pub fn checkpoint_from_json(
             items
                 .iter()
                 .map(|c| {
-                    c.as_str().map(str::to_owned).ok_or_else(|| bad("`updated_channels` holds a non-string"))
+                    c.as_str().map(Arc::from).ok_or_else(|| bad("`updated_channels` holds a non-string"))
                 })
                 .collect::<Result<_, _>>()?,
         ),
@@ -172,8 +172,8 @@ fn versions(json: &Json, what: &str) -> Result<ChannelVersions, SerdeError> {
     let map = json.as_object().ok_or_else(|| bad(&format!("`{what}` is not an object")))?;
     map.iter()
         .map(|(channel, version)| match version {
-            Json::String(s) => Ok((channel.clone(), s.clone())),
-            Json::Number(n) => Ok((channel.clone(), n.to_string())),
+            Json::String(s) => Ok((channel.as_str().into(), s.as_str().into())),
+            Json::Number(n) => Ok((channel.as_str().into(), n.to_string().into())),
             _ => Err(bad(&format!("`{what}.{channel}` is not a version"))),
         })
         .collect()

@@ -291,18 +291,17 @@ fn rust_only_forms_round_trip() {
 }
 
 fn sample_checkpoint() -> Checkpoint {
-    let versions =
-        |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    let versions = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect();
     Checkpoint {
         v: 4,
         id: "1f1ec79d-c684-6681-8000-584e5eeaf542".into(),
         ts: "2026-11-30T04:52:35.819352+00:00".into(),
         channel_values: BTreeMap::from([
-            ("count".to_owned(), ChannelValue::new(0_i64)),
-            ("branch:to:bot".to_owned(), ChannelValue::Null),
-            ("messages".to_owned(), ChannelValue::new(vec![Message::human("hi").with_id("h1")])),
-            ("join:a+b:c".to_owned(), ChannelValue::Json(Arc::new(json!(["a"])))),
-            ("name".to_owned(), ChannelValue::Json(Arc::new(json!("x")))),
+            ("count".into(), ChannelValue::new(0_i64)),
+            ("branch:to:bot".into(), ChannelValue::Null),
+            ("messages".into(), ChannelValue::new(vec![Message::human("hi").with_id("h1")])),
+            ("join:a+b:c".into(), ChannelValue::Json(Arc::new(json!(["a"])))),
+            ("name".into(), ChannelValue::Json(Arc::new(json!("x")))),
         ]),
         channel_versions: versions(&[
             ("count", "02.1"),
@@ -312,8 +311,8 @@ fn sample_checkpoint() -> Checkpoint {
             ("name", "01.5"),
         ]),
         versions_seen: BTreeMap::from([
-            ("__input__".to_owned(), versions(&[])),
-            ("bot".to_owned(), versions(&[("branch:to:bot", "01.3")])),
+            ("__input__".into(), versions(&[])),
+            ("bot".into(), versions(&[("branch:to:bot", "01.3")])),
         ]),
         updated_channels: Some(vec!["branch:to:bot".into(), "count".into(), "messages".into()]),
     }
@@ -330,16 +329,16 @@ fn checkpoint_document_inlines_primitives_like_python() {
     );
     assert_eq!(doc["channel_values"], json!({"branch:to:bot": null, "count": 0, "name": "x"}));
     assert_eq!(doc["versions_seen"], json!({"__input__": {}, "bot": {"branch:to:bot": "01.3"}}));
-    let blob_keys: Vec<(&str, &str)> = blobs.iter().map(|(c, v, _)| (c.as_str(), v.as_str())).collect();
+    let blob_keys: Vec<(&str, &str)> = blobs.iter().map(|(c, v, _)| (&**c, &**v)).collect();
     assert_eq!(blob_keys, [("join:a+b:c", "01.5"), ("messages", "02.1")]);
 
-    let stored: Vec<(String, ChannelValue)> = blobs
+    let stored: Vec<(Arc<str>, ChannelValue)> = blobs
         .iter()
         .map(|(c, _, v)| {
             let (kind, bytes) = dumps_typed(v).unwrap();
             (c.clone(), loads_typed(&kind, &bytes).unwrap())
         })
-        .chain([("gone".to_owned(), ChannelValue::encoded("empty", Vec::new()))])
+        .chain([("gone".into(), ChannelValue::encoded("empty", Vec::new()))])
         .collect();
     let back = checkpoint_from_json(&doc, stored).unwrap();
     assert_eq!((back.v, &back.id, &back.ts), (4, &cp.id, &cp.ts));
@@ -358,7 +357,7 @@ fn checkpoint_documents_are_read_leniently_but_need_their_keys() {
     let doc = json!({"v": 4, "id": "x", "ts": "t", "channel_versions": {"a": 3}, "versions_seen": {},
                      "pending_sends": [], "future_key": 1});
     let cp = checkpoint_from_json(&doc, Vec::new()).unwrap();
-    assert_eq!(cp.channel_versions["a"], "3");
+    assert_eq!(&*cp.channel_versions["a"], "3");
     assert!(cp.channel_values.is_empty() && cp.updated_channels.is_none());
     for key in ["v", "id", "ts", "channel_versions", "versions_seen"] {
         let mut doc = doc.clone();
@@ -377,11 +376,11 @@ fn checkpoint_documents_are_read_leniently_but_need_their_keys() {
 fn encoded_scalars_are_inlined_and_nan_is_not() {
     let mut cp = sample_checkpoint();
     cp.channel_values = BTreeMap::from([
-        ("a".to_owned(), ChannelValue::encoded("msgpack", vec![0xa1, b'z'])),
-        ("b".to_owned(), ChannelValue::encoded("json", b"2.5".to_vec())),
-        ("count".to_owned(), ChannelValue::new(f64::NAN)),
+        ("a".into(), ChannelValue::encoded("msgpack", vec![0xa1, b'z'])),
+        ("b".into(), ChannelValue::encoded("json", b"2.5".to_vec())),
+        ("count".into(), ChannelValue::new(f64::NAN)),
     ]);
-    cp.channel_versions.extend([("a".to_owned(), "1".to_owned()), ("b".to_owned(), "1".to_owned())]);
+    cp.channel_versions.extend([("a".into(), "1".into()), ("b".into(), "1".into())]);
     let (doc, blobs) = checkpoint_to_json(&cp).unwrap();
     assert_eq!(doc["channel_values"], json!({"a": "z", "b": 2.5}));
     assert_eq!(blobs.len(), 1);
