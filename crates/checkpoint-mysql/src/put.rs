@@ -107,11 +107,13 @@ impl MySqlCheckpointer {
                 delta.remember(rows.config, &rows.planned, stored);
             }
         }
-        if let (Some(link), Some(rows)) = (links.last(), all.last()) {
+        // Every link, in order: each link's unchanged channels are known through the one before.
+        for (link, rows) in links.iter().zip(&all) {
             self.recent.remember(
                 &link.config,
                 link.checkpoint,
                 link.metadata,
+                link.new_versions,
                 &rows.document,
                 &rows.metadata,
             );

@@ -13,14 +13,14 @@
 //! (A checkpoint row is never rewritten with other content under the same id by the engine;
 //! every step has a new uuid6.)
 
-use std::collections::HashMap;
+use std::ops::Deref;
 use std::sync::Arc;
 
 use graph_core::checkpoint::serde::loads_typed;
 use graph_core::checkpoint::{
-    Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, PendingWrite,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    PendingWrite, RecentCheckpoints,
 };
-use parking_lot::Mutex;
 use sqlx::{MySqlPool, Row as _};
 
 use crate::error::backend;
@@ -29,7 +29,7 @@ use crate::rows::{self, corrupt_at};
 use crate::write::ns_hash;
 
 /// How many (thread, namespace) pairs are remembered; the least recently written go first.
-pub(crate) const DEFAULT_CAPACITY: usize = 1024;
+pub(crate) const DEFAULT_CAPACITY: usize = graph_core::checkpoint::DEFAULT_RECENT_CAPACITY;
 
 /// The latest checkpoint id of a namespace (or the one bound, if it exists), its pending writes,
 /// one row per write (one row with NULL writes when it has none), and its document and metadata
@@ -46,45 +46,30 @@ const LATEST_WITH_WRITES: &str = concat!(
     same_columns!("cw.checkpoint_id", "c.checkpoint_id")
 );
 
-/// What is remembered of one stored checkpoint.
+/// The stored texts of a remembered checkpoint: its document and its metadata, as sent.
 #[derive(Debug)]
-struct Entry {
-    /// The checkpoint, with all its channel values.
-    checkpoint: Checkpoint,
-    /// Its metadata.
-    metadata: CheckpointMetadata,
-    /// Its parent's id.
-    parent: Option<String>,
-    /// The document text as sent to the server.
+pub(crate) struct Texts {
+    /// The document text.
     document: String,
-    /// The metadata text as sent to the server.
-    metadata_text: String,
-    /// When it was stored, for eviction.
-    stamp: u64,
-}
-
-/// The entries by thread id and namespace, and the clock that stamps them.
-#[derive(Debug, Default)]
-struct Entries {
-    /// Keyed by thread id and namespace.
-    map: HashMap<(String, String), Arc<Entry>>,
-    /// Incremented by every `remember`.
-    clock: u64,
+    /// The metadata text.
+    metadata: String,
 }
 
 /// The last checkpoint stored per (thread, namespace), at most `capacity` of them.
 #[derive(Debug)]
-pub(crate) struct Recent {
-    /// The entries.
-    entries: Mutex<Entries>,
-    /// At most this many entries.
-    capacity: usize,
+pub(crate) struct Recent(RecentCheckpoints<Texts>);
+
+impl Deref for Recent {
+    type Target = RecentCheckpoints<Texts>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 impl Recent {
     /// An empty cache of at most `capacity` entries (0: remembers nothing).
     pub(crate) fn new(capacity: usize) -> Arc<Self> {
-        Arc::new(Self { entries: Mutex::new(Entries::default()), capacity })
+        Arc::new(Self(RecentCheckpoints::new(capacity)))
     }
 
     /// Records `checkpoint`, just committed at `config` (its parent's address) as the texts
@@ -94,47 +79,15 @@ impl Recent {
         config: &CheckpointConfig,
         checkpoint: &Checkpoint,
         metadata: &CheckpointMetadata,
+        new_versions: &ChannelVersions,
         document: &str,
         metadata_text: &str,
     ) {
-        if self.capacity == 0 {
+        if self.capacity() == 0 {
             return;
         }
-        let mut guard = self.entries.lock();
-        let Entries { map: entries, clock } = &mut *guard;
-        *clock += 1;
-        let entry = Entry {
-            checkpoint: checkpoint.clone(),
-            metadata: metadata.clone(),
-            parent: config.checkpoint_id.clone(),
-            document: document.to_owned(),
-            metadata_text: metadata_text.to_owned(),
-            stamp: *clock,
-        };
-        entries.insert((config.thread_id.clone(), config.checkpoint_ns.clone()), Arc::new(entry));
-        if entries.len() > self.capacity {
-            // Evict the oldest eighth at once, so eviction is not a scan per put.
-            let mut stamps: Vec<u64> = entries.values().map(|e| e.stamp).collect();
-            let cut = stamps.len() / 8;
-            let (_, &mut oldest_kept, _) = stamps.select_nth_unstable(cut);
-            entries.retain(|_, e| e.stamp >= oldest_kept);
-        }
-    }
-
-    /// Forgets every namespace of `thread_id` (after a delete or prune).
-    pub(crate) fn forget_thread(&self, thread_id: &str) {
-        self.entries.lock().map.retain(|(thread, _), _| thread != thread_id);
-    }
-
-    /// The remembered checkpoint of `config`'s namespace, if `config` asks for the latest or for
-    /// that checkpoint.
-    fn candidate(&self, config: &CheckpointConfig) -> Option<Arc<Entry>> {
-        let guard = self.entries.lock();
-        let entry = guard.map.get(&(config.thread_id.clone(), config.checkpoint_ns.clone()))?;
-        match &config.checkpoint_id {
-            Some(id) if *id != entry.checkpoint.id => None,
-            _ => Some(Arc::clone(entry)),
-        }
+        let texts = Texts { document: document.to_owned(), metadata: metadata_text.to_owned() };
+        self.0.remember(config, checkpoint, metadata, new_versions, texts);
     }
 
     /// The tuple at `config` from memory and one small query, or `None` when the full read is
@@ -167,8 +120,8 @@ impl Recent {
         // so there this is always a miss; MariaDB keeps the text as sent.
         let stored: (Option<String>, Option<String>) =
             (rows[0].try_get(6).map_err(backend)?, rows[0].try_get(7).map_err(backend)?);
-        if stored.0.as_deref() != Some(entry.document.as_str())
-            || stored.1.as_deref() != Some(entry.metadata_text.as_str())
+        if stored.0.as_deref() != Some(entry.fingerprint.document.as_str())
+            || stored.1.as_deref() != Some(entry.fingerprint.metadata.as_str())
         {
             return Ok(None);
         }
@@ -184,55 +137,6 @@ impl Recent {
                 .map_err(|e| corrupt_at(&config.thread_id, id, format!("write to `{channel}`: {e}")))?;
             writes.push((idx, PendingWrite { task_id, channel, value }));
         }
-        let pending_writes = rows::in_langgraph_order(writes);
-        let address = config.clone().with_checkpoint_id(id);
-        let parent_config =
-            entry.parent.as_ref().map(|parent| config.clone().with_checkpoint_id(parent.clone()));
-        Ok(Some(CheckpointTuple {
-            config: address,
-            checkpoint: entry.checkpoint.clone(),
-            metadata: entry.metadata.clone(),
-            parent_config,
-            pending_writes,
-        }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use graph_core::checkpoint::CheckpointSource;
-
-    use super::*;
-
-    fn remember(recent: &Recent, thread: &str, id: &str) {
-        let checkpoint = Checkpoint { id: id.to_owned(), ..Checkpoint::default() };
-        let metadata = CheckpointMetadata::new(CheckpointSource::Loop, 0);
-        recent.remember(&CheckpointConfig::thread(thread), &checkpoint, &metadata, "{}", "{}");
-    }
-
-    #[test]
-    fn the_least_recently_written_threads_are_forgotten_first() {
-        let recent = Recent::new(64);
-        for t in 0..100 {
-            remember(&recent, &format!("t{t}"), "a");
-        }
-        let map = &recent.entries.lock().map;
-        assert!(map.len() <= 64, "{} entries", map.len());
-        assert!(map.contains_key(&("t99".to_owned(), String::new())), "the newest is kept");
-        assert!(!map.contains_key(&("t0".to_owned(), String::new())), "the oldest is gone");
-    }
-
-    #[test]
-    fn only_the_latest_or_the_remembered_id_is_a_candidate() {
-        let recent = Recent::new(8);
-        remember(&recent, "t", "a");
-        remember(&recent, "t", "b");
-        let latest = CheckpointConfig::thread("t");
-        assert_eq!(recent.candidate(&latest).map(|e| e.checkpoint.id.clone()), Some("b".to_owned()));
-        assert!(recent.candidate(&latest.clone().with_checkpoint_id("a")).is_none());
-        assert!(recent.candidate(&latest.clone().with_ns("child")).is_none());
-        recent.forget_thread("t");
-        assert!(recent.candidate(&latest).is_none());
-        assert!(Recent::new(0).candidate(&latest).is_none());
+        Ok(Some(entry.tuple(config, rows::in_langgraph_order(writes))))
     }
 }

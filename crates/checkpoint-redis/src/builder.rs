@@ -34,6 +34,8 @@ pub struct RedisCheckpointerBuilder {
     shallow: bool,
     /// How long `connect` and `connect_cluster` let a command wait for its reply.
     response_timeout: Option<Duration>,
+    /// How many threads' last stored checkpoints are remembered.
+    read_cache: usize,
 }
 
 impl Default for RedisCheckpointerBuilder {
@@ -44,6 +46,7 @@ impl Default for RedisCheckpointerBuilder {
             refresh_on_read: false,
             shallow: false,
             response_timeout: Some(DEFAULT_RESPONSE_TIMEOUT),
+            read_cache: graph_core::checkpoint::DEFAULT_RECENT_CAPACITY,
         }
     }
 }
@@ -78,6 +81,19 @@ impl RedisCheckpointerBuilder {
     #[must_use]
     pub fn refresh_on_read(mut self, refresh: bool) -> Self {
         self.refresh_on_read = refresh;
+        self
+    }
+
+    /// How many threads' last stored checkpoints are kept in memory (default 1024; 0 keeps none).
+    ///
+    /// Reading the latest checkpoint of such a thread (as every run does first) then asks the
+    /// server only whether that checkpoint is still the newest and unchanged, and for its pending
+    /// writes: when it is, its channel values are not sent and decoded again. When another
+    /// process has written, pruned or deleted the thread since, the script says so and the read
+    /// is the full one, so nothing newer is ever hidden.
+    #[must_use]
+    pub fn read_cache(mut self, threads: usize) -> Self {
+        self.read_cache = threads;
         self
     }
 
@@ -159,6 +175,13 @@ impl RedisCheckpointerBuilder {
             }
             Some(ttl) => u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
         };
-        Ok(RedisCheckpointer::new(conn, self.prefix, ttl_ms, self.refresh_on_read, self.shallow))
+        Ok(RedisCheckpointer::new(
+            conn,
+            self.prefix,
+            ttl_ms,
+            self.refresh_on_read,
+            self.shallow,
+            self.read_cache,
+        ))
     }
 }

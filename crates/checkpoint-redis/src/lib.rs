@@ -55,6 +55,7 @@
 //! * `list` over all threads (`config = None`) has to `SCAN` the keyspace; see its cost there.
 
 mod builder;
+mod cache;
 mod conn;
 mod encode;
 mod error;

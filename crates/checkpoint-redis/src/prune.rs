@@ -25,6 +25,9 @@ impl RedisCheckpointer {
     /// # Errors
     /// [`RedisSaverError::Redis`](crate::RedisSaverError::Redis) when the server fails.
     pub async fn prune(&self, thread_id: &str, keep_last: usize) -> Result<u64> {
+        if keep_last == 0 {
+            self.recent().forget_thread(thread_id);
+        }
         let keys = self.thread_keys(thread_id);
         let mut call = PRUNE_SCRIPT.prepare_invoke();
         call.key(&keys.all()[..]).arg(u64::try_from(keep_last).unwrap_or(u64::MAX));

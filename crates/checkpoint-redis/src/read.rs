@@ -69,8 +69,11 @@ fn bytes(value: Option<Value>) -> Option<Vec<u8>> {
     }
 }
 
+/// `(field, value)` pairs a script returned; the value is `None` where the field does not exist.
+pub(crate) type Fields = Vec<(String, Option<Vec<u8>>)>;
+
 /// A flat `[field, value, …]` array as pairs; a missing item (reads without values) is empty.
-fn pairs(value: Option<Value>) -> Option<Vec<(String, Option<Vec<u8>>)>> {
+fn pairs(value: Option<Value>) -> Option<Fields> {
     let Some(value) = value else { return Some(Vec::new()) };
     let Value::Array(items) = value else { return None };
     let mut items = items.into_iter();
@@ -84,7 +87,7 @@ fn pairs(value: Option<Value>) -> Option<Vec<(String, Option<Vec<u8>>)>> {
 
 /// The checkpoint of `member` as a user names it, for error messages: keys and fields
 /// hex-encode the thread id, namespace and channel, which nobody reads at a glance.
-fn readable(thread_id: &str, member: &str) -> String {
+pub(crate) fn readable(thread_id: &str, member: &str) -> String {
     match split_member(member) {
         Some((ns, id)) => format!("thread `{thread_id}` namespace `{ns}` checkpoint {id}"),
         None => format!("thread `{thread_id}`"),
@@ -136,25 +139,7 @@ impl RawEntry {
                 values.push((channel.into(), value));
             }
         }
-        let mut pending = Vec::with_capacity(self.writes.len());
-        for (field, value) in self.writes {
-            let corrupt = |reason: String| RedisSaverError::corrupt(&keys.writes, &field, reason);
-            let (task_id, idx) = task_of_write_field(&field)
-                .ok_or_else(|| corrupt(format!("{at}: bad pending write field name")))?;
-            let Some(bytes) = value else {
-                let key = keys.writes.clone();
-                return Err(RedisSaverError::Missing {
-                    key,
-                    field,
-                    what: "pending write listed in the write index",
-                });
-            };
-            let (channel, value) = record::decode_write(&bytes)
-                .map_err(|e| corrupt(format!("{at} pending write {idx} of task `{task_id}`: {e}")))?;
-            pending.push(((task_id.clone(), idx), PendingWrite { task_id, channel, value }));
-        }
-        // The order of LangGraph's SQL savers: by task id, then index.
-        pending.sort_by(|a, b| a.0.cmp(&b.0));
+        let pending = pending_writes(keys, &at, self.writes)?;
         let checkpoint = codec::checkpoint_from_json(&record.checkpoint, values)
             .map_err(|e| RedisSaverError::corrupt(&keys.checkpoints, &self.member, format!("{at}: {e}")))?;
         let address = |id: &str| CheckpointConfig {
@@ -167,8 +152,45 @@ impl RawEntry {
             parent_config: record.parent.as_deref().map(address),
             metadata: record.metadata,
             checkpoint,
-            pending_writes: pending.into_iter().map(|(_, w)| w).collect(),
+            pending_writes: pending,
         })
+    }
+}
+
+/// Decodes the write field/value pairs a script returned for the checkpoint described by `at`,
+/// in the order of LangGraph's SQL savers: by task id, then index.
+pub(crate) fn pending_writes(keys: &ThreadKeys, at: &str, writes: Fields) -> Result<Vec<PendingWrite>> {
+    let mut pending = Vec::with_capacity(writes.len());
+    for (field, value) in writes {
+        let corrupt = |reason: String| RedisSaverError::corrupt(&keys.writes, &field, reason);
+        let (task_id, idx) = task_of_write_field(&field)
+            .ok_or_else(|| corrupt(format!("{at}: bad pending write field name")))?;
+        let Some(bytes) = value else {
+            let key = keys.writes.clone();
+            return Err(RedisSaverError::Missing {
+                key,
+                field,
+                what: "pending write listed in the write index",
+            });
+        };
+        let (channel, value) = record::decode_write(&bytes)
+            .map_err(|e| corrupt(format!("{at} pending write {idx} of task `{task_id}`: {e}")))?;
+        pending.push(((task_id.clone(), idx), PendingWrite { task_id, channel, value }));
+    }
+    pending.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(pending.into_iter().map(|(_, w)| w).collect())
+}
+
+/// The reply of the `READ_CACHED` script: the pending writes of the remembered checkpoint when it
+/// is still the one asked for and unchanged, `None` when the full read is needed.
+pub(crate) fn parse_cached_reply(value: Value) -> Result<Option<Fields>> {
+    let bad = || RedisSaverError::Invalid("unexpected reply from the cached read script".to_owned());
+    let Value::Array(items) = value else { return Err(bad()) };
+    let mut items = items.into_iter();
+    match items.next() {
+        Some(Value::Int(1)) => pairs(items.next()).map(Some).ok_or_else(bad),
+        Some(Value::Int(0)) => Ok(None),
+        _ => Err(bad()),
     }
 }
 

@@ -1,13 +1,15 @@
 //! [`RedisCheckpointer`]: pinning, reads, and the [`Checkpointer`] implementation.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use graph_core::checkpoint::{
     ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions,
+    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, RecentCheckpoints,
 };
 
 use crate::builder::RedisCheckpointerBuilder;
+use crate::cache::Stored;
 use crate::conn::Conn;
 use crate::encode;
 use crate::error::{RedisSaverError, Result};
@@ -31,6 +33,9 @@ pub struct RedisCheckpointer {
     refresh_on_read: bool,
     /// Whether only the latest checkpoint per namespace is kept.
     shallow: bool,
+    /// The checkpoint stored last per thread and namespace, shared by clones (see
+    /// [`RedisCheckpointerBuilder::read_cache`]).
+    recent: Arc<RecentCheckpoints<Stored>>,
 }
 
 /// How many checkpoints a filtered `list` reads per round trip before filtering.
@@ -38,8 +43,16 @@ const FILTER_PAGE: usize = 64;
 
 impl RedisCheckpointer {
     /// A saver on `conn`; the builder has checked the settings.
-    pub(crate) fn new(conn: Conn, prefix: String, ttl_ms: u64, refresh_on_read: bool, shallow: bool) -> Self {
-        Self { conn, prefix, ttl_ms, refresh_on_read, shallow }
+    pub(crate) fn new(
+        conn: Conn,
+        prefix: String,
+        ttl_ms: u64,
+        refresh_on_read: bool,
+        shallow: bool,
+        read_cache: usize,
+    ) -> Self {
+        let recent = Arc::new(RecentCheckpoints::new(read_cache));
+        Self { conn, prefix, ttl_ms, refresh_on_read, shallow, recent }
     }
 
     /// Settings to connect with; the defaults are a 7-day TTL, no refresh on read, full history.
@@ -107,6 +120,20 @@ impl RedisCheckpointer {
         self.conn.clone()
     }
 
+    /// The remembered checkpoints.
+    pub(crate) fn recent(&self) -> &RecentCheckpoints<Stored> {
+        &self.recent
+    }
+
+    /// The expiry a read pushes back, in milliseconds; 0 when reads leave it alone.
+    pub(crate) fn refresh_ttl_ms(&self) -> u64 {
+        if self.refresh_on_read {
+            self.ttl_ms
+        } else {
+            0
+        }
+    }
+
     /// Runs the `READ` script on one namespace of one thread.
     pub(crate) async fn read(
         &self,
@@ -115,8 +142,7 @@ impl RedisCheckpointer {
         with_values: bool,
     ) -> Result<Vec<RawEntry>> {
         let mut call = READ_SCRIPT.prepare_invoke();
-        let refresh = if self.refresh_on_read { self.ttl_ms } else { 0 };
-        call.key(&keys.all()[..]).arg(refresh).arg(if with_values { "1" } else { "0" });
+        call.key(&keys.all()[..]).arg(self.refresh_ttl_ms()).arg(if with_values { "1" } else { "0" });
         match select {
             Select::Range { max, min, count } => call.arg("range").arg(max).arg(min).arg(count),
             Select::Members(members) => call.arg("members").arg(members),
@@ -217,6 +243,9 @@ impl RedisCheckpointer {
 
 impl Checkpointer for RedisCheckpointer {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        if let Some(tuple) = self.cached_tuple(config).await? {
+            return Ok(Some(tuple));
+        }
         let keys = self.thread_keys(&config.thread_id);
         let ns = Ns::new(&config.checkpoint_ns);
         let select = match &config.checkpoint_id {
@@ -284,6 +313,8 @@ impl Checkpointer for RedisCheckpointer {
             .arg(ns.lex_max())
             .arg(chain.len());
         let mut parent = config.clone();
+        // What each link stores, for the read cache, with its parent's address.
+        let mut stored = Vec::with_capacity(chain.len());
         for link in &chain {
             let writes = match &link.writes {
                 Some(batch) => encode::writes(&parent, &batch.writes, &batch.task_id, &batch.task_path)?,
@@ -300,13 +331,21 @@ impl Checkpointer for RedisCheckpointer {
                 &link.new_versions,
                 self.shallow,
             )?;
-            call.arg(cp.member).arg(cp.record).arg(cp.refs).arg(cp.writes_prefix).arg(cp.blobs.len());
+            call.arg(&cp.member).arg(&cp.record).arg(&cp.refs).arg(cp.writes_prefix).arg(cp.blobs.len());
             for (field, blob) in cp.blobs {
                 call.arg(field).arg(blob);
             }
-            parent = parent.with_checkpoint_id(link.checkpoint.id.clone());
+            let child = parent.clone().with_checkpoint_id(link.checkpoint.id.clone());
+            let at = std::mem::replace(&mut parent, child);
+            stored.push((at, Stored { member: cp.member, record: cp.record, refs: cp.refs }));
         }
         self.invoke_put(&call, config).await?;
+        if self.recent.capacity() > 0 {
+            // In order: each link's unchanged channels are known through the one before.
+            for (link, (at, stored)) in chain.iter().zip(stored) {
+                self.remember(&at, link, stored);
+            }
+        }
         Ok(parent)
     }
 
@@ -332,6 +371,7 @@ impl Checkpointer for RedisCheckpointer {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        self.recent.forget_thread(thread_id);
         let keys = self.thread_keys(thread_id);
         // One command over keys of one slot: atomic, and UNLINK frees large hashes off the
         // server's main thread.

@@ -43,6 +43,16 @@ local function hmget(key, fields)
   end
   return out
 end
+-- The pending writes of `member` (`<hex ns>:<id>`): field/value pairs, values nil if missing.
+local function writes_of(member)
+  local sep = string.find(member, ':', 1, true)
+  local wp = string.sub(member, 1, sep) .. hex(string.sub(member, sep + 1))
+  local fields = redis.call('ZRANGEBYLEX', KEYS[6], '[' .. wp .. ':', '(' .. wp .. ';')
+  local values = hmget(KEYS[5], fields)
+  local out = {}
+  for i, f in ipairs(fields) do out[#out + 1] = f; out[#out + 1] = values[i] end
+  return out
+end
 ";
 
 /// Shared by the writing scripts: the parent check, storing one checkpoint, adding writes.
@@ -165,20 +175,39 @@ for _, m in ipairs(members) do
       local values = hmget(KEYS[4], fields)
       for i, f in ipairs(fields) do blobs[#blobs + 1] = f; blobs[#blobs + 1] = values[i] end
     end
-    local sep = string.find(m, ':', 1, true)
-    local wp = string.sub(m, 1, sep) .. hex(string.sub(m, sep + 1))
-    local wfields = redis.call('ZRANGEBYLEX', KEYS[6], '[' .. wp .. ':', '(' .. wp .. ';')
-    local wvalues = hmget(KEYS[5], wfields)
-    local writes = {}
-    for i, f in ipairs(wfields) do writes[#writes + 1] = f; writes[#writes + 1] = wvalues[i] end
     entry[4] = blobs
-    entry[5] = writes
+    entry[5] = writes_of(m)
   end
   out[#out + 1] = entry
 end
 local ttl = tonumber(ARGV[1])
 if ttl > 0 and #members > 0 then expire_all(ttl) end
 return out
+";
+
+/// `get_tuple` answered from the saver's memory: ARGV = refresh ttl (0: do not touch expiry),
+/// the remembered member, its record and refs as stored, `1` when the latest checkpoint was asked
+/// for (else that member), then the namespace's lex min and max.
+///
+/// Returns `{1, write field/value pairs}` when the member is the one asked for (the newest of
+/// its namespace, or present) and its record and refs are byte for byte the remembered ones;
+/// `{0}` otherwise, and then the caller reads in full. Blobs are not compared: a checkpoint's
+/// blobs are written with it and, as the record says which versions it reads, never rewritten.
+const READ_CACHED: &str = r"
+local member = ARGV[2]
+if ARGV[5] == '1' then
+  local newest = redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[7], ARGV[6], 'LIMIT', 0, 1)[1]
+  if newest ~= member then return {0} end
+elseif not redis.call('ZSCORE', KEYS[1], member) then
+  return {0}
+end
+if redis.call('HGET', KEYS[2], member) ~= ARGV[3] or redis.call('HGET', KEYS[3], member) ~= ARGV[4] then
+  return {0}
+end
+local writes = writes_of(member)
+local ttl = tonumber(ARGV[1])
+if ttl > 0 then expire_all(ttl) end
+return {1, writes}
 ";
 
 /// `pin`/`unpin`: ARGV = `1` to pin or `0` to unpin, then the ttl to apply when unpinned.
@@ -268,6 +297,8 @@ pub(crate) static PUT_WRITES_SCRIPT: LazyLock<Script> = LazyLock::new(|| writing
 pub(crate) static PUT_CHAIN_SCRIPT: LazyLock<Script> = LazyLock::new(|| writing_script(PUT_CHAIN));
 /// See [`READ`].
 pub(crate) static READ_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(READ));
+/// See [`READ_CACHED`].
+pub(crate) static READ_CACHED_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(READ_CACHED));
 /// See [`PIN`].
 pub(crate) static PIN_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(PIN));
 /// See [`PRUNE`].

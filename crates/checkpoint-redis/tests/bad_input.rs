@@ -20,10 +20,13 @@ use graph_core::messages::Message;
 use support::{raw, saver_with};
 
 /// A saver with a key prefix of its own (`label` plus a uuid) and a short TTL, so whatever a
-/// failing run leaves behind expires.
+/// failing run leaves behind expires. Without the read cache: these tests damage data behind the
+/// writer's back, which the writer would answer from memory (tests/read_cache.rs); another
+/// process reads what the server holds, as this one must then.
 async fn saver(label: &str) -> Option<RedisCheckpointer> {
     let prefix = format!("bad-input-{label}-{}", uuid6(0));
-    saver_with(RedisCheckpointer::builder().key_prefix(prefix).ttl(Duration::from_secs(600))).await
+    let builder = RedisCheckpointer::builder().key_prefix(prefix).ttl(Duration::from_secs(600));
+    saver_with(builder.read_cache(0)).await
 }
 
 /// A checkpoint holding `messages` (a blob) and `count` (inline), both with new versions.

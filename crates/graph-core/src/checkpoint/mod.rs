@@ -9,6 +9,7 @@
 mod error;
 mod id;
 mod memory;
+mod recent;
 mod saver;
 pub mod serde;
 mod time;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 pub use error::{BoxError, CheckpointError};
 pub use id::{checkpoint_id, uuid6};
 pub use memory::InMemoryCheckpointer;
+pub use recent::{RecentCheckpoints, Remembered, DEFAULT_RECENT_CAPACITY};
 pub use saver::{BoxFuture, ChainLink, Checkpointer, DynCheckpointer, WriteBatch};
 pub use time::{format_iso, now_iso};
 pub(crate) use version::version_text;
