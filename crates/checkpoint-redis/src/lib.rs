@@ -43,6 +43,11 @@
 //!   [`pin`](RedisCheckpointer::pin).
 //! * **Shallow mode** ([`RedisCheckpointerBuilder::shallow`]) keeps only the newest checkpoint of
 //!   each (thread, namespace).
+//! * **Read cache.** The saver remembers the checkpoint it stored last for the 1024 most
+//!   recently written threads ([`RedisCheckpointerBuilder::read_cache`]); reading one back (as a
+//!   run does first) is one small script that checks it is still the newest, with the same record
+//!   and blob references, and returns only its pending writes. Anything another process changed
+//!   makes the read the full one, so a cached read never hides newer data.
 //! * **Retention.** [`RedisCheckpointer::prune`] keeps the newest checkpoints of each namespace
 //!   of a thread and frees the values and pending writes only the older ones used, atomically
 //!   and without touching the thread's expiry.

@@ -101,10 +101,13 @@ async fn the_writer_answers_from_memory_while_the_record_is_unchanged() {
     let Some((saver, other)) = savers().await else { return };
     let thread = thread("cache-hit");
     let at = CheckpointConfig::thread(&thread);
-    graph(saver.clone()).invoke(say("x"), &RunConfig::thread(&thread)).await.unwrap();
+    let g = graph(saver.clone());
+    for text in ["x", "y", "z"] {
+        g.invoke(say(text), &RunConfig::thread(&thread)).await.unwrap();
+    }
     damage_blobs(&saver, &thread).await;
     let remembered = saver.clone().get_tuple(&at).await.unwrap().expect("from memory");
-    assert_eq!(remembered.checkpoint.channel_values["messages"].decode::<Vec<Message>>().unwrap().len(), 2);
+    assert_eq!(remembered.checkpoint.channel_values["messages"].decode::<Vec<Message>>().unwrap().len(), 6);
     assert!(other.get_tuple(&at).await.is_err(), "another process reads the damaged values");
     saver.delete_thread(&thread).await.unwrap();
 }
