@@ -10,7 +10,7 @@ use tracing::Instrument;
 use super::channels::Channels;
 use super::commit::Persistence;
 use super::persist::{self, FieldCache, VersionText};
-use super::task::{self, Task, TaskWrites};
+use super::task::{self, Job, Task, TaskWrites};
 use crate::checkpoint::{
     uuid6, ChannelVersions, CheckpointMetadata, CheckpointSource, PendingWrite, WriteBatch,
 };
@@ -388,7 +388,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         // Shared by every task of the step, so made once here rather than once per task.
         let checkpoint_id: Arc<str> = self.checkpoint_id.as_str().into();
         let checkpoint_ns: Arc<str> = self.config.checkpoint_ns.as_str().into();
-        let mut running = Vec::new();
+        let mut jobs = Vec::new();
         // A step's only task has its writes saved with the step's checkpoint (see `deferred`).
         let alone = tasks.iter().filter(|t| t.writes.is_none()).count() == 1;
         for (i, t) in tasks.iter_mut().enumerate() {
@@ -444,21 +444,19 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             let retry = def.retry.clone();
             let timeout = self.config.node_timeout;
             let span = tracing::debug_span!("task", node = %def.name, step, task_id = %t.id);
-            running.push(
-                async move { (i, task::execute(node, input, runtime, retry, timeout).await) }
-                    .instrument(span),
-            );
+            jobs.push(Job { index: i, node, input, runtime, retry, timeout, span });
         }
         let mut done = Finished { failure: None, interrupts: Vec::new() };
-        if running.len() == 1 {
-            // One task (every step of a chain): await it directly, without the bookkeeping of
-            // concurrent polling.
-            if let Some(fut) = running.pop() {
-                let (i, result) = fut.await;
+        if jobs.len() == 1 {
+            // One task (every step of a chain): its future is built and awaited in place, inside
+            // this one, without a heap allocation (a task's future is a few KB, past the
+            // allocator's fast path) or the bookkeeping of concurrent polling.
+            if let Some(job) = jobs.pop() {
+                let (i, result) = job.run().await;
                 self.complete(&mut tasks[i], result, step, &mut done, true).await?;
             }
         } else {
-            let mut running: FuturesUnordered<_> = running.into_iter().collect();
+            let mut running: FuturesUnordered<_> = jobs.into_iter().map(Job::run).collect();
             while let Some((i, result)) = running.next().await {
                 let last = running.is_empty();
                 self.complete(&mut tasks[i], result, step, &mut done, last).await?;

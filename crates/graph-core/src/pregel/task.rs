@@ -208,6 +208,33 @@ fn add_goto<S: State, C>(
 
 /// Runs one node attempt after another until it succeeds, its retry policy gives up, or the
 /// error is not retryable.
+/// A task ready to run: everything [`execute`] needs, gathered before any future is built, so a
+/// step with a single task can await it in place instead of allocating its future.
+pub(crate) struct Job<S: State, C> {
+    /// The task's position in the step.
+    pub(crate) index: usize,
+    /// The node to run.
+    pub(crate) node: BoxedNode<S, C>,
+    /// Its input.
+    pub(crate) input: S,
+    /// Its runtime argument.
+    pub(crate) runtime: Runtime<C>,
+    /// Its retry policy.
+    pub(crate) retry: Option<RetryPolicy>,
+    /// The run's per-node timeout.
+    pub(crate) timeout: Option<std::time::Duration>,
+    /// The task's span.
+    pub(crate) span: tracing::Span,
+}
+
+impl<S: State, C> Job<S, C> {
+    /// Runs the task; returns its position with its outcome.
+    pub(crate) async fn run(self) -> (usize, std::result::Result<NodeOutput<S>, BoxError>) {
+        let Job { index, node, input, runtime, retry, timeout, span } = self;
+        (index, tracing::Instrument::instrument(execute(node, input, runtime, retry, timeout), span).await)
+    }
+}
+
 pub(crate) async fn execute<S: State, C>(
     node: BoxedNode<S, C>,
     input: S,
