@@ -1,0 +1,157 @@
+//! Running a superstep's tasks: building each one's runtime, awaiting them (in place when there
+//! is one, concurrently otherwise), and handling each result as it arrives.
+
+// The run's types and imports (`Loop`, `Task`, `Error`, ...).
+use super::*;
+
+impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
+    /// Runs every task that has no writes yet, concurrently; saves each one's writes as it finishes.
+    /// Returns the interrupts raised by tasks.
+    pub(super) async fn run_tasks(&mut self, tasks: &mut [Task<S>], step: i64) -> Result<Vec<Interrupt>> {
+        let layout = self.layout;
+        // Shared by every task of the step, so made once here rather than once per task.
+        let checkpoint_id: Arc<str> = self.checkpoint_id.as_str().into();
+        let checkpoint_ns: Arc<str> = self.config.checkpoint_ns.as_str().into();
+        let mut jobs = Vec::new();
+        // A step's only task has its writes saved with the step's checkpoint (see `deferred`).
+        let alone = tasks.iter().filter(|t| t.writes.is_none()).count() == 1;
+        for (i, t) in tasks.iter_mut().enumerate() {
+            if t.writes.is_some() {
+                continue;
+            }
+            let def = &layout.nodes[t.node];
+            let Some(node) = def.node.clone() else {
+                // START: its work is writing the input and following its edges.
+                let input = self.ch.start.clone().unwrap_or_default();
+                let output =
+                    NodeOutput { writes: input.into_iter().map(StateWrite::new).collect(), goto: Vec::new() };
+                let writes = task::route(layout, t.node, &self.ch.state, output)?;
+                self.save_writes(t, &writes, alone).await?;
+                t.writes = Some(writes);
+                continue;
+            };
+            if let Some(sink) = self.sink.filter(|s| s.wants(StreamMode::Tasks) || s.wants(StreamMode::Debug))
+            {
+                sink.send(StreamEvent::Task(TaskEvent::Start {
+                    id: t.id.to_string(),
+                    name: def.name.to_string(),
+                    triggers: t.triggers.iter().map(|t| t.to_string()).collect(),
+                    step,
+                }));
+            }
+            let scratchpad = Scratchpad {
+                parent_ns: Arc::clone(&checkpoint_ns),
+                node: Arc::clone(&def.name),
+                task_id: Arc::clone(&t.id),
+                resume: self.resume.get(&*t.id).cloned().unwrap_or_default(),
+                counter: 0,
+            };
+            let scope = TaskScope {
+                scratchpad: parking_lot::Mutex::new(scratchpad),
+                checkpoint_id: Arc::clone(&checkpoint_id),
+                checkpointer: self.persistence.as_ref().map(|p| Arc::clone(&p.saver)),
+                store: self.store.clone(),
+                parents: self.config.parents.clone(),
+                recursion_limit: self.config.recursion_limit,
+                metadata: EventMetadata {
+                    node: def.name.clone(),
+                    step,
+                    task_id: t.id.clone(),
+                    checkpoint_ns: Arc::clone(&checkpoint_ns),
+                },
+                thread_id: self.thread.clone(),
+                modes: self.sink.map_or(StreamModes::NONE, |s| s.modes),
+                sink: self.side.clone(),
+            };
+            let runtime = Runtime::new(Arc::clone(&self.context), Arc::new(scope));
+            let input = t.input.take().unwrap_or_else(|| self.ch.state.clone());
+            let retry = def.retry.clone();
+            let timeout = self.config.node_timeout;
+            let span = tracing::debug_span!("task", node = %def.name, step, task_id = %t.id);
+            jobs.push(Job { index: i, node, input, runtime, retry, timeout, span });
+        }
+        let mut done = Finished { failure: None, interrupts: Vec::new() };
+        if jobs.len() == 1 {
+            // One task (every step of a chain): its future is built and awaited in place, inside
+            // this one, without a heap allocation (a task's future is a few KB, past the
+            // allocator's fast path) or the bookkeeping of concurrent polling.
+            if let Some(job) = jobs.pop() {
+                let (i, result) = job.run().await;
+                self.complete(&mut tasks[i], result, step, &mut done, true).await?;
+            }
+        } else {
+            let mut running: FuturesUnordered<_> = jobs.into_iter().map(Job::run).collect();
+            while let Some((i, result)) = running.next().await {
+                let last = running.is_empty();
+                self.complete(&mut tasks[i], result, step, &mut done, last).await?;
+            }
+        }
+        // Every task ran to its end first, so the writes of those that succeeded are saved and a
+        // resumed run re-executes only the failed ones.
+        done.failure.map_or(Ok(done.interrupts), Err)
+    }
+
+    /// Handles one finished task: routes and saves its writes, or records its interrupt or error.
+    /// The writes of the `last` task of a step that nothing failed or interrupted are kept for the
+    /// step's checkpoint.
+    pub(super) async fn complete(
+        &mut self,
+        t: &mut Task<S>,
+        result: std::result::Result<NodeOutput<S>, crate::error::BoxError>,
+        step: i64,
+        done: &mut Finished,
+        last: bool,
+    ) -> Result<()> {
+        let layout = self.layout;
+        let name = layout.nodes[t.node].name.clone();
+        match result {
+            Ok(output) => match task::route(layout, t.node, &self.ch.state, output) {
+                Ok(writes) => {
+                    self.emit_task_result(t, &writes, None, step);
+                    let defer = last && done.failure.is_none() && done.interrupts.is_empty();
+                    self.save_writes(t, &writes, defer).await?;
+                    t.writes = Some(writes);
+                }
+                Err(e) => {
+                    done.failure.get_or_insert(e);
+                }
+            },
+            Err(source) => {
+                if let Some(raised) = as_interrupt(&source) {
+                    tracing::debug!(node = %name, step, count = raised.len(), "node interrupted");
+                    self.save_special(t, "__interrupt__", ChannelValue::new(raised.clone())).await?;
+                    done.interrupts.extend(raised);
+                    return Ok(());
+                }
+                tracing::warn!(node = %name, step, error = %source, "node failed");
+                self.emit_task_result(t, &TaskWrites::empty(), Some(source.to_string()), step);
+                self.save_special(t, "__error__", ChannelValue::new(source.to_string())).await?;
+                done.failure.get_or_insert(Error::Node { node: name.to_string(), source });
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn emit_task_result(
+        &self,
+        t: &Task<S>,
+        writes: &TaskWrites<S>,
+        error: Option<String>,
+        step: i64,
+    ) {
+        let Some(sink) = self.sink else { return };
+        let name = &*self.layout.nodes[t.node].name;
+        if sink.wants(StreamMode::Updates) && error.is_none() {
+            let updates: Vec<S::Update> = writes.state.iter().map(|w| w.update.clone()).collect();
+            sink.send(StreamEvent::Updates { node: name.to_owned(), updates });
+        }
+        if sink.wants(StreamMode::Tasks) || sink.wants(StreamMode::Debug) {
+            sink.send(StreamEvent::Task(TaskEvent::Result {
+                id: t.id.to_string(),
+                name: name.to_owned(),
+                error,
+                step,
+            }));
+        }
+    }
+}
