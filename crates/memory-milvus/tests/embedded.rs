@@ -108,3 +108,72 @@ async fn store_conformance_through_dyn_store() {
     store_suite::search_filters(&s).await;
     store_suite::semantic_ranking(&s).await;
 }
+
+/// Shared, distinct words of two texts (the terms BM25 can match between them).
+fn shared_words(a: &str, b: &str) -> usize {
+    let b = graph_core::store::tokenize(b);
+    let mut a = graph_core::store::tokenize(a);
+    a.sort();
+    a.dedup();
+    a.iter().filter(|w| b.contains(w)).count()
+}
+
+/// The hard set is hard in the intended ways, checked on the text itself (no model): every trap
+/// shares more of its question's words than the fact does, so keyword search prefers the trap;
+/// low-overlap facts share at most one word with their question; every superseded fact has an
+/// older version saved at least a month earlier; questions come in equal numbers per user.
+#[test]
+fn hard_dataset_traps_outscore_facts_lexically_and_paraphrases_barely_overlap() {
+    use support::hard_dataset::{build, Category};
+    let (memories, questions) = build(3, 25);
+    // The one memory of `user` containing `text`; markers must identify exactly one memory, so
+    // that a recall hit can only be the planted fact.
+    let find = |user: &str, text: &str| {
+        let found: Vec<_> =
+            memories.iter().filter(|m| m.user_id == user && m.content.contains(text)).collect();
+        assert_eq!(found.len(), 1, "{text:?} must identify one memory of {user}");
+        found[0]
+    };
+    let created = |user: &str, text: &str| find(user, text).created_at.expect("every memory has a time");
+    for q in &questions {
+        // Whole stored contents (question and answer lines): what BM25 actually indexes.
+        let fact = find(&q.user, &q.marker).content.as_str();
+        match q.category {
+            Category::LexicalTrap => {
+                let f = shared_words(&q.question, fact);
+                for trap in &q.traps {
+                    let t = shared_words(&q.question, &find(&q.user, trap).content);
+                    assert!(t > f, "{:?}: trap {trap:?} shares {t} words, fact {f}", q.question);
+                }
+            }
+            Category::LowOverlap => {
+                let n = shared_words(&q.question, fact);
+                assert!(n <= 1, "{:?} shares {n} words with {fact:?}", q.question);
+            }
+            Category::Superseded => {
+                let stale = q.stale_marker.as_deref().expect("a superseded fact has an old version");
+                let gap = created(&q.user, &q.marker) - created(&q.user, stale);
+                assert!(gap >= 30 * 86_400, "{:?}: only {gap} s newer", q.question);
+            }
+        }
+    }
+    for c in Category::ALL {
+        let per_user: Vec<usize> = support::hard_dataset::users(3)
+            .iter()
+            .map(|u| questions.iter().filter(|q| &q.user == u && q.category == c).count())
+            .collect();
+        assert!(per_user.iter().all(|&n| n == per_user[0] && n > 0), "{c:?}: {per_user:?}");
+    }
+}
+
+/// The hard set with the hashing (bag-of-words) embedder, in process: no cross-user hit in any
+/// mode, and decay puts the current version of a changed fact first at least as often as plain
+/// hybrid does. No recall floor: the set is built to defeat bag-of-words matching, and it does
+/// (see the printed figures).
+#[tokio::test]
+async fn embedded_hashing_hard_set_is_isolated_and_decay_prefers_newer_facts() {
+    use support::hard_recall;
+    let reports = hard_recall::run_all("embedded/hashing", &memory(), 3, 25).await;
+    hard_recall::assert_isolated("embedded/hashing", &reports);
+    hard_recall::assert_decay_prefers_newer("embedded/hashing", &reports);
+}

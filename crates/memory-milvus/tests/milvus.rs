@@ -164,3 +164,16 @@ async fn milvus_index_is_hnsw_with_the_configured_metric() {
         .await;
     }
 }
+
+/// The hard set with the hashing embedder on Milvus (server-side BM25 and RRF): no cross-user hit
+/// in any mode, and decay puts the current version of a changed fact first at least as often as
+/// plain hybrid does. No recall floor: the set is built to defeat bag-of-words matching.
+#[tokio::test]
+async fn milvus_hashing_hard_set_is_isolated_and_decay_prefers_newer_facts() {
+    with_milvus("hard", defaults, |m| async move {
+        let reports = support::hard_recall::run_all("milvus/hashing", &m, 3, 25).await;
+        support::hard_recall::assert_isolated("milvus/hashing", &reports);
+        support::hard_recall::assert_decay_prefers_newer("milvus/hashing", &reports);
+    })
+    .await;
+}

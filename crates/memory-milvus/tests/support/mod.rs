@@ -4,6 +4,8 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod dataset;
+pub mod hard_dataset;
+pub mod hard_recall;
 pub mod memory_suite;
 pub mod store_suite;
 
