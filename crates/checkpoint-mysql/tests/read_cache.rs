@@ -5,58 +5,13 @@
 mod support;
 
 use checkpoint_mysql::MySqlCheckpointer;
-use graph_core::checkpoint::{CheckpointConfig, CheckpointTuple, Checkpointer};
+use graph_core::checkpoint::{CheckpointConfig, Checkpointer};
 use graph_core::prelude::*;
-
-/// The echo agent of the chat benchmark.
-async fn agent(s: MessagesState) -> Result<MessagesStateUpdate> {
-    let last = s.messages.last().map(Message::text).unwrap_or_default();
-    Ok(MessagesStateUpdate::messages(vec![Message::ai(format!("echo: {last}"))]))
-}
-
-fn graph(saver: MySqlCheckpointer) -> CompiledGraph<MessagesState> {
-    StateGraph::<MessagesState>::new()
-        .add_node("agent", agent)
-        .add_edge(START, "agent")
-        .add_edge("agent", END)
-        .compile_with(saver)
-        .expect("valid graph")
-}
-
-fn say(text: &str) -> MessagesStateUpdate {
-    MessagesStateUpdate::messages(vec![Message::human(text)])
-}
+use graph_test::echo::{echo_chat, say, tuple_view};
 
 /// A second saver on the same database with nothing remembered: what another process reads.
 fn elsewhere(saver: &MySqlCheckpointer) -> MySqlCheckpointer {
     MySqlCheckpointer::from_pool(saver.pool().clone())
-}
-
-/// Everything a tuple says, channel values decoded.
-fn view(t: &CheckpointTuple) -> serde_json::Value {
-    let values: serde_json::Map<String, serde_json::Value> = t
-        .checkpoint
-        .channel_values
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.decode::<serde_json::Value>().expect("decodable")))
-        .collect();
-    let writes: Vec<serde_json::Value> = t
-        .pending_writes
-        .iter()
-        .map(|w| serde_json::json!([w.task_id, w.channel, w.value.decode::<serde_json::Value>().unwrap()]))
-        .collect();
-    serde_json::json!({
-        "config": format!("{:?}", t.config),
-        "parent": format!("{:?}", t.parent_config),
-        "metadata": t.metadata.to_json(),
-        "id": t.checkpoint.id,
-        "ts": t.checkpoint.ts,
-        "versions": t.checkpoint.channel_versions,
-        "seen": t.checkpoint.versions_seen,
-        "updated": t.checkpoint.updated_channels,
-        "values": values,
-        "writes": writes,
-    })
 }
 
 #[tokio::test]
@@ -64,17 +19,17 @@ async fn a_remembered_read_equals_the_full_read() {
     let Some(saver) = support::saver().await else { return };
     let thread = support::unique("cache-equal");
     let config = RunConfig::thread(&thread);
-    let g = graph(saver.clone());
+    let g = echo_chat(saver.clone());
     for text in ["one", "two 二", "three"] {
         g.invoke(say(text), &config).await.unwrap();
     }
     let at = CheckpointConfig::thread(&thread);
     let remembered = saver.get_tuple(&at).await.unwrap().expect("latest");
     let full = elsewhere(&saver).get_tuple(&at).await.unwrap().expect("latest");
-    assert_eq!(view(&remembered), view(&full));
+    assert_eq!(tuple_view(&remembered), tuple_view(&full));
     // By id too.
     let by_id = at.clone().with_checkpoint_id(remembered.checkpoint.id.clone());
-    assert_eq!(view(&saver.get_tuple(&by_id).await.unwrap().unwrap()), view(&full));
+    assert_eq!(tuple_view(&saver.get_tuple(&by_id).await.unwrap().unwrap()), tuple_view(&full));
     saver.delete_thread(&thread).await.unwrap();
 }
 
@@ -83,13 +38,13 @@ async fn a_checkpoint_another_process_wrote_is_read_from_the_server() {
     let Some(saver) = support::saver().await else { return };
     let thread = support::unique("cache-other");
     let config = RunConfig::thread(&thread);
-    graph(saver.clone()).invoke(say("mine"), &config).await.unwrap();
-    graph(elsewhere(&saver)).invoke(say("theirs"), &config).await.unwrap();
-    let state = graph(saver.clone()).get_state(&config).await.unwrap();
+    echo_chat(saver.clone()).invoke(say("mine"), &config).await.unwrap();
+    echo_chat(elsewhere(&saver)).invoke(say("theirs"), &config).await.unwrap();
+    let state = echo_chat(saver.clone()).get_state(&config).await.unwrap();
     let texts: Vec<String> = state.values.messages.iter().map(Message::text).collect();
     assert_eq!(texts, ["mine", "echo: mine", "theirs", "echo: theirs"]);
     // And this saver continues on top of it.
-    graph(saver.clone()).invoke(say("again"), &config).await.unwrap();
+    echo_chat(saver.clone()).invoke(say("again"), &config).await.unwrap();
     let full = elsewhere(&saver).get_tuple(&CheckpointConfig::thread(&thread)).await.unwrap().unwrap();
     assert_eq!(full.checkpoint.channel_values["messages"].decode::<Vec<Message>>().unwrap().len(), 6);
     saver.delete_thread(&thread).await.unwrap();
@@ -99,7 +54,7 @@ async fn a_checkpoint_another_process_wrote_is_read_from_the_server() {
 async fn pending_writes_another_process_saved_are_seen() {
     let Some(saver) = support::saver().await else { return };
     let thread = support::unique("cache-writes");
-    graph(saver.clone()).invoke(say("x"), &RunConfig::thread(&thread)).await.unwrap();
+    echo_chat(saver.clone()).invoke(say("x"), &RunConfig::thread(&thread)).await.unwrap();
     let at = CheckpointConfig::thread(&thread);
     let latest = saver.get_tuple(&at).await.unwrap().unwrap();
     assert!(latest.pending_writes.is_empty());
@@ -107,7 +62,7 @@ async fn pending_writes_another_process_saved_are_seen() {
     elsewhere(&saver).put_writes(&latest.config, vec![write], "their-task", "").await.unwrap();
     let again = saver.get_tuple(&at).await.unwrap().unwrap();
     assert_eq!(again.checkpoint.id, latest.checkpoint.id);
-    assert_eq!(view(&again), view(&elsewhere(&saver).get_tuple(&at).await.unwrap().unwrap()));
+    assert_eq!(tuple_view(&again), tuple_view(&elsewhere(&saver).get_tuple(&at).await.unwrap().unwrap()));
     assert_eq!(again.pending_writes.len(), 1);
     saver.delete_thread(&thread).await.unwrap();
 }
@@ -117,7 +72,7 @@ async fn a_thread_deleted_or_edited_elsewhere_is_read_from_the_server() {
     let Some(saver) = support::saver().await else { return };
     let thread = support::unique("cache-gone");
     let at = CheckpointConfig::thread(&thread);
-    graph(saver.clone()).invoke(say("x"), &RunConfig::thread(&thread)).await.unwrap();
+    echo_chat(saver.clone()).invoke(say("x"), &RunConfig::thread(&thread)).await.unwrap();
     // Edited by hand: the metadata row changes under the same id.
     sqlx::query(
         "UPDATE checkpoints SET metadata = JSON_SET(metadata, '$.note', 'edited') WHERE BINARY thread_id = ?",
@@ -138,7 +93,7 @@ async fn a_saver_without_the_cache_reads_the_same() {
     let saver = saver.with_read_cache(0);
     let thread = support::unique("cache-off");
     let config = RunConfig::thread(&thread);
-    let g = graph(saver.clone());
+    let g = echo_chat(saver.clone());
     g.invoke(say("a"), &config).await.unwrap();
     g.invoke(say("b"), &config).await.unwrap();
     let state = g.get_state(&config).await.unwrap();
@@ -160,7 +115,7 @@ async fn the_writer_answers_from_memory_while_the_row_is_unchanged() {
     }
     let thread = support::unique("cache-hit");
     let at = CheckpointConfig::thread(&thread);
-    graph(saver.clone()).invoke(say("x"), &RunConfig::thread(&thread)).await.unwrap();
+    echo_chat(saver.clone()).invoke(say("x"), &RunConfig::thread(&thread)).await.unwrap();
     sqlx::query(
         "UPDATE checkpoint_blobs SET `blob` = X'c1' WHERE BINARY thread_id = ? AND channel = 'messages'",
     )

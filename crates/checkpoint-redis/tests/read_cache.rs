@@ -5,29 +5,11 @@
 mod support;
 
 use checkpoint_redis::{RedisCheckpointer, RedisCheckpointerBuilder};
-use graph_core::checkpoint::{ChannelValue, CheckpointConfig, CheckpointTuple, Checkpointer};
+use graph_core::checkpoint::{ChannelValue, CheckpointConfig, Checkpointer};
 use graph_core::prelude::*;
+use graph_test::echo::{echo_chat, say, tuple_view};
 use redis::AsyncCommands as _;
 use support::{raw, saver_with, thread};
-
-/// The echo agent of the chat benchmark.
-async fn agent(s: MessagesState) -> Result<MessagesStateUpdate> {
-    let last = s.messages.last().map(Message::text).unwrap_or_default();
-    Ok(MessagesStateUpdate::messages(vec![Message::ai(format!("echo: {last}"))]))
-}
-
-fn graph(saver: RedisCheckpointer) -> CompiledGraph<MessagesState> {
-    StateGraph::<MessagesState>::new()
-        .add_node("agent", agent)
-        .add_edge(START, "agent")
-        .add_edge("agent", END)
-        .compile_with(saver)
-        .expect("valid graph")
-}
-
-fn say(text: &str) -> MessagesStateUpdate {
-    MessagesStateUpdate::messages(vec![Message::human(text)])
-}
 
 /// A saver with the default settings, and a second one on the same server with nothing
 /// remembered: what another process reads.
@@ -35,33 +17,6 @@ async fn savers() -> Option<(RedisCheckpointer, RedisCheckpointer)> {
     let mine = saver_with(RedisCheckpointer::builder()).await?;
     let theirs = saver_with(RedisCheckpointer::builder().read_cache(0)).await?;
     Some((mine, theirs))
-}
-
-/// Everything a tuple says, channel values decoded.
-fn view(t: &CheckpointTuple) -> serde_json::Value {
-    let values: serde_json::Map<String, serde_json::Value> = t
-        .checkpoint
-        .channel_values
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.decode::<serde_json::Value>().expect("decodable")))
-        .collect();
-    let writes: Vec<serde_json::Value> = t
-        .pending_writes
-        .iter()
-        .map(|w| serde_json::json!([w.task_id, w.channel, w.value.decode::<serde_json::Value>().unwrap()]))
-        .collect();
-    serde_json::json!({
-        "config": format!("{:?}", t.config),
-        "parent": format!("{:?}", t.parent_config),
-        "metadata": t.metadata.to_json(),
-        "id": t.checkpoint.id,
-        "ts": t.checkpoint.ts,
-        "versions": t.checkpoint.channel_versions,
-        "seen": t.checkpoint.versions_seen,
-        "updated": t.checkpoint.updated_channels,
-        "values": values,
-        "writes": writes,
-    })
 }
 
 /// Overwrites every stored value of `thread` with bytes that decode to nothing.
@@ -80,16 +35,16 @@ async fn a_remembered_read_equals_the_full_read() {
     let Some((saver, other)) = savers().await else { return };
     let thread = thread("cache-equal");
     let config = RunConfig::thread(&thread);
-    let g = graph(saver.clone());
+    let g = echo_chat(saver.clone());
     for text in ["one", "two 二", "three"] {
         g.invoke(say(text), &config).await.unwrap();
     }
     let at = CheckpointConfig::thread(&thread);
     let remembered = saver.get_tuple(&at).await.unwrap().expect("latest");
     let full = other.get_tuple(&at).await.unwrap().expect("latest");
-    assert_eq!(view(&remembered), view(&full));
+    assert_eq!(tuple_view(&remembered), tuple_view(&full));
     let by_id = at.clone().with_checkpoint_id(remembered.checkpoint.id.clone());
-    assert_eq!(view(&saver.get_tuple(&by_id).await.unwrap().unwrap()), view(&full));
+    assert_eq!(tuple_view(&saver.get_tuple(&by_id).await.unwrap().unwrap()), tuple_view(&full));
     saver.delete_thread(&thread).await.unwrap();
 }
 
@@ -101,7 +56,7 @@ async fn the_writer_answers_from_memory_while_the_record_is_unchanged() {
     let Some((saver, other)) = savers().await else { return };
     let thread = thread("cache-hit");
     let at = CheckpointConfig::thread(&thread);
-    let g = graph(saver.clone());
+    let g = echo_chat(saver.clone());
     for text in ["x", "y", "z"] {
         g.invoke(say(text), &RunConfig::thread(&thread)).await.unwrap();
     }
@@ -117,12 +72,12 @@ async fn a_checkpoint_another_process_wrote_is_read_from_the_server() {
     let Some((saver, other)) = savers().await else { return };
     let thread = thread("cache-other");
     let config = RunConfig::thread(&thread);
-    graph(saver.clone()).invoke(say("mine"), &config).await.unwrap();
-    graph(other.clone()).invoke(say("theirs"), &config).await.unwrap();
-    let state = graph(saver.clone()).get_state(&config).await.unwrap();
+    echo_chat(saver.clone()).invoke(say("mine"), &config).await.unwrap();
+    echo_chat(other.clone()).invoke(say("theirs"), &config).await.unwrap();
+    let state = echo_chat(saver.clone()).get_state(&config).await.unwrap();
     let texts: Vec<String> = state.values.messages.iter().map(Message::text).collect();
     assert_eq!(texts, ["mine", "echo: mine", "theirs", "echo: theirs"]);
-    graph(saver.clone()).invoke(say("again"), &config).await.unwrap();
+    echo_chat(saver.clone()).invoke(say("again"), &config).await.unwrap();
     let full = other.get_tuple(&CheckpointConfig::thread(&thread)).await.unwrap().unwrap();
     assert_eq!(full.checkpoint.channel_values["messages"].decode::<Vec<Message>>().unwrap().len(), 6);
     saver.delete_thread(&thread).await.unwrap();
@@ -132,7 +87,7 @@ async fn a_checkpoint_another_process_wrote_is_read_from_the_server() {
 async fn pending_writes_another_process_saved_are_seen() {
     let Some((saver, other)) = savers().await else { return };
     let thread = thread("cache-writes");
-    graph(saver.clone()).invoke(say("x"), &RunConfig::thread(&thread)).await.unwrap();
+    echo_chat(saver.clone()).invoke(say("x"), &RunConfig::thread(&thread)).await.unwrap();
     let at = CheckpointConfig::thread(&thread);
     let latest = saver.get_tuple(&at).await.unwrap().unwrap();
     assert!(latest.pending_writes.is_empty());
@@ -140,7 +95,7 @@ async fn pending_writes_another_process_saved_are_seen() {
     other.put_writes(&latest.config, vec![write], "their-task", "").await.unwrap();
     let again = saver.get_tuple(&at).await.unwrap().unwrap();
     assert_eq!(again.checkpoint.id, latest.checkpoint.id);
-    assert_eq!(view(&again), view(&other.get_tuple(&at).await.unwrap().unwrap()));
+    assert_eq!(tuple_view(&again), tuple_view(&other.get_tuple(&at).await.unwrap().unwrap()));
     assert_eq!(again.pending_writes.len(), 1);
     saver.delete_thread(&thread).await.unwrap();
 }
@@ -150,7 +105,7 @@ async fn a_record_edited_or_a_thread_deleted_elsewhere_is_read_from_the_server()
     let Some((saver, other)) = savers().await else { return };
     let thread = thread("cache-gone");
     let at = CheckpointConfig::thread(&thread);
-    graph(saver.clone()).invoke(say("x"), &RunConfig::thread(&thread)).await.unwrap();
+    echo_chat(saver.clone()).invoke(say("x"), &RunConfig::thread(&thread)).await.unwrap();
     let latest = other.get_tuple(&at).await.unwrap().unwrap();
     // Another process rewrites the newest checkpoint under the same id, with other metadata.
     let mut metadata = latest.metadata.clone();
@@ -170,7 +125,7 @@ async fn a_saver_without_the_cache_reads_the_same() {
     let Some(saver) = saver_with(RedisCheckpointerBuilder::default().read_cache(0)).await else { return };
     let thread = thread("cache-off");
     let config = RunConfig::thread(&thread);
-    let g = graph(saver.clone());
+    let g = echo_chat(saver.clone());
     g.invoke(say("a"), &config).await.unwrap();
     g.invoke(say("b"), &config).await.unwrap();
     assert_eq!(g.get_state(&config).await.unwrap().values.messages.len(), 4);
@@ -185,13 +140,13 @@ async fn shallow_mode_answers_from_memory_too() {
     let other = saver_with(RedisCheckpointer::builder().shallow(true).read_cache(0)).await.unwrap();
     let thread = thread("cache-shallow");
     let config = RunConfig::thread(&thread);
-    let g = graph(saver.clone());
+    let g = echo_chat(saver.clone());
     g.invoke(say("a"), &config).await.unwrap();
     g.invoke(say("b"), &config).await.unwrap();
     let at = CheckpointConfig::thread(&thread);
     assert_eq!(
-        view(&saver.get_tuple(&at).await.unwrap().unwrap()),
-        view(&other.get_tuple(&at).await.unwrap().unwrap())
+        tuple_view(&saver.get_tuple(&at).await.unwrap().unwrap()),
+        tuple_view(&other.get_tuple(&at).await.unwrap().unwrap())
     );
     saver.delete_thread(&thread).await.unwrap();
 }

@@ -23,8 +23,12 @@
 //! e.g. with a saver behind an `Arc<dyn DynCheckpointer>`: `conformance::list_before(&*saver)`.
 //! Each uses thread ids with a fresh random prefix, so the suite can run in parallel against one
 //! shared database or server.
+//!
+//! [`echo`] holds an echo chat graph and [`echo::tuple_view`], a full view of a checkpoint tuple,
+//! for tests that compare two reads of one checkpoint (a cached read against the full one).
 
 pub mod conformance;
+pub mod echo;
 mod fake_model;
 
 pub use fake_model::FakeChatModel;
