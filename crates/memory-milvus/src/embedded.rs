@@ -11,7 +11,7 @@ use crate::memory::{finish, Memory};
 use crate::record::{
     now_secs, validate_id, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
 };
-use crate::rerank::{rrf, RerankConfig};
+use crate::rerank::RerankConfig;
 
 /// The embedded default: memories as items of a [`Store`] (an [`InMemoryStore`] unless given
 /// another), one namespace per user, with the same retrieval pipeline as [`MilvusMemory`]
@@ -160,17 +160,13 @@ impl<S: Store> Memory for EmbeddedMemory<S> {
                     bm25::scores(&query.query, &docs).into_iter().enumerate().filter(|s| s.1 > 0.0).collect();
                 lexical.sort_by(|a, b| b.1.total_cmp(&a.1));
                 lexical.truncate(cand);
-                let lists = [
-                    dense.iter().map(|(r, _)| r.id).collect(),
-                    lexical.iter().map(|&(i, _)| all[i].id).collect(),
-                ];
-                rrf(&lists, self.rerank.rrf_k)
+                let dense_list: Vec<(i64, f64)> = dense.iter().map(|(r, s)| (r.id, *s)).collect();
+                let keyword_list: Vec<(i64, f64)> = lexical.iter().map(|&(i, s)| (all[i].id, s)).collect();
+                self.rerank
+                    .fuse(&dense_list, &keyword_list)
                     .into_iter()
                     .take(cand)
-                    .filter_map(|(id, s)| {
-                        let r = all.iter().find(|r| r.id == id)?;
-                        Some((r.clone(), self.rerank.normalize_rrf(s, 2)))
-                    })
+                    .filter_map(|(id, relevance)| Some((all.iter().find(|r| r.id == id)?.clone(), relevance)))
                     .collect()
             }
         };

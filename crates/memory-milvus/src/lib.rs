@@ -35,7 +35,7 @@
 //! - **Isolation** is a security property: every request to Milvus is scoped with a
 //!   `user_id == "…"` clause produced by [`Filter`], which escapes values instead of pasting them.
 //! - **Ranking**: candidates (4×top-k, at least 20) come from dense search or from Milvus's hybrid
-//!   search (dense + BM25 on `content`, RRF); [`RerankConfig`] then blends in time decay
+//!   search (dense + BM25 on `content`, weighted RRF favouring dense); [`RerankConfig`] then blends in time decay
 //!   (half-life) and importance.
 //! - **Compaction**: [`compact_session`] replaces old exchanges with summaries from a
 //!   [`Summarizer`] you provide (an LLM call), so this crate needs no model crate.

@@ -184,11 +184,23 @@ impl MilvusMemory {
         Ok(f)
     }
 
-    fn relevance(&self, score: f32, hybrid: bool) -> f64 {
-        let s = f64::from(score);
-        if hybrid {
-            return self.config.rerank.normalize_rrf(s, 2);
+    /// The records of a search response with their relevance in `[0, 1]`, or with `raw` the
+    /// server's scores as they are (BM25's are unbounded; fusion only compares them).
+    fn scored_rows(&self, response: &SearchResponse, raw: bool) -> Result<Vec<(MemoryRecord, f64)>> {
+        let mut out = Vec::new();
+        for result in response.results() {
+            let scores = result.get_scores();
+            for (i, row) in result.rows()?.enumerate() {
+                let score = scores.get(i).copied().unwrap_or(0.0);
+                let score = if raw { f64::from(score) } else { self.relevance(score) };
+                out.push((to_record(&row)?, score));
+            }
         }
+        Ok(out)
+    }
+
+    fn relevance(&self, score: f32) -> f64 {
+        let s = f64::from(score);
         match self.config.metric {
             Metric::L2 => 1.0 / (1.0 + s.max(0.0)),
             Metric::Cosine | Metric::Ip => s.clamp(0.0, 1.0),
@@ -289,48 +301,49 @@ impl Memory for MilvusMemory {
         let hybrid = query.mode == SearchMode::Hybrid && self.config.bm25 && !query.query.trim().is_empty();
         let consistency = self.config.consistency.to_milvus();
         let collection = &self.config.collection;
-        let response = if hybrid {
-            let dense = SubSearchRequest::builder()
-                .vector_field(fields::EMBEDDING)
-                .vectors(SearchVectors::Float(vec![vector]))
-                .filter(filter.clone())
-                .extra_params(ef)
-                .limit(cand)
-                .build()?;
-            let keywords = SubSearchRequest::builder()
-                .vector_field(fields::SPARSE)
-                .vectors(SearchVectors::EmbeddedText(vec![query.query.clone()]))
-                .filter(filter)
-                .limit(cand)
-                .build()?;
-            let req = HybridSearchRequest::builder()
-                .collection_name(collection)
-                .sub_requests(vec![dense, keywords])
-                .rerank(RRFRerank::new().k(i64::from(self.config.rerank.rrf_k)))
-                .limit(cand)
-                .output_fields(OUTPUT)
-                .consistency_level(consistency);
-            self.client.hybrid_search(req.build()?).await?
-        } else {
-            let req = SearchRequest::builder()
-                .collection_name(collection)
-                .vector_field(fields::EMBEDDING)
-                .vectors(SearchVectors::Float(vec![vector]))
-                .filter(filter)
-                .extra_params(ef)
-                .limit(cand)
-                .output_fields(OUTPUT)
-                .consistency_level(consistency);
-            self.client.search(req.build()?).await?
-        };
-        let mut candidates = Vec::new();
-        for result in response.results() {
-            let scores = result.get_scores();
-            for (i, row) in result.rows()?.enumerate() {
-                let score = scores.get(i).copied().unwrap_or(0.0);
-                candidates.push((to_record(&row)?, self.relevance(score, hybrid)));
-            }
+        let dense = SearchRequest::builder()
+            .collection_name(collection)
+            .vector_field(fields::EMBEDDING)
+            .vectors(SearchVectors::Float(vec![vector]))
+            .filter(filter.clone())
+            .extra_params(ef)
+            .limit(cand)
+            .output_fields(OUTPUT)
+            .consistency_level(consistency);
+        if !hybrid {
+            let response = self.client.search(dense.build()?).await?;
+            let candidates = self.scored_rows(&response, false)?;
+            return Ok(finish(candidates, &query, &self.config.rerank));
         }
+        // Hybrid: the dense and the keyword (BM25 on `content`) searches run concurrently and are
+        // fused here rather than by the server's `RRFRanker`, so that the keyword list can weigh
+        // less than the dense one (`RerankConfig::keyword_weight`) and so that both memories
+        // fuse with the same formula.
+        let keywords = SearchRequest::builder()
+            .collection_name(collection)
+            .vector_field(fields::SPARSE)
+            .vectors(SearchVectors::EmbeddedText(vec![query.query.clone()]))
+            .filter(filter)
+            .limit(cand)
+            .output_fields(OUTPUT)
+            .consistency_level(consistency);
+        let (dense, keywords) = futures_util::future::try_join(
+            self.client.search(dense.build()?),
+            self.client.search(keywords.build()?),
+        )
+        .await?;
+        let (dense, keywords) = (self.scored_rows(&dense, false)?, self.scored_rows(&keywords, true)?);
+        let list = |rows: &[(MemoryRecord, f64)]| rows.iter().map(|(r, s)| (r.id, *s)).collect::<Vec<_>>();
+        let fused = self.config.rerank.fuse(&list(&dense), &list(&keywords));
+        let mut records: HashMap<i64, MemoryRecord> = HashMap::new();
+        for (record, _) in dense.into_iter().chain(keywords) {
+            records.entry(record.id).or_insert(record);
+        }
+        let candidates = fused
+            .into_iter()
+            .take(query.candidates())
+            .filter_map(|(id, relevance)| Some((records.remove(&id)?, relevance)))
+            .collect();
         Ok(finish(candidates, &query, &self.config.rerank))
     }
 

@@ -121,7 +121,11 @@ fn shared_words(a: &str, b: &str) -> usize {
 /// The hard set is hard in the intended ways, checked on the text itself (no model): every trap
 /// shares more of its question's words than the fact does, so keyword search prefers the trap;
 /// low-overlap facts share at most one word with their question; every superseded fact has an
-/// older version saved at least a month earlier; questions come in equal numbers per user.
+/// older version saved at least a month earlier; every exact-identifier question names its fact's
+/// identifier and no distractor's, that identifier is in no other memory of any user and has a word
+/// no other memory of the user has, and the fact shares more of the question's words than either
+/// distractor does (so keyword search prefers the fact), while the distractors differ from it in a
+/// few words besides the identifier; questions come in equal numbers per user.
 #[test]
 fn hard_dataset_traps_outscore_facts_lexically_and_paraphrases_barely_overlap() {
     use support::hard_dataset::{build, Category};
@@ -154,6 +158,38 @@ fn hard_dataset_traps_outscore_facts_lexically_and_paraphrases_barely_overlap() 
                 let stale = q.stale_marker.as_deref().expect("a superseded fact has an old version");
                 let gap = created(&q.user, &q.marker) - created(&q.user, stale);
                 assert!(gap >= 30 * 86_400, "{:?}: only {gap} s newer", q.question);
+            }
+            Category::ExactIdentifier => {
+                let id = q.identifier.as_deref().expect("an identifier question has an identifier");
+                assert!(q.question.contains(id), "{:?} must name {id:?}", q.question);
+                assert!(fact.contains(id), "{fact:?} must contain {id:?}");
+                let holders = memories.iter().filter(|m| m.content.contains(id)).count();
+                assert_eq!(holders, 1, "{id:?} must be in one memory of all users");
+                assert_eq!(q.traps.len(), 2, "{:?}: two distractors", q.question);
+                assert_eq!(q.other_identifiers.len(), q.traps.len(), "{:?}", q.question);
+                // A word of the identifier that no other memory of the user has: BM25 gives it the
+                // highest IDF, and the question asks for it.
+                let asked = graph_core::store::tokenize(&q.question);
+                let unique = graph_core::store::tokenize(id).into_iter().filter(|w| {
+                    asked.contains(w)
+                        && memories.iter().filter(|m| m.user_id == q.user).all(|m| {
+                            m.content == fact || !graph_core::store::tokenize(&m.content).contains(w)
+                        })
+                });
+                assert!(unique.count() > 0, "{id:?} has no word only its fact holds");
+                let f = shared_words(&q.question, fact);
+                for (trap, other) in q.traps.iter().zip(&q.other_identifiers) {
+                    assert!(!q.question.contains(other.as_str()), "{:?} names {other:?}", q.question);
+                    let distractor = find(&q.user, trap).content.as_str();
+                    assert!(distractor.contains(other.as_str()), "{distractor:?} must contain {other:?}");
+                    assert!(!distractor.contains(id), "{distractor:?} must not contain {id:?}");
+                    let t = shared_words(&q.question, distractor);
+                    assert!(f > t, "{:?}: distractor {trap:?} shares {t} words, fact {f}", q.question);
+                    // Semantically similar: the user said the same sentence but for the identifier
+                    // and a few words (compared without the assistant's identical replies).
+                    let common = shared_words(&q.marker, trap);
+                    assert!(common >= 5, "{:?} and {trap:?} share only {common} words", q.marker);
+                }
             }
         }
     }

@@ -87,15 +87,17 @@ async fn minilm_recall_milvus() {
 
 /// The hard set with MiniLM. Checked: no cross-user hit in any mode; decay ranks the newer of two
 /// contradicting facts first at least as often as plain hybrid; dense recalls at least as many
-/// low-overlap facts as hybrid; dense answers at least half of all questions; and no mode falls
-/// below a tenth (hybrid is expected to be much weaker than dense here: the traps are made for
-/// BM25, and RRF lets its list pull them up; see the printed figures).
+/// low-overlap facts as hybrid; hybrid recalls at least as many exact-identifier facts as dense;
+/// dense answers at least half of all questions; and no mode falls below a tenth (hybrid is
+/// expected to be much weaker than dense overall: the traps are made for BM25, and RRF lets its
+/// list pull them up; see the printed figures).
 async fn hard_set<M: Memory>(label: &str, m: &M) {
     use support::hard_recall::{self, Mode};
     let reports = hard_recall::run_all(label, m, 3, 25).await;
     hard_recall::assert_isolated(label, &reports);
     hard_recall::assert_decay_prefers_newer(label, &reports);
     hard_recall::assert_dense_bridges_paraphrases(label, &reports);
+    hard_recall::assert_keywords_find_identifiers(label, &reports);
     hard_recall::assert_recall_floor(label, &reports, 0.1);
     let dense = hard_recall::get(&reports, Mode::Dense).overall();
     assert!(dense.rate() >= 0.5, "{label}: MiniLM dense recall {dense:?} below 0.5");
@@ -126,4 +128,35 @@ async fn minilm_hard_set_milvus_is_isolated_prefers_newer_facts_and_bridges_para
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic);
     }
+}
+
+/// Hybrid fusion's settings compared on the hard set in process (MiniLM): plain RRF (k = 60,
+/// equal weights), the defaults, and a keyword weight of 0; each one's figures are printed.
+/// Checked: isolation everywhere; a keyword weight of 0 ranks exactly as dense search; and the
+/// defaults recall at least as much as plain RRF, with and without decay, which is why they are
+/// the defaults (docs/benchmarks.md has the full sweep).
+#[tokio::test]
+async fn minilm_fusion_defaults_beat_plain_rrf_and_zero_keyword_weight_is_dense() {
+    use memory_milvus::RerankConfig;
+    use support::hard_recall::{self, HardReport, Mode};
+    let Some(m) = model("minilm_fusion_defaults") else { return };
+    let m: std::sync::Arc<dyn graph_core::store::DynEmbeddings> = std::sync::Arc::new(m);
+    let run = |label: &'static str, rerank: RerankConfig| {
+        let memory = EmbeddedMemory::from_arc(m.clone()).rerank(rerank);
+        async move {
+            let reports = hard_recall::run_all(label, &memory, 3, 25).await;
+            hard_recall::assert_isolated(label, &reports);
+            reports
+        }
+    };
+    let overall = |reports: &[(Mode, HardReport)], mode| hard_recall::get(reports, mode).overall();
+    let plain = run("embedded/minilm plain RRF", RerankConfig::default().rrf_k(60).keyword_weight(1.0)).await;
+    let defaults = run("embedded/minilm default fusion", RerankConfig::default()).await;
+    let zero = run("embedded/minilm keyword weight 0", RerankConfig::default().keyword_weight(0.0)).await;
+    for mode in [Mode::Hybrid, Mode::HybridDecay] {
+        let (d, p) = (overall(&defaults, mode), overall(&plain, mode));
+        assert!(d.rate() >= p.rate(), "{mode:?}: defaults {d:?} below plain RRF {p:?}");
+    }
+    let (z, dense) = (overall(&zero, Mode::Hybrid), overall(&zero, Mode::Dense));
+    assert_eq!(format!("{z:?}"), format!("{dense:?}"), "weight 0 must rank as dense search");
 }

@@ -2,13 +2,18 @@
 //! differently instead of all reaching 1.000 with a real model.
 //!
 //! Each user has the same kinds of facts (with different values, so every other user holds a
-//! near-duplicate: the isolation trap) in three categories:
+//! near-duplicate: the isolation trap) in four categories:
 //! - [`Category::LexicalTrap`]: the same user also said things that share the question's words
 //!   but not its answer, so a keyword match alone picks the wrong memory;
 //! - [`Category::Superseded`]: an old fact was replaced by a newer one months later; the question
 //!   asks for the current state, so only the newer memory is a correct answer (time decay's job);
 //! - [`Category::LowOverlap`]: the question paraphrases the fact with almost no shared words, so
-//!   only a semantic embedding can connect them (dense's job).
+//!   only a semantic embedding can connect them (dense's job);
+//! - [`Category::ExactIdentifier`]: the fact hinges on a rare literal token (a ticket number, an
+//!   error code, a part number, a licence plate, a version, a made-up name) that the question
+//!   repeats, and the same user also stated two near-identical facts about another identifier, so
+//!   a sentence embedding, which represents such tokens poorly, confuses them while a keyword
+//!   match on the identifier finds the right one (BM25's job).
 //!
 //! Memories carry realistic ages (four sessions from ~140 days to ~4 days old) and importances (an
 //! LLM scorer would rate a personal fact above small talk), because decay and importance reranking
@@ -41,11 +46,15 @@ pub enum Category {
     Superseded,
     /// The question shares almost no words with the fact.
     LowOverlap,
+    /// The question names the fact's rare identifier; same-user distractors say the same thing
+    /// about another identifier.
+    ExactIdentifier,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Category; 3] = [Category::LexicalTrap, Category::Superseded, Category::LowOverlap];
+    pub const ALL: [Category; 4] =
+        [Category::LexicalTrap, Category::Superseded, Category::LowOverlap, Category::ExactIdentifier];
 
     /// Short label for reports.
     pub fn label(self) -> &'static str {
@@ -53,6 +62,7 @@ impl Category {
             Category::LexicalTrap => "lexical-trap",
             Category::Superseded => "superseded",
             Category::LowOverlap => "low-overlap",
+            Category::ExactIdentifier => "exact-identifier",
         }
     }
 }
@@ -70,8 +80,13 @@ pub struct HardQuestion {
     pub marker: String,
     /// For [`Category::Superseded`]: text only the outdated memory contains.
     pub stale_marker: Option<String>,
-    /// The distractor memories of [`Category::LexicalTrap`] (their question lines), for checks.
+    /// The same-user distractor memories (their user lines), for checks: the traps of
+    /// [`Category::LexicalTrap`], the other-identifier facts of [`Category::ExactIdentifier`].
     pub traps: Vec<String>,
+    /// For [`Category::ExactIdentifier`]: the fact's identifier (which the question repeats).
+    pub identifier: Option<String>,
+    /// For [`Category::ExactIdentifier`]: the distractors' identifiers, one per trap.
+    pub other_identifiers: Vec<String>,
 }
 
 /// A fact hidden among same-user distractors that share the question's words:
@@ -251,6 +266,118 @@ const PARAPHRASES: [Paraphrase; 6] = [
     ),
 ];
 
+/// A fact that hinges on an identifier: (statement with `{v}`, question with `{v}`, two
+/// distractor statements with `{v}`, per-user (fact identifier, distractor identifiers), fact
+/// session, distractor sessions). A distractor differs from the fact in a few words and its
+/// identifier only, and sits in another session (some newer), so neither meaning nor age nor
+/// importance singles the fact out: only the identifier does.
+type Ident = (
+    &'static str,
+    &'static str,
+    [&'static str; 2],
+    [(&'static str, [&'static str; 2]); 3],
+    usize,
+    [usize; 2],
+);
+
+/// The exact-identifier facts: tickets, error codes, part numbers, licence plates, versions and
+/// made-up names. A distractor's identifier is a near miss of the fact's, as real ones are
+/// (consecutive ticket numbers, swapped digits, one letter off): a subword embedding sees almost
+/// the same pieces, while to keyword search they are different words. No identifier is in two
+/// memories of the whole set.
+const IDENTS: [Ident; 6] = [
+    (
+        "The warehouse ticket for the broken forklift is {v}.",
+        "what was ticket {v} about",
+        [
+            "The warehouse ticket for the broken pallet jack is {v}.",
+            "The warehouse ticket for the jammed conveyor belt is {v}.",
+        ],
+        [
+            ("WX-48213-K", ["WX-48214-K", "WX-48231-K"]),
+            ("WX-26054-K", ["WX-26055-K", "WX-26045-K"]),
+            ("WX-67129-K", ["WX-67130-K", "WX-67192-K"]),
+        ],
+        1,
+        [2, 3],
+    ),
+    (
+        "The nightly backup job failed with error {v} because the disk was full.",
+        "why did I get error {v}",
+        [
+            "The nightly sync job failed with error {v} because the token had expired.",
+            "The nightly export job failed with error {v} because the database timed out.",
+        ],
+        [
+            ("ERR-7731", ["ERR-7713", "ERR-7732"]),
+            ("ERR-2958", ["ERR-2985", "ERR-2959"]),
+            ("ERR-6604", ["ERR-6640", "ERR-6605"]),
+        ],
+        0,
+        [2, 3],
+    ),
+    (
+        "The spare part for the dishwasher drain pump is {v}.",
+        "which appliance is part {v} for",
+        [
+            "The spare part for the washing machine drain pump is {v}.",
+            "The spare part for the tumble dryer drive belt is {v}.",
+        ],
+        [
+            ("PN-3318-B", ["PN-3381-B", "PN-3319-B"]),
+            ("PN-9926-B", ["PN-9962-B", "PN-9927-B"]),
+            ("PN-4773-B", ["PN-4737-B", "PN-4774-B"]),
+        ],
+        2,
+        [0, 3],
+    ),
+    (
+        "The car with the plate {v} belongs to my sister.",
+        "whose car has the plate {v}",
+        [
+            "The car with the plate {v} belongs to my neighbour.",
+            "The car with the plate {v} belongs to my colleague.",
+        ],
+        [
+            ("LK19 XRV", ["LK19 XVR", "LK19 XRW"]),
+            ("BD22 QWN", ["BD22 QNW", "BD22 QWM"]),
+            ("NV63 CJS", ["NV63 CSJ", "NV63 CJT"]),
+        ],
+        0,
+        [1, 3],
+    ),
+    (
+        "The checkout page crash was fixed in release {v}.",
+        "what did release {v} fix",
+        [
+            "The login page crash was fixed in release {v}.",
+            "The search page slowdown was fixed in release {v}.",
+        ],
+        [
+            ("4.17.26", ["4.17.62", "4.17.27"]),
+            ("7.43.18", ["7.43.81", "7.43.19"]),
+            ("9.81.14", ["9.81.41", "9.81.15"]),
+        ],
+        1,
+        [0, 2],
+    ),
+    (
+        "The contractor {v} quoted us for retiling the bathroom.",
+        "what did {v} quote us for",
+        [
+            "The contractor {v} quoted us for repainting the kitchen.",
+            "The contractor {v} quoted us for fixing the roof gutters.",
+        ],
+        [
+            ("Zorvik", ["Zorvic", "Zarvik"]),
+            ("Tamsel", ["Tamsal", "Tamzel"]),
+            ("Quillon", ["Quillan", "Quilon"]),
+        ],
+        2,
+        [1, 3],
+    ),
+];
+
 /// Small talk that shares the questions' common words ("what", "my", "time", "now", "home"...).
 const FILLER: [(&str, &str); 14] = [
     ("what should I cook tonight", "Something quick, maybe a stir fry."),
@@ -320,6 +447,8 @@ pub fn build(n_users: usize, turns: usize) -> (Vec<NewMemory>, Vec<HardQuestion>
                 marker: fact,
                 stale_marker: None,
                 traps: traps.iter().map(|t| t.0.to_owned()).collect(),
+                identifier: None,
+                other_identifiers: Vec::new(),
             });
         }
         for (old, new, question, values, old_session, new_session) in CHANGES {
@@ -335,6 +464,8 @@ pub fn build(n_users: usize, turns: usize) -> (Vec<NewMemory>, Vec<HardQuestion>
                 marker: new_text,
                 stale_marker: Some(old_text),
                 traps: Vec::new(),
+                identifier: None,
+                other_identifiers: Vec::new(),
             });
         }
         for (statement, question, values, session) in PARAPHRASES {
@@ -347,6 +478,30 @@ pub fn build(n_users: usize, turns: usize) -> (Vec<NewMemory>, Vec<HardQuestion>
                 marker: fact,
                 stale_marker: None,
                 traps: Vec::new(),
+                identifier: None,
+                other_identifiers: Vec::new(),
+            });
+        }
+        // Appended after the other categories, so their memories keep their times.
+        for (statement, question, distractors, values, session, distractor_sessions) in IDENTS {
+            let (id, others) = values[v];
+            let fact = statement.replace("{v}", id);
+            push(&mut mine, session, &fact, "Got it, I will remember that.", FACT_IMPORTANCE);
+            let mut traps = Vec::new();
+            for ((d, other), ds) in distractors.iter().zip(others).zip(distractor_sessions) {
+                let text = d.replace("{v}", other);
+                push(&mut mine, ds, &text, "Got it, I will remember that.", FACT_IMPORTANCE);
+                traps.push(text);
+            }
+            questions.push(HardQuestion {
+                user: user.clone(),
+                category: Category::ExactIdentifier,
+                question: question.replace("{v}", id),
+                marker: fact,
+                stale_marker: None,
+                traps,
+                identifier: Some(id.to_owned()),
+                other_identifiers: others.iter().map(|o| (*o).to_owned()).collect(),
             });
         }
         mine.sort_by_key(|m| m.created_at);

@@ -63,6 +63,8 @@ pub struct HardReport {
     pub stale_returned: usize,
     /// Lexical-trap questions whose top hit was one of the traps.
     pub trap_on_top: usize,
+    /// Exact-identifier questions whose top hit was a distractor about another identifier.
+    pub wrong_id_on_top: usize,
 }
 
 impl HardReport {
@@ -93,11 +95,14 @@ impl HardReport {
         }
         let sup = self.category(Category::Superseded).total;
         let traps = self.category(Category::LexicalTrap).total;
+        let ids = self.category(Category::ExactIdentifier).total;
         s.push_str(&format!(
-            " | newer-first {}/{sup} stale-returned {}/{sup} trap-on-top {}/{traps} | cross-user {}",
+            " | newer-first {}/{sup} stale-returned {}/{sup} trap-on-top {}/{traps} \
+             wrong-id-on-top {}/{ids} | cross-user {}",
             self.newer_first,
             self.stale_returned,
             self.trap_on_top,
+            self.wrong_id_on_top,
             self.cross_user()
         ));
         s
@@ -131,7 +136,11 @@ pub async fn measure<M: Memory>(memory: &M, questions: &[HardQuestion], mode: Mo
             }
         }
         let top_is_trap = hits.first().is_some_and(|h| q.traps.iter().any(|t| h.record.content.contains(t)));
-        report.trap_on_top += usize::from(top_is_trap);
+        match q.category {
+            Category::LexicalTrap => report.trap_on_top += usize::from(top_is_trap),
+            Category::ExactIdentifier => report.wrong_id_on_top += usize::from(top_is_trap),
+            Category::Superseded | Category::LowOverlap => {}
+        }
     }
     report
 }
@@ -204,4 +213,13 @@ pub fn assert_dense_bridges_paraphrases(label: &str, reports: &[(Mode, HardRepor
     let dense = get(reports, Mode::Dense).category(Category::LowOverlap);
     let hybrid = get(reports, Mode::Hybrid).category(Category::LowOverlap);
     assert!(dense.hits >= hybrid.hits, "{label}: low-overlap dense {dense:?} < hybrid {hybrid:?}");
+}
+
+/// Exact identifiers are BM25's job: on the exact-identifier questions, hybrid must recall at
+/// least as many facts as dense alone, since the identifier's word is in the fact only and so
+/// tops the BM25 list, which RRF adds to the dense one.
+pub fn assert_keywords_find_identifiers(label: &str, reports: &[(Mode, HardReport)]) {
+    let dense = get(reports, Mode::Dense).category(Category::ExactIdentifier);
+    let hybrid = get(reports, Mode::Hybrid).category(Category::ExactIdentifier);
+    assert!(hybrid.hits >= dense.hits, "{label}: exact-identifier hybrid {hybrid:?} < dense {dense:?}");
 }
