@@ -104,24 +104,9 @@ impl RerankConfig {
     /// between them. Returns ids with their relevance in `[0, 1]` (the fused score over its
     /// maximum), best first.
     pub fn fuse(&self, dense: &[(i64, f64)], keywords: &[(i64, f64)]) -> Vec<(i64, f64)> {
-        let k = f64::from(self.rrf_k);
-        let mut fused: Vec<(i64, f64)> = Vec::new();
-        for (list, weight) in [(dense, 1.0), (keywords, self.keyword_weight)] {
-            let mut rank = 0;
-            for (i, &(id, score)) in list.iter().enumerate() {
-                // Competition ranking: a score equal to the previous one keeps its rank.
-                if i == 0 || score != list[i - 1].1 {
-                    rank = i;
-                }
-                let add = weight / (k + rank as f64 + 1.0);
-                match fused.iter_mut().find(|(f, _)| *f == id) {
-                    Some((_, s)) => *s += add,
-                    None => fused.push((id, add)),
-                }
-            }
-        }
-        fused.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let max = (1.0 + self.keyword_weight) / (k + 1.0);
+        let lists = [(competition_ranks(dense), 1.0), (competition_ranks(keywords), self.keyword_weight)];
+        let max = (1.0 + self.keyword_weight) / (f64::from(self.rrf_k) + 1.0);
+        let fused = fuse_ranked(&lists, self.rrf_k);
         fused.into_iter().map(|(id, s)| (id, (s / max).clamp(0.0, 1.0))).collect()
     }
 
@@ -179,17 +164,41 @@ pub fn rrf(lists: &[Vec<i64>], k: u32) -> Vec<(i64, f64)> {
 /// assert_eq!(order(weighted_rrf(&[(first, 1.0), (second, 0.1)], 2)), [1, 2, 3]);
 /// ```
 pub fn weighted_rrf(lists: &[(&[i64], f64)], k: u32) -> Vec<(i64, f64)> {
+    let ranked: Vec<(Vec<(i64, usize)>, f64)> = lists
+        .iter()
+        .map(|&(list, w)| (list.iter().enumerate().map(|(r, &id)| (id, r)).collect(), w))
+        .collect();
+    fuse_ranked(&ranked, k)
+}
+
+/// `(id, 0-based rank)` of a scored list, best first, where a score equal to the previous one
+/// keeps its rank (competition ranking: 0, 0, 2, ...).
+fn competition_ranks(list: &[(i64, f64)]) -> Vec<(i64, usize)> {
+    let mut rank = 0;
+    let mut out = Vec::with_capacity(list.len());
+    for (i, &(id, score)) in list.iter().enumerate() {
+        if i == 0 || score != list[i - 1].1 {
+            rank = i;
+        }
+        out.push((id, rank));
+    }
+    out
+}
+
+/// The fusion behind [`weighted_rrf`] and [`RerankConfig::fuse`]: `Σ w/(k + rank + 1)` over
+/// `(ranked ids, w)` lists, best first; a stable sort keeps first-appearance order among equal
+/// scores.
+fn fuse_ranked(lists: &[(Vec<(i64, usize)>, f64)], k: u32) -> Vec<(i64, f64)> {
     let mut fused: Vec<(i64, f64)> = Vec::new();
-    for &(list, weight) in lists {
-        for (rank, id) in list.iter().enumerate() {
+    for (list, weight) in lists {
+        for &(id, rank) in list {
             let add = weight / (f64::from(k) + rank as f64 + 1.0);
-            match fused.iter_mut().find(|(i, _)| i == id) {
+            match fused.iter_mut().find(|(i, _)| *i == id) {
                 Some((_, s)) => *s += add,
-                None => fused.push((*id, add)),
+                None => fused.push((id, add)),
             }
         }
     }
-    // A stable sort keeps first-appearance order among equal scores.
     fused.sort_by(|a, b| b.1.total_cmp(&a.1));
     fused
 }
