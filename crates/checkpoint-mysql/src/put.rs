@@ -134,7 +134,7 @@ impl MySqlCheckpointer {
         // row stored for their version by an earlier checkpoint.
         let mut blobs = Vec::new();
         for (channel, _, value) in values {
-            if let Some(version) = link.new_versions.get(&**channel) {
+            if let Some(version) = link.new_versions.get(channel) {
                 write::fits("version", version, write::ID_LEN)?;
                 let (kind, bytes) = dumps_typed(value).map_err(Error::from)?;
                 write::fits("type", &kind, write::ID_LEN)?;

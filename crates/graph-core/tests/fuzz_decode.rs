@@ -26,7 +26,7 @@ use graph_core::checkpoint::serde::{
     checkpoint_from_json, checkpoint_to_json, dumps_typed, loads_typed, metadata_from_json, SerdeError,
 };
 use graph_core::checkpoint::{
-    ChannelValue, Checkpoint, CheckpointError, CheckpointMetadata, CheckpointSource,
+    ChannelValue, ChannelVersions, Checkpoint, CheckpointError, CheckpointMetadata, CheckpointSource,
 };
 use graph_core::messages::Message;
 use graph_core::Interrupt;
@@ -403,7 +403,7 @@ fn json_text_floats_round_trip_exactly() {
             id: "c".to_owned(),
             ts: "2026-01-01T00:00:00+00:00".to_owned(),
             channel_values: BTreeMap::from([("x".into(), ChannelValue::new(f))]),
-            channel_versions: BTreeMap::from([("x".into(), "1".into())]),
+            channel_versions: ChannelVersions::from([("x".into(), "1".into())]),
             versions_seen: BTreeMap::new(),
             updated_channels: None,
         };

@@ -14,6 +14,7 @@ mod saver;
 pub mod serde;
 mod time;
 mod version;
+mod versions;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -26,6 +27,7 @@ pub use saver::{BoxFuture, ChainLink, Checkpointer, DynCheckpointer, WriteBatch}
 pub use time::{format_iso, now_iso};
 pub(crate) use version::version_text;
 pub use version::{next_version, version_number};
+pub use versions::{ChannelVersions, Iter as ChannelVersionsIter};
 
 pub use crate::value::{ChannelValue, Encoded, ValueError};
 
@@ -45,14 +47,6 @@ pub const WRITES_IDX_MAP: [(&str, i64); 4] =
 pub fn write_index(channel: &str, position: usize) -> i64 {
     WRITES_IDX_MAP.iter().find(|(c, _)| *c == channel).map_or(position as i64, |(_, i)| *i)
 }
-
-/// Channel name → version string.
-///
-/// Names and versions are shared `Arc<str>`s: the engine writes a checkpoint after every
-/// superstep, and most of its names and versions are the previous checkpoint's, so sharing them
-/// makes a checkpoint a tree of pointers rather than a copy of every text. Look entries up with a
-/// `&str` (`versions.get("messages")`); build keys with `.into()` from a `&str` or `String`.
-pub type ChannelVersions = BTreeMap<Arc<str>, Arc<str>>;
 
 /// Addresses a thread, a namespace within it, and optionally one checkpoint.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]

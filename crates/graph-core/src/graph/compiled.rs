@@ -52,6 +52,9 @@ pub(crate) struct NodeDef<S: State, C> {
     pub(crate) triggers: Vec<usize>,
     /// Trigger channel names, sorted (they feed the task id).
     pub(crate) trigger_names: Arc<[Arc<str>]>,
+    /// Positions in `triggers` in the order of their channels' names, the order of a
+    /// checkpoint's `versions_seen` entry.
+    pub(crate) trigger_order: Vec<usize>,
     /// `name ‖ "__pregel_pull" ‖ sorted triggers`: the fixed tail of this node's task-id input.
     pub(crate) pull_suffix: Vec<u8>,
     /// `"~__pregel_pull, <name>"`, this node's task path.
@@ -67,6 +70,8 @@ pub(crate) struct NodeDef<S: State, C> {
 pub(crate) struct Layout<S: State, C> {
     pub(crate) channels: Vec<ChannelSpec>,
     pub(crate) channel_index: HashMap<Arc<str>, usize>,
+    /// Channel indexes in the order of their names, the order of a checkpoint's maps.
+    pub(crate) channel_order: Vec<usize>,
     pub(crate) nodes: Vec<NodeDef<S, C>>,
     pub(crate) node_index: HashMap<Arc<str>, usize>,
     /// For each node, the channel that routes to it (`branch:to:<node>`).
@@ -103,6 +108,7 @@ fn build_layout<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
         node: None,
         triggers: vec![start_channel],
         trigger_names: Arc::from([]),
+        trigger_order: Vec::new(),
         pull_suffix: Vec::new(),
         pull_path: Arc::from(""),
         edges: Vec::new(),
@@ -118,6 +124,7 @@ fn build_layout<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
         let name: Arc<str> = spec.name.into();
         nodes.push(NodeDef {
             trigger_names: Arc::from([]),
+            trigger_order: Vec::new(),
             pull_suffix: Vec::new(),
             pull_path: Arc::from(""),
             name,
@@ -171,6 +178,8 @@ fn build_layout<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
             .collect();
         n.pull_path = format!("~{}, {}", crate::pregel::task::PULL, n.name).into();
         n.trigger_names = names.into();
+        n.trigger_order = (0..n.triggers.len()).collect();
+        n.trigger_order.sort_by(|a, b| channels[n.triggers[*a]].name.cmp(&channels[n.triggers[*b]].name));
     }
     let tasks_channel = add(&mut channels, TASKS.to_owned(), ChannelKind::Tasks);
     let mut is_trigger = vec![false; channels.len()];
@@ -181,11 +190,14 @@ fn build_layout<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
     }
     is_trigger[tasks_channel] = true;
     let channel_index = channels.iter().enumerate().map(|(i, c)| (c.name.clone(), i)).collect();
+    let mut channel_order: Vec<usize> = (0..channels.len()).collect();
+    channel_order.sort_by(|a, b| channels[*a].name.cmp(&channels[*b].name));
     let interrupt_before = g.interrupt_before.iter().map(|n| node_index[n.as_str()]).collect();
     let interrupt_after = g.interrupt_after.iter().map(|n| node_index[n.as_str()]).collect();
     Layout {
         channels,
         channel_index,
+        channel_order,
         nodes,
         node_index,
         route_channel,

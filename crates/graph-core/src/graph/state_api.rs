@@ -10,7 +10,7 @@ use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::graph::builder::START;
 use crate::interrupt::Interrupt;
-use crate::pregel::persist::{self, FieldCache, VersionText};
+use crate::pregel::persist::{self, CheckpointCache, VersionText};
 use crate::pregel::task::{self, Task};
 use crate::state::State;
 
@@ -236,7 +236,14 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         t.writes = Some(task::route(layout, node, &ch.state, NodeOutput::update(values))?);
         let updated = ch.apply_writes(layout, &mut [t], None)?;
         let step = step + 1;
-        let cp = persist::to_checkpoint(layout, &ch, uuid6(step), &updated, &mut vt, &mut FieldCache::new())?;
+        let cp = persist::to_checkpoint(
+            layout,
+            &ch,
+            uuid6(step),
+            &updated,
+            &mut vt,
+            &mut CheckpointCache::default(),
+        )?;
         let mut new_versions = ChannelVersions::new();
         for (i, v) in ch.versions.iter().enumerate() {
             if *v > saved_versions.get(i).copied().unwrap_or(0) {

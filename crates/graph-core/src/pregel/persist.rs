@@ -67,8 +67,47 @@ pub(crate) fn in_thread(e: Error, thread_id: &str) -> Error {
     }
 }
 
-/// Field values already wrapped for a checkpoint, by version: an unchanged field is not cloned again.
-pub(crate) type FieldCache = Vec<Option<(u64, ChannelValue)>>;
+/// What the previous checkpoint of a run already built, reused while it has not changed.
+#[derive(Default)]
+pub(crate) struct CheckpointCache {
+    /// Field values already wrapped for a checkpoint, by version: an unchanged field is not
+    /// cloned again.
+    fields: Vec<Option<(u64, ChannelValue)>>,
+    /// Each node's `versions_seen` map and the versions it was built from: a node's entry
+    /// changes only when the node runs, so most checkpoints share all but one with the previous.
+    seen: Vec<Option<(Vec<u64>, ChannelVersions)>>,
+}
+
+impl CheckpointCache {
+    /// The field value of channel version `v` of field `f`.
+    fn field<S: State>(&mut self, state: &S, f: usize, v: u64) -> ChannelValue {
+        match &self.fields[f] {
+            Some((cached, value)) if *cached == v => value.clone(),
+            _ => {
+                let value = state.get_field(f);
+                self.fields[f] = Some((v, value.clone()));
+                value
+            }
+        }
+    }
+}
+
+/// The `(channel, version)` entries of the channels with a version: `versions[k]` is the version
+/// of channel `name(k)`, and `order` lists the positions in the order of the names.
+fn entries<'a>(
+    name: impl Fn(usize) -> &'a Arc<str>,
+    versions: &[u64],
+    order: &[usize],
+    vt: &mut VersionText,
+) -> ChannelVersions {
+    let mut out = Vec::with_capacity(versions.iter().filter(|v| **v > 0).count());
+    for &k in order {
+        if versions[k] > 0 {
+            out.push((Arc::clone(name(k)), vt.text(versions[k])));
+        }
+    }
+    ChannelVersions::from_sorted(out)
+}
 
 pub(crate) fn to_checkpoint<S: State, C>(
     layout: &Layout<S, C>,
@@ -76,26 +115,22 @@ pub(crate) fn to_checkpoint<S: State, C>(
     id: String,
     updated: &[usize],
     vt: &mut VersionText,
-    cache: &mut FieldCache,
+    cache: &mut CheckpointCache,
 ) -> Result<Checkpoint> {
     let mut values = BTreeMap::new();
-    let mut versions = ChannelVersions::new();
-    cache.resize(S::FIELDS.len(), None);
-    for (i, spec) in layout.channels.iter().enumerate() {
+    let mut versions = Vec::with_capacity(layout.channels.len() + ch.foreign.len());
+    cache.fields.resize(S::FIELDS.len(), None);
+    cache.seen.resize_with(layout.nodes.len(), || None);
+    // In name order, so `versions` is built sorted.
+    for &i in &layout.channel_order {
+        let spec = &layout.channels[i];
         let v = ch.versions[i];
         if v == 0 {
             continue;
         }
-        versions.insert(Arc::clone(&spec.name), vt.text(v));
+        versions.push((Arc::clone(&spec.name), vt.text(v)));
         let value = match &spec.kind {
-            ChannelKind::Field(f) => Some(match &cache[*f] {
-                Some((cv, value)) if *cv == v => value.clone(),
-                _ => {
-                    let value = ch.state.get_field(*f);
-                    cache[*f] = Some((v, value.clone()));
-                    value
-                }
-            }),
+            ChannelKind::Field(f) => Some(cache.field(&ch.state, *f, v)),
             ChannelKind::Start => match &ch.start {
                 Some(updates) => Some(ChannelValue::Json(updates_to_json::<S>(updates)?.into())),
                 None => None,
@@ -125,33 +160,42 @@ pub(crate) fn to_checkpoint<S: State, C>(
         }
     }
     for (name, (version, value)) in &ch.foreign {
-        versions.insert(name.clone(), version.clone());
+        versions.push((name.clone(), version.clone()));
         if let Some(value) = value {
             values.insert(name.clone(), value.clone());
         }
     }
+    // Channels of the layout come sorted, foreign ones (from a checkpoint of another graph
+    // version) may sort anywhere among them.
+    let versions = match ch.foreign.is_empty() {
+        true => ChannelVersions::from_sorted(versions),
+        false => versions.into_iter().collect(),
+    };
     let mut seen: BTreeMap<Arc<str>, ChannelVersions> = ch.foreign_seen.clone();
     seen.entry(INPUT.into()).or_default();
-    let at_interrupt: ChannelVersions = layout
-        .channels
-        .iter()
-        .zip(&ch.interrupt_seen)
-        .filter(|(_, v)| **v > 0)
-        .map(|(c, v)| (Arc::clone(&c.name), vt.text(*v)))
-        .collect();
-    if !at_interrupt.is_empty() {
-        seen.insert(INTERRUPT.into(), at_interrupt);
+    if ch.interrupt_seen.iter().any(|v| *v > 0) {
+        let name = |k: usize| &layout.channels[k].name;
+        seen.insert(INTERRUPT.into(), entries(name, &ch.interrupt_seen, &layout.channel_order, vt));
     }
     for (n, def) in layout.nodes.iter().enumerate() {
-        let entries: ChannelVersions = def
-            .triggers
-            .iter()
-            .zip(&ch.versions_seen[n])
-            .filter(|(_, v)| **v > 0)
-            .map(|(c, v)| (Arc::clone(&layout.channels[*c].name), vt.text(*v)))
-            .collect();
-        if !entries.is_empty() {
-            seen.insert(Arc::clone(&def.name), entries);
+        let now = &ch.versions_seen[n];
+        let entry = match &mut cache.seen[n] {
+            Some((built_from, entry)) if built_from == now => entry.clone(),
+            slot => {
+                let name = |k: usize| &layout.channels[def.triggers[k]].name;
+                let entry = entries(name, now, &def.trigger_order, vt);
+                match slot {
+                    Some((built_from, cached)) => {
+                        built_from.copy_from_slice(now);
+                        cached.clone_from(&entry);
+                    }
+                    None => *slot = Some((now.clone(), entry.clone())),
+                }
+                entry
+            }
+        };
+        if !entry.is_empty() {
+            seen.insert(Arc::clone(&def.name), entry);
         }
     }
     Ok(Checkpoint {
@@ -225,7 +269,7 @@ pub(crate) fn from_checkpoint<S: State, C>(
             continue;
         };
         for (k, trig) in layout.nodes[n].triggers.iter().enumerate() {
-            if let Some(v) = seen.get(&*layout.channels[*trig].name) {
+            if let Some(v) = seen.get(&layout.channels[*trig].name) {
                 ch.versions_seen[n][k] = vt.learn(v)?;
             }
         }

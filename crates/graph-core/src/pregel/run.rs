@@ -9,7 +9,7 @@ use tracing::Instrument;
 
 use super::channels::Channels;
 use super::commit::Persistence;
-use super::persist::{self, FieldCache, VersionText};
+use super::persist::{self, CheckpointCache, VersionText};
 use super::task::{self, Job, Task, TaskWrites};
 use crate::checkpoint::{
     uuid6, ChannelVersions, CheckpointMetadata, CheckpointSource, PendingWrite, WriteBatch,
@@ -78,7 +78,7 @@ struct Loop<'g, S: State, C> {
     checkpoint_id: String,
     persistence: Option<Persistence>,
     vt: VersionText,
-    cache: FieldCache,
+    cache: CheckpointCache,
     /// Whether the current channel table has changes no checkpoint holds yet.
     dirty: bool,
     /// Resume values per task id (LangGraph's `__resume__` writes), handed to re-run tasks.
@@ -169,7 +169,7 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
         checkpoint_id,
         persistence,
         vt,
-        cache: FieldCache::new(),
+        cache: CheckpointCache::default(),
         dirty: false,
         resume: HashMap::new(),
         store: graph.store.clone(),

@@ -93,7 +93,9 @@ proptest! {
             // The same checkpoint on a new thread, with garbage planted.
             let mut cp = tuple.checkpoint.clone();
             for (channel, value) in values {
-                cp.channel_versions.entry(channel.into()).or_insert_with(|| "9".into());
+                if !cp.channel_versions.contains_key(channel) {
+                    cp.channel_versions.insert(channel.into(), "9".into());
+                }
                 cp.channel_values.insert(channel.into(), value);
             }
             let versions = cp.channel_versions.clone();

@@ -1,20 +1,16 @@
 //! The form [`InMemoryCheckpointer`](super::InMemoryCheckpointer) keeps a checkpoint in.
 //!
-//! A [`Checkpoint`] is built for reading and writing: its version maps are `BTreeMap`s, and a
-//! B-tree leaf holds room for eleven entries whatever it holds, so a one-entry `versions_seen`
-//! map of a node costs ~400 bytes. A run writes a checkpoint per superstep and the saver keeps
-//! them all, so that slack was most of the saver's memory (~5.5 KB per checkpoint of a 10-node
-//! chain) and, as fresh pages, most of a run's time. Stored, the maps become exact-size slices,
-//! and each node's `versions_seen` entry is shared with the previous checkpoint's when it did not
-//! change — in a chain only the node that just ran has a new one.
+//! A run writes a checkpoint per superstep and the saver keeps them all, so what each one costs
+//! to store is most of a run's memory and, as fresh pages, much of its time. Stored, the
+//! `versions_seen` map becomes an exact-size slice (a `BTreeMap` leaf holds room for eleven
+//! entries whatever it holds), and every [`ChannelVersions`] is shared: with the checkpoint the
+//! engine handed over, and with the previous checkpoint's entry for the same node when the two
+//! are equal — in a chain only the node that just ran has a new one.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::checkpoint::{ChannelVersions, Checkpoint};
-
-/// The sorted `(channel, version)` pairs of a [`ChannelVersions`] map.
-type Pairs = [(Arc<str>, Arc<str>)];
 
 /// A checkpoint without its values, as stored.
 pub(super) struct Compact {
@@ -25,9 +21,9 @@ pub(super) struct Compact {
     /// [`Checkpoint::ts`].
     ts: String,
     /// [`Checkpoint::channel_versions`].
-    channel_versions: Box<Pairs>,
-    /// [`Checkpoint::versions_seen`], each node's map shareable with other checkpoints.
-    versions_seen: Box<[(Arc<str>, Arc<Pairs>)]>,
+    channel_versions: ChannelVersions,
+    /// [`Checkpoint::versions_seen`], sorted by node.
+    versions_seen: Box<[(Arc<str>, ChannelVersions)]>,
     /// [`Checkpoint::updated_channels`].
     updated_channels: Option<Box<[Arc<str>]>>,
 }
@@ -37,60 +33,44 @@ impl Compact {
     /// `previous` where the two are equal.
     pub(super) fn new(checkpoint: Checkpoint, previous: Option<&Compact>) -> Self {
         let Checkpoint { v, id, ts, channel_versions, versions_seen, updated_channels, .. } = checkpoint;
-        let earlier: &[(Arc<str>, Arc<Pairs>)] = previous.map_or(&[], |p| &p.versions_seen);
+        let earlier: &[(Arc<str>, ChannelVersions)] = previous.map_or(&[], |p| &p.versions_seen);
         let mut earlier = earlier.iter().peekable();
         let mut seen = Vec::with_capacity(versions_seen.len());
         for (node, versions) in versions_seen {
             // Both are sorted by node: advance the previous checkpoint's entries to this node.
             while earlier.next_if(|(n, _)| *n < node).is_some() {}
-            let shared = earlier.next_if(|(n, _)| *n == node).map(|(_, p)| p).filter(|p| same(p, &versions));
-            let pairs = match shared {
-                Some(p) => Arc::clone(p),
-                None => Arc::from(pairs(versions)),
-            };
-            seen.push((node, pairs));
+            // Equal maps the engine built share their array already, so this rarely compares
+            // entries; maps a caller built become shared here.
+            let shared = earlier.next_if(|(n, _)| *n == node).map(|(_, p)| p).filter(|p| **p == versions);
+            seen.push((node, shared.cloned().unwrap_or(versions)));
         }
         Self {
             v,
             id,
             ts,
-            channel_versions: pairs(channel_versions),
+            channel_versions,
             versions_seen: seen.into_boxed_slice(),
             updated_channels: updated_channels.map(Vec::into_boxed_slice),
         }
     }
 
-    /// The `(channel, version)` pairs of its `channel_versions`, sorted by channel.
-    pub(super) fn channel_versions(&self) -> &Pairs {
+    /// Its `channel_versions`.
+    pub(super) fn channel_versions(&self) -> &ChannelVersions {
         &self.channel_versions
     }
 
     /// The checkpoint again, with no channel values.
     pub(super) fn to_checkpoint(&self) -> Checkpoint {
-        let map = |pairs: &Pairs| -> ChannelVersions { pairs.iter().cloned().collect() };
         Checkpoint {
             v: self.v,
             id: self.id.clone(),
             ts: self.ts.clone(),
             channel_values: BTreeMap::new(),
-            channel_versions: map(&self.channel_versions),
-            versions_seen: self.versions_seen.iter().map(|(node, p)| (Arc::clone(node), map(p))).collect(),
+            channel_versions: self.channel_versions.clone(),
+            versions_seen: self.versions_seen.iter().cloned().collect(),
             updated_channels: self.updated_channels.as_ref().map(|u| u.to_vec()),
         }
     }
-}
-
-/// A map's entries as an exact-size slice.
-fn pairs(versions: ChannelVersions) -> Box<Pairs> {
-    let mut out = Vec::with_capacity(versions.len());
-    out.extend(versions);
-    out.into_boxed_slice()
-}
-
-/// Whether `pairs` holds exactly the entries of `versions`. Names and versions the engine wrote
-/// are the same `Arc`s, which compare by pointer first, so this rarely reads a text.
-fn same(pairs: &Pairs, versions: &ChannelVersions) -> bool {
-    pairs.len() == versions.len() && pairs.iter().zip(versions).all(|((c, v), (c2, v2))| c == c2 && v == v2)
 }
 
 #[cfg(test)]
@@ -130,10 +110,10 @@ mod tests {
         let second = checkpoint(&[("n0", &[("a", "1")]), ("n1", &[("a", "2")]), ("n2", &[("a", "2")])]);
         let second = Compact::new(second, Some(&first));
         let entry = |c: &Compact, node: &str| {
-            Arc::clone(&c.versions_seen.iter().find(|(n, _)| &**n == node).expect("node present").1)
+            c.versions_seen.iter().find(|(n, _)| &**n == node).expect("node present").1.clone()
         };
-        assert!(Arc::ptr_eq(&entry(&first, "n0"), &entry(&second, "n0")));
-        assert!(!Arc::ptr_eq(&entry(&first, "n2"), &entry(&second, "n2")));
+        assert!(entry(&first, "n0").ptr_eq(&entry(&second, "n0")));
+        assert!(!entry(&first, "n2").ptr_eq(&entry(&second, "n2")));
         assert_eq!(second.to_checkpoint().versions_seen["n2"], versions(&[("a", "2")]));
         assert_eq!(second.to_checkpoint().versions_seen["n1"], versions(&[("a", "2")]));
     }

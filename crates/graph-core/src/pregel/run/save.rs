@@ -98,13 +98,14 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             &mut self.cache,
         )?;
         // `new_versions`: channels whose version moved since the last saved checkpoint.
-        let mut new_versions = ChannelVersions::new();
-        for (i, v) in self.ch.versions.iter().enumerate() {
-            if *v > p.saved_versions.get(i).copied().unwrap_or(0) {
-                let name = &self.layout.channels[i].name;
-                new_versions.insert(Arc::clone(name), Arc::clone(&cp.channel_versions[&**name]));
+        // In name order, as the map keeps them.
+        let mut moved = Vec::new();
+        for &i in &self.layout.channel_order {
+            if self.ch.versions[i] > p.saved_versions.get(i).copied().unwrap_or(0) {
+                moved.push((Arc::clone(&self.layout.channels[i].name), self.vt.text(self.ch.versions[i])));
             }
         }
+        let new_versions = ChannelVersions::from_sorted(moved);
         let mut metadata = CheckpointMetadata::new(source, self.step);
         metadata.parents.clone_from(&self.config.parents);
         for (k, v) in &self.config.metadata {
