@@ -133,9 +133,21 @@ impl ChannelVersions {
 
     /// A map of entries already sorted by channel with no channel twice, as the engine builds
     /// them; `debug_assert`ed, since a wrong order would make lookups miss.
-    pub(crate) fn from_sorted(entries: Vec<Entry>) -> Self {
+    ///
+    /// An iterator over a slice (`slice.iter().map(..)`) has a known length, so the array is
+    /// allocated once, at its size, and written in place.
+    pub(crate) fn from_sorted<I>(entries: I) -> Self
+    where
+        I: IntoIterator<Item = Entry>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let entries = entries.into_iter();
+        if entries.len() == 0 {
+            return Self::new();
+        }
+        let entries: Arc<[Entry]> = entries.collect();
         debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0), "entries not sorted: {entries:?}");
-        Self { entries: (!entries.is_empty()).then(|| entries.into()) }
+        Self { entries: Some(entries) }
     }
 }
 
@@ -171,7 +183,7 @@ impl FromIterator<Entry> for ChannelVersions {
             }
             entries = kept;
         }
-        Self::from_sorted(entries)
+        Self { entries: (!entries.is_empty()).then(|| entries.into()) }
     }
 }
 

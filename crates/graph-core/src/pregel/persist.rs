@@ -76,6 +76,8 @@ pub(crate) struct CheckpointCache {
     /// Each node's `versions_seen` map and the versions it was built from: a node's entry
     /// changes only when the node runs, so most checkpoints share all but one with the previous.
     seen: Vec<Option<(Vec<u64>, ChannelVersions)>>,
+    /// Positions of the entries of the map being built.
+    scratch: Vec<usize>,
 }
 
 impl CheckpointCache {
@@ -93,20 +95,18 @@ impl CheckpointCache {
 }
 
 /// The `(channel, version)` entries of the channels with a version: `versions[k]` is the version
-/// of channel `name(k)`, and `order` lists the positions in the order of the names.
+/// of channel `name(k)`, and `order` lists the positions in the order of the names. `scratch` is
+/// a buffer for the positions that have a version.
 fn entries<'a>(
     name: impl Fn(usize) -> &'a Arc<str>,
     versions: &[u64],
     order: &[usize],
+    scratch: &mut Vec<usize>,
     vt: &mut VersionText,
 ) -> ChannelVersions {
-    let mut out = Vec::with_capacity(versions.iter().filter(|v| **v > 0).count());
-    for &k in order {
-        if versions[k] > 0 {
-            out.push((Arc::clone(name(k)), vt.text(versions[k])));
-        }
-    }
-    ChannelVersions::from_sorted(out)
+    scratch.clear();
+    scratch.extend(order.iter().copied().filter(|k| versions[*k] > 0));
+    ChannelVersions::from_sorted(scratch.iter().map(|&k| (Arc::clone(name(k)), vt.text(versions[k]))))
 }
 
 pub(crate) fn to_checkpoint<S: State, C>(
@@ -118,7 +118,6 @@ pub(crate) fn to_checkpoint<S: State, C>(
     cache: &mut CheckpointCache,
 ) -> Result<Checkpoint> {
     let mut values = BTreeMap::new();
-    let mut versions = Vec::with_capacity(layout.channels.len() + ch.foreign.len());
     cache.fields.resize(S::FIELDS.len(), None);
     cache.seen.resize_with(layout.nodes.len(), || None);
     // In name order, so `versions` is built sorted.
@@ -128,7 +127,6 @@ pub(crate) fn to_checkpoint<S: State, C>(
         if v == 0 {
             continue;
         }
-        versions.push((Arc::clone(&spec.name), vt.text(v)));
         let value = match &spec.kind {
             ChannelKind::Field(f) => Some(cache.field(&ch.state, *f, v)),
             ChannelKind::Start => match &ch.start {
@@ -159,23 +157,23 @@ pub(crate) fn to_checkpoint<S: State, C>(
             values.insert(Arc::clone(&spec.name), value);
         }
     }
-    for (name, (version, value)) in &ch.foreign {
-        versions.push((name.clone(), version.clone()));
-        if let Some(value) = value {
-            values.insert(name.clone(), value.clone());
+    let name = |i: usize| &layout.channels[i].name;
+    let mut versions = entries(name, &ch.versions, &layout.channel_order, &mut cache.scratch, vt);
+    if !ch.foreign.is_empty() {
+        // Channels of a checkpoint written by another version of the graph: kept as they were.
+        let foreign = ch.foreign.iter().map(|(name, (version, _))| (name.clone(), version.clone()));
+        versions.extend(foreign);
+        for (name, (_, value)) in &ch.foreign {
+            if let Some(value) = value {
+                values.insert(name.clone(), value.clone());
+            }
         }
     }
-    // Channels of the layout come sorted, foreign ones (from a checkpoint of another graph
-    // version) may sort anywhere among them.
-    let versions = match ch.foreign.is_empty() {
-        true => ChannelVersions::from_sorted(versions),
-        false => versions.into_iter().collect(),
-    };
     let mut seen: BTreeMap<Arc<str>, ChannelVersions> = ch.foreign_seen.clone();
     seen.entry(INPUT.into()).or_default();
     if ch.interrupt_seen.iter().any(|v| *v > 0) {
-        let name = |k: usize| &layout.channels[k].name;
-        seen.insert(INTERRUPT.into(), entries(name, &ch.interrupt_seen, &layout.channel_order, vt));
+        let at_interrupt = entries(name, &ch.interrupt_seen, &layout.channel_order, &mut cache.scratch, vt);
+        seen.insert(INTERRUPT.into(), at_interrupt);
     }
     for (n, def) in layout.nodes.iter().enumerate() {
         let now = &ch.versions_seen[n];
@@ -183,7 +181,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
             Some((built_from, entry)) if built_from == now => entry.clone(),
             slot => {
                 let name = |k: usize| &layout.channels[def.triggers[k]].name;
-                let entry = entries(name, now, &def.trigger_order, vt);
+                let entry = entries(name, now, &def.trigger_order, &mut cache.scratch, vt);
                 match slot {
                     Some((built_from, cached)) => {
                         built_from.copy_from_slice(now);

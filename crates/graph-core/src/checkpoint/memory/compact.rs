@@ -12,12 +12,10 @@ use std::sync::Arc;
 
 use crate::checkpoint::{ChannelVersions, Checkpoint};
 
-/// A checkpoint without its values, as stored.
+/// A checkpoint without its id (the saver's key for it) and values, as stored.
 pub(super) struct Compact {
     /// [`Checkpoint::v`].
     v: u32,
-    /// [`Checkpoint::id`].
-    pub(super) id: String,
     /// [`Checkpoint::ts`].
     ts: String,
     /// [`Checkpoint::channel_versions`].
@@ -32,7 +30,7 @@ impl Compact {
     /// `checkpoint`'s everything but its values, sharing each node's `versions_seen` entry with
     /// `previous` where the two are equal.
     pub(super) fn new(checkpoint: Checkpoint, previous: Option<&Compact>) -> Self {
-        let Checkpoint { v, id, ts, channel_versions, versions_seen, updated_channels, .. } = checkpoint;
+        let Checkpoint { v, ts, channel_versions, versions_seen, updated_channels, .. } = checkpoint;
         let earlier: &[(Arc<str>, ChannelVersions)] = previous.map_or(&[], |p| &p.versions_seen);
         let mut earlier = earlier.iter().peekable();
         let mut seen = Vec::with_capacity(versions_seen.len());
@@ -46,7 +44,6 @@ impl Compact {
         }
         Self {
             v,
-            id,
             ts,
             channel_versions,
             versions_seen: seen.into_boxed_slice(),
@@ -59,11 +56,11 @@ impl Compact {
         &self.channel_versions
     }
 
-    /// The checkpoint again, with no channel values.
-    pub(super) fn to_checkpoint(&self) -> Checkpoint {
+    /// The checkpoint again, with its `id` and no channel values.
+    pub(super) fn to_checkpoint(&self, id: &str) -> Checkpoint {
         Checkpoint {
             v: self.v,
-            id: self.id.clone(),
+            id: id.to_owned(),
             ts: self.ts.clone(),
             channel_values: BTreeMap::new(),
             channel_versions: self.channel_versions.clone(),
@@ -96,7 +93,7 @@ mod tests {
     #[test]
     fn round_trips_everything_but_values() {
         let cp = checkpoint(&[("__input__", &[]), ("n0", &[("a", "1")]), ("n1", &[("a", "2"), ("b", "1")])]);
-        let back = Compact::new(cp.clone(), None).to_checkpoint();
+        let back = Compact::new(cp.clone(), None).to_checkpoint(&cp.id);
         assert_eq!((back.v, &back.id, &back.ts), (cp.v, &cp.id, &cp.ts));
         assert_eq!(back.channel_versions, cp.channel_versions);
         assert_eq!(back.versions_seen, cp.versions_seen);
@@ -114,16 +111,16 @@ mod tests {
         };
         assert!(entry(&first, "n0").ptr_eq(&entry(&second, "n0")));
         assert!(!entry(&first, "n2").ptr_eq(&entry(&second, "n2")));
-        assert_eq!(second.to_checkpoint().versions_seen["n2"], versions(&[("a", "2")]));
-        assert_eq!(second.to_checkpoint().versions_seen["n1"], versions(&[("a", "2")]));
+        assert_eq!(second.to_checkpoint("id").versions_seen["n2"], versions(&[("a", "2")]));
+        assert_eq!(second.to_checkpoint("id").versions_seen["n1"], versions(&[("a", "2")]));
     }
 
     #[test]
     fn an_entry_with_more_or_other_versions_is_not_shared() {
         let first = Compact::new(checkpoint(&[("n0", &[("a", "1")])]), None);
         let more = Compact::new(checkpoint(&[("n0", &[("a", "1"), ("b", "1")])]), Some(&first));
-        assert_eq!(more.to_checkpoint().versions_seen["n0"], versions(&[("a", "1"), ("b", "1")]));
+        assert_eq!(more.to_checkpoint("id").versions_seen["n0"], versions(&[("a", "1"), ("b", "1")]));
         let other = Compact::new(checkpoint(&[("n0", &[("b", "1")])]), Some(&first));
-        assert_eq!(other.to_checkpoint().versions_seen["n0"], versions(&[("b", "1")]));
+        assert_eq!(other.to_checkpoint("id").versions_seen["n0"], versions(&[("b", "1")]));
     }
 }
