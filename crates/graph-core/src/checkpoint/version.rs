@@ -46,11 +46,12 @@ pub(crate) fn version_text(n: u64) -> String {
 
 /// Appends `value` in decimal, left-padded with zeros to `width` digits.
 pub(crate) fn push_zero_padded(out: &mut String, mut value: u64, width: usize) {
-    // Digits are written right to left into a buffer pre-filled with zeros, then appended in
-    // one `push_str`: pushing them as `char`s one by one cost more than the arithmetic.
-    const MAX: usize = 32; // the widest padding asked for; u64::MAX has 20 digits
-    let mut digits = [b'0'; MAX];
-    let mut start = MAX;
+    // Digits are written right to left into a small buffer, then the padding is appended as one
+    // slice of zeros and the digits as another: a 32-byte buffer of padding and digits cost a
+    // 32-byte UTF-8 validation per version and timestamp field.
+    const ZEROS: &str = "00000000000000000000000000000000";
+    let mut digits = [0_u8; 20]; // u64::MAX has 20 digits
+    let mut start = digits.len();
     loop {
         start -= 1;
         digits[start] = b'0' + (value % 10) as u8;
@@ -59,13 +60,13 @@ pub(crate) fn push_zero_padded(out: &mut String, mut value: u64, width: usize) {
             break;
         }
     }
-    // The digits are `digits[start..]`; everything before them is already '0'.
-    let total = width.max(MAX - start);
-    if total > MAX {
-        out.extend(std::iter::repeat_n('0', total - MAX));
+    let mut pad = width.saturating_sub(digits.len() - start);
+    while pad > 0 {
+        let n = pad.min(ZEROS.len());
+        out.push_str(&ZEROS[..n]);
+        pad -= n;
     }
-    let begin = MAX - total.min(MAX);
-    out.push_str(std::str::from_utf8(&digits[begin..]).expect("ASCII digits"));
+    out.push_str(std::str::from_utf8(&digits[start..]).expect("ASCII digits"));
 }
 
 /// The counter of a version: the integer before the first `.` (the whole string when there is no

@@ -151,6 +151,16 @@ impl ChannelVersions {
     }
 }
 
+/// `a.cmp(b)`, answering `Equal` without reading the texts when both are the same `Arc` — as the
+/// names and versions the engine hands a saver mostly are (they are shared, not copied).
+pub(crate) fn cmp_shared(a: &Arc<str>, b: &Arc<str>) -> std::cmp::Ordering {
+    if Arc::ptr_eq(a, b) {
+        std::cmp::Ordering::Equal
+    } else {
+        a.cmp(b)
+    }
+}
+
 impl fmt::Debug for ChannelVersions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()

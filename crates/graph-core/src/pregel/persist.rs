@@ -68,7 +68,6 @@ pub(crate) fn in_thread(e: Error, thread_id: &str) -> Error {
 }
 
 /// What the previous checkpoint of a run already built, reused while it has not changed.
-#[derive(Default)]
 pub(crate) struct CheckpointCache {
     /// Field values already wrapped for a checkpoint, by version: an unchanged field is not
     /// cloned again.
@@ -78,6 +77,19 @@ pub(crate) struct CheckpointCache {
     seen: Vec<Option<(Vec<u64>, ChannelVersions)>>,
     /// Positions of the entries of the map being built.
     scratch: Vec<usize>,
+    /// The `versions_seen` keys `__input__` and `__interrupt__`, allocated once per run.
+    keys: (Arc<str>, Arc<str>),
+}
+
+impl Default for CheckpointCache {
+    fn default() -> Self {
+        Self {
+            fields: Vec::new(),
+            seen: Vec::new(),
+            scratch: Vec::new(),
+            keys: (INPUT.into(), INTERRUPT.into()),
+        }
+    }
 }
 
 impl CheckpointCache {
@@ -170,10 +182,13 @@ pub(crate) fn to_checkpoint<S: State, C>(
         }
     }
     let mut seen: BTreeMap<Arc<str>, ChannelVersions> = ch.foreign_seen.clone();
-    seen.entry(INPUT.into()).or_default();
+    if !seen.contains_key(INPUT) {
+        // LangGraph always writes it.
+        seen.insert(Arc::clone(&cache.keys.0), ChannelVersions::new());
+    }
     if ch.interrupt_seen.iter().any(|v| *v > 0) {
         let at_interrupt = entries(name, &ch.interrupt_seen, &layout.channel_order, &mut cache.scratch, vt);
-        seen.insert(INTERRUPT.into(), at_interrupt);
+        seen.insert(Arc::clone(&cache.keys.1), at_interrupt);
     }
     for (n, def) in layout.nodes.iter().enumerate() {
         let now = &ch.versions_seen[n];

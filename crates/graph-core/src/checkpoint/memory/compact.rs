@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::checkpoint::versions::cmp_shared;
 use crate::checkpoint::{ChannelVersions, Checkpoint};
 
 /// A checkpoint without its id (the saver's key for it) and values, as stored.
@@ -36,10 +37,11 @@ impl Compact {
         let mut seen = Vec::with_capacity(versions_seen.len());
         for (node, versions) in versions_seen {
             // Both are sorted by node: advance the previous checkpoint's entries to this node.
-            while earlier.next_if(|(n, _)| *n < node).is_some() {}
+            while earlier.next_if(|(n, _)| cmp_shared(n, &node).is_lt()).is_some() {}
             // Equal maps the engine built share their array already, so this rarely compares
             // entries; maps a caller built become shared here.
-            let shared = earlier.next_if(|(n, _)| *n == node).map(|(_, p)| p).filter(|p| **p == versions);
+            let same = |p: &&ChannelVersions| p.ptr_eq(&versions) || **p == versions;
+            let shared = earlier.next_if(|(n, _)| cmp_shared(n, &node).is_eq()).map(|(_, p)| p).filter(same);
             seen.push((node, shared.cloned().unwrap_or(versions)));
         }
         Self {

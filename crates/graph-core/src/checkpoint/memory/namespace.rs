@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::compact::Compact;
 use super::sorted::Sorted;
+use crate::checkpoint::versions::cmp_shared;
 use crate::checkpoint::{
     ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
     PendingWrite,
@@ -99,7 +100,7 @@ impl Namespace {
         for (channel, version) in new_versions {
             let mut value = None;
             while let Some((next, _)) = values.peek() {
-                match next.cmp(channel) {
+                match cmp_shared(next, channel) {
                     Ordering::Less => drop(values.next()),
                     Ordering::Equal => {
                         value = values.next().map(|(_, v)| v);
