@@ -25,7 +25,7 @@ pub use memory::InMemoryCheckpointer;
 pub use recent::{RecentCheckpoints, Remembered, DEFAULT_RECENT_CAPACITY};
 pub use saver::{BoxFuture, ChainLink, Checkpointer, DynCheckpointer, WriteBatch};
 pub use time::{format_iso, now_iso};
-pub(crate) use version::version_text;
+pub(crate) use version::push_version_text;
 pub use version::{next_version, version_number};
 pub use versions::{ChannelVersions, Iter as ChannelVersionsIter};
 

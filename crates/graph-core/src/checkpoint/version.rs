@@ -32,16 +32,21 @@ pub fn next_version(current: Option<&str>) -> String {
 /// The text of version `n` with a fresh random suffix: what [`next_version`] returns for the
 /// version before `n`, without writing and parsing that one.
 pub(crate) fn version_text(n: u64) -> String {
+    let mut out = String::with_capacity(32 + 3 + 16);
+    push_version_text(&mut out, n);
+    out
+}
+
+/// Appends [`version_text`]`(n)` to `out`.
+pub(crate) fn push_version_text(out: &mut String, n: u64) {
     // 16 digits; `repr` never ends a fraction with 0, so neither do we.
     let mut fraction = rand::random::<u64>() % 10_000_000_000_000_000;
     if fraction % 10 == 0 {
         fraction += 1;
     }
-    let mut out = String::with_capacity(32 + 3 + 16);
-    push_zero_padded(&mut out, n, 32);
+    push_zero_padded(out, n, 32);
     out.push_str(".0.");
-    push_zero_padded(&mut out, fraction, 16);
-    out
+    push_zero_padded(out, fraction, 16);
 }
 
 /// Appends `value` in decimal, left-padded with zeros to `width` digits.

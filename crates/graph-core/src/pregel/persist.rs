@@ -33,11 +33,18 @@ const INPUT: &str = "__input__";
 #[derive(Default)]
 pub(crate) struct VersionText {
     texts: BTreeMap<u64, Arc<str>>,
+    /// Where a new text is written before it is shared: the `Arc` is then its only allocation.
+    buffer: String,
 }
 
 impl VersionText {
     pub(crate) fn text(&mut self, n: u64) -> Arc<str> {
-        let text = self.texts.entry(n).or_insert_with(|| crate::checkpoint::version_text(n).into());
+        let buffer = &mut self.buffer;
+        let text = self.texts.entry(n).or_insert_with(|| {
+            buffer.clear();
+            crate::checkpoint::push_version_text(buffer, n);
+            Arc::from(buffer.as_str())
+        });
         Arc::clone(text)
     }
 
