@@ -136,22 +136,21 @@ pub trait Checkpointer: Send + Sync + 'static {
         expect_latest: bool,
     ) -> impl Future<Output = Result<CheckpointConfig, CheckpointError>> + Send {
         async move {
-            if chain.is_empty() {
-                return Err(CheckpointError::empty_chain());
-            }
-            let mut parent = config.clone();
+            // Each link's parent is the address the previous put returned; the first's is `config`.
+            let mut saved: Option<CheckpointConfig> = None;
             for (i, link) in chain.into_iter().enumerate() {
+                let parent = saved.as_ref().unwrap_or(config);
                 if let Some(batch) = link.writes {
-                    self.put_writes(&parent, batch.writes, &batch.task_id, &batch.task_path).await?;
+                    self.put_writes(parent, batch.writes, &batch.task_id, &batch.task_path).await?;
                 }
                 let (checkpoint, metadata, versions) = (link.checkpoint, link.metadata, link.new_versions);
-                parent = if expect_latest || i > 0 {
-                    self.put_expecting_latest(&parent, checkpoint, metadata, versions).await?
+                saved = Some(if expect_latest || i > 0 {
+                    self.put_expecting_latest(parent, checkpoint, metadata, versions).await?
                 } else {
-                    self.put(&parent, checkpoint, metadata, versions).await?
-                };
+                    self.put(parent, checkpoint, metadata, versions).await?
+                });
             }
-            Ok(parent)
+            saved.ok_or_else(CheckpointError::empty_chain)
         }
     }
 

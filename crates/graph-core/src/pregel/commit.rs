@@ -84,28 +84,38 @@ impl Persistence {
         // Every checkpoint after the first builds on this run's own previous one, which must
         // still be the thread's latest.
         let expect_latest = std::mem::replace(&mut self.expect_latest, true);
-        let address = CheckpointConfig { checkpoint_id: Some(checkpoint.id.clone()), ..self.saved.clone() };
-        let link = ChainLink { writes, checkpoint, metadata, new_versions };
+        // Where the checkpoint will be, known in advance (it is the new id); built only where it
+        // is needed before the save returns it.
+        let address = |saved: &CheckpointConfig, id: &str| CheckpointConfig {
+            thread_id: saved.thread_id.clone(),
+            checkpoint_ns: saved.checkpoint_ns.clone(),
+            checkpoint_id: Some(id.to_owned()),
+        };
         if hold {
             self.store_held().await?;
-            // The address is known in advance: it is the new id.
-            self.held = Some((std::mem::replace(&mut self.saved, address), link, expect_latest));
+            let next = address(&self.saved, &checkpoint.id);
+            let link = ChainLink { writes, checkpoint, metadata, new_versions };
+            self.held = Some((std::mem::replace(&mut self.saved, next), link, expect_latest));
             return Ok(());
         }
+        let next = (self.durability == Durability::Async).then(|| address(&self.saved, &checkpoint.id));
+        let link = ChainLink { writes, checkpoint, metadata, new_versions };
         let (parent, chain, expect_latest) = match self.held.take() {
-            Some((parent, first, expects)) => (parent, vec![first, link], expects),
-            None => (self.saved.clone(), vec![link], expect_latest),
+            Some((parent, first, expects)) => (Some(parent), vec![first, link], expects),
+            None => (None, vec![link], expect_latest),
         };
-        if self.durability == Durability::Async {
+        if let Some(next) = next {
             // Save while the next superstep runs; saves stay in order because each one waits for
             // the previous before it starts.
             self.wait_inflight().await?;
             let saver = Arc::clone(&self.saver);
-            self.saved = address;
+            let parent = parent.unwrap_or_else(|| std::mem::replace(&mut self.saved, next.clone()));
+            self.saved = next;
             self.inflight =
                 Some(tokio::spawn(async move { saver.put_chain(&parent, chain, expect_latest).await }));
         } else {
-            let saved = self.saver.put_chain(&parent, chain, expect_latest).await?;
+            let parent = parent.as_ref().unwrap_or(&self.saved);
+            let saved = self.saver.put_chain(parent, chain, expect_latest).await?;
             tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
             self.saved = saved;
         }
