@@ -28,6 +28,21 @@ pub(crate) const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints \
     checkpoint = /*!50700 new.checkpoint*//*M! VALUE(checkpoint)*/, \
     metadata = /*!50700 new.metadata*//*M! VALUE(metadata)*/";
 
+/// [`UPSERT_CHECKPOINT`] up to its rows, for [`multi_row`] with [`CHECKPOINT_ROW`] and
+/// [`UPSERT_CHECKPOINTS_TAIL`]: several checkpoint rows in one statement.
+pub(crate) const UPSERT_CHECKPOINTS: &str = "INSERT INTO checkpoints \
+    (thread_id, checkpoint_ns, checkpoint_ns_hash, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+    VALUES ";
+
+/// One row of `checkpoints`: thread, ns, ns hash, checkpoint, parent, document, metadata.
+pub(crate) const CHECKPOINT_ROW: &str = "(?, ?, ?, ?, ?, ?, ?)";
+
+/// What follows the rows of [`UPSERT_CHECKPOINTS`].
+pub(crate) const UPSERT_CHECKPOINTS_TAIL: &str = " /*!50700 AS new*/ \
+    ON DUPLICATE KEY UPDATE \
+    checkpoint = /*!50700 new.checkpoint*//*M! VALUE(checkpoint)*/, \
+    metadata = /*!50700 new.metadata*//*M! VALUE(metadata)*/";
+
 /// One row of `checkpoint_writes`: thread, ns, ns hash, checkpoint, task, task path, idx, channel,
 /// type, blob.
 pub(crate) const WRITE_ROW: &str = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
@@ -280,6 +295,14 @@ pub(crate) fn select<'a>(layout: Layout, filter: &Filter<'a>, limit: Option<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_multi_row_upsert_of_one_row_is_the_single_upsert() {
+        let one = multi_row(UPSERT_CHECKPOINTS, CHECKPOINT_ROW, 1, UPSERT_CHECKPOINTS_TAIL);
+        assert_eq!(one, UPSERT_CHECKPOINT);
+        let two = multi_row(UPSERT_CHECKPOINTS, CHECKPOINT_ROW, 2, UPSERT_CHECKPOINTS_TAIL);
+        assert_eq!(two.matches(CHECKPOINT_ROW).count(), 2);
+    }
 
     #[test]
     fn multi_row_statements() {

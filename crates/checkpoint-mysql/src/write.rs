@@ -73,7 +73,7 @@ pub(crate) async fn insert_blobs(
     tx: &mut MySqlConnection,
     config: &CheckpointConfig,
     hash: &[u8; 16],
-    blobs: &[Blob<'_>],
+    blobs: &[&Blob<'_>],
 ) -> Result<(), sqlx::Error> {
     for batch in batches(blobs, |b| b.bytes.len(), MAX_PLACEHOLDERS / 7) {
         let text = sql::multi_row(sql::INSERT_BLOBS, sql::BLOB_ROW, batch.len(), "");
