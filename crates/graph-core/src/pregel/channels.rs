@@ -120,6 +120,20 @@ impl<S: State> Channels<S> {
         step: i64,
     ) -> Result<Vec<Task<S>>> {
         let mut tasks = Vec::new();
+        self.prepare_tasks_into(&mut tasks, layout, checkpoint_id, checkpoint_ns, step)?;
+        Ok(tasks)
+    }
+
+    /// [`prepare_tasks`](Self::prepare_tasks) into `tasks` (empty; its capacity is reused).
+    pub(crate) fn prepare_tasks_into<C>(
+        &self,
+        tasks: &mut Vec<Task<S>>,
+        layout: &Layout<S, C>,
+        checkpoint_id: &str,
+        checkpoint_ns: &str,
+        step: i64,
+    ) -> Result<()> {
+        debug_assert!(tasks.is_empty());
         let prefix = IdPrefix::new(checkpoint_id);
         for (node, def) in layout.nodes.iter().enumerate() {
             if self.is_triggered(layout, node) {
@@ -131,7 +145,7 @@ impl<S: State> Channels<S> {
             let def = &layout.nodes[node];
             tasks.push(Task::push(def, (node, i), push.arg.clone(), &prefix, checkpoint_ns, step));
         }
-        Ok(tasks)
+        Ok(())
     }
 
     /// LangGraph's `apply_writes`: applies the finished tasks' writes in task-path order, gives

@@ -73,6 +73,8 @@ struct Loop<'g, S: State, C> {
     sink: Option<&'g Sink<S>>,
     side: Option<SideSink>,
     thread: Option<Arc<str>>,
+    /// `config.checkpoint_ns`, shared by the runtime of every task of the run.
+    namespace: Arc<str>,
     ch: Channels<S>,
     step: i64,
     checkpoint_id: String,
@@ -87,6 +89,9 @@ struct Loop<'g, S: State, C> {
     /// The writes of the step's last task to finish, saved together with the checkpoint that
     /// follows the step (`put_chain`: one durable commit instead of two).
     deferred: Option<WriteBatch>,
+    /// The previous step's task list, emptied, for the next step to fill: a task is a few
+    /// hundred bytes, and a new list per step was an allocation of its own.
+    spare_tasks: Vec<Task<S>>,
 }
 
 /// What the tasks of one step left besides their writes.
@@ -164,6 +169,7 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
         sink,
         side,
         thread: config.thread_id.as_deref().map(Arc::from),
+        namespace: config.checkpoint_ns.as_str().into(),
         ch,
         step,
         checkpoint_id,
@@ -174,6 +180,7 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
         resume: HashMap::new(),
         store: graph.store.clone(),
         deferred: None,
+        spare_tasks: Vec::new(),
     };
     // Resume values and interrupts already recorded against the checkpoint.
     let mut pending_interrupts: Vec<(String, Interrupt)> = Vec::new();
@@ -319,7 +326,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             if next_step > stop {
                 return Err(Error::RecursionLimit { limit });
             }
-            let mut tasks = self.ch.prepare_tasks(self.layout, &self.checkpoint_id, ns, next_step)?;
+            let mut tasks = std::mem::take(&mut self.spare_tasks);
+            self.ch.prepare_tasks_into(&mut tasks, self.layout, &self.checkpoint_id, ns, next_step)?;
             if tasks.is_empty() {
                 return Ok(Stop::default());
             }
@@ -374,6 +382,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                     return Ok(Stop { breakpoint: Some(Breakpoint::After(hits)), ..Stop::default() });
                 }
             }
+            tasks.clear();
+            self.spare_tasks = tasks;
         }
     }
 

@@ -11,7 +11,9 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         let layout = self.layout;
         // Shared by every task of the step, so made once here rather than once per task.
         let checkpoint_id: Arc<str> = self.checkpoint_id.as_str().into();
-        let checkpoint_ns: Arc<str> = self.config.checkpoint_ns.as_str().into();
+        let checkpoint_ns = Arc::clone(&self.namespace);
+        // A step of one task (every step of a chain) needs no list of jobs.
+        let mut first: Option<Job<S, C>> = None;
         let mut jobs = Vec::new();
         // A step's only task has its writes saved with the step's checkpoint (see `deferred`).
         let alone = tasks.iter().filter(|t| t.writes.is_none()).count() == 1;
@@ -68,18 +70,20 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             let retry = def.retry.clone();
             let timeout = self.config.node_timeout;
             let span = tracing::debug_span!("task", node = %def.name, step, task_id = %t.id);
-            jobs.push(Job { index: i, node, input, runtime, retry, timeout, span });
+            let job = Job { index: i, node, input, runtime, retry, timeout, span };
+            match first.take() {
+                None if jobs.is_empty() => first = Some(job),
+                earlier => jobs.extend(earlier.into_iter().chain([job])),
+            }
         }
         let mut done = Finished { failure: None, interrupts: Vec::new() };
-        if jobs.len() == 1 {
-            // One task (every step of a chain): its future is built and awaited in place, inside
-            // this one, without a heap allocation (a task's future is a few KB, past the
-            // allocator's fast path) or the bookkeeping of concurrent polling.
-            if let Some(job) = jobs.pop() {
-                let (i, result) = job.run().await;
-                self.complete(&mut tasks[i], result, step, &mut done, true).await?;
-            }
-        } else {
+        if let Some(job) = first {
+            // One task: its future is built and awaited in place, inside this one, without a
+            // heap allocation (a task's future is a few KB, past the allocator's fast path) or
+            // the bookkeeping of concurrent polling.
+            let (i, result) = job.run().await;
+            self.complete(&mut tasks[i], result, step, &mut done, true).await?;
+        } else if !jobs.is_empty() {
             let mut running: FuturesUnordered<_> = jobs.into_iter().map(Job::run).collect();
             while let Some((i, result)) = running.next().await {
                 let last = running.is_empty();
