@@ -201,7 +201,12 @@ impl<S: State> Channels<S> {
             let Some(TaskWrites { state, channels, joins, pushes }) = t.writes.take() else { continue };
             let fields = state.iter().fold(FieldSet::EMPTY, |a, w| a.union(S::written(&w.update)));
             writers.push((t.node, fields));
-            state_writes.extend(state);
+            // A step's only writer (every step of a chain) hands its list over whole.
+            if state_writes.is_empty() {
+                state_writes = state;
+            } else {
+                state_writes.extend(state);
+            }
             for ch in channels {
                 self.present[ch] = true;
                 self.finished[ch] = false;

@@ -113,19 +113,36 @@ impl CheckpointCache {
     }
 }
 
-/// The `(channel, version)` entries of the channels with a version: `versions[k]` is the version
-/// of channel `name(k)`, and `order` lists the positions in the order of the names. `scratch` is
-/// a buffer for the positions that have a version.
+/// The `(channel, version)` entries of the channels with a version: `version(k)` is the version
+/// of channel `name(k)` (0 for none), and `order` lists the positions in the order of the names.
+/// `scratch` is a buffer for the positions that have a version.
 fn entries<'a>(
     name: impl Fn(usize) -> &'a Arc<str>,
-    versions: &[u64],
+    version: impl Fn(usize) -> u64,
     order: &[usize],
     scratch: &mut Vec<usize>,
     vt: &mut VersionText,
 ) -> ChannelVersions {
     scratch.clear();
-    scratch.extend(order.iter().copied().filter(|k| versions[*k] > 0));
-    ChannelVersions::from_sorted(scratch.iter().map(|&k| (Arc::clone(name(k)), vt.text(versions[k]))))
+    scratch.extend(order.iter().copied().filter(|k| version(*k) > 0));
+    ChannelVersions::from_sorted(scratch.iter().map(|&k| (Arc::clone(name(k)), vt.text(version(k)))))
+}
+
+/// The versions of the channels whose version moved past `saved` (their versions at the last
+/// saved checkpoint): a put's `new_versions`.
+pub(crate) fn new_versions<S: State, C>(
+    layout: &Layout<S, C>,
+    ch: &Channels<S>,
+    saved: &[u64],
+    vt: &mut VersionText,
+    cache: &mut CheckpointCache,
+) -> ChannelVersions {
+    let name = |i: usize| &layout.channels[i].name;
+    let moved = |i: usize| match ch.versions[i] {
+        v if v > saved.get(i).copied().unwrap_or(0) => v,
+        _ => 0,
+    };
+    entries(name, moved, &layout.channel_order, &mut cache.scratch, vt)
 }
 
 pub(crate) fn to_checkpoint<S: State, C>(
@@ -177,7 +194,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
         }
     }
     let name = |i: usize| &layout.channels[i].name;
-    let mut versions = entries(name, &ch.versions, &layout.channel_order, &mut cache.scratch, vt);
+    let mut versions = entries(name, |i| ch.versions[i], &layout.channel_order, &mut cache.scratch, vt);
     if !ch.foreign.is_empty() {
         // Channels of a checkpoint written by another version of the graph: kept as they were.
         let foreign = ch.foreign.iter().map(|(name, (version, _))| (name.clone(), version.clone()));
@@ -194,7 +211,8 @@ pub(crate) fn to_checkpoint<S: State, C>(
         seen.insert(Arc::clone(&cache.keys.0), ChannelVersions::new());
     }
     if ch.interrupt_seen.iter().any(|v| *v > 0) {
-        let at_interrupt = entries(name, &ch.interrupt_seen, &layout.channel_order, &mut cache.scratch, vt);
+        let at_interrupt =
+            entries(name, |i| ch.interrupt_seen[i], &layout.channel_order, &mut cache.scratch, vt);
         seen.insert(Arc::clone(&cache.keys.1), at_interrupt);
     }
     for (n, def) in layout.nodes.iter().enumerate() {
@@ -203,7 +221,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
             Some((built_from, entry)) if built_from == now => entry.clone(),
             slot => {
                 let name = |k: usize| &layout.channels[def.triggers[k]].name;
-                let entry = entries(name, now, &def.trigger_order, &mut cache.scratch, vt);
+                let entry = entries(name, |k| now[k], &def.trigger_order, &mut cache.scratch, vt);
                 match slot {
                     Some((built_from, cached)) => {
                         built_from.copy_from_slice(now);

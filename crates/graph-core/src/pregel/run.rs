@@ -11,9 +11,7 @@ use super::channels::Channels;
 use super::commit::Persistence;
 use super::persist::{self, CheckpointCache, VersionText};
 use super::task::{self, Job, Task, TaskWrites};
-use crate::checkpoint::{
-    uuid6, ChannelVersions, CheckpointMetadata, CheckpointSource, PendingWrite, WriteBatch,
-};
+use crate::checkpoint::{uuid6, CheckpointMetadata, CheckpointSource, PendingWrite, WriteBatch};
 use crate::command::NodeOutput;
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};

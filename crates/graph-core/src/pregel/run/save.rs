@@ -98,14 +98,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             &mut self.cache,
         )?;
         // `new_versions`: channels whose version moved since the last saved checkpoint.
-        // In name order, as the map keeps them.
-        let mut moved = Vec::new();
-        for &i in &self.layout.channel_order {
-            if self.ch.versions[i] > p.saved_versions.get(i).copied().unwrap_or(0) {
-                moved.push((Arc::clone(&self.layout.channels[i].name), self.vt.text(self.ch.versions[i])));
-            }
-        }
-        let new_versions = ChannelVersions::from_sorted(moved);
+        let new_versions =
+            persist::new_versions(self.layout, &self.ch, &p.saved_versions, &mut self.vt, &mut self.cache);
         let mut metadata = CheckpointMetadata::new(source, self.step);
         metadata.parents.clone_from(&self.config.parents);
         for (k, v) in &self.config.metadata {
