@@ -484,6 +484,25 @@ mod tests {
     }
 
     #[test]
+    fn a_chain_whose_first_writes_have_no_checkpoint_stores_nothing() {
+        let saver = InMemoryCheckpointer::new();
+        let batch = crate::checkpoint::WriteBatch {
+            task_id: "task".into(),
+            task_path: String::new(),
+            writes: vec![("a".into(), ChannelValue::new(1_i64))],
+        };
+        let link = ChainLink {
+            writes: Some(batch),
+            checkpoint: Checkpoint { id: checkpoint_id(0), ..Checkpoint::default() },
+            metadata: CheckpointMetadata::new(CheckpointSource::Loop, 0),
+            new_versions: ChannelVersions::new(),
+        };
+        let err = block_on(saver.put_chain(&CheckpointConfig::thread("t"), vec![link], false)).unwrap_err();
+        assert!(matches!(err, CheckpointError::Invalid(_)), "{err}");
+        assert_eq!(saver.len_checkpoints(), 0);
+    }
+
+    #[test]
     fn debug_shows_counts_only() {
         let saver = InMemoryCheckpointer::new();
         put_step(&saver, &CheckpointConfig::thread("t"), 0, &[("a", 1)]);
