@@ -106,38 +106,11 @@ impl InMemoryCheckpointer {
         namespaces.map(|(_, ns)| ns.checkpoints.len()).sum()
     }
 
-    /// `put`, and with `expect_latest` `put_expecting_latest`: the parent check and the insert
-    /// happen under one write lock, so two savers of the same thread cannot both pass the check.
-    fn save(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: &ChannelVersions,
-        expect_latest: bool,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        let saved = CheckpointConfig {
-            thread_id: config.thread_id.clone(),
-            checkpoint_ns: config.checkpoint_ns.clone(),
-            checkpoint_id: Some(checkpoint.id.clone()),
-        };
-        let mut threads = self.threads.write();
-        if expect_latest {
-            let latest = namespace(&threads, config).and_then(Namespace::latest_id);
-            if latest.map(|id| &**id) != config.checkpoint_id.as_deref() {
-                return Err(CheckpointError::conflict(config, latest.map(|id| id.to_string())));
-            }
-        }
-        let ns = namespace_mut(&mut threads, &config.thread_id, &config.checkpoint_ns);
-        ns.save(checkpoint, metadata, new_versions, config.checkpoint_id.as_deref());
-        Ok(saved)
-    }
-}
-
-impl InMemoryCheckpointer {
-    /// `put_chain` under one write lock: the first link's parent is checked (with
-    /// `expect_latest`), then every link is stored, each the child of the one before. Nothing can
-    /// slip in between the links, so a conflict stores nothing and no later link can conflict.
+    /// `put_chain` (and `put`, `put_expecting_latest` as chains of one) under one write lock: the
+    /// first link's parent is checked (with `expect_latest`), then every link is stored, each the
+    /// child of the one before. Nothing can slip in between the parent check and the inserts, so
+    /// two savers of the same thread cannot both pass it, a conflict stores nothing, and no later
+    /// link can conflict.
     ///
     /// Synchronous on purpose: the engine calls `put_chain` once per superstep through
     /// [`DynCheckpointer`](super::DynCheckpointer), which boxes the returned future, and the
@@ -266,7 +239,7 @@ impl Checkpointer for InMemoryCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.save(config, checkpoint, metadata, &new_versions, false)
+        self.save_chain(config, vec![ChainLink { writes: None, checkpoint, metadata, new_versions }], false)
     }
 
     async fn put_expecting_latest(
@@ -276,7 +249,7 @@ impl Checkpointer for InMemoryCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.save(config, checkpoint, metadata, &new_versions, true)
+        self.save_chain(config, vec![ChainLink { writes: None, checkpoint, metadata, new_versions }], true)
     }
 
     async fn put_chain(
