@@ -25,12 +25,15 @@ use std::time::Duration;
 
 use graph_core::checkpoint::{CheckpointConfig, CheckpointError};
 use sqlx::mysql::MySqlDatabaseError;
+use sqlx::mysql::MySqlRow;
 use sqlx::pool::PoolConnection;
-use sqlx::{MySql, MySqlConnection, MySqlPool, Transaction};
+use sqlx::{MySql, MySqlPool, Row as _};
 
 use crate::error::{backend, Error};
 use crate::exact::same;
+use crate::script::{Bind, Statement};
 use crate::sql::Layout;
+use crate::tx::Tx;
 
 /// Full layout: the expected parent, locked by its whole primary key (a record lock only).
 /// The thread id is compared exactly (see [`crate::exact`]), so bound twice.
@@ -100,7 +103,7 @@ impl FirstCheckpointLock {
             .bind(&config.thread_id)
             .bind(&config.checkpoint_ns)
             .bind(FIRST_LOCK_WAIT.as_secs())
-            .fetch_one(guard.connection())
+            .fetch_one(&mut **guard.conn.as_mut().ok_or_else(|| backend(sqlx::Error::PoolClosed))?)
             .await
             .map_err(backend)?;
         if got != Some(1) {
@@ -115,9 +118,15 @@ impl FirstCheckpointLock {
         Ok(guard)
     }
 
-    /// The connection that holds the lock, to run the put transaction on.
-    pub(crate) fn connection(&mut self) -> &mut MySqlConnection {
-        self.conn.as_mut().expect("the connection is kept until release")
+    /// The connection that holds the lock, to run the put transaction on; [`restore`](Self::restore)
+    /// gives it back.
+    pub(crate) fn take(&mut self) -> Option<PoolConnection<MySql>> {
+        self.conn.take()
+    }
+
+    /// Gives back the connection [`take`](Self::take) lent.
+    pub(crate) fn restore(&mut self, conn: PoolConnection<MySql>) {
+        self.conn = Some(conn);
     }
 
     /// Releases the lock and hands the connection back to the pool. The checkpoint is committed
@@ -150,36 +159,49 @@ impl Drop for FirstCheckpointLock {
 /// Checks that the namespace's latest checkpoint is `config.checkpoint_id` (`None`: that the
 /// namespace has none, with the caller holding its [`FirstCheckpointLock`]), locking the parent
 /// row when there is one; [`CheckpointError::Conflict`] otherwise. Must be the first statement of
-/// the transaction, so the snapshot of its plain reads is taken after the lock wait.
+/// the transaction, so the snapshot of its plain reads is taken after the lock wait (the reads
+/// are one script with `BEGIN`, run in order by the server).
 pub(crate) async fn lock_and_check(
-    tx: &mut Transaction<'_, MySql>,
+    tx: &mut Tx,
     layout: Layout,
     config: &CheckpointConfig,
     hash: &[u8; 16],
 ) -> Result<(), CheckpointError> {
     let expected = config.checkpoint_id.as_deref();
+    let by_thread = |text: &'static str| {
+        let mut statement = Statement::with_capacity(text, 4);
+        statement
+            .push(Bind::Text(&config.thread_id))
+            .push(Bind::Text(&config.thread_id))
+            .push(Bind::Hash(*hash));
+        statement
+    };
     let found = match layout {
         Layout::Full => {
-            // Without a parent there is no row to lock (the caller holds the named lock).
-            let parent_exists = match expected {
-                Some(parent) => sqlx::query_scalar::<_, String>(LOCK_PARENT)
-                    .bind(&config.thread_id)
-                    .bind(&config.thread_id)
-                    .bind(&hash[..])
-                    .bind(parent)
-                    .fetch_optional(&mut **tx)
-                    .await
-                    .map_err(backend)?
-                    .is_some(),
-                None => true,
-            };
             // `''` sorts before every id: without a parent, anything stored is newer.
-            let newer = newest_after(tx, config, hash, expected.unwrap_or("")).await?;
-            match newer {
+            let mut newer = by_thread(NEWEST_AFTER);
+            newer.push(Bind::Text(expected.unwrap_or("")));
+            let (parent_exists, newer) = match expected {
+                // The locking read first: the plain read after it sees what the lock waited for.
+                Some(parent) => {
+                    let mut lock = by_thread(LOCK_PARENT);
+                    lock.push(Bind::Text(parent));
+                    let mut rows = tx.fetch(&[lock, newer]).await.map_err(backend)?;
+                    let newer = rows.pop().unwrap_or_default();
+                    (rows.pop().is_some_and(|locked| !locked.is_empty()), newer)
+                }
+                // Without a parent there is no row to lock (the caller holds the named lock).
+                None => (true, tx.fetch(&[newer]).await.map_err(backend)?.pop().unwrap_or_default()),
+            };
+            match first_id(&newer)? {
                 None if parent_exists => return Ok(()),
                 Some(newer) => Some(newer),
                 // The parent is gone: report the actual newest.
-                None => newest_after(tx, config, hash, "").await?,
+                None => {
+                    let mut newest = by_thread(NEWEST_AFTER);
+                    newest.push(Bind::Text(""));
+                    first_id(&tx.fetch(&[newest]).await.map_err(backend)?.pop().unwrap_or_default())?
+                }
             }
         }
         Layout::Shallow => {
@@ -187,14 +209,11 @@ pub(crate) async fn lock_and_check(
             // first checkpoint is guarded by the named lock, and a plain read is enough.
             let text =
                 if expected.is_some() { format!("{SHALLOW_ID} FOR UPDATE") } else { SHALLOW_ID.to_owned() };
-            let id: Option<Option<String>> = sqlx::query_scalar(&text)
-                .bind(&config.thread_id)
-                .bind(&config.thread_id)
-                .bind(&hash[..])
-                .fetch_optional(&mut **tx)
-                .await
-                .map_err(backend)?;
-            let found = id.flatten();
+            let mut read = Statement::with_capacity(text, 3);
+            read.push(Bind::Text(&config.thread_id))
+                .push(Bind::Text(&config.thread_id))
+                .push(Bind::Hash(*hash));
+            let found = first_id(&tx.fetch(&[read]).await.map_err(backend)?.pop().unwrap_or_default())?;
             if found.as_deref() == expected {
                 return Ok(());
             }
@@ -204,21 +223,12 @@ pub(crate) async fn lock_and_check(
     Err(CheckpointError::conflict(config, found))
 }
 
-/// The newest checkpoint id of the namespace after `after`, read without locks.
-async fn newest_after(
-    tx: &mut Transaction<'_, MySql>,
-    config: &CheckpointConfig,
-    hash: &[u8; 16],
-    after: &str,
-) -> Result<Option<String>, CheckpointError> {
-    sqlx::query_scalar(NEWEST_AFTER)
-        .bind(&config.thread_id)
-        .bind(&config.thread_id)
-        .bind(&hash[..])
-        .bind(after)
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(backend)
+/// The first column of the first of `rows`, a checkpoint id (`None`: no row, or NULL).
+fn first_id(rows: &[MySqlRow]) -> Result<Option<String>, CheckpointError> {
+    match rows.first() {
+        Some(row) => row.try_get::<Option<String>, _>(0).map_err(backend),
+        None => Ok(None),
+    }
 }
 
 /// Whether `err` is InnoDB rolling the transaction back to break a deadlock: the transaction
@@ -238,7 +248,7 @@ pub(crate) async fn backoff(attempt: usize) {
     tokio::time::sleep(Duration::from_millis(millis)).await;
 }
 
-/// The statements of a put after the parent check, run on the transaction's connection.
+/// The statements of a put after the parent check, run in the put's transaction.
 pub(crate) type Body<'t, T> = Pin<Box<dyn Future<Output = Result<T, CheckpointError>> + Send + 't>>;
 
 /// Runs `body` as one put transaction of `layout`: with `expect_latest`, the parent check (and,
@@ -247,14 +257,14 @@ pub(crate) type Body<'t, T> = Pin<Box<dyn Future<Output = Result<T, CheckpointEr
 /// up to [`DEADLOCK_ATTEMPTS`] times.
 ///
 /// `body` gets what it stores as `data` rather than capturing it, so that the future it returns
-/// borrows both for one lifetime.
+/// borrows both for one lifetime. What it queues on the [`Tx`] is sent with the `COMMIT`.
 pub(crate) async fn put_transaction<D: Sync, T>(
     pool: &MySqlPool,
     layout: Layout,
     config: &CheckpointConfig,
     expect_latest: bool,
     data: &D,
-    mut body: impl for<'t> FnMut(&'t mut MySqlConnection, &'t D) -> Body<'t, T>,
+    mut body: impl for<'t> FnMut(&'t mut Tx, &'t D) -> Body<'t, T>,
 ) -> Result<T, CheckpointError> {
     let hash = crate::write::ns_hash(&config.checkpoint_ns);
     // A put that expects the namespace to be empty waits for the namespace's named lock.
@@ -262,28 +272,28 @@ pub(crate) async fn put_transaction<D: Sync, T>(
         true => Some(FirstCheckpointLock::acquire(pool, config).await?),
         false => None,
     };
+    let conn = match first.as_mut().and_then(FirstCheckpointLock::take) {
+        Some(conn) => conn,
+        None => pool.acquire().await.map_err(backend)?,
+    };
+    let mut tx = Tx::new(conn);
     let mut attempt = 1;
     let result = loop {
-        let begun = match first.as_mut() {
-            Some(lock) => sqlx::Connection::begin(lock.connection()).await,
-            None => pool.begin().await,
-        };
-        let mut tx = match begun {
-            Ok(tx) => tx,
-            Err(e) => break Err(backend(e)),
-        };
+        tx.begin();
+        // The statements `body` queued go with the COMMIT, so a deadlock can surface there too.
         let written = async {
             if expect_latest {
                 lock_and_check(&mut tx, layout, config, &hash).await?;
             }
-            body(&mut tx, data).await
+            let value = body(&mut tx, data).await?;
+            tx.commit().await.map_err(backend)?;
+            Ok(value)
         }
         .await;
         match written {
-            Ok(value) => break tx.commit().await.map(|()| value).map_err(backend),
+            Ok(value) => break Ok(value),
             Err(e) => {
-                // Explicitly, so the locks go now rather than when the connection is next used.
-                tx.rollback().await.ok();
+                tx.rollback().await;
                 if !(is_deadlock(&e) && attempt < DEADLOCK_ATTEMPTS) {
                     break Err(e);
                 }
@@ -293,8 +303,12 @@ pub(crate) async fn put_transaction<D: Sync, T>(
             }
         }
     };
-    if let Some(lock) = first {
-        lock.release(config).await;
+    if let Some(mut lock) = first {
+        // A connection that may hold an open transaction is closed, which frees the lock too.
+        if let Some(conn) = tx.into_connection() {
+            lock.restore(conn);
+            lock.release(config).await;
+        }
     }
     result
 }

@@ -89,8 +89,10 @@ mod pyjson;
 mod recent;
 mod rows;
 mod saver;
+mod script;
 mod shallow;
 mod sql;
+mod tx;
 mod write;
 
 pub use delta::DeltaChannels;

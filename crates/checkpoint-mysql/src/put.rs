@@ -1,6 +1,7 @@
 //! Storing checkpoints in the full layout: a chain of checkpoints, each after the pending writes
 //! it carries, checked and encoded, then written in one transaction (see [`latest`]).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
@@ -8,13 +9,12 @@ use graph_core::checkpoint::{
     ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, WriteBatch,
 };
-use sqlx::mysql::MySqlArguments;
-use sqlx::query::Query;
-use sqlx::{MySql, MySqlConnection};
 
 use crate::error::{backend, Error};
 use crate::saver::MySqlCheckpointer;
+use crate::script::{Bind, Statement};
 use crate::sql::{self, Layout};
+use crate::tx::Tx;
 use crate::{delta, latest, pyjson, write};
 
 impl MySqlCheckpointer {
@@ -89,7 +89,7 @@ impl MySqlCheckpointer {
         let single = all.len() == 1 && all[0].writes.is_none() && all[0].blobs.is_empty();
         let stored = if !expect_latest && single && all[0].planned.is_empty() {
             // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
-            all[0].upsert().execute(&self.pool).await.map_err(backend)?;
+            all[0].upsert().query().execute(&self.pool).await.map_err(backend)?;
             vec![Vec::new()]
         } else {
             latest::put_transaction(
@@ -187,10 +187,11 @@ struct Link<'a> {
 /// By kind of row rather than link by link, so that a chain costs a few statements whatever its
 /// length: every link's pending writes (each against its own parent), the plain blobs of all
 /// links in one multi-row statement, the delta rows link by link (a delta may extend a value an
-/// earlier link stored), then all checkpoint rows in one statement. It is one transaction either
-/// way; only the round trips change (a chat turn's input chain went from five inserts to three).
+/// earlier link stored), then all checkpoint rows in one statement. The statements are queued
+/// on `tx` and sent with its `COMMIT`, in one round trip; only delta rows, whose outcome decides
+/// what is remembered, are sent as they come.
 async fn write_all(
-    tx: &mut MySqlConnection,
+    tx: &mut Tx,
     all: &[Rows<'_>],
 ) -> Result<Vec<Vec<Option<delta::Stored>>>, CheckpointError> {
     let Some(first) = all.first() else { return Ok(Vec::new()) };
@@ -202,12 +203,17 @@ async fn write_all(
     // The links of a chain are one thread and namespace (each the child of the one before), so
     // the blob rows share their address columns.
     let blobs: Vec<&write::Blob<'_>> = all.iter().flat_map(|rows| &rows.blobs).collect();
-    if !blobs.is_empty() {
-        write::insert_blobs(tx, first.config, &first.hash, &blobs).await.map_err(backend)?;
+    for statement in write::blob_statements(first.config, &first.hash, &blobs) {
+        tx.execute(&statement).await.map_err(backend)?;
     }
     let mut stored = Vec::with_capacity(all.len());
     for rows in all {
-        stored.push(delta::insert(tx, rows.config, &rows.hash, &rows.planned).await.map_err(backend)?);
+        if rows.planned.is_empty() {
+            stored.push(Vec::new());
+            continue;
+        }
+        let conn = tx.connection().await.map_err(backend)?;
+        stored.push(delta::insert(conn, rows.config, &rows.hash, &rows.planned).await.map_err(backend)?);
     }
     let size = |rows: &Rows<'_>| rows.document.len() + rows.metadata.len();
     for batch in write::batches(all, size, write::MAX_PLACEHOLDERS / 7) {
@@ -217,25 +223,25 @@ async fn write_all(
             batch.len(),
             sql::UPSERT_CHECKPOINTS_TAIL,
         );
-        upsert_checkpoints(&text, batch).execute(&mut *tx).await.map_err(backend)?;
+        tx.execute(&upsert_checkpoints(text, batch)).await.map_err(backend)?;
     }
     Ok(stored)
 }
 
 /// `text` (an upsert of `batch.len()` checkpoint rows) with the rows of `batch` bound.
-fn upsert_checkpoints<'q>(text: &'q str, batch: &'q [Rows<'q>]) -> Query<'q, MySql, MySqlArguments> {
-    let mut query = sqlx::query(text);
+fn upsert_checkpoints<'q>(text: impl Into<Cow<'q, str>>, batch: &'q [Rows<'q>]) -> Statement<'q> {
+    let mut statement = Statement::with_capacity(text, 7 * batch.len());
     for rows in batch {
-        query = query
-            .bind(&rows.config.thread_id)
-            .bind(&rows.config.checkpoint_ns)
-            .bind(&rows.hash[..])
-            .bind(rows.checkpoint_id)
-            .bind(rows.config.checkpoint_id.as_deref())
-            .bind(rows.document.as_str())
-            .bind(rows.metadata.as_str());
+        statement
+            .push(Bind::Text(&rows.config.thread_id))
+            .push(Bind::Text(&rows.config.checkpoint_ns))
+            .push(Bind::Hash(rows.hash))
+            .push(Bind::Text(rows.checkpoint_id))
+            .push(Bind::OptText(rows.config.checkpoint_id.as_deref()))
+            .push(Bind::Text(&rows.document))
+            .push(Bind::Text(&rows.metadata));
     }
-    query
+    statement
 }
 
 /// What one put stores, encoded and checked: its blob rows (or deltas) and its checkpoint row.
@@ -260,7 +266,7 @@ struct Rows<'a> {
 
 impl<'a> Rows<'a> {
     /// The statement that upserts the checkpoint row.
-    fn upsert(&'a self) -> Query<'a, MySql, MySqlArguments> {
+    fn upsert(&'a self) -> Statement<'a> {
         upsert_checkpoints(sql::UPSERT_CHECKPOINT, std::slice::from_ref(self))
     }
 }

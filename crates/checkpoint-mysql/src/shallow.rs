@@ -165,6 +165,9 @@ impl MySqlShallowCheckpointer {
         latest::put_transaction(&self.pool, Layout::Shallow, config, expect_latest, &rows, |tx, rows| {
             let (config, hash, id, blobs, document, metadata) = rows;
             Box::pin(async move {
+                // Prepared statements, one round trip each: the shallow saver keeps its
+                // statement-by-statement transaction.
+                let tx = tx.connection().await.map_err(backend)?;
                 refuse_colliding_thread(tx, config, hash).await?;
                 sqlx::query(DELETE_OLD_WRITES)
                     .bind(&config.thread_id)

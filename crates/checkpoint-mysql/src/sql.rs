@@ -4,14 +4,13 @@
 //! and no round trip is spent asking which one this is: `/*!50700 …*/` is run by MySQL only,
 //! `/*M! …*/` by MariaDB only.
 //!
-//! All statements bind their values (`?`); the only text spliced in is fixed SQL.
+//! All statements bind their values (`?`); the only text spliced in is fixed SQL (values are
+//! written into a text only as hex literals, by [`crate::script`]).
 
 use std::fmt::Write as _;
 
-use sqlx::mysql::{MySql, MySqlArguments};
-use sqlx::query::Query;
-
 use crate::exact::{same, same_columns};
+pub(crate) use crate::script::{Bind, Statement};
 
 /// One row of `checkpoint_blobs`: thread, ns, ns hash, channel, version, type, blob.
 pub(crate) const BLOB_ROW: &str = "(?, ?, ?, ?, ?, ?, ?)";
@@ -155,35 +154,6 @@ pub(crate) struct Filter<'a> {
     pub(crate) before: Option<&'a str>,
 }
 
-/// A value to bind.
-#[derive(Debug, Clone)]
-enum Bind<'a> {
-    Text(&'a str),
-    Owned(String),
-    Hash([u8; 16]),
-    Count(u64),
-}
-
-/// A statement and the values for its placeholders, in order.
-#[derive(Debug)]
-pub(crate) struct Statement<'a> {
-    /// The SQL text.
-    pub(crate) sql: String,
-    binds: Vec<Bind<'a>>,
-}
-
-impl<'a> Statement<'a> {
-    /// The query, every value bound.
-    pub(crate) fn query(&self) -> Query<'_, MySql, MySqlArguments> {
-        self.binds.iter().fold(sqlx::query(&self.sql), |q, bind| match bind {
-            Bind::Text(s) => q.bind(*s),
-            Bind::Owned(s) => q.bind(s.as_str()),
-            Bind::Hash(h) => q.bind(&h[..]),
-            Bind::Count(n) => q.bind(*n),
-        })
-    }
-}
-
 /// LangGraph's `SELECT_SQL`: one row per checkpoint with its document, metadata, the blobs of its
 /// channel versions and its pending writes, each aggregated into one JSON array.
 ///
@@ -289,7 +259,7 @@ pub(crate) fn select<'a>(layout: Layout, filter: &Filter<'a>, limit: Option<usiz
         FROM page \
         ORDER BY page.checkpoint_id DESC"
     );
-    Statement { sql, binds }
+    Statement { sql: sql.into(), binds }
 }
 
 #[cfg(test)]

@@ -3,10 +3,12 @@
 use graph_core::checkpoint::serde::dumps_typed;
 use graph_core::checkpoint::{write_index, ChannelValue, CheckpointConfig, CheckpointError, WRITES_IDX_MAP};
 use md5::{Digest, Md5};
-use sqlx::{MySql, MySqlConnection, MySqlPool};
+use sqlx::MySqlPool;
 
 use crate::error::{backend, Error};
 use crate::exact::same;
+use crate::script::{Bind, Statement};
+use crate::tx::Tx;
 use crate::{latest, sql};
 
 /// Length of the `VARCHAR(150)` columns: ids, channels, versions, type tags.
@@ -68,29 +70,29 @@ pub(crate) struct Blob<'a> {
     pub(crate) bytes: Vec<u8>,
 }
 
-/// Inserts blob rows, existing `(channel, version)` rows kept, in as few statements as fit.
-pub(crate) async fn insert_blobs(
-    tx: &mut MySqlConnection,
-    config: &CheckpointConfig,
+/// The statements inserting blob rows, existing `(channel, version)` rows kept: as few as fit.
+pub(crate) fn blob_statements<'a>(
+    config: &'a CheckpointConfig,
     hash: &[u8; 16],
-    blobs: &[&Blob<'_>],
-) -> Result<(), sqlx::Error> {
-    for batch in batches(blobs, |b| b.bytes.len(), MAX_PLACEHOLDERS / 7) {
-        let text = sql::multi_row(sql::INSERT_BLOBS, sql::BLOB_ROW, batch.len(), "");
-        let mut query = sqlx::query(&text);
-        for blob in batch {
-            query = query
-                .bind(&config.thread_id)
-                .bind(&config.checkpoint_ns)
-                .bind(&hash[..])
-                .bind(blob.channel)
-                .bind(blob.version)
-                .bind(&blob.kind)
-                .bind(&blob.bytes);
-        }
-        query.execute(&mut *tx).await?;
-    }
-    Ok(())
+    blobs: &[&'a Blob<'a>],
+) -> Vec<Statement<'a>> {
+    batches(blobs, |b| b.bytes.len(), MAX_PLACEHOLDERS / 7)
+        .map(|batch| {
+            let text = sql::multi_row(sql::INSERT_BLOBS, sql::BLOB_ROW, batch.len(), "");
+            let mut statement = Statement::with_capacity(text, 7 * batch.len());
+            for blob in batch {
+                statement
+                    .push(Bind::Text(&config.thread_id))
+                    .push(Bind::Text(&config.checkpoint_ns))
+                    .push(Bind::Hash(*hash))
+                    .push(Bind::Text(blob.channel))
+                    .push(Bind::Text(blob.version))
+                    .push(Bind::Text(&blob.kind))
+                    .push(Bind::Bytes(&blob.bytes));
+            }
+            statement
+        })
+        .collect()
 }
 
 /// One `checkpoint_writes` row to insert.
@@ -160,17 +162,17 @@ pub(crate) async fn put_writes(
     if prepared.rows.is_empty() {
         return Ok(());
     }
+    let statements = write_statements(config, &prepared);
     let mut attempt = 1;
     loop {
-        let statements = write_statements(config, &prepared);
         let done = if let [single] = &statements[..] {
             // One statement is its own transaction.
-            single.execute(pool).await
+            single.query().execute(pool).await.map(drop)
         } else {
             async {
                 let mut tx = pool.begin().await?;
                 for statement in &statements {
-                    statement.execute(&mut *tx).await?;
+                    statement.query().execute(&mut *tx).await?;
                 }
                 tx.commit().await
             }
@@ -187,14 +189,14 @@ pub(crate) async fn put_writes(
     }
 }
 
-/// Inserts prepared writes on `conn`, inside the caller's transaction.
+/// Inserts prepared writes inside the transaction `tx` (queued, to go with its `COMMIT`).
 pub(crate) async fn insert_writes(
-    conn: &mut MySqlConnection,
+    tx: &mut Tx,
     config: &CheckpointConfig,
     prepared: &TaskWrites<'_>,
 ) -> Result<(), sqlx::Error> {
     for statement in write_statements(config, prepared) {
-        statement.execute(&mut *conn).await?;
+        tx.execute(&statement).await?;
     }
     Ok(())
 }
@@ -215,47 +217,9 @@ pub(crate) async fn delete_thread(pool: &MySqlPool, thread_id: &str) -> Result<(
     tx.commit().await.map_err(backend)
 }
 
-/// One multi-row statement with its rows, bound when executed.
-struct WriteStatement<'q> {
-    /// The SQL text.
-    text: String,
-    /// Where the rows go.
-    config: &'q CheckpointConfig,
-    /// `checkpoint_ns_hash`.
-    hash: [u8; 16],
-    /// Checkpoint, task and rows.
-    writes: &'q TaskWrites<'q>,
-    /// The rows of this statement.
-    batch: &'q [Write<'q>],
-}
-
-impl WriteStatement<'_> {
-    /// Runs the statement with its rows bound.
-    async fn execute<'e>(
-        &self,
-        executor: impl sqlx::Executor<'e, Database = MySql>,
-    ) -> Result<(), sqlx::Error> {
-        let mut query = sqlx::query(&self.text);
-        for w in self.batch {
-            query = query
-                .bind(&self.config.thread_id)
-                .bind(&self.config.checkpoint_ns)
-                .bind(&self.hash[..])
-                .bind(self.writes.checkpoint_id)
-                .bind(self.writes.task_id)
-                .bind(self.writes.task_path)
-                .bind(w.idx)
-                .bind(w.channel)
-                .bind(&w.kind)
-                .bind(&w.bytes);
-        }
-        query.execute(executor).await.map(drop)
-    }
-}
-
 /// The statements that insert `writes` (`upsert`: latest wins; otherwise first wins): one, or
 /// several when the rows do not fit in one.
-fn write_statements<'q>(config: &'q CheckpointConfig, writes: &'q TaskWrites<'q>) -> Vec<WriteStatement<'q>> {
+fn write_statements<'q>(config: &'q CheckpointConfig, writes: &'q TaskWrites<'q>) -> Vec<Statement<'q>> {
     let hash = ns_hash(&config.checkpoint_ns);
     let (prefix, tail) = if writes.upsert {
         (sql::upsert_writes(), sql::UPSERT_WRITES_TAIL)
@@ -263,12 +227,23 @@ fn write_statements<'q>(config: &'q CheckpointConfig, writes: &'q TaskWrites<'q>
         (sql::insert_writes(), "")
     };
     batches(&writes.rows, |w| w.bytes.len(), MAX_PLACEHOLDERS / 10)
-        .map(|batch| WriteStatement {
-            text: sql::multi_row(&prefix, sql::WRITE_ROW, batch.len(), tail),
-            config,
-            hash,
-            writes,
-            batch,
+        .map(|batch| {
+            let text = sql::multi_row(&prefix, sql::WRITE_ROW, batch.len(), tail);
+            let mut statement = Statement::with_capacity(text, 10 * batch.len());
+            for w in batch {
+                statement
+                    .push(Bind::Text(&config.thread_id))
+                    .push(Bind::Text(&config.checkpoint_ns))
+                    .push(Bind::Hash(hash))
+                    .push(Bind::Text(writes.checkpoint_id))
+                    .push(Bind::Text(writes.task_id))
+                    .push(Bind::Text(writes.task_path))
+                    .push(Bind::Int(w.idx))
+                    .push(Bind::Text(w.channel))
+                    .push(Bind::Text(&w.kind))
+                    .push(Bind::Bytes(&w.bytes));
+            }
+            statement
         })
         .collect()
 }

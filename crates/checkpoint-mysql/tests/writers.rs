@@ -136,3 +136,59 @@ async fn a_cancelled_first_writer_leaves_the_thread_unlocked() {
     assert_eq!(latest.config.checkpoint_id, stored.checkpoint_id);
     saver.delete_thread(&thread).await.unwrap();
 }
+
+/// A writer cancelled inside its transaction, while it waits for the parent's row lock, leaves
+/// no transaction behind: its connection is closed rather than pooled, so once the lock it
+/// waited for is granted and the server finds the client gone, the transaction ends and the
+/// parent is free again. (A pooled connection would keep the granted lock for as long as it sat
+/// idle, and the thread's next writer would wait it out.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_cancelled_inside_its_transaction_leaves_no_lock_behind() {
+    let Some(saver) = support::saver().await else { return };
+    let saver = Arc::new(saver);
+    let thread = support::unique("cancelled-tx");
+    let parent = put_next(&saver, &CheckpointConfig::thread(thread.clone()), -1).await.unwrap();
+    let parent_id = parent.checkpoint_id.clone().unwrap();
+    const LOCK_ROW: &str = "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? \
+        AND checkpoint_ns_hash = UNHEX(MD5('')) AND checkpoint_id = ? FOR UPDATE";
+
+    // Another session holds the parent's row lock.
+    let options = support::options(&support::default_database());
+    let mut other = MySqlConnection::connect_with(&options).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut other).await.unwrap();
+    let locked = sqlx::query(LOCK_ROW).bind(&thread).bind(&parent_id).fetch_all(&mut other).await.unwrap();
+    assert_eq!(locked.len(), 1);
+
+    let waiting = tokio::spawn({
+        let (saver, parent) = (Arc::clone(&saver), parent.clone());
+        async move { put_next(&saver, &parent, 0).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "the writer must wait for the parent's lock");
+    waiting.abort();
+    assert!(waiting.await.unwrap_err().is_cancelled());
+    sqlx::query("ROLLBACK").execute(&mut other).await.unwrap();
+
+    // The cancelled writer's session gets the lock now; it must let go of it by itself.
+    let begun = Instant::now();
+    loop {
+        sqlx::query("BEGIN").execute(&mut other).await.unwrap();
+        let free = sqlx::query(&format!("{LOCK_ROW} NOWAIT"))
+            .bind(&thread)
+            .bind(&parent_id)
+            .fetch_all(&mut other)
+            .await
+            .is_ok();
+        sqlx::query("ROLLBACK").execute(&mut other).await.unwrap();
+        if free {
+            break;
+        }
+        assert!(begun.elapsed() < Duration::from_secs(10), "the parent's row is still locked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    other.close().await.unwrap();
+    let stored = put_next(&saver, &parent, 0).await.expect("the parent is free");
+    let latest = saver.get_tuple(&CheckpointConfig::thread(thread.clone())).await.unwrap().expect("stored");
+    assert_eq!(latest.config.checkpoint_id, stored.checkpoint_id);
+    saver.delete_thread(&thread).await.unwrap();
+}

@@ -31,8 +31,8 @@ mod values;
 mod writes;
 
 pub use chain::{
-    put_chain_links_each_checkpoint_to_the_one_before, put_chain_on_a_moved_parent_conflicts,
-    put_chain_stores_writes_then_checkpoint,
+    put_chain_keeps_special_characters_verbatim, put_chain_links_each_checkpoint_to_the_one_before,
+    put_chain_on_a_moved_parent_conflicts, put_chain_stores_writes_then_checkpoint,
 };
 pub use conflict::{
     put_expecting_latest_refuses_a_moved_parent, put_on_an_older_parent_forks_without_conflict,
@@ -111,6 +111,7 @@ macro_rules! checkpointer_conformance {
             put_chain_stores_writes_then_checkpoint,
             put_chain_links_each_checkpoint_to_the_one_before,
             put_chain_on_a_moved_parent_conflicts,
+            put_chain_keeps_special_characters_verbatim,
         }
     };
     (@tests $mode:tt $factory:path; $($test:ident),* $(,)?) => {

@@ -93,3 +93,26 @@ pub async fn put_chain_on_a_moved_parent_conflicts(saver: &dyn DynCheckpointer) 
     }
     assert_eq!(s.get(&config).await.config, second);
 }
+
+/// Ids, names and values made of SQL's and key syntaxes' special characters (quotes, backslash,
+/// `?`, `;`, comment openers, a NUL) are stored and read back as they are, through `put_chain`
+/// with and without the parent check: a saver that writes values into statement text must not
+/// let one of them be read as syntax.
+pub async fn put_chain_keeps_special_characters_verbatim(saver: &dyn DynCheckpointer) {
+    let s = Ctx::new(saver);
+    let nasty = "q'uo\"te`s \\ ? ; -- /* */ %_ \0 end";
+    for expect_latest in [false, true] {
+        let config = s.thread(&format!("{nasty}-{expect_latest}")).with_ns(format!("ns:{nasty}"));
+        let first = s.put(&config, cp(-1).set(nasty, 1, one(nasty))).await;
+        let items = [(nasty, json!(nasty)), ("b", json!({ nasty: [nasty] }))];
+        let second = cp(0).set(nasty, 2, one(&format!("{nasty}-2"))).set("b", 1, int(7));
+        let saved =
+            s.chain(&first, vec![link(nasty, &items, second)], expect_latest).await.expect("put_chain");
+        let latest = s.get(&config).await;
+        assert_eq!((&latest.config, &latest.parent_config), (&saved, &Some(first.clone())));
+        assert_eq!(super::item(&latest, nasty), format!("{nasty}-2"), "expect_latest = {expect_latest}");
+        let expected = [w(nasty, nasty, json!(nasty)), w(nasty, "b", json!({ nasty: [nasty] }))];
+        assert_eq!(s.writes(&first).await, expected, "expect_latest = {expect_latest}");
+        assert_eq!(s.listed(&config, super::all()).await, [saved, first]);
+    }
+}

@@ -1,0 +1,241 @@
+//! A put transaction whose statements travel together: `BEGIN` with the first read, and every
+//! write with the `COMMIT`.
+//!
+//! A prepared statement costs a round trip of its own, and a chat turn's two transactions were
+//! fifteen of them (`BEGIN`, the parent check's two reads, an insert per kind of row, `COMMIT`),
+//! more time on a fast network than the server spends on the rows. Here statements whose results
+//! nobody waits for are queued, as text ([`Statement::render_into`]), and sent as one
+//! multi-statement script when a result is needed: `BEGIN` goes with the parent check, and the
+//! inserts go with `COMMIT`. The server runs a script's statements in order and stops at the
+//! first that fails, so the transaction means what the separate statements meant.
+//!
+//! The transaction is begun and ended by text rather than by sqlx's `Transaction`, which does not
+//! know about it. So a `Tx` that is dropped while the server may hold it open (its future was
+//! cancelled, or a `ROLLBACK` failed) marks its connection to be closed instead of pooled: the
+//! server rolls back a session's transaction when the session ends.
+
+use futures_util::future::BoxFuture;
+use futures_util::TryStreamExt as _;
+use sqlx::mysql::MySqlRow;
+use sqlx::pool::PoolConnection;
+use sqlx::{Either, MySql, MySqlConnection};
+
+use crate::script::Statement;
+
+/// A statement whose values carry more than this runs prepared, in binary, instead of being
+/// queued: a script spends two characters per byte, and each script must fit in the server's
+/// `max_allowed_packet` (16 MiB by default on MariaDB 10.11).
+const INLINE_PAYLOAD: usize = 1 << 20;
+
+/// A queued script is sent before it grows past this many bytes.
+const SCRIPT_BYTES: usize = 4 << 20;
+
+/// Put transactions on one pooled connection, one after the other (see the module
+/// documentation).
+pub(crate) struct Tx {
+    /// The connection; marked to be closed when a transaction may be left open. `None` once
+    /// handed back.
+    conn: Option<PoolConnection<MySql>>,
+    /// Statements not sent yet, `;`-separated, starting with `BEGIN`.
+    script: String,
+    /// How many statements `script` holds.
+    queued: usize,
+    /// Whether `BEGIN` has been sent and no `COMMIT` or `ROLLBACK` has succeeded since: the
+    /// server may hold the transaction open.
+    open: bool,
+}
+
+impl Tx {
+    /// Transactions on `conn`; none is begun yet.
+    pub(crate) fn new(conn: PoolConnection<MySql>) -> Self {
+        Self { conn: Some(conn), script: String::new(), queued: 0, open: false }
+    }
+
+    /// Begins a transaction: `BEGIN` is queued, to be sent with the first statement that needs
+    /// a result.
+    pub(crate) fn begin(&mut self) {
+        self.script.clear();
+        self.script.push_str("BEGIN");
+        self.queued = 1;
+    }
+
+    /// The connection back, for the next user; `None` when a transaction may still be open on
+    /// it (it is closed then).
+    pub(crate) fn into_connection(mut self) -> Option<PoolConnection<MySql>> {
+        if self.open {
+            return None;
+        }
+        self.conn.take()
+    }
+
+    /// The connection, for statements sent as they are.
+    fn conn(&mut self) -> Result<&mut MySqlConnection, sqlx::Error> {
+        match self.conn.as_mut() {
+            Some(conn) => Ok(&mut **conn),
+            None => Err(sqlx::Error::PoolClosed),
+        }
+    }
+
+    /// Queues `statement`, or, when its values are large, sends the queue and runs it prepared.
+    pub(crate) async fn execute(&mut self, statement: &Statement<'_>) -> Result<(), sqlx::Error> {
+        if statement.payload() <= INLINE_PAYLOAD {
+            if self.script.len() + 2 * statement.payload() + statement.sql.len() > SCRIPT_BYTES {
+                self.flush().await?;
+            }
+            let len = self.script.len();
+            if !self.script.is_empty() {
+                self.script.push(';');
+            }
+            if statement.render_into(&mut self.script) {
+                self.queued += 1;
+                return Ok(());
+            }
+            self.script.truncate(len);
+        }
+        let conn = self.connection().await?;
+        prepared(conn, statement).await.map(drop)
+    }
+
+    /// Sends what is queued followed by `statements`, and returns the rows of each of
+    /// `statements`.
+    pub(crate) async fn fetch(
+        &mut self,
+        statements: &[Statement<'_>],
+    ) -> Result<Vec<Vec<MySqlRow>>, sqlx::Error> {
+        let (skip, len) = (self.queued, self.script.len());
+        for statement in statements {
+            if !self.script.is_empty() {
+                self.script.push(';');
+            }
+            if !statement.render_into(&mut self.script) {
+                // Not expected of the crate's fixed statements; run each on its own, prepared,
+                // and let the driver report what is wrong.
+                self.script.truncate(len);
+                self.queued = skip;
+                let conn = self.connection().await?;
+                let mut all = Vec::with_capacity(statements.len());
+                for statement in statements {
+                    all.push(prepared(&mut *conn, statement).await?);
+                }
+                return Ok(all);
+            }
+            self.queued += 1;
+        }
+        let results = self.send().await?;
+        Ok(results.into_iter().skip(skip).collect())
+    }
+
+    /// The connection, with everything queued sent first: for statements that must run prepared
+    /// or whose outcome is needed at once.
+    pub(crate) async fn connection(&mut self) -> Result<&mut MySqlConnection, sqlx::Error> {
+        self.flush().await?;
+        self.conn()
+    }
+
+    /// Sends what is queued, with `COMMIT`.
+    pub(crate) async fn commit(&mut self) -> Result<(), sqlx::Error> {
+        if !self.open && self.queued == 1 && self.script == "BEGIN" {
+            // Nothing was ever sent or queued: there is no transaction to end.
+            self.queued = 0;
+            self.script.clear();
+            return Ok(());
+        }
+        if !self.script.is_empty() {
+            self.script.push(';');
+        }
+        self.script.push_str("COMMIT");
+        self.queued += 1;
+        self.send().await?;
+        self.open = false;
+        Ok(())
+    }
+
+    /// Ends the transaction without keeping anything, now rather than when the connection is next
+    /// used, so its locks go at once. When the server cannot be told, the connection is closed
+    /// instead (see [`Drop`]).
+    pub(crate) async fn rollback(&mut self) {
+        self.script.clear();
+        self.queued = 0;
+        if !self.open {
+            return;
+        }
+        let rolled_back = match self.conn() {
+            Ok(conn) => script(conn, "ROLLBACK").await.map(drop),
+            Err(e) => Err(e),
+        };
+        match rolled_back {
+            Ok(_) => self.open = false,
+            Err(e) => tracing::warn!(error = %e, "ROLLBACK failed; closing the connection"),
+        }
+    }
+
+    /// Sends what is queued, if anything.
+    async fn flush(&mut self) -> Result<(), sqlx::Error> {
+        if self.queued > 0 {
+            self.send().await?;
+        }
+        Ok(())
+    }
+
+    /// Sends the queued script and collects the rows of each of its statements.
+    async fn send(&mut self) -> Result<Vec<Vec<MySqlRow>>, sqlx::Error> {
+        let text = std::mem::take(&mut self.script);
+        let statements = std::mem::take(&mut self.queued);
+        // From here the server may have begun the transaction, whatever happens to the reply.
+        self.open = true;
+        let results = script(self.conn()?, &text).await;
+        // The buffer is kept for the next script.
+        self.script = text;
+        self.script.clear();
+        let results = results?;
+        if results.len() != statements {
+            return Err(sqlx::Error::Protocol(format!(
+                "a script of {statements} statements returned {} results",
+                results.len()
+            )));
+        }
+        Ok(results)
+    }
+}
+
+/// Runs `text`, one or several statements, and collects the rows of each.
+///
+/// Boxed, here and in [`prepared`], so that the driver's futures are `Send` where they are made:
+/// awaited inside the higher-ranked put bodies, rustc cannot prove it for sqlx's executor
+/// lifetimes.
+fn script<'c>(
+    conn: &'c mut MySqlConnection,
+    text: &'c str,
+) -> BoxFuture<'c, Result<Vec<Vec<MySqlRow>>, sqlx::Error>> {
+    Box::pin(async move {
+        let mut results = Vec::new();
+        let mut rows = Vec::new();
+        let mut stream = sqlx::raw_sql(text).fetch_many(conn);
+        while let Some(item) = stream.try_next().await? {
+            match item {
+                Either::Right(row) => rows.push(row),
+                // Every statement's result ends with one of these, rows or not.
+                Either::Left(_) => results.push(std::mem::take(&mut rows)),
+            }
+        }
+        Ok(results)
+    })
+}
+
+/// Runs `statement` prepared, its values in binary, and returns its rows.
+fn prepared<'c>(
+    conn: &'c mut MySqlConnection,
+    statement: &'c Statement<'_>,
+) -> BoxFuture<'c, Result<Vec<MySqlRow>, sqlx::Error>> {
+    Box::pin(statement.query().fetch_all(conn))
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        if let (true, Some(conn)) = (self.open, self.conn.as_mut()) {
+            // The server may still hold the transaction and its locks: end the session rather
+            // than hand the connection to the next user.
+            conn.close_on_drop();
+        }
+    }
+}
