@@ -185,26 +185,28 @@ struct Link<'a> {
 /// Stores every link's rows on `tx`; returns what delta mode stored for each link.
 ///
 /// By kind of row rather than link by link, so that a chain costs a few statements whatever its
-/// length: every link's pending writes (each against its own parent), the plain blobs of all
-/// links in one multi-row statement, the delta rows link by link (a delta may extend a value an
+/// length: the plain blobs of all links in one multi-row statement, every link's pending writes
+/// (each against its own parent), the delta rows link by link (a delta may extend a value an
 /// earlier link stored), then all checkpoint rows in one statement. The statements are queued
-/// on `tx` and sent with its `COMMIT`, in one round trip; only delta rows, whose outcome decides
-/// what is remembered, are sent as they come.
+/// on `tx` and sent with its `COMMIT`, in one round trip; only large ones (a long conversation's
+/// messages) and delta rows, whose outcome decides what is remembered, are sent as they come.
 async fn write_all(
     tx: &mut Tx,
     all: &[Rows<'_>],
 ) -> Result<Vec<Vec<Option<delta::Stored>>>, CheckpointError> {
     let Some(first) = all.first() else { return Ok(Vec::new()) };
+    // The blobs first: they are the statements large enough to run prepared, and whatever is
+    // queued before one is sent ahead of it in a round trip of its own. The links of a chain are
+    // one thread and namespace (each the child of the one before), so the blob rows share their
+    // address columns.
+    let blobs: Vec<&write::Blob<'_>> = all.iter().flat_map(|rows| &rows.blobs).collect();
+    for statement in write::blob_statements(first.config, &first.hash, &blobs) {
+        tx.execute(&statement).await.map_err(backend)?;
+    }
     for rows in all {
         if let Some(writes) = &rows.writes {
             write::insert_writes(tx, rows.config, writes).await.map_err(backend)?;
         }
-    }
-    // The links of a chain are one thread and namespace (each the child of the one before), so
-    // the blob rows share their address columns.
-    let blobs: Vec<&write::Blob<'_>> = all.iter().flat_map(|rows| &rows.blobs).collect();
-    for statement in write::blob_statements(first.config, &first.hash, &blobs) {
-        tx.execute(&statement).await.map_err(backend)?;
     }
     let mut stored = Vec::with_capacity(all.len());
     for rows in all {
