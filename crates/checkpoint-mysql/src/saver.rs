@@ -85,6 +85,7 @@ impl MySqlCheckpointer {
     /// | `max-connections` | 10 | pool size |
     /// | `min-connections` | 0 | connections kept open when idle |
     /// | `acquire-timeout` | 30 | seconds a call waits for a free connection |
+    /// | `ping-after-idle` | 1 | a pooled connection idle for at least this many seconds is pinged before use (0: always) |
     /// | `delta-channels` | none | comma-separated channels stored as deltas ([`DeltaChannels`]) |
     /// | `delta-snapshot-every` | 32 | full value at least every this many versions of those |
     ///
@@ -253,6 +254,7 @@ const PRUNE_BLOBS: &str = concat!(
 /// Pool options from this crate's URL parameters (see [`MySqlCheckpointer::connect`]).
 pub(crate) fn pool_options(url: &str) -> Result<MySqlPoolOptions> {
     let mut options = MySqlPoolOptions::new().max_connections(10).acquire_timeout(Duration::from_secs(30));
+    let mut ping_after_idle = DEFAULT_PING_AFTER_IDLE;
     let query = url.split_once('?').map_or("", |(_, q)| q.split('#').next().unwrap_or(""));
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -267,11 +269,38 @@ pub(crate) fn pool_options(url: &str) -> Result<MySqlPoolOptions> {
             "acquire-timeout" | "acquire_timeout" => {
                 options.acquire_timeout(Duration::from_secs(number()?.into()))
             }
+            "ping-after-idle" | "ping_after_idle" => {
+                ping_after_idle = Duration::from_secs(number()?.into());
+                options
+            }
             // Everything else is sqlx's (or unknown, which sqlx ignores too).
             _ => options,
         };
     }
-    Ok(options)
+    Ok(ping_when_idle(options, ping_after_idle))
+}
+
+/// How long a pooled connection may sit idle before it is pinged again on its way out.
+pub(crate) const DEFAULT_PING_AFTER_IDLE: Duration = Duration::from_secs(1);
+
+/// `options` pinging a connection before handing it out only when it has been idle for at least
+/// `after`.
+///
+/// sqlx pings every connection it hands out, by default: a round trip before every statement or
+/// transaction, one in five of a chat turn's. A connection used a moment ago is as alive as a
+/// ping would show (one can die just after its ping either way, and the statement then fails
+/// with the driver's error, as it would have). So, like the validation window of JDBC pools,
+/// only a connection idle for longer is pinged; one whose ping fails is closed and another is
+/// taken.
+pub(crate) fn ping_when_idle(options: MySqlPoolOptions, after: Duration) -> MySqlPoolOptions {
+    options.test_before_acquire(false).before_acquire(move |conn, meta| {
+        Box::pin(async move {
+            if meta.idle_for >= after {
+                sqlx::Connection::ping(conn).await?;
+            }
+            Ok(true)
+        })
+    })
 }
 
 /// `get_tuple` of both savers.
@@ -429,5 +458,10 @@ mod tests {
         assert_eq!(defaults.get_max_connections(), 10);
         let err = pool_options("mysql://h/db?max-connections=many").unwrap_err();
         assert!(format!("{:?}", err).contains("max-connections=many"), "{err:?}");
+        // The pool tests a connection itself, and only after it sat idle (see `ping_when_idle`).
+        assert!(!defaults.get_test_before_acquire());
+        assert!(pool_options("mysql://h/db?ping-after-idle=0").is_ok());
+        let err = pool_options("mysql://h/db?ping-after-idle=-1").unwrap_err();
+        assert!(format!("{:?}", err).contains("ping-after-idle=-1"), "{err:?}");
     }
 }

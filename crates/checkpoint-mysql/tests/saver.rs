@@ -183,3 +183,48 @@ async fn put_latency() {
     assert!(per_put.as_millis() < 500, "{per_put:?}");
     saver.delete_thread(&thread).await.unwrap();
 }
+
+/// A pooled connection is pinged before use only after it sat idle (`ping-after-idle`, 1 s by
+/// default), not before every statement; a connection the server dropped while idle is then
+/// found dead by its ping and replaced, so the next put goes through.
+#[tokio::test]
+async fn connections_killed_while_idle_are_replaced_before_the_next_put() {
+    use sqlx::Connection as _;
+    let Some(setup) = support::saver().await else { return };
+    drop(setup);
+    let base = support::url();
+    let url = if base.contains('?') {
+        format!("{base}&max-connections=2")
+    } else {
+        format!("{base}?max-connections=2")
+    };
+    let saver = MySqlCheckpointer::connect(&url).await.expect("connect");
+    let thread = support::unique("killed");
+    let at = CheckpointConfig::thread(thread.clone());
+    let first = put(&saver, &at, -1, &[("a", list(3))]).await;
+
+    // The server ends every session of the pool, as a restart or `wait_timeout` would.
+    let sessions: Vec<u64> = {
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            held.push(saver.pool().acquire().await.unwrap());
+        }
+        let mut ids = Vec::new();
+        for conn in &mut held {
+            ids.push(sqlx::query_scalar("SELECT CONNECTION_ID()").fetch_one(&mut **conn).await.unwrap());
+        }
+        ids
+    };
+    let mut admin =
+        sqlx::MySqlConnection::connect_with(&support::options(&support::default_database())).await.unwrap();
+    for id in &sessions {
+        sqlx::query(&format!("KILL CONNECTION {id}")).execute(&mut admin).await.unwrap();
+    }
+    // Longer than the default `ping-after-idle`.
+    tokio::time::sleep(std::time::Duration::from_millis(1_200)).await;
+
+    let second = put(&saver, &first, 0, &[("a", list(4))]).await;
+    let latest = saver.get_tuple(&at).await.unwrap().expect("stored");
+    assert_eq!(latest.config, second);
+    saver.delete_thread(&thread).await.unwrap();
+}
