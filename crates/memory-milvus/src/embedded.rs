@@ -13,6 +13,9 @@ use crate::record::{
 };
 use crate::rerank::RerankConfig;
 
+/// Top-level item field mirroring the retirement marks in `metadata`, for the store's filter.
+pub(crate) const RETIRED: &str = "retired";
+
 /// The embedded default: memories as items of a [`Store`] (an [`InMemoryStore`] unless given
 /// another), one namespace per user, with the same retrieval pipeline as [`MilvusMemory`]
 /// (dense + in-process BM25, RRF, decay, importance).
@@ -62,7 +65,7 @@ impl<S: Store> EmbeddedMemory<S> {
 
     /// The user's namespace. The label is escaped because namespace labels may not contain `.`
     /// (or NUL), which user ids may; the `u:` prefix keeps it non-empty and unambiguous.
-    fn namespace(&self, user_id: &str) -> Vec<String> {
+    pub(crate) fn namespace(&self, user_id: &str) -> Vec<String> {
         let label = user_id.replace('%', "%25").replace('.', "%2E");
         vec![self.root.clone(), format!("u:{label}")]
     }
@@ -89,6 +92,10 @@ impl<S: Store> EmbeddedMemory<S> {
         }
         if !window.is_empty() {
             f.insert("created_at".into(), Value::Object(window));
+        }
+        if !query.include_retired {
+            // `$ne` also matches items without the flag, i.e. every memory never retired.
+            f.insert(RETIRED.into(), json!({ "$ne": true }));
         }
         Value::Object(f)
     }

@@ -19,6 +19,26 @@ pub enum Error {
     /// The summarizer given to [`compact_session`](crate::compact_session) failed.
     #[error("summarizer failed")]
     Summarizer(#[source] BoxError),
+    /// A [`SupersedeDecider`](crate::SupersedeDecider) failed (e.g. its chat model call); nothing
+    /// was retired.
+    #[error("supersede decider failed")]
+    Decider(#[source] BoxError),
+    /// A decider's model answered something other than the strict format the prompt asks for;
+    /// nothing was retired.
+    #[error("malformed supersede decision: {reason}")]
+    MalformedDecision {
+        /// Which rule of the format it breaks.
+        reason: &'static str,
+        /// The answer as received, for logs.
+        answer: String,
+    },
+    /// A decider named a memory that was not among its candidates (an LLM's candidate number out
+    /// of range, or an id a custom decider made up); nothing was retired.
+    #[error("decider named candidate {candidate}, which it was not shown")]
+    UnknownCandidate {
+        /// The candidate number (LLM) or memory id (custom decider).
+        candidate: i64,
+    },
     /// An argument breaks a documented rule (e.g. a control character in a user id).
     #[error("invalid {what}: {reason}")]
     InvalidInput {

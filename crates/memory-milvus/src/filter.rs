@@ -80,21 +80,48 @@ impl Filter {
         self.push(field, "in", &format!("[{list}]"))
     }
 
+    /// `not exists field["key"]`: rows whose JSON `field` has no `key` (rows where the key was
+    /// never written included).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when `key` contains a control character.
+    ///
+    /// # Panics
+    /// As [`eq_str`](Self::eq_str).
+    ///
+    /// ```
+    /// use memory_milvus::Filter;
+    /// let f = Filter::new().lacks_json_key("metadata", "superseded_by")?;
+    /// assert_eq!(f.to_expr(), r#"not exists metadata["superseded_by"]"#);
+    /// # Ok::<(), memory_milvus::Error>(())
+    /// ```
+    pub fn lacks_json_key(mut self, field: &'static str, key: &str) -> Result<Self> {
+        let key = quote(key)?;
+        check_field(field);
+        self.clauses.push(format!("not exists {field}[{key}]"));
+        Ok(self)
+    }
+
     /// The expression to send, `""` for the empty filter.
     pub fn to_expr(&self) -> String {
         self.clauses.join(" and ")
     }
 
     fn push(mut self, field: &'static str, op: &str, rendered: &str) -> Self {
-        assert!(
-            !field.is_empty()
-                && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !field.starts_with(|c: char| c.is_ascii_digit()),
-            "filter field `{field}` is not an identifier"
-        );
+        check_field(field);
         self.clauses.push(format!("{field} {op} {rendered}"));
         self
     }
+}
+
+/// Field names are this crate's constants; anything else is a bug, so it panics.
+fn check_field(field: &str) {
+    assert!(
+        !field.is_empty()
+            && field.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !field.starts_with(|c: char| c.is_ascii_digit()),
+        "filter field `{field}` is not an identifier"
+    );
 }
 
 /// A Milvus double-quoted string literal whose value is exactly `value`.
@@ -185,6 +212,9 @@ mod tests {
         );
         assert_eq!(Filter::new().to_expr(), "");
         assert_eq!(Filter::new().in_i64("id", &[]).to_expr(), "id in []");
+        let absent = Filter::new().lacks_json_key("metadata", r#"k"x"#).unwrap();
+        assert_eq!(absent.to_expr(), r#"not exists metadata["k\"x"]"#);
+        assert!(Filter::new().lacks_json_key("metadata", "a\nb").is_err());
     }
 
     #[test]

@@ -39,6 +39,14 @@
 //!   (half-life) and importance.
 //! - **Compaction**: [`compact_session`] replaces old exchanges with summaries from a
 //!   [`Summarizer`] you provide (an LLM call), so this crate needs no model crate.
+//! - **Superseded facts**: when a fact changes ("we moved to Lisbon"), decay alone ranks the new
+//!   version first only about half the time. A [`Consolidator`] finds the same user's most
+//!   similar older memories, lets a [`SupersedeDecider`] pick those the new one replaces (an
+//!   [`LlmDecider`] over your chat model, or the offline [`RuleDecider`]) and retires them
+//!   ([`Retire`]): marked with `superseded_by` / `superseded_at` / `superseded_reason` in metadata,
+//!   left out of retrieval, restorable. Opt in on the hot path with [`Consolidator::save_turn`],
+//!   in the background with [`Consolidator::consolidate_session`] or
+//!   [`compact_and_consolidate`].
 //! - **[`MilvusStore`]** is graph-core's [`Store`](graph_core::store::Store) (LangGraph's
 //!   `BaseStore`) on Milvus, for `CompiledGraph::with_store`: namespaces, filters, semantic search
 //!   and TTL with `InMemoryStore`'s semantics, shared across processes.
@@ -55,22 +63,29 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod bm25;
+mod consolidate;
+mod decide;
 mod embedded;
 mod error;
 pub mod filter;
+pub mod llm_decider;
 #[cfg(feature = "local-embeddings")]
 mod local;
 mod memory;
 mod milvus;
 mod record;
 pub mod rerank;
+pub mod retire;
 mod schema;
 mod store;
 mod summarize;
 
+pub use consolidate::{ConsolidateOptions, ConsolidateReport, Consolidator};
+pub use decide::{Candidate, RuleDecider, SupersedeDecider, Supersession};
 pub use embedded::EmbeddedMemory;
 pub use error::{Error, Result};
 pub use filter::Filter;
+pub use llm_decider::{chat_fn, ChatCall, FnChat, LlmDecider};
 #[cfg(feature = "local-embeddings")]
 pub use local::MiniLmEmbeddings;
 pub use memory::Memory;
@@ -80,8 +95,10 @@ pub use record::{
     ENRICH_RECENT, ROLE_EXCHANGE, ROLE_SUMMARY,
 };
 pub use rerank::RerankConfig;
+pub use retire::{Retire, Retirement};
 pub use schema::{fields, Consistency, Metric, MilvusConfig};
 pub use store::{MilvusStore, MilvusStoreConfig};
 pub use summarize::{
-    compact_session, summarizer_fn, CompactOptions, CompactReport, FnSummarizer, Summarizer,
+    compact_and_consolidate, compact_session, summarizer_fn, CompactOptions, CompactReport, FnSummarizer,
+    Summarizer,
 };

@@ -59,8 +59,8 @@ pub trait Memory: Send + Sync + 'static {
 
 /// Turns candidates with a relevance into the final, reranked, truncated hits.
 ///
-/// Candidates of another user are dropped here too: the backend filter is the isolation
-/// mechanism, this is a second line in case a backend ever ignores it.
+/// Candidates of another user, and retired ones unless asked for, are dropped here too: the
+/// backend filter is the mechanism, this is a second line in case a backend ever ignores it.
 pub(crate) fn finish(
     candidates: Vec<(MemoryRecord, f64)>,
     query: &RetrieveQuery,
@@ -69,7 +69,7 @@ pub(crate) fn finish(
     let now = query.now.unwrap_or_else(now_secs);
     let mut hits: Vec<MemoryHit> = candidates
         .into_iter()
-        .filter(|(r, _)| r.user_id == query.user_id)
+        .filter(|(r, _)| r.user_id == query.user_id && (query.include_retired || !r.is_retired()))
         .map(|(record, relevance)| {
             let score = if query.rerank {
                 rerank.score(relevance, now - record.created_at, f64::from(record.importance))

@@ -14,6 +14,7 @@ use crate::memory::{finish, Memory};
 use crate::record::{
     now_secs, validate_id, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
 };
+use crate::retire::SUPERSEDED_BY;
 use crate::schema::{fields, Metric, MilvusConfig};
 
 /// Scalar fields returned with every hit (`id` comes back as the primary key).
@@ -151,7 +152,7 @@ impl MilvusMemory {
         Ok(row.get_i64("count(*)")?.max(0) as u64)
     }
 
-    async fn query<const N: usize>(
+    pub(crate) async fn query<const N: usize>(
         &self,
         filter: Filter,
         output: [&str; N],
@@ -180,6 +181,10 @@ impl MilvusMemory {
         }
         if let Some(until) = query.until {
             f = f.lte_i64(fields::CREATED_AT, until);
+        }
+        if !query.include_retired {
+            // Server-side, so retired rows take no candidate slots.
+            f = f.lacks_json_key(fields::METADATA, SUPERSEDED_BY)?;
         }
         Ok(f)
     }
@@ -218,7 +223,7 @@ impl MilvusMemory {
 }
 
 /// `user_id == "<escaped>"`: the clause every request starts from.
-fn user_filter(user_id: &str) -> Result<Filter> {
+pub(crate) fn user_filter(user_id: &str) -> Result<Filter> {
     validate_id("user_id", user_id)?;
     Filter::new().eq_str(fields::USER_ID, user_id)
 }

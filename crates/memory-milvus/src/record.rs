@@ -128,6 +128,31 @@ pub struct MemoryRecord {
     pub metadata: Map<String, Value>,
 }
 
+impl MemoryRecord {
+    /// The id of the memory that superseded this one, when it was retired (see
+    /// [`Retire`](crate::Retire)).
+    pub fn superseded_by(&self) -> Option<i64> {
+        self.metadata.get(crate::retire::SUPERSEDED_BY).and_then(Value::as_i64)
+    }
+    /// Whether it was retired as superseded.
+    pub fn is_retired(&self) -> bool {
+        crate::retire::is_retired(&self.metadata)
+    }
+    /// The record `m` became when saved with `id` at `created_at`.
+    pub(crate) fn saved(id: i64, m: NewMemory, created_at: i64) -> Self {
+        Self {
+            id,
+            user_id: m.user_id,
+            session_id: m.session_id,
+            role: m.role,
+            content: m.content,
+            created_at,
+            importance: m.importance,
+            metadata: m.metadata,
+        }
+    }
+}
+
 /// A retrieved memory with its scores.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryHit {
@@ -197,6 +222,9 @@ pub struct RetrieveQuery {
     pub rerank: bool,
     /// The time ages are measured from (default: now); fixed in tests and benchmarks.
     pub now: Option<i64>,
+    /// Whether memories retired as superseded (see [`Retire`](crate::Retire)) may be returned
+    /// (default false: a stale fact is never recalled).
+    pub include_retired: bool,
 }
 
 /// How many recent messages the enriched query keeps (the seed's `messages[-4:]`).
@@ -216,6 +244,7 @@ impl RetrieveQuery {
             mode: SearchMode::Hybrid,
             rerank: true,
             now: None,
+            include_retired: false,
         }
     }
     /// Recent messages, oldest first; the last [`ENRICH_RECENT`] are used.
@@ -264,6 +293,12 @@ impl RetrieveQuery {
     #[must_use]
     pub fn now(mut self, secs: i64) -> Self {
         self.now = Some(secs);
+        self
+    }
+    /// Also returns retired (superseded) memories, e.g. to audit what consolidation retired.
+    #[must_use]
+    pub fn include_retired(mut self, on: bool) -> Self {
+        self.include_retired = on;
         self
     }
 

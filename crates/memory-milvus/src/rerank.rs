@@ -125,17 +125,6 @@ impl RerankConfig {
         let weight = 1.0 - self.importance_weight + self.importance_weight * importance.clamp(0.0, 1.0);
         relevance * decay * weight
     }
-
-    /// An RRF score from Milvus (`Σ 1/(k + rank)` over `lists` result lists) scaled to `[0, 1]` by
-    /// its maximum, `lists/(k + 1)`, so it is comparable with a cosine relevance.
-    pub fn normalize_rrf(&self, score: f64, lists: usize) -> f64 {
-        let max = lists as f64 / (f64::from(self.rrf_k) + 1.0);
-        if max > 0.0 {
-            (score / max).clamp(0.0, 1.0)
-        } else {
-            0.0
-        }
-    }
 }
 
 /// Reciprocal rank fusion of ranked id lists: `Σ 1/(k + rank)` with 1-based ranks, best first.
@@ -280,14 +269,5 @@ mod tests {
         let tied = r.fuse(&[(1, 0.9), (2, 0.9), (3, 0.5)], &[(2, 4.0), (1, 4.0)]);
         assert_eq!(tied[0].1, tied[1].1);
         assert!(tied[2].1 < tied[1].1);
-    }
-
-    #[test]
-    fn rrf_normalisation_maps_the_best_possible_to_one() {
-        let r = RerankConfig::default().rrf_k(60);
-        assert!((r.normalize_rrf(2.0 / 61.0, 2) - 1.0).abs() < 1e-12);
-        assert!((r.normalize_rrf(1.0 / 61.0, 2) - 0.5).abs() < 1e-12);
-        assert_eq!(r.normalize_rrf(-1.0, 2), 0.0);
-        assert_eq!(r.normalize_rrf(1.0, 0), 0.0);
     }
 }

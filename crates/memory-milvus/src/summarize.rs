@@ -4,9 +4,14 @@ use std::future::Future;
 
 use graph_core::store::BoxError;
 
+use std::collections::HashSet;
+
+use crate::consolidate::{ConsolidateReport, Consolidator};
+use crate::decide::SupersedeDecider;
 use crate::error::{Error, Result};
 use crate::memory::Memory;
 use crate::record::{MemoryRecord, NewMemory, ROLE_EXCHANGE, ROLE_SUMMARY};
+use crate::retire::Retire;
 
 /// Turns consecutive memories into a few summaries. Usually an LLM call; this crate depends on no
 /// model crate, so the caller supplies it (a closure works through [`summarizer_fn`]).
@@ -115,10 +120,13 @@ pub struct CompactReport {
     pub compacted: usize,
     /// Ids of the stored summaries.
     pub summary_ids: Vec<i64>,
+    /// What the summaries superseded ([`compact_and_consolidate`] only).
+    pub consolidation: ConsolidateReport,
 }
 
-/// Summarizes all but the newest exchanges of a session into summary memories (role `summary`),
-/// then deletes the summarized exchanges.
+/// Summarizes all but the newest live exchanges of a session into summary memories (role
+/// `summary`), then deletes the summarized exchanges. Retired exchanges (see
+/// [`Retire`]) are neither summarized nor counted: a summary must not bring a stale fact back.
 ///
 /// Each summary is dated like the newest exchange it covers, so time decay treats it as that
 /// recent, and records `source_ids`, `from` and `to` in its metadata. Summaries are never
@@ -136,15 +144,57 @@ pub async fn compact_session<M: Memory, S: Summarizer>(
     session_id: &str,
     options: CompactOptions,
 ) -> Result<CompactReport> {
+    compact(memory, summarizer, user_id, session_id, options).await.map(|(report, _)| report)
+}
+
+/// [`compact_session`], then retires what each new summary supersedes among the user's older
+/// memories (other sessions included), with `consolidator`: the background job for long
+/// sessions. A summary's own source exchanges are never among its candidates (deleting them is
+/// [`CompactOptions::delete_compacted`]'s job).
+///
+/// Consolidation runs once compaction is complete, so an error there (a malformed model answer)
+/// leaves a finished compaction and retires nothing for that summary; rerun the consolidation
+/// alone with [`Consolidator::consolidate_session`].
+///
+/// # Errors
+/// As [`compact_session`] and [`Consolidator::consolidate`].
+pub async fn compact_and_consolidate<M: Retire, S: Summarizer, D: SupersedeDecider>(
+    memory: &M,
+    summarizer: &S,
+    consolidator: &Consolidator<D>,
+    user_id: &str,
+    session_id: &str,
+    options: CompactOptions,
+) -> Result<CompactReport> {
+    let (mut report, summaries) = compact(memory, summarizer, user_id, session_id, options).await?;
+    for (summary, sources) in &summaries {
+        let one = consolidator.consolidate_excluding(memory, summary, sources).await?;
+        report.consolidation.merge(one);
+    }
+    Ok(report)
+}
+
+/// A summary's sources, excluded from its consolidation.
+type Sources = HashSet<i64>;
+
+/// The compaction itself; also returns each stored summary with its sources.
+async fn compact<M: Memory, S: Summarizer>(
+    memory: &M,
+    summarizer: &S,
+    user_id: &str,
+    session_id: &str,
+    options: CompactOptions,
+) -> Result<(CompactReport, Vec<(MemoryRecord, Sources)>)> {
     let exchanges: Vec<MemoryRecord> = memory
         .session_records(user_id, session_id)
         .await?
         .into_iter()
-        .filter(|r| r.role == ROLE_EXCHANGE)
+        .filter(|r| r.role == ROLE_EXCHANGE && !r.is_retired())
         .collect();
+    let mut stored = Vec::new();
     let mut report = CompactReport::default();
     if exchanges.len() < options.min_records.max(1) || exchanges.len() <= options.keep_recent {
-        return Ok(report);
+        return Ok((report, stored));
     }
     let older = &exchanges[..exchanges.len() - options.keep_recent];
     for chunk in older.chunks(options.chunk_size.max(1)) {
@@ -153,7 +203,7 @@ pub async fn compact_session<M: Memory, S: Summarizer>(
         let to = chunk.iter().map(|r| r.created_at).max().unwrap_or_default();
         let importance = chunk.iter().map(|r| r.importance).fold(options.summary_importance, f32::max);
         let ids: Vec<i64> = chunk.iter().map(|r| r.id).collect();
-        let summaries = texts
+        let summaries: Vec<NewMemory> = texts
             .into_iter()
             .map(|text| {
                 NewMemory::new(user_id, session_id, ROLE_SUMMARY, text)
@@ -165,11 +215,16 @@ pub async fn compact_session<M: Memory, S: Summarizer>(
                     .meta("to", to)
             })
             .collect();
-        report.summary_ids.extend(memory.save(summaries).await?);
+        let summary_ids = memory.save(summaries.clone()).await?;
+        let sources: Sources = ids.iter().copied().collect();
+        for (id, m) in summary_ids.iter().zip(summaries) {
+            stored.push((MemoryRecord::saved(*id, m, to), sources.clone()));
+        }
+        report.summary_ids.extend(summary_ids);
         if options.delete_compacted {
             memory.delete(user_id, &ids).await?;
         }
         report.compacted += chunk.len();
     }
-    Ok(report)
+    Ok((report, stored))
 }

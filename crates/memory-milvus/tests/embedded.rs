@@ -213,3 +213,11 @@ async fn embedded_hashing_hard_set_is_isolated_and_decay_prefers_newer_facts() {
     hard_recall::assert_isolated("embedded/hashing", &reports);
     hard_recall::assert_decay_prefers_newer("embedded/hashing", &reports);
 }
+
+/// The update path on the hard set (hashing embedder, in process): after consolidation the newer
+/// of two contradicting facts comes first at least as often as with decay alone, and no retired
+/// memory is returned (figures printed; docs/benchmarks.md).
+#[tokio::test]
+async fn embedded_hashing_update_path_puts_newer_facts_first_and_never_returns_retired() {
+    support::hard_supersede::run_update_paths("embedded/hashing", &memory(), 3, 25).await;
+}

@@ -177,3 +177,13 @@ async fn milvus_hashing_hard_set_is_isolated_and_decay_prefers_newer_facts() {
     })
     .await;
 }
+
+/// The update path on the hard set with the hashing embedder on Milvus: as in the embedded test,
+/// with retirement as a partial upsert and the retired filter applied by the server.
+#[tokio::test]
+async fn milvus_hashing_update_path_puts_newer_facts_first_and_never_returns_retired() {
+    with_milvus("update_path", defaults, |m| async move {
+        support::hard_supersede::run_update_paths("milvus/hashing", &m, 3, 25).await;
+    })
+    .await;
+}

@@ -130,6 +130,27 @@ async fn minilm_hard_set_milvus_is_isolated_prefers_newer_facts_and_bridges_para
     }
 }
 
+/// The update path on the hard set with MiniLM, in process: the newer fact first at least as
+/// often as with decay alone, no retired memory returned (figures printed; docs/benchmarks.md).
+#[tokio::test]
+async fn minilm_update_path_embedded_puts_newer_facts_first_and_never_returns_retired() {
+    let Some(m) = model("minilm_update_path_embedded") else { return };
+    support::hard_supersede::run_update_paths("embedded/minilm", &EmbeddedMemory::new(m), 3, 25).await;
+}
+
+/// The same on Milvus.
+#[tokio::test]
+async fn minilm_update_path_milvus_puts_newer_facts_first_and_never_returns_retired() {
+    let Some(model) = model("minilm_update_path_milvus") else { return };
+    let Some(m) = milvus("minilm_update_path_milvus", model).await else { return };
+    let run = support::hard_supersede::run_update_paths("milvus/minilm", &m, 3, 25);
+    let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run)).await;
+    m.drop_collection().await.unwrap();
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
 /// Hybrid fusion's settings compared on the hard set in process (MiniLM): plain RRF (k = 60,
 /// equal weights), the defaults, and a keyword weight of 0; each one's figures are printed.
 /// Checked: isolation everywhere; a keyword weight of 0 ranks exactly as dense search; and the

@@ -41,7 +41,7 @@ impl Mode {
     }
 
     /// Applies the mode to a query.
-    fn shape(self, q: RetrieveQuery) -> RetrieveQuery {
+    pub fn shape(self, q: RetrieveQuery) -> RetrieveQuery {
         match self {
             Mode::Dense => q.mode(SearchMode::Dense).rerank(false),
             Mode::DenseDecay => q.mode(SearchMode::Dense).rerank(true),

@@ -3,10 +3,13 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod consolidate_suite;
 pub mod dataset;
 pub mod hard_dataset;
 pub mod hard_recall;
+pub mod hard_supersede;
 pub mod memory_suite;
+pub mod scripted;
 pub mod store_suite;
 
 use std::future::Future;

@@ -1,0 +1,78 @@
+//! [`Retire`] for [`MilvusMemory`]: a partial upsert of the `metadata` field.
+
+use milvus::v2::prelude::*;
+use serde_json::{json, Map, Value};
+
+use super::{mark, unmark, Retire, Retirement};
+use crate::error::Result;
+use crate::milvus::{user_filter, MilvusMemory};
+use crate::schema::fields;
+
+/// Ids per read-modify-write round: well below Milvus's 16384 query window.
+const BATCH: usize = 1000;
+
+impl MilvusMemory {
+    /// Reads the metadata of the user's memories among `ids`, lets `change` edit each, and writes
+    /// back the changed ones with a partial upsert (Milvus 2.6+, Milvus Lite 3.x), which keeps the
+    /// id, the vectors and every other field. The read is scoped by the escaped user filter, so
+    /// another user's id is never read, let alone written.
+    ///
+    /// Read-modify-write without a lock: a concurrent metadata write to the same row between the
+    /// read and the upsert would be lost. Nothing else in this crate rewrites metadata.
+    async fn update_marks(
+        &self,
+        user_id: &str,
+        ids: &[i64],
+        mut change: impl FnMut(i64, &mut Map<String, Value>) -> bool,
+    ) -> Result<Vec<i64>> {
+        let mut done = Vec::new();
+        if ids.is_empty() {
+            return Ok(done);
+        }
+        for chunk in ids.chunks(BATCH) {
+            let filter = user_filter(user_id)?.in_i64(fields::ID, chunk);
+            let res = self.query(filter, [fields::ID, fields::USER_ID, fields::METADATA], None).await?;
+            let mut rows = Vec::new();
+            for row in res.results().rows()? {
+                let id = row.get_i64(fields::ID)?;
+                let mut metadata = row.get_json(fields::METADATA)?.as_object().cloned().unwrap_or_default();
+                if change(id, &mut metadata) {
+                    // `user_id` is sent although unchanged: it is the partition key, which routes
+                    // the upsert to the row's partition.
+                    rows.push(json!({
+                        fields::ID: id,
+                        fields::USER_ID: user_id,
+                        fields::METADATA: Value::Object(metadata),
+                    }));
+                    done.push(id);
+                }
+            }
+            if rows.is_empty() {
+                continue;
+            }
+            let insert =
+                InsertRequest::builder().collection_name(&self.config().collection).rows(rows).build()?;
+            let req = UpsertRequest::builder().insert(insert).partial_update(true).build()?;
+            self.client().upsert(req).await?;
+        }
+        // Rows come back in the server's order; report them in the caller's, as the embedded
+        // memory does.
+        done.sort_by_key(|id| ids.iter().position(|x| x == id));
+        Ok(done)
+    }
+}
+
+impl Retire for MilvusMemory {
+    async fn retire(&self, user_id: &str, retirements: &[Retirement]) -> Result<Vec<i64>> {
+        let ids: Vec<i64> = retirements.iter().map(|r| r.id).collect();
+        self.update_marks(user_id, &ids, |id, m| {
+            // First retirement of an id wins, as in the embedded memory.
+            retirements.iter().find(|r| r.id == id).is_some_and(|r| mark(m, r))
+        })
+        .await
+    }
+
+    async fn restore(&self, user_id: &str, ids: &[i64]) -> Result<Vec<i64>> {
+        self.update_marks(user_id, ids, |_, m| unmark(m)).await
+    }
+}

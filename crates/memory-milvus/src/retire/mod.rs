@@ -1,0 +1,121 @@
+//! Retiring superseded memories: the [`Retire`] trait both backends implement, and the metadata
+//! marks that make a retirement auditable.
+//!
+//! A retired memory is not deleted. It keeps its row, gains `superseded_by` (the id of the memory
+//! that replaced it), `superseded_at` (seconds) and `superseded_reason` in its metadata, and
+//! retrieval leaves it out unless [`RetrieveQuery::include_retired`](crate::RetrieveQuery::include_retired)
+//! asks for it. So a wrong decision (an LLM's, say) can be inspected and undone with
+//! [`Retire::restore`], which a deletion could not offer. Marks live in the existing JSON
+//! `metadata` field: collections created before this feature need no migration.
+
+mod embedded;
+mod milvus;
+
+use std::future::Future;
+
+use serde_json::{Map, Value};
+
+use crate::error::Result;
+use crate::memory::Memory;
+
+/// Metadata key: id of the memory that superseded this one.
+pub const SUPERSEDED_BY: &str = "superseded_by";
+/// Metadata key: when it was retired (seconds since the epoch).
+pub const SUPERSEDED_AT: &str = "superseded_at";
+/// Metadata key: why (the decider's reason).
+pub const SUPERSEDED_REASON: &str = "superseded_reason";
+
+/// One memory to retire, and the audit trail it gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Retirement {
+    /// The outdated memory.
+    pub id: i64,
+    /// The memory that replaces it.
+    pub superseded_by: i64,
+    /// When (seconds since the epoch).
+    pub at: i64,
+    /// Why, in the decider's words.
+    pub reason: String,
+}
+
+impl Retirement {
+    /// Retires `id` in favour of `superseded_by` at time `at`, for `reason`.
+    pub fn new(id: i64, superseded_by: i64, at: i64, reason: impl Into<String>) -> Self {
+        Self { id, superseded_by, at, reason: reason.into() }
+    }
+}
+
+/// Marking memories as superseded, and undoing it. Implemented by
+/// [`MilvusMemory`](crate::MilvusMemory) and [`EmbeddedMemory`](crate::EmbeddedMemory); the
+/// [`Consolidator`](crate::Consolidator) drives it.
+///
+/// A separate trait rather than more [`Memory`] methods, so existing `Memory` implementations
+/// (wrappers that delegate to a backend) keep compiling and opt in when they can retire.
+///
+/// Like every [`Memory`] call, both methods are scoped to one user: ids of other users are skipped,
+/// never touched.
+pub trait Retire: Memory {
+    /// Marks memories of `user_id` as superseded. Ids that are unknown, another user's, or already
+    /// retired are skipped (an existing audit trail is never overwritten). Returns the ids marked.
+    ///
+    /// # Errors
+    /// An invalid user id; backend failures.
+    fn retire(
+        &self,
+        user_id: &str,
+        retirements: &[Retirement],
+    ) -> impl Future<Output = Result<Vec<i64>>> + Send;
+
+    /// Removes the marks of retired memories of `user_id`, so retrieval returns them again.
+    /// Returns the ids restored (those that were retired).
+    ///
+    /// # Errors
+    /// An invalid user id; backend failures.
+    fn restore(&self, user_id: &str, ids: &[i64]) -> impl Future<Output = Result<Vec<i64>>> + Send;
+}
+
+/// Whether metadata carries a retirement mark.
+pub(crate) fn is_retired(metadata: &Map<String, Value>) -> bool {
+    metadata.contains_key(SUPERSEDED_BY)
+}
+
+/// Adds the marks of `r` to `metadata`, unless it is already retired; returns whether it changed.
+pub(crate) fn mark(metadata: &mut Map<String, Value>, r: &Retirement) -> bool {
+    if is_retired(metadata) {
+        return false;
+    }
+    metadata.insert(SUPERSEDED_BY.into(), r.superseded_by.into());
+    metadata.insert(SUPERSEDED_AT.into(), r.at.into());
+    metadata.insert(SUPERSEDED_REASON.into(), r.reason.clone().into());
+    true
+}
+
+/// Removes the marks; returns whether there were any.
+pub(crate) fn unmark(metadata: &mut Map<String, Value>) -> bool {
+    let was = is_retired(metadata);
+    for key in [SUPERSEDED_BY, SUPERSEDED_AT, SUPERSEDED_REASON] {
+        metadata.remove(key);
+    }
+    was
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_are_written_once_and_removed_together() {
+        let mut m = Map::new();
+        m.insert("type".into(), "dialogue_turn".into());
+        assert!(mark(&mut m, &Retirement::new(1, 2, 100, "moved")));
+        assert!(is_retired(&m));
+        assert_eq!(m[SUPERSEDED_BY], 2);
+        // A second decision does not overwrite the first audit trail.
+        assert!(!mark(&mut m, &Retirement::new(1, 3, 200, "other")));
+        assert_eq!(m[SUPERSEDED_BY], 2);
+        assert!(unmark(&mut m));
+        assert!(!unmark(&mut m));
+        assert_eq!(m.len(), 1, "the memory's own metadata is kept");
+    }
+}
