@@ -19,6 +19,7 @@
 //! A parent that is gone, or a namespace that is not empty, is a [`CheckpointError::Conflict`]
 //! naming the newest checkpoint found.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -168,7 +169,8 @@ pub(crate) async fn lock_and_check(
     hash: &[u8; 16],
 ) -> Result<(), CheckpointError> {
     let expected = config.checkpoint_id.as_deref();
-    let by_thread = |text: &'static str| {
+    // Every read here starts with the thread (compared exactly, so twice) and the namespace hash.
+    let by_thread = |text: Cow<'static, str>| {
         let mut statement = Statement::with_capacity(text, 4);
         statement
             .push(Bind::Text(&config.thread_id))
@@ -179,12 +181,12 @@ pub(crate) async fn lock_and_check(
     let found = match layout {
         Layout::Full => {
             // `''` sorts before every id: without a parent, anything stored is newer.
-            let mut newer = by_thread(NEWEST_AFTER);
+            let mut newer = by_thread(NEWEST_AFTER.into());
             newer.push(Bind::Text(expected.unwrap_or("")));
             let (parent_exists, newer) = match expected {
                 // The locking read first: the plain read after it sees what the lock waited for.
                 Some(parent) => {
-                    let mut lock = by_thread(LOCK_PARENT);
+                    let mut lock = by_thread(LOCK_PARENT.into());
                     lock.push(Bind::Text(parent));
                     let mut rows = tx.fetch(&[lock, newer]).await.map_err(backend)?;
                     let newer = rows.pop().unwrap_or_default();
@@ -198,7 +200,7 @@ pub(crate) async fn lock_and_check(
                 Some(newer) => Some(newer),
                 // The parent is gone: report the actual newest.
                 None => {
-                    let mut newest = by_thread(NEWEST_AFTER);
+                    let mut newest = by_thread(NEWEST_AFTER.into());
                     newest.push(Bind::Text(""));
                     first_id(&tx.fetch(&[newest]).await.map_err(backend)?.pop().unwrap_or_default())?
                 }
@@ -209,11 +211,9 @@ pub(crate) async fn lock_and_check(
             // first checkpoint is guarded by the named lock, and a plain read is enough.
             let text =
                 if expected.is_some() { format!("{SHALLOW_ID} FOR UPDATE") } else { SHALLOW_ID.to_owned() };
-            let mut read = Statement::with_capacity(text, 3);
-            read.push(Bind::Text(&config.thread_id))
-                .push(Bind::Text(&config.thread_id))
-                .push(Bind::Hash(*hash));
-            let found = first_id(&tx.fetch(&[read]).await.map_err(backend)?.pop().unwrap_or_default())?;
+            let found = first_id(
+                &tx.fetch(&[by_thread(text.into())]).await.map_err(backend)?.pop().unwrap_or_default(),
+            )?;
             if found.as_deref() == expected {
                 return Ok(());
             }

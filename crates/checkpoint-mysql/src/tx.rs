@@ -137,8 +137,8 @@ impl Tx {
 
     /// Sends what is queued, with `COMMIT`.
     pub(crate) async fn commit(&mut self) -> Result<(), sqlx::Error> {
-        if !self.open && self.queued == 1 && self.script == "BEGIN" {
-            // Nothing was ever sent or queued: there is no transaction to end.
+        if !self.open && self.queued <= 1 {
+            // Nothing was sent, and nothing but `BEGIN` queued: there is no transaction to end.
             self.queued = 0;
             self.script.clear();
             return Ok(());
