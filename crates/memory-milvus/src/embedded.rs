@@ -12,6 +12,7 @@ use crate::record::{
     now_secs, validate_id, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
 };
 use crate::rerank::RerankConfig;
+use crate::retire::UserLocks;
 
 /// Top-level item field mirroring the retirement marks in `metadata`, for the store's filter.
 pub(crate) const RETIRED: &str = "retired";
@@ -32,6 +33,10 @@ pub struct EmbeddedMemory<S = InMemoryStore> {
     root: String,
     /// How hits are reranked.
     rerank: RerankConfig,
+    /// Serializes retire/restore/delete per user among this value's clones (see [`Retire`]).
+    ///
+    /// [`Retire`]: crate::Retire
+    locks: UserLocks,
 }
 
 impl EmbeddedMemory<InMemoryStore> {
@@ -50,7 +55,12 @@ impl<S: Store> EmbeddedMemory<S> {
     /// Memories in an existing store (e.g. the graph's `Arc<dyn DynStore>`), under the namespace
     /// root `memories`. Configure the store's index with the field `content`.
     pub fn with_store(store: S) -> Self {
-        Self { store, root: "memories".to_owned(), rerank: RerankConfig::default() }
+        Self {
+            store,
+            root: "memories".to_owned(),
+            rerank: RerankConfig::default(),
+            locks: UserLocks::default(),
+        }
     }
     /// Sets how hits are reranked.
     #[must_use]
@@ -61,6 +71,11 @@ impl<S: Store> EmbeddedMemory<S> {
     /// The underlying store.
     pub fn store(&self) -> &S {
         &self.store
+    }
+
+    /// The per-user locks of this value and its clones.
+    pub(crate) fn locks(&self) -> &UserLocks {
+        &self.locks
     }
 
     /// The user's namespace. The label is escaped because namespace labels may not contain `.`
@@ -197,6 +212,8 @@ impl<S: Store> Memory for EmbeddedMemory<S> {
     async fn delete(&self, user_id: &str, ids: &[i64]) -> Result<()> {
         validate_id("user_id", user_id)?;
         let ns = self.namespace(user_id);
+        // Not between a retirement's read and its write, which would put the deleted item back.
+        let _user = self.locks.lock(user_id).await;
         for id in ids {
             self.store.delete(&ns, &id.to_string()).await?;
         }

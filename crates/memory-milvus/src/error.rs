@@ -55,6 +55,17 @@ pub enum Error {
         /// What the embedder returned.
         actual: usize,
     },
+    /// The Milvus server is too old for the call (e.g. retire/restore need partial upsert, Milvus
+    /// 2.6.2+); nothing was written.
+    #[error("{feature} needs Milvus {needs} or newer; the server reports {server}")]
+    Unsupported {
+        /// What the call needs.
+        feature: &'static str,
+        /// The first Milvus version that has it.
+        needs: &'static str,
+        /// The version string the server reported.
+        server: String,
+    },
     /// Milvus answered with something this crate cannot read.
     #[error("unexpected milvus response: {detail}")]
     Response {

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use graph_core::store::{DynEmbeddings, Embeddings};
 use milvus::v2::prelude::*;
@@ -14,7 +14,7 @@ use crate::memory::{finish, Memory};
 use crate::record::{
     now_secs, validate_id, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
 };
-use crate::retire::SUPERSEDED_BY;
+use crate::retire::{UserLocks, SUPERSEDED_BY};
 use crate::schema::{fields, Metric, MilvusConfig};
 
 /// Scalar fields returned with every hit (`id` comes back as the primary key).
@@ -43,6 +43,10 @@ pub struct MilvusMemory {
     client: ClientV2,
     config: MilvusConfig,
     embed: Arc<dyn DynEmbeddings>,
+    /// Serializes retire/restore/delete per user among this value's clones (see [`Retire`]).
+    locks: UserLocks,
+    /// The server's `GetVersion` answer, asked once and shared by clones: retirement checks it.
+    server_version: Arc<OnceLock<String>>,
 }
 
 impl fmt::Debug for MilvusMemory {
@@ -73,7 +77,8 @@ impl MilvusMemory {
             connect = connect.token(token.clone());
         }
         let client = ClientV2::new(&connect).await?;
-        let memory = Self { client, config, embed };
+        let memory =
+            Self { client, config, embed, locks: UserLocks::default(), server_version: Arc::default() };
         memory.ensure_collection().await?;
         Ok(memory)
     }
@@ -86,6 +91,25 @@ impl MilvusMemory {
     /// The SDK client, for operations this type does not wrap.
     pub fn client(&self) -> &ClientV2 {
         &self.client
+    }
+
+    /// The per-user locks of this value and its clones.
+    pub(crate) fn locks(&self) -> &UserLocks {
+        &self.locks
+    }
+
+    /// The server's version string (`v2.6.4`, `milvus_lite-3.2.2`), asked once per value and
+    /// its clones.
+    ///
+    /// # Errors
+    /// [`Error::Milvus`].
+    pub async fn server_version(&self) -> Result<String> {
+        if let Some(v) = self.server_version.get() {
+            return Ok(v.clone());
+        }
+        let answer = self.client.server_version(GetServerVersionRequest::builder().build()?).await?;
+        // Two first calls may both ask; they get the same answer, so whichever is kept is right.
+        Ok(self.server_version.get_or_init(|| answer.version().to_owned()).clone())
     }
 
     async fn has_collection(&self) -> Result<bool> {
@@ -380,6 +404,9 @@ impl Memory for MilvusMemory {
         // `id in [...]` rather than delete-by-ids, which Milvus Lite rejects; scoped to the user
         // so a caller cannot delete another user's rows by guessing ids.
         let filter = user_filter(user_id)?.in_i64(fields::ID, ids);
+        // Not between a retirement's read and its upsert: the upsert of a row deleted meanwhile
+        // would fail (or, with another schema, bring the row back).
+        let _user = self.locks.lock(user_id).await;
         let req = DeleteRequest::builder()
             .collection_name(&self.config.collection)
             .filter(filter.to_expr())

@@ -10,7 +10,8 @@ use crate::record::validate_id;
 
 impl<S: Store> EmbeddedMemory<S> {
     /// Applies `change` to the metadata of memory `id` of `user_id`; stores the item again when it
-    /// reports a change. The top-level [`RETIRED`] flag mirrors the marks because the store's
+    /// reports a change. The caller holds the user's lock, so no other retire, restore or delete
+    /// of this value (or its clones) runs between the read and the write. The top-level [`RETIRED`] flag mirrors the marks because the store's
     /// filter has `$ne` but no "key absent" operator: `{"retired": {"$ne": true}}` also matches
     /// memories written before retirement existed.
     async fn update_marks(
@@ -44,6 +45,7 @@ impl<S: Store> EmbeddedMemory<S> {
 impl<S: Store> Retire for EmbeddedMemory<S> {
     async fn retire(&self, user_id: &str, retirements: &[Retirement]) -> Result<Vec<i64>> {
         validate_id("user_id", user_id)?;
+        let _user = self.locks().lock(user_id).await;
         let mut done = Vec::new();
         for r in retirements {
             if self.update_marks(user_id, r.id, |m| mark(m, r)).await? {
@@ -55,6 +57,7 @@ impl<S: Store> Retire for EmbeddedMemory<S> {
 
     async fn restore(&self, user_id: &str, ids: &[i64]) -> Result<Vec<i64>> {
         validate_id("user_id", user_id)?;
+        let _user = self.locks().lock(user_id).await;
         let mut done = Vec::new();
         for &id in ids {
             if self.update_marks(user_id, id, unmark).await? {

@@ -3,6 +3,7 @@
 use milvus::v2::prelude::*;
 use serde_json::{json, Map, Value};
 
+use super::version::{self, Support};
 use super::{mark, unmark, Retire, Retirement};
 use crate::error::Result;
 use crate::milvus::{user_filter, MilvusMemory};
@@ -13,25 +14,45 @@ const BATCH: usize = 1000;
 
 impl MilvusMemory {
     /// Reads the metadata of the user's memories among `ids`, lets `change` edit each, and writes
-    /// back the changed ones with a partial upsert (Milvus 2.6+, Milvus Lite 3.x), which keeps the
-    /// id, the vectors and every other field. The read is scoped by the escaped user filter, so
+    /// back the changed ones with a partial upsert (Milvus 2.6.2+, Milvus Lite 3.x), which keeps
+    /// the id, the vectors and every other field. The read is scoped by the escaped user filter, so
     /// another user's id is never read, let alone written.
     ///
-    /// Read-modify-write without a lock: a concurrent metadata write to the same row between the
-    /// read and the upsert would be lost. Nothing else in this crate rewrites metadata.
+    /// The whole read-modify-write holds the user's lock (see [`Retire`] for what that does and
+    /// does not cover), and the read is strongly consistent whatever the configured level, so it
+    /// sees the upsert of the call that held the lock before.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`](crate::Error::Unsupported) before anything is written when the
+    /// server is older than 2.6.2, or when a server of unknown version refuses the partial upsert
+    /// as an old one does; [`Error::Milvus`](crate::Error::Milvus) otherwise.
     async fn update_marks(
         &self,
         user_id: &str,
         ids: &[i64],
         mut change: impl FnMut(i64, &mut Map<String, Value>) -> bool,
     ) -> Result<Vec<i64>> {
+        let filter = user_filter(user_id)?;
         let mut done = Vec::new();
         if ids.is_empty() {
             return Ok(done);
         }
+        let server = self.server_version().await?;
+        let support = version::support(&server);
+        if support == Support::No {
+            return Err(version::unsupported(&server));
+        }
+        let _user = self.locks().lock(user_id).await;
         for chunk in ids.chunks(BATCH) {
-            let filter = user_filter(user_id)?.in_i64(fields::ID, chunk);
-            let res = self.query(filter, [fields::ID, fields::USER_ID, fields::METADATA], None).await?;
+            let query = QueryRequest::builder()
+                .collection_name(&self.config().collection)
+                .filter(filter.clone().in_i64(fields::ID, chunk).to_expr())
+                .output_fields([fields::ID, fields::USER_ID, fields::METADATA])
+                // Strong whatever the configured level: a bounded read could miss the marks the
+                // previous holder of the lock just wrote, and overwrite them.
+                .consistency_level(ConsistencyLevel::Strong)
+                .build()?;
+            let res = self.client().query(query).await?;
             let mut rows = Vec::new();
             for row in res.results().rows()? {
                 let id = row.get_i64(fields::ID)?;
@@ -53,7 +74,13 @@ impl MilvusMemory {
             let insert =
                 InsertRequest::builder().collection_name(&self.config().collection).rows(rows).build()?;
             let req = UpsertRequest::builder().insert(insert).partial_update(true).build()?;
-            self.client().upsert(req).await?;
+            match self.client().upsert(req).await {
+                Ok(_) => {}
+                // Only a server whose version string could not be read gets this far without
+                // support; its refusal then means "too old", and it wrote nothing.
+                Err(e) if support == Support::Unknown => return Err(version::map_refusal(e, &server)),
+                Err(e) => return Err(e.into()),
+            }
         }
         // Rows come back in the server's order; report them in the caller's, as the embedded
         // memory does.

@@ -9,7 +9,9 @@
 //! `metadata` field: collections created before this feature need no migration.
 
 mod embedded;
+mod lock;
 mod milvus;
+mod version;
 
 use std::future::Future;
 
@@ -17,6 +19,8 @@ use serde_json::{Map, Value};
 
 use crate::error::Result;
 use crate::memory::Memory;
+
+pub(crate) use lock::UserLocks;
 
 /// Metadata key: id of the memory that superseded this one.
 pub const SUPERSEDED_BY: &str = "superseded_by";
@@ -55,12 +59,34 @@ impl Retirement {
 ///
 /// Like every [`Memory`] call, both methods are scoped to one user: ids of other users are skipped,
 /// never touched.
+///
+/// # Concurrency
+/// Both methods read a memory's metadata, edit it and write it back. What keeps two of them from
+/// losing each other's marks:
+///
+/// - **Within one memory value and its clones** (one process): `retire`, `restore` and
+///   [`Memory::delete`] hold a per-user async lock for their whole read-modify-write, so calls for
+///   the same user run one after the other (other users are not blocked). Of two concurrent
+///   retirements of the same memory exactly one is reported and its audit trail stays; a restore
+///   and a retirement end as if they had run in some order, each reporting what it did in that
+///   order. The lock map only holds users with a call in flight.
+/// - **Across processes, or across memory values constructed separately** (two `connect`s, two
+///   `EmbeddedMemory::with_store` over one shared store): nothing serializes them. Milvus has no
+///   transactions and no conditional write, so two such calls on the same memory can both read
+///   it unretired and both report it retired; the upsert that lands last decides which trail the
+///   memory keeps, and a restore racing a retirement may likewise be undone. Run consolidation of
+///   a user from one process (or one shared value) when the audit trail must be exact. What does
+///   hold across processes: a write replaces the whole `metadata` value of one row, so a memory
+///   never carries some marks without the others, and Milvus's id, vectors and other fields are
+///   never rewritten.
 pub trait Retire: Memory {
     /// Marks memories of `user_id` as superseded. Ids that are unknown, another user's, or already
     /// retired are skipped (an existing audit trail is never overwritten). Returns the ids marked.
     ///
     /// # Errors
-    /// An invalid user id; backend failures.
+    /// An invalid user id; backend failures;
+    /// [`Error::Unsupported`](crate::Error::Unsupported) on Milvus older than 2.6.2 (no partial
+    /// upsert), with nothing written.
     fn retire(
         &self,
         user_id: &str,
@@ -71,7 +97,7 @@ pub trait Retire: Memory {
     /// Returns the ids restored (those that were retired).
     ///
     /// # Errors
-    /// An invalid user id; backend failures.
+    /// As [`retire`](Self::retire).
     fn restore(&self, user_id: &str, ids: &[i64]) -> impl Future<Output = Result<Vec<i64>>> + Send;
 }
 

@@ -9,6 +9,7 @@ pub mod hard_dataset;
 pub mod hard_recall;
 pub mod hard_supersede;
 pub mod memory_suite;
+pub mod race_suite;
 pub mod scripted;
 pub mod store_suite;
 
