@@ -8,7 +8,8 @@ use graph_core::messages::{Message, MessageType};
 use graph_core::prelude::*;
 use graph_core::GraphStream;
 
-use crate::config::Config;
+use crate::config::{Config, ModelChoice};
+use crate::consolidate::AgentConsolidator;
 use crate::error::{Error, Result};
 use crate::nodes::{call_model, retrieve, save_memory, AgentContext};
 use crate::state::{last_text, thread_id, AgentState, AgentStateUpdate, Recalled};
@@ -46,6 +47,8 @@ pub struct Turn {
     pub answer: String,
     /// Messages in the thread after the turn (short-term memory).
     pub thread_messages: usize,
+    /// Why each older memory this turn superseded was retired (see [`AgentState::retired`]).
+    pub retired: Vec<String>,
 }
 
 /// The size of a thread's latest checkpoint as the SQL savers store it: the JSON document plus
@@ -112,7 +115,13 @@ impl Agent {
         // created for nothing (connecting creates it).
         let checkpointer = config.connect_checkpointer().await?;
         let memory = config.connect_memory().await?;
-        Self::new(AgentContext::new(memory, model), checkpointer)
+        // The update path follows the model: an LLM judges supersession when there is one,
+        // the offline rule otherwise.
+        let consolidator = match config.model {
+            ModelChoice::Offline => AgentConsolidator::rule(),
+            _ => AgentConsolidator::llm(model.clone()),
+        };
+        Self::new(AgentContext::new(memory, model).with_consolidator(consolidator), checkpointer)
     }
 
     /// The compiled graph.
@@ -164,6 +173,7 @@ impl Agent {
             answer: last_text(&state.messages, MessageType::Ai).unwrap_or_default(),
             recalled: state.retrieved_history,
             thread_messages: state.messages.len(),
+            retired: state.retired,
         })
     }
 

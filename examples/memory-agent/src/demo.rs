@@ -6,19 +6,33 @@ use crate::agent::{Agent, CheckpointSize, Turn};
 use crate::error::Result;
 use crate::state::thread_id;
 
-/// The script: `(user, session, message)`. Ada tells two facts on Monday and asks one back in the
-/// same session (short-term memory); on Friday, a new session and so a new thread, she asks both
-/// back (long-term memory). Bob has his own dog; his Friday question must recall his memory and
-/// none of Ada's.
+/// The script: `(user, session, message)`. Ada tells three facts on Monday and asks one back in
+/// the same session (short-term memory); on Friday, a new session and so a new thread, she asks
+/// two back (long-term memory) and tells that she moved, which retires Monday's address (the
+/// update path); on Saturday she asks where she lives and only the new address is recalled. Bob
+/// has his own dog; his Friday question must recall his memory and none of Ada's.
 pub const SCRIPT: &[(&str, &str, &str)] = &[
     ("ada", "monday", "Hi, I'm Ada. My dog is called Biscuit."),
     ("ada", "monday", "I'm allergic to peanuts."),
+    ("ada", "monday", "I live in Beijing."),
     ("ada", "monday", "What is my dog called?"),
     ("ada", "friday", "What's my dog's name?"),
     ("ada", "friday", "Am I allergic to anything?"),
+    ("ada", "friday", "I moved: I live in Shanghai now."),
+    ("ada", "saturday", "Where do I live?"),
     ("bob", "monday", "My dog is called Rex."),
     ("bob", "friday", "What's my dog's name?"),
 ];
+
+/// The day of the week each session of the script is played on, counted from Monday: the demo
+/// sets the agent's [`Clock`](crate::Clock) to it, so a week plays in a second.
+pub fn session_day(session: &str) -> i64 {
+    const DAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+    DAYS.iter().position(|d| session.starts_with(d)).map_or(0, |d| d as i64)
+}
+
+/// Seconds in a day.
+const DAY: i64 = 86_400;
 
 /// One session of the script: its turns and the size of its thread's checkpoint afterwards.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +68,8 @@ impl DemoReport {
 }
 
 /// Plays [`SCRIPT`], printing the transcript to `out` as it goes. Session ids get `suffix`
-/// appended (tests use it to keep runs on shared servers apart).
+/// appended (tests use it to keep runs on shared servers apart). Each session runs with the
+/// agent's clock on its [day](session_day); the clock is reset afterwards.
 ///
 /// # Errors
 /// A failed turn or checkpoint read; a failed write to `out` is [`Error::Io`](crate::Error::Io).
@@ -65,6 +80,7 @@ pub async fn run_demo(agent: &Agent, suffix: &str, mut out: impl Write) -> Resul
         let is_new = report.sessions.last().is_none_or(|s| s.user_id != user || s.session_id != session);
         if is_new {
             finish_session(agent, &mut report, &mut out).await?;
+            agent.context().clock.set_offset(session_day(&session) * DAY);
             writeln!(out, "\n== {user} · session {session} · thread {} ==", thread_id(user, &session))?;
             report.sessions.push(SessionReport {
                 user_id: user.to_owned(),
@@ -80,6 +96,7 @@ pub async fn run_demo(agent: &Agent, suffix: &str, mut out: impl Write) -> Resul
         }
     }
     finish_session(agent, &mut report, &mut out).await?;
+    agent.context().clock.set_offset(0);
     writeln!(out, "\nisolation: {} recalled memories belonged to another user", report.cross_user_recalls())?;
     Ok(report)
 }
@@ -102,6 +119,9 @@ pub fn render_turn(turn: &Turn) -> String {
     let mut s = format!("{}> {}\n", turn.user_id, turn.question);
     s.push_str(&render_recalled(&turn.recalled));
     s.push_str(&format!("  ai> {}\n", turn.answer));
+    for reason in &turn.retired {
+        s.push_str(&format!("     superseded an older memory, now retired ({reason})\n"));
+    }
     s
 }
 

@@ -7,7 +7,8 @@
 //!   checkpointed per thread `"{user_id}:{session_id}"` (in memory, MySQL or Redis).
 //! - **Long-term**: one memory per question-and-answer exchange, written by `save_memory` through
 //!   memory-milvus's [`Memory`](memory_milvus::Memory) API and recalled by `retrieve` for later
-//!   sessions, scoped to the user (embedded, or Milvus).
+//!   sessions, scoped to the user (embedded, or Milvus). A statement that changes an older fact
+//!   retires the older memory (memory-milvus's `Consolidator`), so it is no longer recalled.
 //!
 //! With no environment variables everything runs in process with a deterministic
 //! [`OfflineModel`]; see [`Config`] for the variables that switch in real servers and a real model.
@@ -35,6 +36,7 @@
 //! | `nodes` | the three nodes, the prompt, [`AgentContext`] |
 //! | `agent` | [`build_graph`], [`Agent`] (one turn, checkpoint size) |
 //! | `memory` | [`AgentMemory`]: embedded or Milvus behind one type |
+//! | `consolidate` | the update path: [`AgentConsolidator`] (LLM or offline rule), [`Clock`] |
 //! | `offline` | [`OfflineModel`] |
 //! | `config` | [`Config`] from the environment |
 //! | `connect` | connecting to servers with clear errors |
@@ -43,6 +45,7 @@
 mod agent;
 mod config;
 mod connect;
+mod consolidate;
 mod demo;
 mod error;
 mod memory;
@@ -55,8 +58,9 @@ pub use config::{
     CheckpointerChoice, CheckpointerKind, Config, MemoryChoice, ModelChoice, CONNECT_TIMEOUT,
     DEFAULT_COLLECTION, DEFAULT_MODEL, DEFAULT_REDIS_PREFIX, EMBEDDING_DIMS,
 };
+pub use consolidate::{AgentConsolidator, Clock, ModelCall, RULE_SIMILARITY};
 pub use demo::{
-    render_checkpoint, render_recalled, render_turn, run_demo, DemoReport, SessionReport, SCRIPT,
+    render_checkpoint, render_recalled, render_turn, run_demo, session_day, DemoReport, SessionReport, SCRIPT,
 };
 pub use error::{redact, Error, Result};
 pub use memory::AgentMemory;

@@ -108,6 +108,7 @@ async fn run() -> Result<()> {
     println!("  model:       {model}");
     println!("  long-term:   {memory}");
     println!("  short-term:  {checkpointer}");
+    println!("  update path: {}", agent.context().consolidator.describe());
     if matches!(config.model, ModelChoice::Offline) {
         println!("{OFFLINE_NOTICE}");
     }

@@ -1,7 +1,8 @@
 //! [`AgentMemory`]: the long-term memory backend chosen at start-up, behind one concrete type.
 
 use memory_milvus::{
-    EmbeddedMemory, Memory, MemoryHit, MemoryRecord, MilvusMemory, NewMemory, Result, RetrieveQuery,
+    EmbeddedMemory, Memory, MemoryHit, MemoryRecord, MilvusMemory, NewMemory, Result, Retire, Retirement,
+    RetrieveQuery,
 };
 
 /// Either memory-milvus backend.
@@ -64,6 +65,22 @@ impl Memory for AgentMemory {
         match self {
             Self::Embedded(m) => m.delete(user_id, ids).await,
             Self::Milvus(m) => m.delete(user_id, ids).await,
+        }
+    }
+}
+
+impl Retire for AgentMemory {
+    async fn retire(&self, user_id: &str, retirements: &[Retirement]) -> Result<Vec<i64>> {
+        match self {
+            Self::Embedded(m) => m.retire(user_id, retirements).await,
+            Self::Milvus(m) => m.retire(user_id, retirements).await,
+        }
+    }
+
+    async fn restore(&self, user_id: &str, ids: &[i64]) -> Result<Vec<i64>> {
+        match self {
+            Self::Embedded(m) => m.restore(user_id, ids).await,
+            Self::Milvus(m) => m.restore(user_id, ids).await,
         }
     }
 }

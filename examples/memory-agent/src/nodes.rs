@@ -6,6 +6,7 @@ use graph_core::Runtime;
 use graph_models::{ChatModelExt, ChatRequest, SharedChatModel};
 use memory_milvus::{Memory, NewMemory, RetrieveQuery, SessionScope, ENRICH_RECENT};
 
+use crate::consolidate::{AgentConsolidator, Clock};
 use crate::memory::AgentMemory;
 use crate::offline::is_question;
 use crate::state::{last_human, last_text, AgentState, AgentStateUpdate, Recalled};
@@ -19,12 +20,30 @@ pub struct AgentContext {
     pub model: SharedChatModel,
     /// How many memories to recall per question (the seed's `top_k = 3`).
     pub top_k: usize,
+    /// Retires what a new statement supersedes (the update path).
+    pub consolidator: AgentConsolidator,
+    /// The time memories are saved and ranked at.
+    pub clock: Clock,
 }
 
 impl AgentContext {
-    /// A context recalling the seed's 3 memories per question.
+    /// A context recalling the seed's 3 memories per question, consolidating with the offline
+    /// rule, on the system clock.
     pub fn new(memory: impl Into<AgentMemory>, model: SharedChatModel) -> Self {
-        Self { memory: memory.into(), model, top_k: 3 }
+        Self {
+            memory: memory.into(),
+            model,
+            top_k: 3,
+            consolidator: AgentConsolidator::rule(),
+            clock: Clock::default(),
+        }
+    }
+
+    /// Sets the consolidator.
+    #[must_use]
+    pub fn with_consolidator(mut self, consolidator: AgentConsolidator) -> Self {
+        self.consolidator = consolidator;
+        self
     }
 }
 
@@ -52,8 +71,11 @@ pub async fn retrieve(
     let scope =
         if s.session_id.is_empty() { SessionScope::All } else { SessionScope::Exclude(s.session_id.clone()) };
     let ctx = rt.context();
-    let query =
-        RetrieveQuery::new(s.user_id.as_str(), question).recent(recent).top_k(ctx.top_k).session(scope);
+    let query = RetrieveQuery::new(s.user_id.as_str(), question)
+        .recent(recent)
+        .top_k(ctx.top_k)
+        .session(scope)
+        .now(ctx.clock.now());
     let hits = ctx.memory.retrieve(query).await?;
     Ok(AgentStateUpdate::retrieved_history(hits.into_iter().map(Recalled::from).collect::<Vec<_>>()))
 }
@@ -118,10 +140,13 @@ pub fn importance(question: &str) -> f32 {
     }
 }
 
-/// `save_memory`: writes this turn (question and answer) to long-term memory, on the hot path.
+/// `save_memory`: writes this turn (question and answer) to long-term memory, on the hot path,
+/// and when the user stated something, retires the older memories it supersedes (the update
+/// path: "I moved to Shanghai" retires "I live in Beijing", so later sessions recall only the
+/// new fact). The reasons land in [`AgentState::retired`].
 ///
 /// # Errors
-/// A memory backend failure.
+/// A memory backend failure; the decider's failure (the turn is saved even then).
 pub async fn save_memory(
     s: AgentState,
     rt: Runtime<AgentContext>,
@@ -131,9 +156,12 @@ pub async fn save_memory(
     else {
         return Ok(AgentStateUpdate::default());
     };
+    let ctx = rt.context();
     let turn = NewMemory::turn(s.user_id.as_str(), s.session_id.as_str(), &question, &answer)
         .importance(importance(&question))
-        .meta("thread_id", crate::thread_id(&s.user_id, &s.session_id));
-    rt.context().memory.save_turn(turn).await?;
-    Ok(AgentStateUpdate::default())
+        .meta("thread_id", crate::thread_id(&s.user_id, &s.session_id))
+        .created_at(ctx.clock.now());
+    let statement = !is_question(&question);
+    let (_, report) = ctx.consolidator.save_turn(&ctx.memory, turn, statement).await?;
+    Ok(AgentStateUpdate::retired(report.retired.into_iter().map(|r| r.reason).collect::<Vec<_>>()))
 }

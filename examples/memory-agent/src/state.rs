@@ -20,6 +20,9 @@ pub struct AgentState {
     pub session_id: String,
     /// Long-term memories recalled for the latest question, best first. Overwritten every turn.
     pub retrieved_history: Vec<Recalled>,
+    /// Why each older memory the latest exchange superseded was retired (the decider's reasons);
+    /// empty when it superseded none. Overwritten every turn.
+    pub retired: Vec<String>,
 }
 
 /// One recalled memory with its scores, as kept in the state.

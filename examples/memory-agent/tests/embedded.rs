@@ -5,6 +5,7 @@ mod support;
 
 use graph_core::messages::{Message, MessageType};
 use memory_agent::{run_demo, Agent, Config, Error};
+use memory_milvus::{Memory, RetrieveQuery};
 
 #[tokio::test]
 async fn embedded_demo_recalls_across_sessions_and_isolates_users() {
@@ -23,8 +24,36 @@ async fn embedded_demo_recalls_across_sessions_and_isolates_users() {
     let friday = agent.graph().get_state(&Agent::run_config("ada", "friday")).await.unwrap();
     let humans: Vec<String> =
         friday.values.messages.iter().filter(|m| m.kind() == MessageType::Human).map(Message::text).collect();
-    assert_eq!(humans, ["What's my dog's name?", "Am I allergic to anything?"]);
-    assert_eq!(friday.values.messages.len(), 4);
+    assert_eq!(
+        humans,
+        ["What's my dog's name?", "Am I allergic to anything?", "I moved: I live in Shanghai now."]
+    );
+    assert_eq!(friday.values.messages.len(), 6);
+    assert!(text.contains("superseded an older memory, now retired (rule: similarity"), "{text}");
+}
+
+/// `save_memory` consolidates: a changed fact retires the old memory, which is then left out of
+/// recall in later sessions but kept, marked, for audits. Fails if consolidation is not wired.
+#[tokio::test]
+async fn a_changed_fact_retires_the_old_one_for_later_sessions() {
+    let agent = Agent::connect(&Config::embedded()).await.unwrap();
+    let report = run_demo(&agent, "", std::io::sink()).await.unwrap();
+    support::assert_update_path(&report);
+    let moved =
+        report.session("ada", "friday").unwrap().turns.iter().find(|t| t.question.contains("Shanghai"));
+    assert!(moved.unwrap().retired[0].starts_with("rule: similarity"), "{moved:?}");
+
+    // Retired, not deleted: asked for, the old memory comes back, pointing at its successor.
+    let query = RetrieveQuery::new("ada", "Where do I live? Beijing").include_retired(true).top_k(10);
+    let all = agent.context().memory.retrieve(query).await.unwrap();
+    let old = all.iter().find(|h| h.record.content.contains("I live in Beijing.")).expect("kept");
+    let new = all.iter().find(|h| h.record.content.starts_with("User: I moved")).expect("the move");
+    assert_eq!(old.record.superseded_by(), Some(new.record.id), "{old:?}");
+    assert!(!new.record.is_retired());
+
+    // A question is never consolidated: asking about the address again retires nothing.
+    let again = agent.chat("ada", "sunday", "Do I still live in Shanghai?").await.unwrap();
+    assert!(again.retired.is_empty(), "{again:?}");
 }
 
 #[tokio::test]

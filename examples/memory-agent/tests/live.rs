@@ -33,7 +33,7 @@ async fn demo_and_restart(agent: &Agent, config: &Config, suffix: &str) -> Resul
     if !matches!(config.checkpointer, CheckpointerChoice::InMemory) {
         let monday = format!("monday{suffix}");
         let state = restarted.graph().get_state(&Agent::run_config("ada", &monday)).await?;
-        assert_eq!(state.values.messages.len(), 6, "ada's monday thread survives a restart");
+        assert_eq!(state.values.messages.len(), 8, "ada's monday thread survives a restart");
         assert_eq!(state.values.user_id, "ada");
     }
     if matches!(config.memory, MemoryChoice::Milvus { .. }) {

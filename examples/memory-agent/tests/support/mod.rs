@@ -9,7 +9,8 @@ use memory_agent::DemoReport;
 /// on a new thread, user isolation, and non-empty checkpoints.
 pub fn assert_demo(report: &DemoReport) {
     let monday = report.session("ada", "monday").expect("ada's monday session");
-    let asked_back = &monday.turns[2];
+    let asked_back =
+        monday.turns.iter().find(|t| t.question == "What is my dog called?").expect("asked back");
     assert!(asked_back.answer.contains("Biscuit"), "same-session answer: {asked_back:?}");
     assert!(asked_back.recalled.is_empty(), "the current session is not recalled: {asked_back:?}");
 
@@ -23,6 +24,8 @@ pub fn assert_demo(report: &DemoReport) {
     );
     assert!(dog.recalled.windows(2).all(|w| w[0].score >= w[1].score), "best first: {dog:?}");
     assert!(friday.turns[1].answer.contains("peanuts"), "{:?}", friday.turns[1]);
+
+    assert_update_path(report);
 
     let bob = report.session("bob", "friday").expect("bob's friday session");
     let rex = &bob.turns[0];
@@ -44,6 +47,25 @@ pub fn assert_demo(report: &DemoReport) {
     let bytes =
         |user, session| report.session(user, session).and_then(|s| s.checkpoint.as_ref()).map(|c| c.bytes());
     assert!(bytes("ada", "monday") > bytes("bob", "monday"), "6 messages weigh more than 2");
+}
+
+/// The update path: Ada's Friday move retires Monday's address, so Saturday's question recalls
+/// and answers the new one only. Fails when `save_memory` does not consolidate.
+pub fn assert_update_path(report: &DemoReport) {
+    let friday = report.session("ada", "friday").expect("ada's friday session");
+    let moved = friday.turns.iter().find(|t| t.question.contains("Shanghai")).expect("the move");
+    assert_eq!(moved.retired.len(), 1, "the move supersedes exactly the old address: {moved:?}");
+    let others: Vec<_> =
+        report.sessions.iter().flat_map(|s| &s.turns).filter(|t| !t.retired.is_empty()).collect();
+    assert_eq!(others.len(), 1, "no other turn retires anything: {others:?}");
+    let saturday = report.session("ada", "saturday").expect("ada's saturday session");
+    let live = &saturday.turns[0];
+    assert!(live.answer.contains("Shanghai") && !live.answer.contains("Beijing"), "{live:?}");
+    assert!(live.recalled.iter().any(|r| r.content.contains("Shanghai")), "{live:?}");
+    assert!(
+        live.recalled.iter().all(|r| !r.content.contains("Beijing")),
+        "the old address is retired: {live:?}"
+    );
 }
 
 /// A live server is missing: skip (print why) unless `CI` is set, where it fails.

@@ -1,0 +1,126 @@
+//! The update path: when the user states a fact that changes an older one ("I moved to
+//! Shanghai"), `save_memory` retires the older memory so later sessions no longer recall it.
+//! [`AgentConsolidator`] picks memory-milvus's decider to match the model, and [`Clock`] gives
+//! the agent its time.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use graph_core::messages::Message;
+use graph_core::store::BoxError;
+use graph_models::{ChatModel, ChatRequest, SharedChatModel};
+use memory_milvus::{
+    now_secs, ChatCall, ConsolidateReport, Consolidator, LlmDecider, Memory, NewMemory, Result, RuleDecider,
+};
+
+use crate::memory::AgentMemory;
+
+/// Similarity from which the offline rule retires an older statement. The memories are whole
+/// exchanges embedded with word hashing, and the offline model acknowledges every statement with
+/// the same words, so two statements share their whole answer line: only a near-restatement
+/// ("I live in Beijing" → "I live in Shanghai now") reaches this, two different facts do not.
+pub const RULE_SIMILARITY: f64 = 0.8;
+
+/// The agent's chat model as memory-milvus's [`ChatCall`], so [`LlmDecider`] asks the same model
+/// that answers (temperature 0: the decision should not vary between runs).
+#[derive(Debug, Clone)]
+pub struct ModelCall(pub SharedChatModel);
+
+impl ChatCall for ModelCall {
+    async fn call(&self, messages: Vec<Message>) -> std::result::Result<Message, BoxError> {
+        let request = ChatRequest::new(messages).with_temperature(0.0);
+        Ok(self.0.invoke(request).await?)
+    }
+}
+
+/// Which memory-milvus decider judges what a new statement supersedes.
+#[derive(Debug, Clone)]
+pub enum AgentConsolidator {
+    /// Offline: [`RuleDecider`] at [`RULE_SIMILARITY`], deterministic and free.
+    Rule(Consolidator<RuleDecider>),
+    /// With an OpenAI-compatible model: [`LlmDecider`] over that model, which also catches facts
+    /// changed in other words.
+    Llm(Consolidator<LlmDecider<ModelCall>>),
+}
+
+impl AgentConsolidator {
+    /// The offline rule.
+    pub fn rule() -> Self {
+        Self::Rule(Consolidator::new(RuleDecider::default().min_similarity(RULE_SIMILARITY)))
+    }
+
+    /// The LLM decider over `model`.
+    pub fn llm(model: SharedChatModel) -> Self {
+        Self::Llm(Consolidator::new(LlmDecider::new(ModelCall(model))))
+    }
+
+    /// A short description for the start-up banner.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Rule(_) => format!("offline rule (similarity >= {RULE_SIMILARITY})"),
+            Self::Llm(_) => "the chat model judges (LlmDecider)".to_owned(),
+        }
+    }
+
+    /// Saves `turn`; when `statement` is true, also retires the older memories it supersedes.
+    ///
+    /// Questions are saved only: they ask rather than state, and the exchange of a question
+    /// quotes the very fact it asked about, which a similarity rule would take for a restatement.
+    ///
+    /// # Errors
+    /// Memory errors; the decider's (the model failed or answered out of format). The turn is
+    /// stored even then.
+    pub async fn save_turn(
+        &self,
+        memory: &AgentMemory,
+        turn: NewMemory,
+        statement: bool,
+    ) -> Result<(i64, ConsolidateReport)> {
+        if !statement {
+            return Ok((memory.save_turn(turn).await?, ConsolidateReport::default()));
+        }
+        match self {
+            Self::Rule(c) => c.save_turn(memory, turn).await,
+            Self::Llm(c) => c.save_turn(memory, turn).await,
+        }
+    }
+}
+
+/// The agent's clock: the system time plus an offset.
+///
+/// The offset is zero except in the scripted demo, which plays a week in a second: it moves the
+/// clock to each session's day, so memories get their day's timestamp, decay ages them, and a
+/// Friday statement is strictly newer than Monday's (the consolidator never lets a memory retire
+/// one saved in the same second). Clones share the offset.
+#[derive(Debug, Clone, Default)]
+pub struct Clock {
+    /// Seconds added to the system time.
+    offset: Arc<AtomicI64>,
+}
+
+impl Clock {
+    /// Seconds since the epoch, offset.
+    pub fn now(&self) -> i64 {
+        now_secs() + self.offset.load(Ordering::Relaxed)
+    }
+
+    /// Sets the offset, in seconds.
+    pub fn set_offset(&self, seconds: i64) {
+        self.offset.store(seconds, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clones_share_the_offset() {
+        let clock = Clock::default();
+        let copy = clock.clone();
+        let before = copy.now();
+        clock.set_offset(4 * 86_400);
+        let after = copy.now();
+        assert!((4 * 86_400..4 * 86_400 + 5).contains(&(after - before)), "{before} {after}");
+    }
+}
