@@ -25,8 +25,8 @@ pub use memory::InMemoryCheckpointer;
 pub use recent::{RecentCheckpoints, Remembered, DEFAULT_RECENT_CAPACITY};
 pub use saver::{BoxFuture, ChainLink, Checkpointer, DynCheckpointer, WriteBatch};
 pub use time::{format_iso, now_iso};
-pub(crate) use version::push_version_text;
 pub use version::{next_version, version_number};
+pub(crate) use version::{write_version_text, VERSION_TEXT_LEN};
 pub use versions::{ChannelVersions, Iter as ChannelVersionsIter};
 
 pub use crate::value::{ChannelValue, Encoded, ValueError};

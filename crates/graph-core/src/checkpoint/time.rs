@@ -12,7 +12,7 @@ pub fn now_iso() -> String {
 pub fn format_iso(secs: i64, micros: u32) -> String {
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (y, m, d) = civil_from_days(days);
-    if !(0..=9999).contains(&y) {
+    if !(0..=9999).contains(&y) || micros > 999_999 {
         return format!(
             "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{micros:06}+00:00",
             rem / 3600,
@@ -20,22 +20,26 @@ pub fn format_iso(secs: i64, micros: u32) -> String {
             rem % 60
         );
     }
-    // Written digit by digit: `format!` with seven padded fields cost more than the rest of a
-    // checkpoint's bookkeeping, and every checkpoint is stamped.
-    let mut out = String::with_capacity(32);
-    let fields = [(y as u64, 4, '-'), (u64::from(m), 2, '-'), (u64::from(d), 2, 'T')];
-    for (value, width, sep) in fields {
-        crate::checkpoint::version::push_zero_padded(&mut out, value, width);
-        out.push(sep);
+    // Written digit by digit into one buffer, validated once: `format!` with seven padded fields
+    // cost more than the rest of a checkpoint's bookkeeping, and every checkpoint is stamped.
+    let mut buf = *b"0000-00-00T00:00:00.000000+00:00";
+    let rem = rem as u32;
+    let fields = [
+        (0, 4, y as u32),
+        (5, 2, m),
+        (8, 2, d),
+        (11, 2, rem / 3600),
+        (14, 2, rem % 3600 / 60),
+        (17, 2, rem % 60),
+        (20, 6, micros),
+    ];
+    for (at, width, mut value) in fields {
+        for digit in buf[at..at + width].iter_mut().rev() {
+            *digit = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
     }
-    let rem = rem as u64;
-    for (value, width, sep) in [(rem / 3600, 2, ':'), (rem % 3600 / 60, 2, ':'), (rem % 60, 2, '.')] {
-        crate::checkpoint::version::push_zero_padded(&mut out, value, width);
-        out.push(sep);
-    }
-    crate::checkpoint::version::push_zero_padded(&mut out, u64::from(micros), 6);
-    out.push_str("+00:00");
-    out
+    String::from(std::str::from_utf8(&buf).expect("ASCII digits"))
 }
 
 /// Howard Hinnant's days → (year, month, day) for the proleptic Gregorian calendar.
@@ -62,5 +66,13 @@ mod tests {
         // 2026-11-30T04:52:35.819352+00:00
         assert_eq!(format_iso(1_796_014_355, 819_352), "2026-11-30T04:52:35.819352+00:00");
         assert_eq!(format_iso(951_782_400, 1), "2000-02-29T00:00:00.000001+00:00");
+        assert_eq!(format_iso(253_402_300_799, 999_999), "9999-12-31T23:59:59.999999+00:00");
+    }
+
+    #[test]
+    fn values_outside_the_fixed_layout_are_still_written_whole() {
+        // Past year 9999, and a microsecond count no clock produces: `format!` writes every digit.
+        assert_eq!(format_iso(253_402_300_800, 0), "10000-01-01T00:00:00.000000+00:00");
+        assert_eq!(format_iso(0, 1_000_000), "1970-01-01T00:00:00.1000000+00:00");
     }
 }

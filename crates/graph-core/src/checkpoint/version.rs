@@ -29,49 +29,42 @@ pub fn next_version(current: Option<&str>) -> String {
     version_text(current.and_then(version_number).unwrap_or(0).saturating_add(1))
 }
 
+/// Bytes in a version text: 32 digits of counter (a `u64` has at most 20), `.0.`, 16 digits.
+pub(crate) const VERSION_TEXT_LEN: usize = 32 + 3 + 16;
+
 /// The text of version `n` with a fresh random suffix: what [`next_version`] returns for the
 /// version before `n`, without writing and parsing that one.
 pub(crate) fn version_text(n: u64) -> String {
-    let mut out = String::with_capacity(32 + 3 + 16);
-    push_version_text(&mut out, n);
-    out
+    String::from(write_version_text(&mut [0; VERSION_TEXT_LEN], n))
 }
 
-/// Appends [`version_text`]`(n)` to `out`.
-pub(crate) fn push_version_text(out: &mut String, n: u64) {
+/// Writes [`version_text`]`(n)` into `buf` and returns it. Digit by digit into one buffer,
+/// validated once: the engine writes a text for every new version of every channel.
+pub(crate) fn write_version_text(buf: &mut [u8; VERSION_TEXT_LEN], n: u64) -> &str {
     // 16 digits; `repr` never ends a fraction with 0, so neither do we.
     let mut fraction = rand::random::<u64>() % 10_000_000_000_000_000;
     if fraction % 10 == 0 {
         fraction += 1;
     }
-    push_zero_padded(out, n, 32);
-    out.push_str(".0.");
-    push_zero_padded(out, fraction, 16);
+    buf.fill(b'0');
+    let (counter, rest) = buf.split_at_mut(32);
+    write_digits(counter, n);
+    rest[..3].copy_from_slice(b".0.");
+    write_digits(&mut rest[3..], fraction);
+    std::str::from_utf8(buf).expect("ASCII digits")
 }
 
-/// Appends `value` in decimal, left-padded with zeros to `width` digits.
-pub(crate) fn push_zero_padded(out: &mut String, mut value: u64, width: usize) {
-    // Digits are written right to left into a small buffer, then the padding is appended as one
-    // slice of zeros and the digits as another: a 32-byte buffer of padding and digits cost a
-    // 32-byte UTF-8 validation per version and timestamp field.
-    const ZEROS: &str = "00000000000000000000000000000000";
-    let mut digits = [0_u8; 20]; // u64::MAX has 20 digits
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (value % 10) as u8;
+/// Writes `value` in decimal at the end of `out`, which holds zeros (`b'0'`) already: the padding
+/// is not written again (the leading digits are cut when `value` has more digits than `out` has
+/// room for; callers size `out` for their values).
+fn write_digits(out: &mut [u8], mut value: u64) {
+    for digit in out.iter_mut().rev() {
+        *digit = b'0' + (value % 10) as u8;
         value /= 10;
         if value == 0 {
             break;
         }
     }
-    let mut pad = width.saturating_sub(digits.len() - start);
-    while pad > 0 {
-        let n = pad.min(ZEROS.len());
-        out.push_str(&ZEROS[..n]);
-        pad -= n;
-    }
-    out.push_str(std::str::from_utf8(&digits[start..]).expect("ASCII digits"));
 }
 
 /// The counter of a version: the integer before the first `.` (the whole string when there is no
@@ -150,15 +143,16 @@ mod tests {
     #[test]
     fn padding_matches_python_format() {
         let padded = |n: u64, width| {
-            let mut out = String::new();
-            push_zero_padded(&mut out, n, width);
-            out
+            let mut out = vec![b'0'; width];
+            write_digits(&mut out, n);
+            String::from_utf8(out).unwrap()
         };
         assert_eq!(padded(42, 32), format!("{:032}", 42));
         assert_eq!(padded(0, 16), "0000000000000000");
         assert_eq!(padded(u64::MAX, 32), format!("{:032}", u64::MAX));
-        assert_eq!(padded(123, 2), "123", "never truncates");
-        assert_eq!(padded(7, 40), format!("{:040}", 7), "wider than the buffer");
+        let v = version_text(u64::MAX);
+        assert_eq!(v.len(), VERSION_TEXT_LEN);
+        assert_eq!(version_number(&v), Some(u64::MAX), "the largest counter fits: {v}");
     }
 
     #[test]

@@ -8,8 +8,9 @@ use serde_json::{json, Value as Json};
 
 use super::channels::Channels;
 use super::task::TaskWrites;
+pub(crate) use super::version_text::VersionText;
 use crate::checkpoint::CheckpointError;
-use crate::checkpoint::{version_number, ChannelVersions, Checkpoint, PendingWrite, CHECKPOINT_VERSION};
+use crate::checkpoint::{ChannelVersions, Checkpoint, PendingWrite, CHECKPOINT_VERSION};
 use crate::command::Push;
 use crate::error::{Error, Result};
 use crate::graph::compiled::{ChannelKind, Layout};
@@ -21,41 +22,6 @@ const INTERRUPT: &str = "__interrupt__";
 
 /// The `versions_seen` key LangGraph always writes, for the input.
 const INPUT: &str = "__input__";
-
-/// Renders integer versions as LangGraph's strings (`{n:032}.{random}`), remembering each one so a
-/// version keeps the same text for the whole thread — blobs are keyed by that exact text.
-///
-/// The texts are shared: every checkpoint that holds version `n` of some channel points at the
-/// same text, so writing a checkpoint copies no version strings.
-///
-/// A `BTreeMap` rather than a `HashMap`: the keys are a few small integers, which compare faster
-/// than SipHash hashes them, and they may come from stored data, so a weak hash would not do.
-#[derive(Default)]
-pub(crate) struct VersionText {
-    texts: BTreeMap<u64, Arc<str>>,
-    /// Where a new text is written before it is shared: the `Arc` is then its only allocation.
-    buffer: String,
-}
-
-impl VersionText {
-    pub(crate) fn text(&mut self, n: u64) -> Arc<str> {
-        let buffer = &mut self.buffer;
-        let text = self.texts.entry(n).or_insert_with(|| {
-            buffer.clear();
-            crate::checkpoint::push_version_text(buffer, n);
-            Arc::from(buffer.as_str())
-        });
-        Arc::clone(text)
-    }
-
-    fn learn(&mut self, text: &Arc<str>) -> Result<u64> {
-        let n = version_number(text).ok_or_else(|| {
-            CheckpointError::Corrupt(format!("channel version {text:?} is not a LangGraph version"))
-        })?;
-        self.texts.entry(n).or_insert_with(|| Arc::clone(text));
-        Ok(n)
-    }
-}
 
 /// `e` with `thread_id` filled in when it is a decode error: [`from_checkpoint`] knows the
 /// checkpoint and channel but not the thread, and an error about stored data must say where the
@@ -153,7 +119,10 @@ pub(crate) fn to_checkpoint<S: State, C>(
     vt: &mut VersionText,
     cache: &mut CheckpointCache,
 ) -> Result<Checkpoint> {
-    let mut values = BTreeMap::new();
+    // Both maps are collected from sorted entries rather than inserted into one by one: a bulk
+    // build compares each key once with its neighbour, where an insert searches every key of the
+    // node before it.
+    let mut values = Vec::with_capacity(layout.channel_order.len());
     cache.fields.resize(S::FIELDS.len(), None);
     cache.seen.resize_with(layout.nodes.len(), || None);
     // In name order, so `versions` is built sorted.
@@ -190,9 +159,10 @@ pub(crate) fn to_checkpoint<S: State, C>(
             },
         };
         if let Some(value) = value {
-            values.insert(Arc::clone(&spec.name), value);
+            values.push((Arc::clone(&spec.name), value));
         }
     }
+    let mut values: BTreeMap<Arc<str>, ChannelValue> = values.into_iter().collect();
     let name = |i: usize| &layout.channels[i].name;
     let mut versions = entries(name, |i| ch.versions[i], &layout.channel_order, &mut cache.scratch, vt);
     if !ch.foreign.is_empty() {
@@ -205,15 +175,16 @@ pub(crate) fn to_checkpoint<S: State, C>(
             }
         }
     }
-    let mut seen: BTreeMap<Arc<str>, ChannelVersions> = ch.foreign_seen.clone();
-    if !seen.contains_key(INPUT) {
+    let mut seen: Vec<(Arc<str>, ChannelVersions)> = Vec::with_capacity(layout.nodes.len() + 2);
+    seen.extend(ch.foreign_seen.iter().map(|(k, v)| (Arc::clone(k), v.clone())));
+    if !ch.foreign_seen.contains_key(INPUT) {
         // LangGraph always writes it.
-        seen.insert(Arc::clone(&cache.keys.0), ChannelVersions::new());
+        seen.push((Arc::clone(&cache.keys.0), ChannelVersions::new()));
     }
     if ch.interrupt_seen.iter().any(|v| *v > 0) {
         let at_interrupt =
             entries(name, |i| ch.interrupt_seen[i], &layout.channel_order, &mut cache.scratch, vt);
-        seen.insert(Arc::clone(&cache.keys.1), at_interrupt);
+        seen.push((Arc::clone(&cache.keys.1), at_interrupt));
     }
     for (n, def) in layout.nodes.iter().enumerate() {
         let now = &ch.versions_seen[n];
@@ -233,9 +204,11 @@ pub(crate) fn to_checkpoint<S: State, C>(
             }
         };
         if !entry.is_empty() {
-            seen.insert(Arc::clone(&def.name), entry);
+            seen.push((Arc::clone(&def.name), entry));
         }
     }
+    // Keys are unique: node names are, and `__input__`/`__interrupt__` are reserved.
+    let seen: BTreeMap<Arc<str>, ChannelVersions> = seen.into_iter().collect();
     Ok(Checkpoint {
         v: CHECKPOINT_VERSION,
         id,
