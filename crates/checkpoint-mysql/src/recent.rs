@@ -24,26 +24,30 @@ use graph_core::checkpoint::{
 use sqlx::{MySqlPool, Row as _};
 
 use crate::error::backend;
-use crate::exact::{same, same_columns};
+use crate::exact::same;
 use crate::rows::{self, corrupt_at};
+use crate::script::{Bind, Statement};
+use crate::tx::fetch_together;
 use crate::write::ns_hash;
 
 /// How many (thread, namespace) pairs are remembered; the least recently written go first.
 pub(crate) const DEFAULT_CAPACITY: usize = graph_core::checkpoint::DEFAULT_RECENT_CAPACITY;
 
-/// The latest checkpoint id of a namespace (or the one bound, if it exists), its pending writes,
-/// one row per write (one row with NULL writes when it has none), and its document and metadata
-/// as stored, to tell that the row is still the one written.
-const LATEST_WITH_WRITES: &str = concat!(
-    "SELECT c.checkpoint_id, cw.task_id, cw.idx, cw.channel, cw.type, cw.`blob`, ",
-    "CAST(c.checkpoint AS CHAR), CAST(c.metadata AS CHAR) FROM ",
-    "(SELECT thread_id, checkpoint_ns_hash, checkpoint_id, checkpoint, metadata FROM checkpoints WHERE ",
+/// The latest checkpoint of a namespace, or none when it is older than the one bound: its id, and
+/// its document and metadata as stored, to tell that the row is still the one written. A range
+/// read of the primary key that stops at the first row.
+const LATEST_SINCE: &str = concat!(
+    "SELECT checkpoint_id, CAST(checkpoint AS CHAR), CAST(metadata AS CHAR) FROM checkpoints WHERE ",
     same!("thread_id"),
-    " AND checkpoint_ns_hash = ? AND checkpoint_id >= ? ORDER BY checkpoint_id DESC LIMIT 1) c ",
-    "LEFT JOIN checkpoint_writes cw ON ",
-    same_columns!("cw.thread_id", "c.thread_id"),
-    " AND cw.checkpoint_ns_hash = c.checkpoint_ns_hash AND ",
-    same_columns!("cw.checkpoint_id", "c.checkpoint_id")
+    " AND checkpoint_ns_hash = ? AND checkpoint_id >= ? ORDER BY checkpoint_id DESC LIMIT 1"
+);
+
+/// The pending writes of one checkpoint, a prefix read of `checkpoint_writes`' primary key.
+const WRITES_OF: &str = concat!(
+    "SELECT task_id, idx, channel, type, `blob` FROM checkpoint_writes WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? AND ",
+    same!("checkpoint_id")
 );
 
 /// The stored texts of a remembered checkpoint: its document and its metadata, as sent.
@@ -90,7 +94,7 @@ impl Recent {
         self.0.remember(config, checkpoint, metadata, new_versions, texts);
     }
 
-    /// The tuple at `config` from memory and one small query, or `None` when the full read is
+    /// The tuple at `config` from memory and two small reads in one round trip, or `None` when the full read is
     /// needed (nothing remembered, or the server's latest is another checkpoint).
     pub(crate) async fn get_tuple(
         &self,
@@ -99,27 +103,36 @@ impl Recent {
     ) -> Result<Option<CheckpointTuple>, CheckpointError> {
         let Some(entry) = self.candidate(config) else { return Ok(None) };
         let id = entry.checkpoint.id.as_str();
-        let rows = sqlx::query(LATEST_WITH_WRITES)
-            .bind(&config.thread_id)
-            .bind(&config.thread_id)
-            .bind(&ns_hash(&config.checkpoint_ns)[..])
-            .bind(id)
-            .fetch_all(pool)
-            .await
-            .map_err(backend)?;
-        // Rows exist only for the remembered checkpoint or a newer one.
-        let latest: Option<String> = match rows.first() {
-            Some(row) => row.try_get(0).map_err(backend)?,
-            None => None,
+        let hash = ns_hash(&config.checkpoint_ns);
+        // Both reads in one round trip. The writes are read for the remembered checkpoint before
+        // it is known to be the latest; when it is not, they are not used.
+        let by_thread = |sql: &'static str| {
+            let mut statement = Statement::with_capacity(sql, 5);
+            statement
+                .push(Bind::Text(&config.thread_id))
+                .push(Bind::Text(&config.thread_id))
+                .push(Bind::Hash(hash));
+            statement
         };
-        if latest.as_deref() != Some(id) {
+        let mut latest = by_thread(LATEST_SINCE);
+        latest.push(Bind::Text(id));
+        let mut pending = by_thread(WRITES_OF);
+        pending.push(Bind::Text(id)).push(Bind::Text(id));
+        let mut conn = pool.acquire().await.map_err(backend)?;
+        let mut results = fetch_together(&mut conn, &[latest, pending]).await.map_err(backend)?;
+        let rows = results.pop().unwrap_or_default();
+        let head = results.pop().unwrap_or_default();
+        // A row exists only for the remembered checkpoint or a newer one.
+        let Some(head) = head.first() else { return Ok(None) };
+        let latest: String = head.try_get(0).map_err(backend)?;
+        if latest != id {
             return Ok(None);
         }
         // The row was edited since it was written (by hand, or by a repair): read it whole.
         // MySQL 8 stores JSON in a binary form and renders it differently from the text sent,
         // so there this is always a miss; MariaDB keeps the text as sent.
         let stored: (Option<String>, Option<String>) =
-            (rows[0].try_get(6).map_err(backend)?, rows[0].try_get(7).map_err(backend)?);
+            (head.try_get(1).map_err(backend)?, head.try_get(2).map_err(backend)?);
         if stored.0.as_deref() != Some(entry.fingerprint.document.as_str())
             || stored.1.as_deref() != Some(entry.fingerprint.metadata.as_str())
         {
@@ -127,12 +140,11 @@ impl Recent {
         }
         let mut writes = Vec::with_capacity(rows.len());
         for row in &rows {
-            let task_id: Option<String> = row.try_get(1).map_err(backend)?;
-            let Some(task_id) = task_id else { continue };
-            let idx: i64 = row.try_get(2).map_err(backend)?;
-            let channel: String = row.try_get(3).map_err(backend)?;
-            let kind: String = row.try_get(4).map_err(backend)?;
-            let bytes: Option<Vec<u8>> = row.try_get(5).map_err(backend)?;
+            let task_id: String = row.try_get(0).map_err(backend)?;
+            let idx: i64 = row.try_get(1).map_err(backend)?;
+            let channel: String = row.try_get(2).map_err(backend)?;
+            let kind: String = row.try_get(3).map_err(backend)?;
+            let bytes: Option<Vec<u8>> = row.try_get(4).map_err(backend)?;
             let value = loads_typed(&kind, bytes.as_deref().unwrap_or_default())
                 .map_err(|e| corrupt_at(&config.thread_id, id, format!("write to `{channel}`: {e}")))?;
             writes.push((idx, PendingWrite { task_id, channel, value }));

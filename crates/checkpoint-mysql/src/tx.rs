@@ -201,6 +201,37 @@ impl Tx {
     }
 }
 
+/// Runs `statements` as one script, in one round trip, and returns the rows of each; outside a
+/// transaction (each statement is its own). A statement that cannot be written out runs
+/// prepared instead, each in turn, and the driver reports what is wrong with it.
+pub(crate) async fn fetch_together(
+    conn: &mut MySqlConnection,
+    statements: &[Statement<'_>],
+) -> Result<Vec<Vec<MySqlRow>>, sqlx::Error> {
+    let mut text = String::new();
+    for statement in statements {
+        if !text.is_empty() {
+            text.push(';');
+        }
+        if !statement.render_into(&mut text) {
+            let mut all = Vec::with_capacity(statements.len());
+            for statement in statements {
+                all.push(prepared(&mut *conn, statement).await?);
+            }
+            return Ok(all);
+        }
+    }
+    let results = script(conn, &text).await?;
+    if results.len() != statements.len() {
+        return Err(sqlx::Error::Protocol(format!(
+            "a script of {} statements returned {} results",
+            statements.len(),
+            results.len()
+        )));
+    }
+    Ok(results)
+}
+
 /// Runs `text`, one or several statements, and collects the rows of each.
 ///
 /// Boxed, here and in [`prepared`], so that the driver's futures are `Send` where they are made:
