@@ -219,5 +219,6 @@ async fn embedded_hashing_hard_set_is_isolated_and_decay_prefers_newer_facts() {
 /// memory is returned (figures printed; docs/benchmarks.md).
 #[tokio::test]
 async fn embedded_hashing_update_path_puts_newer_facts_first_and_never_returns_retired() {
-    support::hard_supersede::run_update_paths("embedded/hashing", &memory(), 3, 25).await;
+    let plan = support::hard_supersede::Plan::FULL;
+    support::hard_supersede::run_update_paths("embedded/hashing", &memory(), 3, 25, plan).await;
 }

@@ -8,8 +8,11 @@ mod support;
 use graph_core::store::{cosine_similarity, Embeddings};
 use memory_milvus::{EmbeddedMemory, Memory, MilvusConfig, MilvusMemory, MiniLmEmbeddings, SearchMode};
 use support::dataset;
+use support::memo::Memoized;
 
-fn model(test: &str) -> Option<MiniLmEmbeddings> {
+use std::sync::OnceLock;
+
+fn load(test: &str) -> Option<MiniLmEmbeddings> {
     let Ok(dir) = std::env::var("MINILM_DIR") else {
         assert!(std::env::var_os("CI").is_none(), "{test}: MINILM_DIR is not set under CI");
         eprintln!("skipping {test}: MINILM_DIR is not set (bash scripts/milvus-lite.sh minilm)");
@@ -21,9 +24,22 @@ fn model(test: &str) -> Option<MiniLmEmbeddings> {
     Some(m)
 }
 
+/// The model for the retrieval tests: loaded once for the whole binary, and each text embedded
+/// once across all tests (see [`Memoized`]).
+fn model(test: &str) -> Option<Memoized<MiniLmEmbeddings>> {
+    static SHARED: OnceLock<Option<Memoized<MiniLmEmbeddings>>> = OnceLock::new();
+    let shared = SHARED.get_or_init(|| load(test).map(Memoized::new)).clone();
+    if shared.is_none() {
+        // The first caller said why; every test still says it is skipping.
+        eprintln!("skipping {test}: MINILM_DIR is not set");
+    }
+    shared
+}
+
 #[tokio::test]
 async fn minilm_embeddings_are_normalised_and_semantic() {
-    let Some(m) = model("minilm_embeddings") else { return };
+    // The model itself, not the remembered vectors.
+    let Some(m) = load("minilm_embeddings") else { return };
     let texts: Vec<String> =
         ["A cat sits on the mat.", "A kitten is lying on a rug.", "Rust is a systems programming language."]
             .map(String::from)
@@ -72,7 +88,7 @@ async fn minilm_recall_embedded() {
 
 /// A Milvus memory with `model` on a fresh collection of `MILVUS_URL`; `None` (after saying why)
 /// when the variable is unset outside CI, a failure under CI.
-async fn milvus(test: &str, model: MiniLmEmbeddings) -> Option<MilvusMemory> {
+async fn milvus(test: &str, model: Memoized<MiniLmEmbeddings>) -> Option<MilvusMemory> {
     let Ok(url) = std::env::var("MILVUS_URL") else {
         assert!(std::env::var_os("CI").is_none(), "{test}: MILVUS_URL is not set under CI");
         eprintln!("skipping {test}: MILVUS_URL is not set");
@@ -135,15 +151,19 @@ async fn minilm_hard_set_milvus_is_isolated_prefers_newer_facts_and_bridges_para
 #[tokio::test]
 async fn minilm_update_path_embedded_puts_newer_facts_first_and_never_returns_retired() {
     let Some(m) = model("minilm_update_path_embedded") else { return };
-    support::hard_supersede::run_update_paths("embedded/minilm", &EmbeddedMemory::new(m), 3, 25).await;
+    let plan = support::hard_supersede::Plan::FULL;
+    support::hard_supersede::run_update_paths("embedded/minilm", &EmbeddedMemory::new(m), 3, 25, plan).await;
 }
 
-/// The same on Milvus.
+/// The update path end to end on Milvus with real embeddings.
 #[tokio::test]
 async fn minilm_update_path_milvus_puts_newer_facts_first_and_never_returns_retired() {
     let Some(model) = model("minilm_update_path_milvus") else { return };
     let Some(m) = milvus("minilm_update_path_milvus", model).await else { return };
-    let run = support::hard_supersede::run_update_paths("milvus/minilm", &m, 3, 25);
+    // The oracle decider in the default retrieval: the figures of the other deciders and modes
+    // are the in-process test's (the same on both memories), which take minutes on Milvus Lite.
+    let plan = support::hard_supersede::Plan::one(true, &[]);
+    let run = support::hard_supersede::run_update_paths("milvus/minilm", &m, 3, 25, plan);
     let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run)).await;
     m.drop_collection().await.unwrap();
     if let Err(panic) = outcome {

@@ -8,6 +8,7 @@ pub mod dataset;
 pub mod hard_dataset;
 pub mod hard_recall;
 pub mod hard_supersede;
+pub mod memo;
 pub mod memory_suite;
 pub mod race_suite;
 pub mod scripted;
