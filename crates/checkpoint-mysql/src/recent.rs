@@ -1,5 +1,5 @@
-//! The checkpoints this process wrote last, so that reading one back costs a small query rather
-//! than the whole document and its blobs.
+//! The checkpoints this process wrote last, so that reading one back costs two small key reads
+//! rather than the whole document and its blobs.
 //!
 //! A run starts by reading the latest checkpoint of its thread, which is usually the one the same
 //! process stored at the end of the previous turn. The full read moves every blob of that
