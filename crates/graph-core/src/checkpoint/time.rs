@@ -33,11 +33,8 @@ pub fn format_iso(secs: i64, micros: u32) -> String {
         (17, 2, rem % 60),
         (20, 6, micros),
     ];
-    for (at, width, mut value) in fields {
-        for digit in buf[at..at + width].iter_mut().rev() {
-            *digit = b'0' + (value % 10) as u8;
-            value /= 10;
-        }
+    for (at, width, value) in fields {
+        super::version::write_digits(&mut buf[at..at + width], u64::from(value));
     }
     String::from(std::str::from_utf8(&buf).expect("ASCII digits"))
 }

@@ -57,7 +57,7 @@ pub(crate) fn write_version_text(buf: &mut [u8; VERSION_TEXT_LEN], n: u64) -> &s
 /// Writes `value` in decimal at the end of `out`, which holds zeros (`b'0'`) already: the padding
 /// is not written again (the leading digits are cut when `value` has more digits than `out` has
 /// room for; callers size `out` for their values).
-fn write_digits(out: &mut [u8], mut value: u64) {
+pub(crate) fn write_digits(out: &mut [u8], mut value: u64) {
     for digit in out.iter_mut().rev() {
         *digit = b'0' + (value % 10) as u8;
         value /= 10;
