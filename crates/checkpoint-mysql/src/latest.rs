@@ -170,14 +170,7 @@ pub(crate) async fn lock_and_check(
 ) -> Result<(), CheckpointError> {
     let expected = config.checkpoint_id.as_deref();
     // Every read here starts with the thread (compared exactly, so twice) and the namespace hash.
-    let by_thread = |text: Cow<'static, str>| {
-        let mut statement = Statement::with_capacity(text, 4);
-        statement
-            .push(Bind::Text(&config.thread_id))
-            .push(Bind::Text(&config.thread_id))
-            .push(Bind::Hash(*hash));
-        statement
-    };
+    let by_thread = |text: Cow<'static, str>| Statement::by_thread(text, &config.thread_id, *hash);
     let found = match layout {
         Layout::Full => {
             // `''` sorts before every id: without a parent, anything stored is newer.

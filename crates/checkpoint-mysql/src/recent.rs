@@ -106,17 +106,9 @@ impl Recent {
         let hash = ns_hash(&config.checkpoint_ns);
         // Both reads in one round trip. The writes are read for the remembered checkpoint before
         // it is known to be the latest; when it is not, they are not used.
-        let by_thread = |sql: &'static str| {
-            let mut statement = Statement::with_capacity(sql, 5);
-            statement
-                .push(Bind::Text(&config.thread_id))
-                .push(Bind::Text(&config.thread_id))
-                .push(Bind::Hash(hash));
-            statement
-        };
-        let mut latest = by_thread(LATEST_SINCE);
+        let mut latest = Statement::by_thread(LATEST_SINCE, &config.thread_id, hash);
         latest.push(Bind::Text(id));
-        let mut pending = by_thread(WRITES_OF);
+        let mut pending = Statement::by_thread(WRITES_OF, &config.thread_id, hash);
         pending.push(Bind::Text(id)).push(Bind::Text(id));
         let mut conn = pool.acquire().await.map_err(backend)?;
         let mut results = fetch_together(&mut conn, &[latest, pending]).await.map_err(backend)?;

@@ -78,6 +78,15 @@ impl<'a> Statement<'a> {
         Self { sql: sql.into(), binds: Vec::with_capacity(binds) }
     }
 
+    /// `sql`, whose first placeholders are those of `same!("thread_id")` (the id twice, see
+    /// [`crate::exact`]) and then the namespace hash, with those three values bound; room for
+    /// three more.
+    pub(crate) fn by_thread(sql: impl Into<Cow<'a, str>>, thread_id: &'a str, hash: [u8; 16]) -> Self {
+        let mut statement = Self::with_capacity(sql, 6);
+        statement.push(Bind::Text(thread_id)).push(Bind::Text(thread_id)).push(Bind::Hash(hash));
+        statement
+    }
+
     /// Adds the value of the next placeholder.
     pub(crate) fn push(&mut self, bind: Bind<'a>) -> &mut Self {
         self.binds.push(bind);

@@ -116,11 +116,7 @@ impl Tx {
                 self.script.truncate(len);
                 self.queued = skip;
                 let conn = self.connection().await?;
-                let mut all = Vec::with_capacity(statements.len());
-                for statement in statements {
-                    all.push(prepared(&mut *conn, statement).await?);
-                }
-                return Ok(all);
+                return prepared_each(conn, statements).await;
             }
             self.queued += 1;
         }
@@ -163,7 +159,7 @@ impl Tx {
             return;
         }
         let rolled_back = match self.conn() {
-            Ok(conn) => script(conn, "ROLLBACK").await.map(drop),
+            Ok(conn) => script(conn, "ROLLBACK", 1).await.map(drop),
             Err(e) => Err(e),
         };
         match rolled_back {
@@ -186,18 +182,11 @@ impl Tx {
         let statements = std::mem::take(&mut self.queued);
         // From here the server may have begun the transaction, whatever happens to the reply.
         self.open = true;
-        let results = script(self.conn()?, &text).await;
+        let results = script(self.conn()?, &text, statements).await;
         // The buffer is kept for the next script.
         self.script = text;
         self.script.clear();
-        let results = results?;
-        if results.len() != statements {
-            return Err(sqlx::Error::Protocol(format!(
-                "a script of {statements} statements returned {} results",
-                results.len()
-            )));
-        }
-        Ok(results)
+        results
     }
 }
 
@@ -214,25 +203,27 @@ pub(crate) async fn fetch_together(
             text.push(';');
         }
         if !statement.render_into(&mut text) {
-            let mut all = Vec::with_capacity(statements.len());
-            for statement in statements {
-                all.push(prepared(&mut *conn, statement).await?);
-            }
-            return Ok(all);
+            return prepared_each(conn, statements).await;
         }
     }
-    let results = script(conn, &text).await?;
-    if results.len() != statements.len() {
-        return Err(sqlx::Error::Protocol(format!(
-            "a script of {} statements returned {} results",
-            statements.len(),
-            results.len()
-        )));
-    }
-    Ok(results)
+    script(conn, &text, statements.len()).await
 }
 
-/// Runs `text`, one or several statements, and collects the rows of each.
+/// Runs each of `statements` prepared, in turn, and returns the rows of each: for statements that
+/// cannot be written into a script, where the driver then reports what is wrong with them.
+async fn prepared_each(
+    conn: &mut MySqlConnection,
+    statements: &[Statement<'_>],
+) -> Result<Vec<Vec<MySqlRow>>, sqlx::Error> {
+    let mut all = Vec::with_capacity(statements.len());
+    for statement in statements {
+        all.push(prepared(&mut *conn, statement).await?);
+    }
+    Ok(all)
+}
+
+/// Runs `text`, a script of `statements` statements, and collects the rows of each; a reply with
+/// another number of results is a protocol error.
 ///
 /// Boxed, here and in [`prepared`], so that the driver's futures are `Send` where they are made:
 /// awaited inside the higher-ranked put bodies, rustc cannot prove it for sqlx's executor
@@ -240,6 +231,7 @@ pub(crate) async fn fetch_together(
 fn script<'c>(
     conn: &'c mut MySqlConnection,
     text: &'c str,
+    statements: usize,
 ) -> BoxFuture<'c, Result<Vec<Vec<MySqlRow>>, sqlx::Error>> {
     Box::pin(async move {
         let mut results = Vec::new();
@@ -251,6 +243,12 @@ fn script<'c>(
                 // Every statement's result ends with one of these, rows or not.
                 Either::Left(_) => results.push(std::mem::take(&mut rows)),
             }
+        }
+        if results.len() != statements {
+            return Err(sqlx::Error::Protocol(format!(
+                "a script of {statements} statements returned {} results",
+                results.len()
+            )));
         }
         Ok(results)
     })
