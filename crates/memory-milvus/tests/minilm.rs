@@ -6,7 +6,7 @@
 mod support;
 
 use graph_core::store::{cosine_similarity, Embeddings};
-use memory_milvus::{EmbeddedMemory, Memory, MilvusConfig, MilvusMemory, MiniLmEmbeddings, SearchMode};
+use memory_milvus::{EmbeddedMemory, Memory, MilvusMemory, MiniLmEmbeddings, SearchMode};
 use support::dataset;
 use support::memo::Memoized;
 
@@ -86,26 +86,20 @@ async fn minilm_recall_embedded() {
     recall("embedded", &EmbeddedMemory::new(m)).await;
 }
 
-/// A Milvus memory with `model` on a fresh collection of `MILVUS_URL`; `None` (after saying why)
-/// when the variable is unset outside CI, a failure under CI.
-async fn milvus(test: &str, model: Memoized<MiniLmEmbeddings>) -> Option<MilvusMemory> {
-    let Ok(url) = std::env::var("MILVUS_URL") else {
-        assert!(std::env::var_os("CI").is_none(), "{test}: MILVUS_URL is not set under CI");
-        eprintln!("skipping {test}: MILVUS_URL is not set");
-        return None;
-    };
-    let cfg = MilvusConfig::new(url)
-        .collection(format!("t_{test}_{:016x}", rand::random::<u64>()))
-        .consistency(memory_milvus::Consistency::Strong);
-    Some(MilvusMemory::connect(cfg, model).await.expect("connect"))
+/// Runs `body` on a Milvus memory with `model` on a fresh collection of `MILVUS_URL`, dropped
+/// afterwards even when `body` panics (skips outside CI when no server is set).
+async fn with_milvus<F, Fut>(test: &str, model: Memoized<MiniLmEmbeddings>, body: F)
+where
+    F: FnOnce(MilvusMemory) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    support::with_milvus_using(test, |c| c, model, body).await;
 }
 
 #[tokio::test]
 async fn minilm_recall_milvus() {
     let Some(model) = model("minilm_recall_milvus") else { return };
-    let Some(m) = milvus("minilm_recall_milvus", model).await else { return };
-    recall("milvus", &m).await;
-    m.drop_collection().await.unwrap();
+    with_milvus("minilm_recall_milvus", model, |m| async move { recall("milvus", &m).await }).await;
 }
 
 /// The hard set with MiniLM. Checked: no cross-user hit in any mode; decay ranks the newer of two
@@ -135,15 +129,8 @@ async fn minilm_hard_set_embedded_is_isolated_prefers_newer_facts_and_bridges_pa
 #[tokio::test]
 async fn minilm_hard_set_milvus_is_isolated_prefers_newer_facts_and_bridges_paraphrases() {
     let Some(model) = model("minilm_hard_set_milvus") else { return };
-    let Some(m) = milvus("minilm_hard_set_milvus", model).await else { return };
-    // Drop the collection even when an assertion fails.
-    let outcome =
-        futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(hard_set("milvus/minilm", &m)))
-            .await;
-    m.drop_collection().await.unwrap();
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    with_milvus("minilm_hard_set_milvus", model, |m| async move { hard_set("milvus/minilm", &m).await })
+        .await;
 }
 
 /// The update path on the hard set with MiniLM, in process: the newer fact first at least as
@@ -159,16 +146,13 @@ async fn minilm_update_path_embedded_puts_newer_facts_first_and_never_returns_re
 #[tokio::test]
 async fn minilm_update_path_milvus_puts_newer_facts_first_and_never_returns_retired() {
     let Some(model) = model("minilm_update_path_milvus") else { return };
-    let Some(m) = milvus("minilm_update_path_milvus", model).await else { return };
     // The oracle decider in the default retrieval: the figures of the other deciders and modes
     // are the in-process test's (the same on both memories), which take minutes on Milvus Lite.
     let plan = support::hard_supersede::Plan::one(true, &[]);
-    let run = support::hard_supersede::run_update_paths("milvus/minilm", &m, 3, 25, plan);
-    let outcome = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run)).await;
-    m.drop_collection().await.unwrap();
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    with_milvus("minilm_update_path_milvus", model, |m| async move {
+        support::hard_supersede::run_update_paths("milvus/minilm", &m, 3, 25, plan).await;
+    })
+    .await;
 }
 
 /// Hybrid fusion's settings compared on the hard set in process (MiniLM): plain RRF (k = 60,

@@ -18,7 +18,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
-use graph_core::store::HashingEmbeddings;
+use graph_core::store::{Embeddings, HashingEmbeddings};
 use memory_milvus::{Consistency, MilvusConfig, MilvusMemory};
 
 /// Dimension of the test embedder: large enough that bag-of-words collisions are rare.
@@ -29,6 +29,15 @@ pub const DIMS: usize = 256;
 /// Under CI (`CI` set) a missing server fails the test instead: CI starts one, so its absence is a
 /// broken setup, not a reason to pass.
 pub async fn connect(test: &str, config: impl FnOnce(MilvusConfig) -> MilvusConfig) -> Option<MilvusMemory> {
+    connect_with(test, config, HashingEmbeddings::new(DIMS)).await
+}
+
+/// [`connect`] with the embedder `embed` instead of the hashing one.
+pub async fn connect_with(
+    test: &str,
+    config: impl FnOnce(MilvusConfig) -> MilvusConfig,
+    embed: impl Embeddings,
+) -> Option<MilvusMemory> {
     let ci = std::env::var_os("CI").is_some();
     let Ok(url) = std::env::var("MILVUS_URL") else {
         assert!(!ci, "{test}: MILVUS_URL is not set but CI is; scripts/test.sh should start Milvus Lite");
@@ -44,11 +53,7 @@ pub async fn connect(test: &str, config: impl FnOnce(MilvusConfig) -> MilvusConf
     let collection = format!("t_{test}_{:016x}", rand::random::<u64>());
     let cfg = config(MilvusConfig::new(url.clone()).collection(collection).consistency(Consistency::Strong));
     // The server answers, so from here on every failure is the code's, not the setup's.
-    Some(
-        MilvusMemory::connect(cfg, HashingEmbeddings::new(DIMS))
-            .await
-            .expect("connect and create the collection"),
-    )
+    Some(MilvusMemory::connect(cfg, embed).await.expect("connect and create the collection"))
 }
 
 /// Whether something accepts TCP connections at the URL's host and port.
@@ -66,7 +71,20 @@ where
     F: FnOnce(MilvusMemory) -> Fut,
     Fut: Future<Output = ()>,
 {
-    let Some(memory) = connect(test, config).await else { return };
+    with_milvus_using(test, config, HashingEmbeddings::new(DIMS), body).await;
+}
+
+/// [`with_milvus`] with the embedder `embed` instead of the hashing one.
+pub async fn with_milvus_using<F, Fut>(
+    test: &str,
+    config: impl FnOnce(MilvusConfig) -> MilvusConfig,
+    embed: impl Embeddings,
+    body: F,
+) where
+    F: FnOnce(MilvusMemory) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let Some(memory) = connect_with(test, config, embed).await else { return };
     let outcome = AssertUnwindSafe(body(memory.clone())).catch_unwind().await;
     memory.drop_collection().await.expect("drop the test collection");
     if let Err(panic) = outcome {
