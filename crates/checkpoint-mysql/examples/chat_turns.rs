@@ -119,11 +119,17 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         .map(|(kind, n, bytes)| (kind, serde_json::json!({"rows": n, "bytes": bytes})))
         .collect();
     let last_50 = &per_turn[turns.saturating_sub(50)..];
+    // The median turn too: one slow fsync of the server's disk moves the mean of a short run
+    // by more than most changes to the client do.
+    let mut sorted = per_turn.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or_default();
     let report = serde_json::json!({
         "workload": "chat_turns_mysql",
         "impl": "graph-rs",
         "turns": turns,
         "us_per_turn": total / turns as f64 * 1e6,
+        "us_per_turn_median": median,
         "us_per_turn_last_50": last_50.iter().sum::<f64>() / last_50.len().max(1) as f64,
         "us_get_latest": us_get_latest,
         "ms_list_all": ms_list_all,

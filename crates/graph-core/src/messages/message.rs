@@ -2,7 +2,8 @@
 //! `ToolMessage` and `RemoveMessage` in one cheaply clonable value.
 
 use std::fmt;
-use std::sync::Arc;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -40,7 +41,34 @@ use super::REMOVE_ALL_MESSAGES;
 #[derive(Clone)]
 pub struct Message {
     /// Shared, copy-on-write payload.
-    inner: Arc<MessageData>,
+    inner: Arc<Shared>,
+}
+
+/// What clones of a message share: its fields, and their msgpack encoding once it is made.
+///
+/// A saver writing a conversation encodes the whole list at every new version of the channel,
+/// so each message would be encoded again at every step of every later turn (hundreds of times
+/// in a long thread). The fields never change behind a `Message` (every edit goes through
+/// [`Message::data_mut`], which forgets the encoding), so the bytes are made once and copied after.
+pub(super) struct Shared {
+    /// The fields.
+    data: MessageData,
+    /// LangGraph's ext 5 payload of `data`, once encoded.
+    packed: OnceLock<Box<[u8]>>,
+}
+
+impl Clone for Shared {
+    /// Clones only the fields: a copy is made to be edited, which makes a new encoding.
+    fn clone(&self) -> Self {
+        Self { data: self.data.clone(), packed: OnceLock::new() }
+    }
+}
+
+impl Deref for Shared {
+    type Target = MessageData;
+    fn deref(&self) -> &MessageData {
+        &self.data
+    }
 }
 
 /// The fields of a [`Message`]; kind-specific ones stay at their defaults for other kinds.
@@ -98,17 +126,30 @@ impl MessageData {
 impl Message {
     /// Wraps finished data.
     pub(super) fn from_data(data: MessageData) -> Self {
-        Self { inner: Arc::new(data) }
+        Self { inner: Arc::new(Shared { data, packed: OnceLock::new() }) }
     }
 
     /// Read access to the fields, for the serializer.
     pub(super) fn data(&self) -> &MessageData {
-        &self.inner
+        &self.inner.data
     }
 
-    /// Write access; copies the data first if another clone shares it.
+    /// The msgpack payload `encode` makes of this message, made on the first call and remembered
+    /// by every clone until one is edited.
+    pub(super) fn packed<E>(&self, encode: impl FnOnce() -> Result<Vec<u8>, E>) -> Result<&[u8], E> {
+        if let Some(bytes) = self.inner.packed.get() {
+            return Ok(bytes);
+        }
+        let bytes = encode()?.into_boxed_slice();
+        // Two threads may encode at once; both made the same bytes, and the first is kept.
+        Ok(self.inner.packed.get_or_init(|| bytes))
+    }
+
+    /// Write access; copies the data first if another clone shares it, and forgets the encoding.
     fn data_mut(&mut self) -> &mut MessageData {
-        Arc::make_mut(&mut self.inner)
+        let shared = Arc::make_mut(&mut self.inner);
+        shared.packed.take();
+        &mut shared.data
     }
 
     /// Applies `edit` when the message is of `kind`, otherwise leaves it unchanged.
@@ -305,7 +346,7 @@ impl Message {
 impl fmt::Debug for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Print the payload directly: the `Arc` wrapper is an implementation detail.
-        fmt::Debug::fmt(&*self.inner, f)
+        fmt::Debug::fmt(&self.inner.data, f)
     }
 }
 
@@ -313,7 +354,7 @@ impl PartialEq for Message {
     fn eq(&self, other: &Self) -> bool {
         // Clones share their allocation, so the pointer check settles most comparisons
         // of engine state without walking the content.
-        Arc::ptr_eq(&self.inner, &other.inner) || self.inner == other.inner
+        Arc::ptr_eq(&self.inner, &other.inner) || self.inner.data == other.inner.data
     }
 }
 
@@ -385,6 +426,30 @@ mod tests {
         assert_eq!(original.id(), Some("1"));
         assert_eq!(copy.id(), Some("2"));
         assert_ne!(original, copy);
+    }
+
+    #[test]
+    fn an_encoding_is_shared_by_clones_and_made_anew_after_an_edit() {
+        use crate::checkpoint::serde::dumps_typed;
+        use crate::value::ChannelValue;
+        let encode = |m: &Message| dumps_typed(&ChannelValue::new(vec![m.clone()])).expect("encodes").1;
+        let original = Message::human("hello").with_id("1");
+        let first = encode(&original);
+        let copy = original.clone();
+        assert!(copy.inner.packed.get().is_some(), "clones share the encoding");
+        assert_eq!(encode(&copy), first);
+        let mut edited = copy.clone();
+        edited.set_id("2".to_owned());
+        assert!(edited.inner.packed.get().is_none());
+        let fresh = Message::human("hello").with_id("2");
+        assert_eq!(encode(&edited), encode(&fresh));
+        assert_ne!(encode(&edited), first);
+        // Edited in place, without another clone sharing it, the encoding is forgotten too.
+        let mut alone = Message::human("hello").with_id("1");
+        assert_eq!(encode(&alone), first);
+        alone.set_id("2".to_owned());
+        assert_eq!(encode(&alone), encode(&fresh));
+        assert_eq!(encode(&original), first);
     }
 
     #[test]

@@ -45,9 +45,10 @@ impl Serialize for Message {
             return Kwargs(self).serialize(serializer);
         }
         let (module, class) = self.lc_class();
-        let payload = rmp_serde::to_vec_named(&(module, class, Kwargs(self), PYDANTIC_V2_METHOD))
+        let payload = self
+            .packed(|| rmp_serde::to_vec_named(&(module, class, Kwargs(self), PYDANTIC_V2_METHOD)))
             .map_err(S::Error::custom)?;
-        ExtRef { code: EXT_PYDANTIC_V2, data: &payload }.serialize(serializer)
+        ExtRef { code: EXT_PYDANTIC_V2, data: payload }.serialize(serializer)
     }
 }
 

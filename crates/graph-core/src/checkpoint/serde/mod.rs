@@ -45,6 +45,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod canonical;
 mod convert;
 mod document;
 mod ext;
@@ -105,10 +106,23 @@ impl From<SerdeError> for CheckpointError {
 /// [`SerdeError::Json`] / [`SerdeError::UnknownType`] when an encoded value nested in an
 /// [`ChannelValue::Overwrite`] is malformed.
 pub fn dumps_typed(value: &ChannelValue) -> Result<(String, Vec<u8>), SerdeError> {
-    if let ChannelValue::Encoded(e) = value {
-        return Ok((e.kind.to_string(), e.bytes.to_vec()));
-    }
-    let tree = to_tree(value)?;
+    let tree = match value {
+        ChannelValue::Encoded(e) => return Ok((e.kind.to_string(), e.bytes.to_vec())),
+        ChannelValue::Live(live) => {
+            let bytes = live.to_msgpack().map_err(|e| SerdeError::Encode(e.to_string()))?;
+            // rmp-serde's bytes are nearly always LangGraph's already: kept as they are when a
+            // scan finds nothing to rewrite, rather than read into a tree and written again
+            // (which, for a long conversation, cost more than encoding it).
+            if canonical::is_canonical(&bytes) {
+                return Ok(match bytes.as_slice() {
+                    [0xc0] => ("null".to_owned(), Vec::new()),
+                    _ => ("msgpack".to_owned(), bytes),
+                });
+            }
+            live_tree(live.type_name(), &bytes)?
+        }
+        other => to_tree(other)?,
+    };
     if tree.is_nil() {
         // Python writes `None` as type `null`, whatever produced it.
         return Ok(("null".to_owned(), Vec::new()));
@@ -116,16 +130,20 @@ pub fn dumps_typed(value: &ChannelValue) -> Result<(String, Vec<u8>), SerdeError
     Ok(("msgpack".to_owned(), msgpack::write(&tree)?))
 }
 
+/// rmp-serde's `bytes` of a live value of type `type_name` as a tree. rmp-serde's output is
+/// already LangGraph's layout (messages as ext 5, see `Message`'s Serialize); writing the tree out
+/// again canonicalises the few forms `ormsgpack` never writes (`f32`, `fixext`).
+fn live_tree(type_name: &str, bytes: &[u8]) -> Result<rmpv::Value, SerdeError> {
+    msgpack::read(bytes).map_err(|e| SerdeError::Encode(format!("{type_name}: {e}")))
+}
+
 /// A value as a msgpack tree, ready for [`msgpack::write`].
 fn to_tree(value: &ChannelValue) -> Result<rmpv::Value, SerdeError> {
     Ok(match value {
         ChannelValue::Null => rmpv::Value::Nil,
-        // rmp-serde's output is already LangGraph's layout (messages as ext 5, see `Message`'s
-        // Serialize); reading it back and rewriting it canonicalises the few forms `ormsgpack`
-        // never writes (`f32`, `fixext`).
         ChannelValue::Live(live) => {
             let bytes = live.to_msgpack().map_err(|e| SerdeError::Encode(e.to_string()))?;
-            msgpack::read(&bytes).map_err(|e| SerdeError::Encode(format!("{}: {e}", live.type_name())))?
+            live_tree(live.type_name(), &bytes)?
         }
         ChannelValue::Json(json) => convert::from_json(json),
         ChannelValue::Encoded(e) => match &*e.kind {
