@@ -9,6 +9,9 @@
 //! $PY ../shared/bench/peer/lg_bench.py chat_mysql 200
 //! ```
 //!
+//! `--turns-only` stops after the turns and prints only their figures, so that the process's CPU
+//! time (`/usr/bin/time`, `perf stat`) is the turns' alone.
+//!
 //! `--no-read-cache` makes every turn read its thread back from the server in full
 //! (`with_read_cache(0)`), as a process that did not write the previous turn would.
 //!
@@ -37,7 +40,12 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut turns = 200;
     let mut delta = None;
     let mut read_cache = true;
+    let mut turns_only = false;
     for arg in std::env::args().skip(1) {
+        if arg == "--turns-only" {
+            turns_only = true;
+            continue;
+        }
         if arg == "--no-read-cache" {
             read_cache = false;
             continue;
@@ -77,6 +85,25 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         per_turn.push(t.elapsed().as_secs_f64() * 1e6);
     }
     let total = start.elapsed().as_secs_f64();
+    let mut sorted = per_turn.clone();
+    sorted.sort_by(f64::total_cmp);
+    // The median turn too: one slow fsync of the server's disk moves the mean of a short run
+    // by more than most changes to the client do.
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or_default();
+    let last_50 = &per_turn[turns.saturating_sub(50)..];
+    let us_per_turn_last_50 = last_50.iter().sum::<f64>() / last_50.len().max(1) as f64;
+    if turns_only {
+        let report = serde_json::json!({
+            "workload": "chat_turns_mysql",
+            "impl": "graph-rs",
+            "turns": turns,
+            "us_per_turn": total / turns as f64 * 1e6,
+            "us_per_turn_median": median,
+            "us_per_turn_last_50": us_per_turn_last_50,
+        });
+        println!("{report}");
+        return Ok(());
+    }
 
     // Reading the thread back: its latest checkpoint (what every turn starts with) and its whole
     // history, through a saver with an empty cache, as another process would.
@@ -118,19 +145,14 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         .into_iter()
         .map(|(kind, n, bytes)| (kind, serde_json::json!({"rows": n, "bytes": bytes})))
         .collect();
-    let last_50 = &per_turn[turns.saturating_sub(50)..];
-    // The median turn too: one slow fsync of the server's disk moves the mean of a short run
-    // by more than most changes to the client do.
-    let mut sorted = per_turn.clone();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted.get(sorted.len() / 2).copied().unwrap_or_default();
+
     let report = serde_json::json!({
         "workload": "chat_turns_mysql",
         "impl": "graph-rs",
         "turns": turns,
         "us_per_turn": total / turns as f64 * 1e6,
         "us_per_turn_median": median,
-        "us_per_turn_last_50": last_50.iter().sum::<f64>() / last_50.len().max(1) as f64,
+        "us_per_turn_last_50": us_per_turn_last_50,
         "us_get_latest": us_get_latest,
         "ms_list_all": ms_list_all,
         "blob_bytes": blobs,
