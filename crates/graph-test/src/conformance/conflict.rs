@@ -82,6 +82,10 @@ pub async fn racing_puts_exactly_one_wins(saver: &dyn DynCheckpointer) {
     let config = s.thread("t");
     let mut parent = config.clone();
     for round in 0..3_i64 {
+        // Reads as many at once as there are racers first: a pooled backend then holds a
+        // connection for each, and the racers really run at once instead of the first finishing
+        // while the others are still connecting.
+        join_all((0..8).map(|_| s.find(&parent))).await;
         let racers: Vec<Cp> =
             (0..8).map(|n| cp(round).set("a", round as u64 + 1, one(&format!("w{n}")))).collect();
         let ids: Vec<String> = racers.iter().map(Cp::id).collect();
