@@ -157,6 +157,28 @@ pub trait Checkpointer: Send + Sync + 'static {
     /// Deletes every checkpoint, blob and write of a thread, in all namespaces.
     fn delete_thread(&self, thread_id: &str) -> impl Future<Output = Result<(), CheckpointError>> + Send;
 
+    /// The latest checkpoint of `config`'s thread and namespace as this saver last stored it,
+    /// from memory, without asking the backend whether it still is the latest; `None` when the
+    /// saver remembers none (the default). Its `pending_writes` are left empty.
+    ///
+    /// A run with new input that starts from the thread's latest checkpoint spends a round trip
+    /// on [`get_tuple`](Self::get_tuple) to learn what, when this process wrote the previous
+    /// turn, it already knows. The engine starts such a run from this tuple instead (it discards
+    /// the pending writes of the checkpoint it starts from anyway), and its first commit, a
+    /// [`put_chain`](Self::put_chain) expecting that checkpoint to be the latest, checks what the
+    /// read would have: a backend that moved on refuses with [`CheckpointError::Conflict`], and
+    /// the engine then reads with `get_tuple` and runs the input again. It does so only when no
+    /// code of the user's has run and nothing was streamed before that commit (durability
+    /// `Sync`, no conditional edge from START, `invoke`), so the first attempt leaves no trace.
+    ///
+    /// Return `Some` only when the first `put_expecting_latest` / `put_chain` on the returned
+    /// checkpoint is checked atomically by the backend, and also refuses when the checkpoint's
+    /// stored row no longer is what this saver wrote (e.g. it was repaired in place).
+    fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
+        let _ = config;
+        None
+    }
+
     /// The version that follows `current` (LangGraph's string versions).
     fn get_next_version(&self, current: Option<&str>) -> String {
         next_version(current)
@@ -209,6 +231,8 @@ pub trait DynCheckpointer: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<CheckpointConfig, CheckpointError>>;
     /// See [`Checkpointer::delete_thread`].
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<(), CheckpointError>>;
+    /// See [`Checkpointer::remembered_latest`].
+    fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple>;
     /// See [`Checkpointer::get_next_version`].
     fn get_next_version(&self, current: Option<&str>) -> String;
 }
@@ -264,6 +288,9 @@ impl<T: Checkpointer> DynCheckpointer for T {
     }
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(Checkpointer::delete_thread(self, thread_id))
+    }
+    fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
+        Checkpointer::remembered_latest(self, config)
     }
     fn get_next_version(&self, current: Option<&str>) -> String {
         Checkpointer::get_next_version(self, current)

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use tokio::task::JoinHandle;
 
+use super::run::remembered::Committed;
 use crate::checkpoint::{
     ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
     DynCheckpointer, WriteBatch,
@@ -42,6 +43,9 @@ pub(crate) struct Persistence {
     /// input checkpoint, followed by a step that only routes the input): its parent's address,
     /// the link, and whether it expects that parent to be the latest.
     held: Option<(CheckpointConfig, ChainLink, bool)>,
+    /// Told of every successful commit, when the run wants to know (see
+    /// [`remembered`](super::run::remembered)).
+    pub(crate) committed: Option<Committed>,
 }
 
 impl Persistence {
@@ -61,6 +65,7 @@ impl Persistence {
             durability,
             expect_latest: from_latest,
             held: None,
+            committed: None,
         }
     }
 
@@ -118,6 +123,7 @@ impl Persistence {
             let saved = self.saver.put_chain(parent, chain, expect_latest).await?;
             tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
             self.saved = saved;
+            self.note_commit();
         }
         Ok(())
     }
@@ -131,7 +137,15 @@ impl Persistence {
         self.wait_inflight().await?;
         let saved = self.saver.put_chain(&parent, vec![link], expect_latest).await?;
         tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
+        self.note_commit();
         Ok(())
+    }
+
+    /// Tells whoever asked that a commit succeeded.
+    fn note_commit(&self) {
+        if let Some(committed) = &self.committed {
+            committed.set();
+        }
     }
 
     /// Whether a checkpoint is held (see [`commit`](Self::commit)).
@@ -154,6 +168,7 @@ impl Persistence {
         if let Some(handle) = self.inflight.take() {
             let saved = handle.await.map_err(|e| CheckpointError::Backend(Box::new(e)))??;
             tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
+            self.note_commit();
         }
         Ok(())
     }

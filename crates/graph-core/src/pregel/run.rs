@@ -11,7 +11,9 @@ use super::channels::Channels;
 use super::commit::Persistence;
 use super::persist::{self, CheckpointCache, VersionText};
 use super::task::{self, Job, Task, TaskWrites};
-use crate::checkpoint::{uuid6, CheckpointMetadata, CheckpointSource, PendingWrite, WriteBatch};
+use crate::checkpoint::{
+    uuid6, CheckpointMetadata, CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch,
+};
 use crate::command::NodeOutput;
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
@@ -22,6 +24,7 @@ use crate::state::{State, StateWrite};
 use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes, TaskEvent};
 use crate::value::ChannelValue;
 
+pub(crate) mod remembered;
 mod save;
 mod tasks;
 
@@ -126,6 +129,20 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
     sink: Option<&Sink<S>>,
     started_at: &mut Option<String>,
 ) -> Result<RunOutcome<S>> {
+    remembered::run(graph, input, config, sink, started_at).await
+}
+
+/// [`run_from`] starting from `preloaded` instead of the checkpoint the saver reads, when given
+/// (see [`remembered`]); `committed` is told of the run's first successful commit.
+async fn run_loaded<S: State, C: Send + Sync + 'static>(
+    graph: &CompiledGraph<S, C>,
+    input: Input<S>,
+    config: &RunConfig,
+    sink: Option<&Sink<S>>,
+    started_at: &mut Option<String>,
+    preloaded: Option<CheckpointTuple>,
+    committed: Option<remembered::Committed>,
+) -> Result<RunOutcome<S>> {
     let layout = &graph.inner.layout;
     let context = graph.context_or_unit()?;
     let mut vt = VersionText::default();
@@ -133,11 +150,16 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
     let (mut persistence, loaded) = match graph.checkpointer.clone() {
         Some(saver) => {
             let cfg = config.checkpoint_config().ok_or(Error::MissingThreadId)?;
-            let loaded = saver.get_tuple(&cfg).await?;
+            let loaded = match preloaded {
+                Some(tuple) => Some(tuple),
+                None => saver.get_tuple(&cfg).await?,
+            };
             started_at.clone_from(&loaded.as_ref().and_then(|t| t.config.checkpoint_id.clone()));
             let saved = loaded.as_ref().map_or(cfg, |t| t.config.clone());
             let from_latest = config.checkpoint_id.is_none();
-            (Some(Persistence::new(saver, saved, config.durability, from_latest)), loaded)
+            let mut persistence = Persistence::new(saver, saved, config.durability, from_latest);
+            persistence.committed = committed;
+            (Some(persistence), loaded)
         }
         None => (None, None),
     };

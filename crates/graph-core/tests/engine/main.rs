@@ -8,6 +8,7 @@ mod control_flow;
 mod determinism;
 mod interrupts;
 mod persistence;
+mod remembered;
 mod saves;
 mod streaming;
 mod subgraphs;
