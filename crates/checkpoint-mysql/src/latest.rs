@@ -32,6 +32,7 @@ use sqlx::{MySql, MySqlPool, Row as _};
 
 use crate::error::{backend, Error};
 use crate::exact::same;
+use crate::recent::Texts;
 use crate::script::{Bind, Statement};
 use crate::sql::Layout;
 use crate::tx::Tx;
@@ -40,6 +41,14 @@ use crate::tx::Tx;
 /// The thread id is compared exactly (see [`crate::exact`]), so bound twice.
 const LOCK_PARENT: &str = concat!(
     "SELECT checkpoint_id FROM checkpoints WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? AND checkpoint_id = ? FOR UPDATE"
+);
+
+/// [`LOCK_PARENT`] also reading the row's texts, to compare with what this saver stored (see
+/// [`lock_and_check`]).
+const LOCK_PARENT_TEXTS: &str = concat!(
+    "SELECT checkpoint_id, CAST(checkpoint AS CHAR), CAST(metadata AS CHAR) FROM checkpoints WHERE ",
     same!("thread_id"),
     " AND checkpoint_ns_hash = ? AND checkpoint_id = ? FOR UPDATE"
 );
@@ -162,11 +171,16 @@ impl Drop for FirstCheckpointLock {
 /// row when there is one; [`CheckpointError::Conflict`] otherwise. Must be the first statement of
 /// the transaction, so the snapshot of its plain reads is taken after the lock wait (the reads
 /// are one script with `BEGIN`, run in order by the server).
+///
+/// With `texts`, the parent's row must also still hold them (what this saver stored, which a run
+/// may have started from without reading it back): a row rewritten in place since is refused
+/// like a moved parent, since what is put was computed from the row as it was.
 pub(crate) async fn lock_and_check(
     tx: &mut Tx,
     layout: Layout,
     config: &CheckpointConfig,
     hash: &[u8; 16],
+    texts: Option<&Texts>,
 ) -> Result<(), CheckpointError> {
     let expected = config.checkpoint_id.as_deref();
     // Every read here starts with the thread (compared exactly, so twice) and the namespace hash.
@@ -179,11 +193,20 @@ pub(crate) async fn lock_and_check(
             let (parent_exists, newer) = match expected {
                 // The locking read first: the plain read after it sees what the lock waited for.
                 Some(parent) => {
-                    let mut lock = by_thread(LOCK_PARENT.into());
+                    let mut lock =
+                        by_thread(if texts.is_some() { LOCK_PARENT_TEXTS } else { LOCK_PARENT }.into());
                     lock.push(Bind::Text(parent));
                     let mut rows = tx.fetch(&[lock, newer]).await.map_err(backend)?;
                     let newer = rows.pop().unwrap_or_default();
-                    (rows.pop().is_some_and(|locked| !locked.is_empty()), newer)
+                    let locked = rows.pop().unwrap_or_default();
+                    if let (Some(texts), Some(row)) = (texts, locked.first()) {
+                        let document: Option<String> = row.try_get(1).map_err(backend)?;
+                        let metadata: Option<String> = row.try_get(2).map_err(backend)?;
+                        if !texts.matches(document.as_deref(), metadata.as_deref()) {
+                            return Err(CheckpointError::conflict(config, Some(parent.to_owned())));
+                        }
+                    }
+                    (!locked.is_empty(), newer)
                 }
                 // Without a parent there is no row to lock (the caller holds the named lock).
                 None => (true, tx.fetch(&[newer]).await.map_err(backend)?.pop().unwrap_or_default()),
@@ -245,7 +268,8 @@ pub(crate) async fn backoff(attempt: usize) {
 pub(crate) type Body<'t, T> = Pin<Box<dyn Future<Output = Result<T, CheckpointError>> + Send + 't>>;
 
 /// Runs `body` as one put transaction of `layout`: with `expect_latest`, the parent check (and,
-/// for a namespace's first checkpoint, its [`FirstCheckpointLock`]) comes first. A transaction
+/// for a namespace's first checkpoint, its [`FirstCheckpointLock`]) comes first, comparing the
+/// parent's row with `texts` when given (see [`lock_and_check`]). A transaction
 /// that InnoDB rolled back to break a deadlock did nothing, and is run again after a short pause,
 /// up to [`DEADLOCK_ATTEMPTS`] times.
 ///
@@ -256,6 +280,7 @@ pub(crate) async fn put_transaction<D: Sync, T>(
     layout: Layout,
     config: &CheckpointConfig,
     expect_latest: bool,
+    texts: Option<&Texts>,
     data: &D,
     mut body: impl for<'t> FnMut(&'t mut Tx, &'t D) -> Body<'t, T>,
 ) -> Result<T, CheckpointError> {
@@ -276,7 +301,7 @@ pub(crate) async fn put_transaction<D: Sync, T>(
         // The statements `body` queued go with the COMMIT, so a deadlock can surface there too.
         let written = async {
             if expect_latest {
-                lock_and_check(&mut tx, layout, config, &hash).await?;
+                lock_and_check(&mut tx, layout, config, &hash, texts).await?;
             }
             let value = body(&mut tx, data).await?;
             tx.commit().await.map_err(backend)?;

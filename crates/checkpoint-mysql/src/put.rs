@@ -92,15 +92,29 @@ impl MySqlCheckpointer {
             all[0].upsert().query().execute(&self.pool).await.map_err(backend)?;
             vec![Vec::new()]
         } else {
-            latest::put_transaction(
+            // A parent this saver remembers may be where a run started without reading it back:
+            // its row must still be the one stored.
+            let parent = expect_latest.then(|| self.recent.parent(&first.config)).flatten();
+            let stored = latest::put_transaction(
                 &self.pool,
                 Layout::Full,
                 &first.config,
                 expect_latest,
+                parent.as_ref().map(|p| &p.fingerprint),
                 &all,
                 |tx, all| Box::pin(write_all(tx, all)),
             )
-            .await?
+            .await;
+            match stored {
+                Ok(stored) => stored,
+                Err(e) => {
+                    if matches!(e, CheckpointError::Conflict { .. }) {
+                        // What is remembered of the namespace is not its latest any more.
+                        self.recent.forget_thread(&first.config.thread_id);
+                    }
+                    return Err(e);
+                }
+            }
         };
         if let Some(delta) = &self.delta {
             for (rows, stored) in all.iter().zip(stored) {

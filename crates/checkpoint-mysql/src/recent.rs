@@ -14,12 +14,13 @@
 //! every step has a new uuid6.)
 
 use std::ops::Deref;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use graph_core::checkpoint::serde::loads_typed;
 use graph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    PendingWrite, RecentCheckpoints,
+    PendingWrite, RecentCheckpoints, Remembered,
 };
 use sqlx::{MySqlPool, Row as _};
 
@@ -59,21 +60,66 @@ pub(crate) struct Texts {
     metadata: String,
 }
 
+impl Texts {
+    /// Whether the stored `document` and `metadata` texts are the ones remembered.
+    pub(crate) fn matches(&self, document: Option<&str>, metadata: Option<&str>) -> bool {
+        document == Some(self.document.as_str()) && metadata == Some(self.metadata.as_str())
+    }
+}
+
+/// Whether the server gives back a checkpoint's texts as they were sent: not yet known, yes
+/// (MariaDB keeps a JSON column's text), or no (MySQL 8 stores JSON in a binary form and renders
+/// it its own way, or a row was rewritten).
+const TEXTS_UNKNOWN: u8 = 0;
+const TEXTS_KEPT: u8 = 1;
+const TEXTS_CHANGED: u8 = 2;
+
 /// The last checkpoint stored per (thread, namespace), at most `capacity` of them.
 #[derive(Debug)]
-pub(crate) struct Recent(RecentCheckpoints<Texts>);
+pub(crate) struct Recent {
+    /// The checkpoints.
+    memory: RecentCheckpoints<Texts>,
+    /// What reading a remembered row back showed (`TEXTS_*`). Runs start from memory, and put
+    /// checks compare a remembered parent's texts, only once a row read back was found
+    /// unchanged: on a server that renders JSON anew, every comparison would fail.
+    texts: AtomicU8,
+}
 
 impl Deref for Recent {
     type Target = RecentCheckpoints<Texts>;
     fn deref(&self) -> &Self::Target {
-        &self.0
+        &self.memory
     }
 }
 
 impl Recent {
     /// An empty cache of at most `capacity` entries (0: remembers nothing).
     pub(crate) fn new(capacity: usize) -> Arc<Self> {
-        Arc::new(Self(RecentCheckpoints::new(capacity)))
+        Arc::new(Self { memory: RecentCheckpoints::new(capacity), texts: AtomicU8::new(TEXTS_UNKNOWN) })
+    }
+
+    /// Whether rows read back were found as this saver wrote them.
+    fn texts_kept(&self) -> bool {
+        self.texts.load(Ordering::Relaxed) == TEXTS_KEPT
+    }
+
+    /// The latest checkpoint of `config`'s namespace as this saver stored it, without asking the
+    /// server ([`Checkpointer::remembered_latest`](graph_core::checkpoint::Checkpointer::remembered_latest));
+    /// only once the server is known to keep texts, so that the put that follows can tell the
+    /// row is unchanged.
+    pub(crate) fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
+        if config.checkpoint_id.is_some() || !self.texts_kept() {
+            return None;
+        }
+        self.candidate(config).map(|entry| entry.tuple(config, Vec::new()))
+    }
+
+    /// The remembered texts of the checkpoint at `config` (a put's parent), for the put's check
+    /// that its row is unchanged; `None` when nothing is remembered for it or texts cannot be
+    /// compared on this server.
+    pub(crate) fn parent(&self, config: &CheckpointConfig) -> Option<Arc<Remembered<Texts>>> {
+        config.checkpoint_id.as_ref()?;
+        self.texts_kept().then(|| self.candidate(config)).flatten()
     }
 
     /// Records `checkpoint`, just committed at `config` (its parent's address) as the texts
@@ -91,7 +137,7 @@ impl Recent {
             return;
         }
         let texts = Texts { document: document.to_owned(), metadata: metadata_text.to_owned() };
-        self.0.remember(config, checkpoint, metadata, new_versions, texts);
+        self.memory.remember(config, checkpoint, metadata, new_versions, texts);
     }
 
     /// The tuple at `config` from memory and two small reads in one round trip, or `None` when the full read is
@@ -125,9 +171,12 @@ impl Recent {
         // so there this is always a miss; MariaDB keeps the text as sent.
         let stored: (Option<String>, Option<String>) =
             (head.try_get(1).map_err(backend)?, head.try_get(2).map_err(backend)?);
-        if stored.0.as_deref() != Some(entry.fingerprint.document.as_str())
-            || stored.1.as_deref() != Some(entry.fingerprint.metadata.as_str())
-        {
+        let unchanged = entry.fingerprint.matches(stored.0.as_deref(), stored.1.as_deref());
+        // The first comparison tells whether this server keeps texts; a later edit does not
+        // change what was learnt.
+        let learnt = if unchanged { TEXTS_KEPT } else { TEXTS_CHANGED };
+        let _ = self.texts.compare_exchange(TEXTS_UNKNOWN, learnt, Ordering::Relaxed, Ordering::Relaxed);
+        if !unchanged {
             return Ok(None);
         }
         let mut writes = Vec::with_capacity(rows.len());

@@ -376,6 +376,10 @@ pub(crate) async fn list(
 }
 
 impl Checkpointer for MySqlCheckpointer {
+    fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
+        self.recent.remembered_latest(config)
+    }
+
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
         if let Some(tuple) = self.recent.get_tuple(&self.pool, config).await? {
             return Ok(Some(tuple));

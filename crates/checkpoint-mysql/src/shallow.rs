@@ -162,35 +162,43 @@ impl MySqlShallowCheckpointer {
         let hash = write::ns_hash(&config.checkpoint_ns);
 
         let rows = (config, hash, checkpoint.id.as_str(), blobs, document, metadata);
-        latest::put_transaction(&self.pool, Layout::Shallow, config, expect_latest, &rows, |tx, rows| {
-            let (config, hash, id, blobs, document, metadata) = rows;
-            Box::pin(async move {
-                // Prepared statements, one round trip each: the shallow saver keeps its
-                // statement-by-statement transaction.
-                let tx = tx.connection().await.map_err(backend)?;
-                refuse_colliding_thread(tx, config, hash).await?;
-                sqlx::query(DELETE_OLD_WRITES)
-                    .bind(&config.thread_id)
-                    .bind(&config.thread_id)
-                    .bind(&hash[..])
-                    .bind(*id)
-                    .bind(config.checkpoint_id.as_deref().unwrap_or(""))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-                upsert_blobs(tx, config, hash, blobs).await.map_err(backend)?;
-                sqlx::query(UPSERT_CHECKPOINT)
-                    .bind(&config.thread_id)
-                    .bind(&config.checkpoint_ns)
-                    .bind(&hash[..])
-                    .bind(document.as_str())
-                    .bind(metadata.as_str())
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-                Ok(())
-            })
-        })
+        latest::put_transaction(
+            &self.pool,
+            Layout::Shallow,
+            config,
+            expect_latest,
+            None,
+            &rows,
+            |tx, rows| {
+                let (config, hash, id, blobs, document, metadata) = rows;
+                Box::pin(async move {
+                    // Prepared statements, one round trip each: the shallow saver keeps its
+                    // statement-by-statement transaction.
+                    let tx = tx.connection().await.map_err(backend)?;
+                    refuse_colliding_thread(tx, config, hash).await?;
+                    sqlx::query(DELETE_OLD_WRITES)
+                        .bind(&config.thread_id)
+                        .bind(&config.thread_id)
+                        .bind(&hash[..])
+                        .bind(*id)
+                        .bind(config.checkpoint_id.as_deref().unwrap_or(""))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    upsert_blobs(tx, config, hash, blobs).await.map_err(backend)?;
+                    sqlx::query(UPSERT_CHECKPOINT)
+                        .bind(&config.thread_id)
+                        .bind(&config.checkpoint_ns)
+                        .bind(&hash[..])
+                        .bind(document.as_str())
+                        .bind(metadata.as_str())
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    Ok(())
+                })
+            },
+        )
         .await
     }
 }
