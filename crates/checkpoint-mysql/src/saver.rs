@@ -125,6 +125,14 @@ impl MySqlCheckpointer {
     /// one this saver stored, its document and channel values are not sent and decoded again.
     /// When another process has written, pruned or deleted the thread since, the server names
     /// another checkpoint and the read is the full one, so nothing newer is ever hidden.
+    ///
+    /// A turn with new input does not even ask (see
+    /// [`Checkpointer::remembered_latest`](graph_core::checkpoint::Checkpointer::remembered_latest)):
+    /// once a row read back has shown that the server keeps the texts this saver stores
+    /// (MariaDB; MySQL 8 renders JSON its own way, and there every turn reads), the run starts
+    /// from the remembered checkpoint, and the parent check of its first transaction also
+    /// compares that row's texts. A newer checkpoint, or a row rewritten in place, is refused
+    /// there, and the run reads the thread and starts again.
     #[must_use]
     pub fn with_read_cache(mut self, threads: usize) -> Self {
         self.recent = Recent::new(threads);
