@@ -92,15 +92,15 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let median = sorted.get(sorted.len() / 2).copied().unwrap_or_default();
     let last_50 = &per_turn[turns.saturating_sub(50)..];
     let us_per_turn_last_50 = last_50.iter().sum::<f64>() / last_50.len().max(1) as f64;
+    let mut report = serde_json::json!({
+        "workload": "chat_turns_mysql",
+        "impl": "graph-rs",
+        "turns": turns,
+        "us_per_turn": total / turns as f64 * 1e6,
+        "us_per_turn_median": median,
+        "us_per_turn_last_50": us_per_turn_last_50,
+    });
     if turns_only {
-        let report = serde_json::json!({
-            "workload": "chat_turns_mysql",
-            "impl": "graph-rs",
-            "turns": turns,
-            "us_per_turn": total / turns as f64 * 1e6,
-            "us_per_turn_median": median,
-            "us_per_turn_last_50": us_per_turn_last_50,
-        });
         println!("{report}");
         return Ok(());
     }
@@ -146,13 +146,7 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         .map(|(kind, n, bytes)| (kind, serde_json::json!({"rows": n, "bytes": bytes})))
         .collect();
 
-    let report = serde_json::json!({
-        "workload": "chat_turns_mysql",
-        "impl": "graph-rs",
-        "turns": turns,
-        "us_per_turn": total / turns as f64 * 1e6,
-        "us_per_turn_median": median,
-        "us_per_turn_last_50": us_per_turn_last_50,
+    let figures = serde_json::json!({
         "us_get_latest": us_get_latest,
         "ms_list_all": ms_list_all,
         "blob_bytes": blobs,
@@ -162,6 +156,9 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         "read_cache": read_cache,
         "blob_rows_by_type": blob_rows,
     });
+    if let (Some(report), serde_json::Value::Object(figures)) = (report.as_object_mut(), figures) {
+        report.extend(figures);
+    }
     println!("{report}");
     Ok(())
 }

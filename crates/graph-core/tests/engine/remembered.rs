@@ -23,10 +23,16 @@ struct Remembering {
 }
 
 impl Remembering {
-    /// Remembers the thread's checkpoint at `config` (its latest when `config` has no id).
-    async fn remember(&self, config: &CheckpointConfig) {
+    /// The thread's checkpoint at `config` (its latest when `config` has no id), as a saver
+    /// remembers it: without pending writes.
+    async fn latest(&self, config: &CheckpointConfig) -> CheckpointTuple {
         let mut tuple = Checkpointer::get_tuple(&self.inner, config).await.unwrap().expect("a checkpoint");
         tuple.pending_writes.clear();
+        tuple
+    }
+    /// Remembers the thread's checkpoint at `config`.
+    async fn remember(&self, config: &CheckpointConfig) {
+        let tuple = self.latest(config).await;
         *self.remembered.lock().unwrap() = Some(tuple);
     }
     fn reads(&self) -> usize {
@@ -157,14 +163,7 @@ async fn test_a_stale_remembered_checkpoint_is_run_again_from_the_latest() {
     graph.invoke(say("one"), &config).await.unwrap();
     // Remembered after the first turn; another writer (here: a run the memory did not see) then
     // moved the thread on.
-    saver.remember(&CheckpointConfig::thread("t")).await;
-    *saver.remembered.lock().unwrap() = None;
-    let stale = {
-        let mut t =
-            Checkpointer::get_tuple(&saver.inner, &CheckpointConfig::thread("t")).await.unwrap().unwrap();
-        t.pending_writes.clear();
-        t
-    };
+    let stale = saver.latest(&CheckpointConfig::thread("t")).await;
     graph.invoke(say("two"), &config).await.unwrap();
     *saver.remembered.lock().unwrap() = Some(stale);
     saver.reads();
@@ -183,15 +182,8 @@ async fn test_a_failure_on_a_stale_remembered_state_is_not_the_runs() {
     let (graph, _) = chat(&saver);
     let config = RunConfig::thread("t");
     graph.invoke(say("one"), &config).await.unwrap();
-    saver.remember(&CheckpointConfig::thread("t")).await;
+    let stale = saver.latest(&CheckpointConfig::thread("t")).await;
     let two = MessagesStateUpdate::messages(vec![Message::human("two").with_id("h2")]);
-    *saver.remembered.lock().unwrap() = None;
-    let stale = {
-        let mut t =
-            Checkpointer::get_tuple(&saver.inner, &CheckpointConfig::thread("t")).await.unwrap().unwrap();
-        t.pending_writes.clear();
-        t
-    };
     graph.invoke(two, &config).await.unwrap();
     *saver.remembered.lock().unwrap() = Some(stale);
     let remove = MessagesStateUpdate::messages(vec![Message::remove("h2")]);
