@@ -200,9 +200,7 @@ pub(crate) async fn lock_and_check(
                     let newer = rows.pop().unwrap_or_default();
                     let locked = rows.pop().unwrap_or_default();
                     if let (Some(texts), Some(row)) = (texts, locked.first()) {
-                        let document: Option<String> = row.try_get(1).map_err(backend)?;
-                        let metadata: Option<String> = row.try_get(2).map_err(backend)?;
-                        if !texts.matches(document.as_deref(), metadata.as_deref()) {
+                        if !texts.match_row(row)? {
                             return Err(CheckpointError::conflict(config, Some(parent.to_owned())));
                         }
                     }

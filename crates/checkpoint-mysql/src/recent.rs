@@ -61,9 +61,13 @@ pub(crate) struct Texts {
 }
 
 impl Texts {
-    /// Whether the stored `document` and `metadata` texts are the ones remembered.
-    pub(crate) fn matches(&self, document: Option<&str>, metadata: Option<&str>) -> bool {
-        document == Some(self.document.as_str()) && metadata == Some(self.metadata.as_str())
+    /// Whether `row`'s columns 1 and 2 (document and metadata as `CHAR`) are the texts
+    /// remembered.
+    pub(crate) fn match_row(&self, row: &sqlx::mysql::MySqlRow) -> Result<bool, CheckpointError> {
+        let document: Option<String> = row.try_get(1).map_err(backend)?;
+        let metadata: Option<String> = row.try_get(2).map_err(backend)?;
+        Ok(document.as_deref() == Some(self.document.as_str())
+            && metadata.as_deref() == Some(self.metadata.as_str()))
     }
 }
 
@@ -169,9 +173,7 @@ impl Recent {
         // The row was edited since it was written (by hand, or by a repair): read it whole.
         // MySQL 8 stores JSON in a binary form and renders it differently from the text sent,
         // so there this is always a miss; MariaDB keeps the text as sent.
-        let stored: (Option<String>, Option<String>) =
-            (head.try_get(1).map_err(backend)?, head.try_get(2).map_err(backend)?);
-        let unchanged = entry.fingerprint.matches(stored.0.as_deref(), stored.1.as_deref());
+        let unchanged = entry.fingerprint.match_row(head)?;
         // The first comparison tells whether this server keeps texts; a later edit does not
         // change what was learnt.
         let learnt = if unchanged { TEXTS_KEPT } else { TEXTS_CHANGED };
