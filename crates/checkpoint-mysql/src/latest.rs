@@ -31,27 +31,39 @@ use sqlx::pool::PoolConnection;
 use sqlx::{MySql, MySqlPool, Row as _};
 
 use crate::error::{backend, Error};
-use crate::exact::same;
+use crate::exact::{same, same_columns};
 use crate::recent::Texts;
 use crate::script::{Bind, Statement};
 use crate::sql::Layout;
 use crate::tx::Tx;
+use crate::writers::{Lease, Writers};
 
-/// Full layout: the expected parent, locked by its whole primary key (a record lock only).
-/// The thread id is compared exactly (see [`crate::exact`]), so bound twice.
-const LOCK_PARENT: &str = concat!(
-    "SELECT checkpoint_id FROM checkpoints WHERE ",
-    same!("thread_id"),
-    " AND checkpoint_ns_hash = ? AND checkpoint_id = ? FOR UPDATE"
-);
+/// Full layout, a parent expected: the parent locked by its whole primary key (a record lock
+/// only, `p`), the columns `$texts` of it, and then the newest checkpoint id after it. That one is
+/// read by a subquery, which a locking read does not lock (only the tables of its own query block
+/// are): a plain read, made once the parent's lock is granted, since it reads the locked row's
+/// columns. The thread id is compared exactly (see [`crate::exact`]), so bound twice.
+macro_rules! lock_parent {
+    ($texts:literal) => {
+        concat!(
+            "SELECT p.checkpoint_id, ",
+            $texts,
+            "(SELECT n.checkpoint_id FROM checkpoints AS n WHERE ",
+            same_columns!("n.thread_id", "p.thread_id"),
+            " AND n.checkpoint_ns_hash = p.checkpoint_ns_hash AND n.checkpoint_id > p.checkpoint_id \
+             ORDER BY n.checkpoint_id DESC LIMIT 1) FROM checkpoints AS p WHERE ",
+            same!("p.thread_id"),
+            " AND p.checkpoint_ns_hash = ? AND p.checkpoint_id = ? FOR UPDATE"
+        )
+    };
+}
 
-/// [`LOCK_PARENT`] also reading the row's texts, to compare with what this saver stored (see
-/// [`lock_and_check`]).
-const LOCK_PARENT_TEXTS: &str = concat!(
-    "SELECT checkpoint_id, CAST(checkpoint AS CHAR), CAST(metadata AS CHAR) FROM checkpoints WHERE ",
-    same!("thread_id"),
-    " AND checkpoint_ns_hash = ? AND checkpoint_id = ? FOR UPDATE"
-);
+/// [`lock_parent!`] reading the parent's id and the newest id after it.
+const LOCK_PARENT: &str = lock_parent!("");
+
+/// [`LOCK_PARENT`] also reading the parent's texts (columns 1 and 2, the newest id after them),
+/// to compare with what this saver stored (see [`lock_and_check`]).
+const LOCK_PARENT_TEXTS: &str = lock_parent!("CAST(p.checkpoint AS CHAR), CAST(p.metadata AS CHAR), ");
 
 /// Full layout: the newest checkpoint id after the one bound (`''`: the newest of all), as a
 /// plain read.
@@ -187,36 +199,43 @@ pub(crate) async fn lock_and_check(
     let by_thread = |text: Cow<'static, str>| Statement::by_thread(text, &config.thread_id, *hash);
     let found = match layout {
         Layout::Full => {
-            // `''` sorts before every id: without a parent, anything stored is newer.
-            let mut newer = by_thread(NEWEST_AFTER.into());
-            newer.push(Bind::Text(expected.unwrap_or("")));
-            let (parent_exists, newer) = match expected {
-                // The locking read first: the plain read after it sees what the lock waited for.
+            // `''` sorts before every id: the namespace's newest checkpoint of all.
+            let mut newest = by_thread(NEWEST_AFTER.into());
+            newest.push(Bind::Text(""));
+            match expected {
+                // One statement: the lock, then the plain read, which sees what the lock waited for.
                 Some(parent) => {
                     let mut lock =
                         by_thread(if texts.is_some() { LOCK_PARENT_TEXTS } else { LOCK_PARENT }.into());
                     lock.push(Bind::Text(parent));
-                    let mut rows = tx.fetch(&[lock, newer]).await.map_err(backend)?;
-                    let newer = rows.pop().unwrap_or_default();
-                    let locked = rows.pop().unwrap_or_default();
-                    if let (Some(texts), Some(row)) = (texts, locked.first()) {
-                        if !texts.match_row(row)? {
-                            return Err(CheckpointError::conflict(config, Some(parent.to_owned())));
+                    let rows = tx.fetch(&[lock]).await.map_err(backend)?.pop().unwrap_or_default();
+                    match rows.first() {
+                        Some(locked) => {
+                            if let Some(texts) = texts {
+                                if !texts.match_row(locked)? {
+                                    return Err(CheckpointError::conflict(config, Some(parent.to_owned())));
+                                }
+                            }
+                            let newer: Option<String> =
+                                locked.try_get(if texts.is_some() { 3 } else { 1 }).map_err(backend)?;
+                            match newer {
+                                None => return Ok(()),
+                                newer => newer,
+                            }
+                        }
+                        // The parent is gone: report the actual newest.
+                        None => {
+                            first_id(&tx.fetch(&[newest]).await.map_err(backend)?.pop().unwrap_or_default())?
                         }
                     }
-                    (!locked.is_empty(), newer)
                 }
-                // Without a parent there is no row to lock (the caller holds the named lock).
-                None => (true, tx.fetch(&[newer]).await.map_err(backend)?.pop().unwrap_or_default()),
-            };
-            match first_id(&newer)? {
-                None if parent_exists => return Ok(()),
-                Some(newer) => Some(newer),
-                // The parent is gone: report the actual newest.
+                // Without a parent there is no row to lock (the caller holds the named lock), and
+                // anything stored is newer.
                 None => {
-                    let mut newest = by_thread(NEWEST_AFTER.into());
-                    newest.push(Bind::Text(""));
-                    first_id(&tx.fetch(&[newest]).await.map_err(backend)?.pop().unwrap_or_default())?
+                    match first_id(&tx.fetch(&[newest]).await.map_err(backend)?.pop().unwrap_or_default())? {
+                        None => return Ok(()),
+                        found => found,
+                    }
                 }
             }
         }
@@ -274,7 +293,7 @@ pub(crate) type Body<'t, T> = Pin<Box<dyn Future<Output = Result<T, CheckpointEr
 /// `body` gets what it stores as `data` rather than capturing it, so that the future it returns
 /// borrows both for one lifetime. What it queues on the [`Tx`] is sent with the `COMMIT`.
 pub(crate) async fn put_transaction<D: Sync, T>(
-    pool: &MySqlPool,
+    writers: &Writers,
     layout: Layout,
     config: &CheckpointConfig,
     expect_latest: bool,
@@ -285,12 +304,12 @@ pub(crate) async fn put_transaction<D: Sync, T>(
     let hash = crate::write::ns_hash(&config.checkpoint_ns);
     // A put that expects the namespace to be empty waits for the namespace's named lock.
     let mut first = match expect_latest && config.checkpoint_id.is_none() {
-        true => Some(FirstCheckpointLock::acquire(pool, config).await?),
+        true => Some(FirstCheckpointLock::acquire(writers.pool(), config).await?),
         false => None,
     };
     let conn = match first.as_mut().and_then(FirstCheckpointLock::take) {
-        Some(conn) => conn,
-        None => pool.acquire().await.map_err(backend)?,
+        Some(conn) => Lease::Pooled(conn),
+        None => writers.acquire().await.map_err(backend)?,
     };
     let mut tx = Tx::new(conn);
     let mut attempt = 1;
@@ -319,12 +338,14 @@ pub(crate) async fn put_transaction<D: Sync, T>(
             }
         }
     };
-    if let Some(mut lock) = first {
-        // A connection that may hold an open transaction is closed, which frees the lock too.
-        if let Some(conn) = tx.into_connection() {
+    // A connection that may hold an open transaction is closed, which frees the lock too.
+    match (first, tx.into_connection()) {
+        (Some(mut lock), Some(Lease::Pooled(conn))) => {
             lock.restore(conn);
             lock.release(config).await;
         }
+        (None, Some(lease)) => writers.release(lease),
+        _ => {}
     }
     result
 }

@@ -94,6 +94,7 @@ mod shallow;
 mod sql;
 mod tx;
 mod write;
+mod writers;
 
 pub use delta::DeltaChannels;
 pub use error::{Error, Result};

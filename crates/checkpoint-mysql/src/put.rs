@@ -96,7 +96,7 @@ impl MySqlCheckpointer {
             // its row must still be the one stored.
             let parent = expect_latest.then(|| self.recent.parent(&first.config)).flatten();
             let stored = latest::put_transaction(
-                &self.pool,
+                &self.writers,
                 Layout::Full,
                 &first.config,
                 expect_latest,

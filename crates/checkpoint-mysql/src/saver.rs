@@ -17,6 +17,7 @@ use crate::error::{backend, Result};
 use crate::exact::{same, same_columns};
 use crate::recent::{self, Recent};
 use crate::sql::{self, Filter, Layout};
+use crate::writers::{Writers, DEFAULT_WRITE_CONNECTIONS};
 use crate::{migrate, pyjson, rows, write};
 
 /// A [`Checkpointer`] storing checkpoints in MySQL 8.0.19+ or MariaDB 10.7+, in the tables and
@@ -45,6 +46,8 @@ use crate::{migrate, pyjson, rows, write};
 pub struct MySqlCheckpointer {
     /// Shared by clones; every call takes a connection only for its own statements.
     pub(crate) pool: MySqlPool,
+    /// Connections kept for put transactions (see [`crate::writers`]).
+    pub(crate) writers: Arc<Writers>,
     /// Delta mode: the channels, the interval and the cache of last stored values; `None` for
     /// plain (LangGraph's) storage.
     pub(crate) delta: Option<Arc<DeltaState>>,
@@ -59,6 +62,7 @@ impl fmt::Debug for MySqlCheckpointer {
         f.debug_struct("MySqlCheckpointer")
             .field("connections", &self.pool.size())
             .field("idle", &self.pool.num_idle())
+            .field("writers", &self.writers)
             .field("delta", &self.delta.as_ref().map(|d| &d.config))
             .finish()
     }
@@ -86,6 +90,7 @@ impl MySqlCheckpointer {
     /// | `min-connections` | 0 | connections kept open when idle |
     /// | `acquire-timeout` | 30 | seconds a call waits for a free connection |
     /// | `ping-after-idle` | 1 | a pooled connection idle for at least this many seconds is pinged before use (0: always) |
+    /// | `write-connections` | 4 | connections kept open for put transactions, beside the pool ([`with_write_connections`](Self::with_write_connections)) |
     /// | `delta-channels` | none | comma-separated channels stored as deltas ([`DeltaChannels`]) |
     /// | `delta-snapshot-every` | 32 | full value at least every this many versions of those |
     ///
@@ -98,7 +103,8 @@ impl MySqlCheckpointer {
     pub async fn connect(url: &str) -> Result<Self> {
         let connect = MySqlConnectOptions::from_str(url)?;
         let delta = DeltaChannels::from_url(url)?;
-        let saver = Self::connect_with(connect, pool_options(url)?).await?;
+        let options = url_options(url)?;
+        let saver = Self::connect_with(connect, options.pool).await?.with_writers(&options.writers);
         Ok(match delta {
             Some(delta) => saver.with_delta(delta),
             None => saver,
@@ -115,7 +121,29 @@ impl MySqlCheckpointer {
 
     /// Uses an existing pool (e.g. the application's own).
     pub fn from_pool(pool: MySqlPool) -> Self {
-        Self { pool, delta: None, recent: Recent::new(recent::DEFAULT_CAPACITY) }
+        let writers = WriterOptions::default().writers(&pool);
+        Self { pool, writers, delta: None, recent: Recent::new(recent::DEFAULT_CAPACITY) }
+    }
+
+    /// How many connections this saver keeps open for its put transactions (default 4; 0 keeps
+    /// none), beside the pool's.
+    ///
+    /// sqlx pings every connection given back to the pool (a round trip for the server and the
+    /// client after every put), and the next put gets whichever connection is free. A kept
+    /// connection goes back to the saver without a ping, and the next put takes it warm; one idle
+    /// for `ping-after-idle` is pinged first, as a pooled one is. Kept connections are opened
+    /// through the pool (its options and hooks) on first need, do not count against its
+    /// `max-connections`, and are closed when the saver and its clones are dropped. When all of
+    /// them are busy, a put runs on a pooled connection.
+    #[must_use]
+    pub fn with_write_connections(self, count: usize) -> Self {
+        self.with_writers(&WriterOptions { count, ..WriterOptions::default() })
+    }
+
+    /// The saver with its kept write connections made anew from `options`.
+    fn with_writers(mut self, options: &WriterOptions) -> Self {
+        self.writers = options.writers(&self.pool);
+        self
     }
 
     /// How many threads' last stored checkpoints are kept in memory (default 1024; 0 keeps none).
@@ -259,10 +287,44 @@ const PRUNE_BLOBS: &str = concat!(
             '$.channel_versions'))"
 );
 
-/// Pool options from this crate's URL parameters (see [`MySqlCheckpointer::connect`]).
-pub(crate) fn pool_options(url: &str) -> Result<MySqlPoolOptions> {
+/// What this crate reads from a URL's parameters: the pool's options and the kept write
+/// connections'.
+#[derive(Debug)]
+pub(crate) struct UrlOptions {
+    /// The pool.
+    pub(crate) pool: MySqlPoolOptions,
+    /// The kept write connections.
+    pub(crate) writers: WriterOptions,
+}
+
+/// How many connections to keep for put transactions, and when to ping them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WriterOptions {
+    /// How many.
+    pub(crate) count: usize,
+    /// One idle at least this long is pinged before use.
+    pub(crate) ping_after_idle: Duration,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        Self { count: DEFAULT_WRITE_CONNECTIONS, ping_after_idle: DEFAULT_PING_AFTER_IDLE }
+    }
+}
+
+impl WriterOptions {
+    /// Kept connections out of `pool`, as these options say.
+    pub(crate) fn writers(&self, pool: &MySqlPool) -> Arc<Writers> {
+        Writers::new(pool.clone(), self.count, self.ping_after_idle)
+    }
+}
+
+/// Pool and write-connection options from this crate's URL parameters (see
+/// [`MySqlCheckpointer::connect`]).
+pub(crate) fn url_options(url: &str) -> Result<UrlOptions> {
     let mut options = MySqlPoolOptions::new().max_connections(10).acquire_timeout(Duration::from_secs(30));
     let mut ping_after_idle = DEFAULT_PING_AFTER_IDLE;
+    let mut write_connections = DEFAULT_WRITE_CONNECTIONS;
     let query = url.split_once('?').map_or("", |(_, q)| q.split('#').next().unwrap_or(""));
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -281,11 +343,18 @@ pub(crate) fn pool_options(url: &str) -> Result<MySqlPoolOptions> {
                 ping_after_idle = Duration::from_secs(number()?.into());
                 options
             }
+            "write-connections" | "write_connections" => {
+                write_connections = number()? as usize;
+                options
+            }
             // Everything else is sqlx's (or unknown, which sqlx ignores too).
             _ => options,
         };
     }
-    Ok(ping_when_idle(options, ping_after_idle))
+    Ok(UrlOptions {
+        pool: ping_when_idle(options, ping_after_idle),
+        writers: WriterOptions { count: write_connections, ping_after_idle },
+    })
 }
 
 /// How long a pooled connection may sit idle before it is pinged again on its way out.
@@ -463,17 +532,23 @@ mod tests {
     #[test]
     fn pool_parameters_come_from_the_url() {
         let options =
-            pool_options("mysql://u:p@h/db?ssl-mode=required&max-connections=3&acquire-timeout=5").unwrap();
-        assert_eq!(options.get_max_connections(), 3);
-        assert_eq!(options.get_acquire_timeout(), Duration::from_secs(5));
-        let defaults = pool_options("mysql://h/db").unwrap();
-        assert_eq!(defaults.get_max_connections(), 10);
-        let err = pool_options("mysql://h/db?max-connections=many").unwrap_err();
+            url_options("mysql://u:p@h/db?ssl-mode=required&max-connections=3&acquire-timeout=5").unwrap();
+        assert_eq!(options.pool.get_max_connections(), 3);
+        assert_eq!(options.pool.get_acquire_timeout(), Duration::from_secs(5));
+        let defaults = url_options("mysql://h/db").unwrap();
+        assert_eq!(defaults.pool.get_max_connections(), 10);
+        assert_eq!(defaults.writers.count, DEFAULT_WRITE_CONNECTIONS);
+        assert_eq!(defaults.writers.ping_after_idle, DEFAULT_PING_AFTER_IDLE);
+        let err = url_options("mysql://h/db?max-connections=many").unwrap_err();
         assert!(format!("{:?}", err).contains("max-connections=many"), "{err:?}");
         // The pool tests a connection itself, and only after it sat idle (see `ping_when_idle`).
-        assert!(!defaults.get_test_before_acquire());
-        assert!(pool_options("mysql://h/db?ping-after-idle=0").is_ok());
-        let err = pool_options("mysql://h/db?ping-after-idle=-1").unwrap_err();
+        assert!(!defaults.pool.get_test_before_acquire());
+        let eager = url_options("mysql://h/db?ping-after-idle=0&write-connections=0").unwrap();
+        assert_eq!(eager.writers.ping_after_idle, Duration::ZERO);
+        assert_eq!(eager.writers.count, 0);
+        let err = url_options("mysql://h/db?ping-after-idle=-1").unwrap_err();
         assert!(format!("{:?}", err).contains("ping-after-idle=-1"), "{err:?}");
+        let err = url_options("mysql://h/db?write-connections=x").unwrap_err();
+        assert!(format!("{:?}", err).contains("write-connections=x"), "{err:?}");
     }
 }

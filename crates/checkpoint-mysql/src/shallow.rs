@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
 use graph_core::checkpoint::{
@@ -13,7 +14,9 @@ use sqlx::{MySqlConnection, MySqlPool};
 
 use crate::error::{backend, Error, Result};
 use crate::exact::same;
+use crate::saver::WriterOptions;
 use crate::sql::{self, Layout};
+use crate::writers::Writers;
 use crate::{latest, migrate, pyjson, saver, write};
 
 /// A [`Checkpointer`] that keeps only the latest checkpoint of each thread and namespace, in the
@@ -44,6 +47,8 @@ use crate::{latest, migrate, pyjson, saver, write};
 pub struct MySqlShallowCheckpointer {
     /// Shared by clones.
     pool: MySqlPool,
+    /// Connections kept for put transactions (see [`crate::writers`]).
+    writers: Arc<Writers>,
 }
 
 impl fmt::Debug for MySqlShallowCheckpointer {
@@ -91,7 +96,10 @@ impl MySqlShallowCheckpointer {
     /// [`Error::Sqlx`] for a malformed URL or parameter, or when the server cannot be reached.
     pub async fn connect(url: &str) -> Result<Self> {
         let connect = MySqlConnectOptions::from_str(url)?;
-        Self::connect_with(connect, saver::pool_options(url)?).await
+        let options = saver::url_options(url)?;
+        let mut saver = Self::connect_with(connect, options.pool).await?;
+        saver.writers = options.writers.writers(&saver.pool);
+        Ok(saver)
     }
 
     /// Connects a pool built from explicit options.
@@ -104,7 +112,17 @@ impl MySqlShallowCheckpointer {
 
     /// Uses an existing pool.
     pub fn from_pool(pool: MySqlPool) -> Self {
-        Self { pool }
+        let writers = WriterOptions::default().writers(&pool);
+        Self { pool, writers }
+    }
+
+    /// How many connections this saver keeps open for its put transactions (default 4; 0 keeps
+    /// none), beside the pool's; see
+    /// [`MySqlCheckpointer::with_write_connections`](crate::MySqlCheckpointer::with_write_connections).
+    #[must_use]
+    pub fn with_write_connections(mut self, count: usize) -> Self {
+        self.writers = WriterOptions { count, ..WriterOptions::default() }.writers(&self.pool);
+        self
     }
 
     /// The connection pool.
@@ -163,7 +181,7 @@ impl MySqlShallowCheckpointer {
 
         let rows = (config, hash, checkpoint.id.as_str(), blobs, document, metadata);
         latest::put_transaction(
-            &self.pool,
+            &self.writers,
             Layout::Shallow,
             config,
             expect_latest,

@@ -19,10 +19,10 @@
 use futures_util::future::BoxFuture;
 use futures_util::TryStreamExt as _;
 use sqlx::mysql::MySqlRow;
-use sqlx::pool::PoolConnection;
-use sqlx::{Either, MySql, MySqlConnection};
+use sqlx::{Either, MySqlConnection};
 
 use crate::script::Statement;
+use crate::writers::Lease;
 
 /// A statement whose values carry more than this runs prepared, in binary, instead of being
 /// queued. The server lexes a script's text at roughly 25 ns a byte (MariaDB 10.11 here: a 60 KB
@@ -33,12 +33,11 @@ const INLINE_PAYLOAD: usize = 2 << 10;
 /// A queued script is sent before it grows past this many bytes.
 const SCRIPT_BYTES: usize = 4 << 20;
 
-/// Put transactions on one pooled connection, one after the other (see the module
-/// documentation).
+/// Put transactions on one connection, one after the other (see the module documentation).
 pub(crate) struct Tx {
-    /// The connection; marked to be closed when a transaction may be left open. `None` once
-    /// handed back.
-    conn: Option<PoolConnection<MySql>>,
+    /// The connection; closed rather than reused when a transaction may be left open. `None`
+    /// once handed back.
+    conn: Option<Lease>,
     /// Statements not sent yet, `;`-separated, starting with `BEGIN`.
     script: String,
     /// How many statements `script` holds.
@@ -50,7 +49,7 @@ pub(crate) struct Tx {
 
 impl Tx {
     /// Transactions on `conn`; none is begun yet.
-    pub(crate) fn new(conn: PoolConnection<MySql>) -> Self {
+    pub(crate) fn new(conn: Lease) -> Self {
         Self { conn: Some(conn), script: String::new(), queued: 0, open: false }
     }
 
@@ -64,7 +63,7 @@ impl Tx {
 
     /// The connection back, for the next user; `None` when a transaction may still be open on
     /// it (it is closed then).
-    pub(crate) fn into_connection(mut self) -> Option<PoolConnection<MySql>> {
+    pub(crate) fn into_connection(mut self) -> Option<Lease> {
         if self.open {
             return None;
         }
@@ -266,7 +265,7 @@ impl Drop for Tx {
     fn drop(&mut self) {
         if let (true, Some(conn)) = (self.open, self.conn.as_mut()) {
             // The server may still hold the transaction and its locks: end the session rather
-            // than hand the connection to the next user.
+            // than hand the connection to the next user (a kept one is closed with the Tx).
             conn.close_on_drop();
         }
     }

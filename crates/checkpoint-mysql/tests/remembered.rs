@@ -98,13 +98,14 @@ async fn a_checkpoint_repaired_in_place_is_where_the_next_turn_starts() {
 #[tokio::test]
 async fn a_turn_started_from_memory_reads_nothing_back() {
     let Some(shared) = support::saver().await else { return };
-    // One connection, so that its session counters are the turns' statements.
+    // One connection, and no kept write connections beside it, so that its session counters are
+    // the turns' statements.
     let pool = MySqlPoolOptions::new()
         .max_connections(1)
         .connect_with(support::options(&support::default_database()))
         .await
         .unwrap();
-    let saver = MySqlCheckpointer::from_pool(pool.clone());
+    let saver = MySqlCheckpointer::from_pool(pool.clone()).with_write_connections(0);
     let thread = support::unique("remembered-reads");
     let config = RunConfig::thread(&thread);
     let graph = echo_chat(saver.clone());
@@ -119,13 +120,13 @@ async fn a_turn_started_from_memory_reads_nothing_back() {
     graph.invoke(say("three"), &config).await.unwrap();
     let with_memory = selects().await - before;
     // The same turn on a saver that must read its thread first (it remembers nothing).
-    let cold = MySqlCheckpointer::from_pool(pool.clone());
+    let cold = MySqlCheckpointer::from_pool(pool.clone()).with_write_connections(0);
     let before = selects().await;
     echo_chat(cold).invoke(say("four"), &config).await.unwrap();
     let with_read = selects().await - before;
-    // Each of the turn's two transactions checks its parent with two reads; the read of the
+    // Each of the turn's two transactions checks its parent with one read; the read of the
     // thread is one more (a full read, here) or two (a remembered one).
-    assert_eq!(with_memory, 4, "a turn from memory sends only its transactions' checks");
+    assert_eq!(with_memory, 2, "a turn from memory sends only its transactions' checks");
     assert!(with_read > with_memory, "{with_read} selects with a read");
     assert_eq!(one_chain(&saver, &thread).await, 12);
     shared.delete_thread(&thread).await.unwrap();

@@ -111,3 +111,26 @@ pub async fn drop_database(name: &str) {
 pub fn unique(label: &str) -> String {
     format!("{label}-{}", graph_core::checkpoint::uuid6(0))
 }
+
+/// [`url`] naming database `name` instead, with the URL parameters `params` (`k=v&...`) added.
+pub fn url_for(name: &str, params: &str) -> String {
+    let base = url();
+    let (base, query) = base.split_once('?').unwrap_or((&base, ""));
+    let after_scheme = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[after_scheme..].find('/').map_or(base.len(), |i| after_scheme + i);
+    let query = [query, params].iter().filter(|q| !q.is_empty()).copied().collect::<Vec<_>>().join("&");
+    format!("{}/{name}{}{query}", &base[..host_end], if query.is_empty() { "" } else { "?" })
+}
+
+/// The ids of the server sessions connected to database `name`, seen from an admin session.
+pub async fn sessions_on(name: &str) -> Vec<i64> {
+    let mut admin =
+        MySqlConnection::connect_with(&options("information_schema")).await.expect("admin connection");
+    let ids = sqlx::query_scalar("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? ORDER BY ID")
+        .bind(name)
+        .fetch_all(&mut admin)
+        .await
+        .expect("PROCESSLIST");
+    admin.close().await.ok();
+    ids
+}

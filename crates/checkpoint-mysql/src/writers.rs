@@ -1,0 +1,157 @@
+//! Connections kept open for put transactions, between one put and the next.
+//!
+//! sqlx pings every connection handed back to its pool, in a task of its own: a round trip per
+//! put, on the server and on the client, which on a chat turn (two puts) costs as much as the
+//! turn's own statements of a kind (measured: 8–9 % of the server's and the client's CPU per
+//! turn). And the next put gets whichever connection is free, not the one that was warm. So the
+//! savers keep a few connections of their own for their put transactions ([`Writers`]): a put
+//! takes an idle one (pinged first only when it sat idle for `ping-after-idle`, like the pool's),
+//! and gives it back when its transaction is over, with no ping. When all of them are busy, a put
+//! runs on a pooled connection as before, so the number kept bounds no throughput.
+//!
+//! A kept connection is taken out of the pool ([`PoolConnection::detach`]) and so no longer
+//! counts against its size: it was opened the pool's way (options, `after_connect`), and is
+//! closed when the saver and its clones are dropped. One whose transaction may still be open
+//! (a failed `ROLLBACK`, a cancelled put) is never given back: it is closed, and the server
+//! rolls back with the session.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use sqlx::pool::PoolConnection;
+use sqlx::{Connection as _, MySql, MySqlConnection, MySqlPool};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// How many connections a saver keeps for its put transactions unless told otherwise.
+pub(crate) const DEFAULT_WRITE_CONNECTIONS: usize = 4;
+
+/// The connections a saver keeps for put transactions (see the module documentation).
+pub(crate) struct Writers {
+    /// Where new connections come from, and what is used when every kept one is busy.
+    pool: MySqlPool,
+    /// Idle kept connections, the most recently used last.
+    idle: Mutex<Vec<Idle>>,
+    /// One permit per connection that may be kept.
+    permits: Arc<Semaphore>,
+    /// A kept connection idle at least this long is pinged before it is used.
+    ping_after_idle: Duration,
+}
+
+/// A kept connection and when it was given back.
+struct Idle {
+    /// The connection.
+    conn: MySqlConnection,
+    /// When it was given back.
+    since: Instant,
+}
+
+impl Writers {
+    /// Keeps up to `count` connections out of `pool` (0: none, every put uses the pool).
+    pub(crate) fn new(pool: MySqlPool, count: usize, ping_after_idle: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            pool,
+            idle: Mutex::new(Vec::with_capacity(count)),
+            permits: Arc::new(Semaphore::new(count)),
+            ping_after_idle,
+        })
+    }
+
+    /// The pool the connections come from.
+    pub(crate) fn pool(&self) -> &MySqlPool {
+        &self.pool
+    }
+
+    /// A connection for one put transaction: a kept one when one is free (idle, or opened now
+    /// within the bound), otherwise a pooled one.
+    pub(crate) async fn acquire(&self) -> Result<Lease, sqlx::Error> {
+        let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() else {
+            return Ok(Lease::Pooled(self.pool.acquire().await?));
+        };
+        loop {
+            let idle = self.idle.lock().pop();
+            let Some(Idle { mut conn, since }) = idle else { break };
+            if since.elapsed() < self.ping_after_idle || conn.ping().await.is_ok() {
+                return Ok(Lease::Kept(conn, permit));
+            }
+            // Dead (the server ended the session while it sat idle): try the next one.
+            tracing::debug!("a kept write connection failed its ping; closing it");
+            drop(conn);
+        }
+        Ok(Lease::Kept(self.pool.acquire().await?.detach(), permit))
+    }
+
+    /// Takes back a connection whose transaction is over; a pooled one goes back to the pool.
+    pub(crate) fn release(&self, lease: Lease) {
+        if let Lease::Kept(conn, permit) = lease {
+            self.idle.lock().push(Idle { conn, since: Instant::now() });
+            // The permit goes after the connection is idle, so a put that gets it finds it.
+            drop(permit);
+        }
+    }
+}
+
+impl Drop for Writers {
+    fn drop(&mut self) {
+        let idle = std::mem::take(&mut *self.idle.lock());
+        if idle.is_empty() {
+            return;
+        }
+        // Closed politely (COM_QUIT) when a runtime is at hand, so the server does not log
+        // aborted connections; otherwise the sockets just close.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                for Idle { conn, .. } in idle {
+                    let _ = tokio::time::timeout(Duration::from_secs(5), conn.close()).await;
+                }
+            });
+        }
+    }
+}
+
+impl std::fmt::Debug for Writers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writers")
+            .field("idle", &self.idle.lock().len())
+            .field("free", &self.permits.available_permits())
+            .finish()
+    }
+}
+
+/// A connection lent to one put transaction.
+pub(crate) enum Lease {
+    /// One of the saver's kept connections, with the permit that counts it.
+    Kept(MySqlConnection, OwnedSemaphorePermit),
+    /// A pooled connection (every kept one was busy, or the put needed the pool's).
+    Pooled(PoolConnection<MySql>),
+}
+
+impl Lease {
+    /// Marks the connection to be closed instead of reused: its transaction may still be open.
+    /// A kept one is closed by being dropped.
+    pub(crate) fn close_on_drop(&mut self) {
+        if let Lease::Pooled(conn) = self {
+            conn.close_on_drop();
+        }
+    }
+}
+
+impl Deref for Lease {
+    type Target = MySqlConnection;
+    fn deref(&self) -> &MySqlConnection {
+        match self {
+            Lease::Kept(conn, _) => conn,
+            Lease::Pooled(conn) => conn,
+        }
+    }
+}
+
+impl DerefMut for Lease {
+    fn deref_mut(&mut self) -> &mut MySqlConnection {
+        match self {
+            Lease::Kept(conn, _) => conn,
+            Lease::Pooled(conn) => conn,
+        }
+    }
+}
