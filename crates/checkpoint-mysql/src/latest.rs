@@ -30,6 +30,7 @@ use sqlx::mysql::MySqlRow;
 use sqlx::pool::PoolConnection;
 use sqlx::{MySql, MySqlPool, Row as _};
 
+use crate::deferred::{self, Failure};
 use crate::error::{backend, Error};
 use crate::exact::{same, same_columns};
 use crate::recent::Texts;
@@ -203,6 +204,10 @@ pub(crate) async fn lock_and_check(
             let mut newest = by_thread(NEWEST_AFTER.into());
             newest.push(Bind::Text(""));
             match expected {
+                // With autocommit off, the check travels with the COMMIT (see `deferred`).
+                Some(parent) if tx.defers_checks() => {
+                    return deferred::queue(tx, config, hash, parent, texts).await;
+                }
                 // One statement: the lock, then the plain read, which sees what the lock waited for.
                 Some(parent) => {
                     let mut lock =
@@ -329,6 +334,17 @@ pub(crate) async fn put_transaction<D: Sync, T>(
             Ok(value) => break Ok(value),
             Err(e) => {
                 tx.rollback().await;
+                match deferred::failure(&tx) {
+                    Some(Failure::Moved) => {
+                        break Err(deferred::conflict(writers.pool(), config, &hash).await)
+                    }
+                    Some(Failure::Busy) => {
+                        // Another writer holds the parent: wait for it, outside the COMMIT's script.
+                        tx.wait_for_checks();
+                        continue;
+                    }
+                    None => {}
+                }
                 if !(is_deadlock(&e) && attempt < DEADLOCK_ATTEMPTS) {
                     break Err(e);
                 }

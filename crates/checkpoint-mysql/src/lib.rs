@@ -78,6 +78,7 @@
 //! ## Requirements
 //! MySQL 8.0.19+ (row aliases in upserts) or MariaDB 10.7+ (`JSON_TABLE`, `VALUE()`).
 
+mod deferred;
 mod delta;
 mod error;
 mod exact;

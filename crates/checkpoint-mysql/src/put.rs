@@ -210,12 +210,14 @@ async fn write_all(
 ) -> Result<Vec<Vec<Option<delta::Stored>>>, CheckpointError> {
     let Some(first) = all.first() else { return Ok(Vec::new()) };
     // The blobs first: they are the statements large enough to run prepared, and whatever is
-    // queued before one is sent ahead of it in a round trip of its own. The links of a chain are
+    // queued before one is sent ahead of it in a round trip of its own (on a kept connection,
+    // autocommit off, a large one runs before the queued parent check instead, which then goes
+    // with the COMMIT; nothing the check reads is written by them). The links of a chain are
     // one thread and namespace (each the child of the one before), so the blob rows share their
     // address columns.
     let blobs: Vec<&write::Blob<'_>> = all.iter().flat_map(|rows| &rows.blobs).collect();
     for statement in write::blob_statements(first.config, &first.hash, &blobs) {
-        tx.execute(&statement).await.map_err(backend)?;
+        tx.execute_unordered(&statement).await.map_err(backend)?;
     }
     for rows in all {
         if let Some(writes) = &rows.writes {

@@ -61,6 +61,16 @@ pub(crate) struct Texts {
 }
 
 impl Texts {
+    /// The document text.
+    pub(crate) fn document(&self) -> &str {
+        &self.document
+    }
+
+    /// The metadata text.
+    pub(crate) fn metadata(&self) -> &str {
+        &self.metadata
+    }
+
     /// Whether `row`'s columns 1 and 2 (document and metadata as `CHAR`) are the texts
     /// remembered.
     pub(crate) fn match_row(&self, row: &sqlx::mysql::MySqlRow) -> Result<bool, CheckpointError> {

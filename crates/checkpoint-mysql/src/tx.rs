@@ -11,6 +11,11 @@
 //! than it copies a bound value. The server runs a script's statements in order and stops at the
 //! first that fails, so the transaction means what the separate statements meant.
 //!
+//! On a connection the saver keeps for puts ([`crate::writers`]) autocommit is off: no `BEGIN` is
+//! sent, the large statements that nothing queued reads (blobs, pending writes) run first, and the
+//! parent check is queued as statements that fail when it does not hold ([`crate::deferred`]), so
+//! it travels with the inserts and the `COMMIT`: a put is two round trips, or one.
+//!
 //! The transaction is begun and ended by text rather than by sqlx's `Transaction`, which does not
 //! know about it. So a `Tx` that is dropped while the server may hold it open (its future was
 //! cancelled, or a `ROLLBACK` failed) marks its connection to be closed instead of pooled: the
@@ -18,7 +23,7 @@
 
 use futures_util::future::BoxFuture;
 use futures_util::TryStreamExt as _;
-use sqlx::mysql::MySqlRow;
+use sqlx::mysql::{MySqlDatabaseError, MySqlRow};
 use sqlx::{Either, MySqlConnection};
 
 use crate::script::Statement;
@@ -38,27 +43,94 @@ pub(crate) struct Tx {
     /// The connection; closed rather than reused when a transaction may be left open. `None`
     /// once handed back.
     conn: Option<Lease>,
-    /// Statements not sent yet, `;`-separated, starting with `BEGIN`.
+    /// Statements not sent yet, `;`-separated, starting with `BEGIN` unless `implicit`.
     script: String,
     /// How many statements `script` holds.
     queued: usize,
-    /// Whether `BEGIN` has been sent and no `COMMIT` or `ROLLBACK` has succeeded since: the
+    /// Whether a statement has been sent and no `COMMIT` or `ROLLBACK` has succeeded since: the
     /// server may hold the transaction open.
     open: bool,
+    /// The connection runs with autocommit off (a kept write connection, see
+    /// [`crate::writers`]): a transaction begins with its first statement, so no `BEGIN` is
+    /// sent, and [`execute_unordered`](Self::execute_unordered) can run ahead of the queue.
+    implicit: bool,
+    /// Whether the parent check is queued to travel with the `COMMIT` (autocommit off, and the
+    /// caller has not asked to wait for it instead).
+    defer_checks: bool,
+    /// The positions in `script` of the statements queued by [`queue_marked`](Self::queue_marked).
+    marks: Vec<(usize, Mark)>,
+    /// The marked statement that failed in this transaction, and the server's error number.
+    failed: Option<(Mark, u16)>,
+}
+
+/// A queued statement whose failure means something to the caller ([`Tx::failed_mark`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mark {
+    /// The lock of the expected parent.
+    ParentLock,
+    /// The check that the parent is the latest checkpoint.
+    ParentCheck,
 }
 
 impl Tx {
     /// Transactions on `conn`; none is begun yet.
     pub(crate) fn new(conn: Lease) -> Self {
-        Self { conn: Some(conn), script: String::new(), queued: 0, open: false }
+        let implicit = matches!(conn, Lease::Kept(..));
+        Self {
+            conn: Some(conn),
+            script: String::new(),
+            queued: 0,
+            open: false,
+            implicit,
+            defer_checks: implicit,
+            marks: Vec::new(),
+            failed: None,
+        }
     }
 
     /// Begins a transaction: `BEGIN` is queued, to be sent with the first statement that needs
-    /// a result.
+    /// a result (with autocommit off, the first statement begins it).
     pub(crate) fn begin(&mut self) {
         self.script.clear();
-        self.script.push_str("BEGIN");
-        self.queued = 1;
+        self.queued = 0;
+        self.marks.clear();
+        self.failed = None;
+        if !self.implicit {
+            self.script.push_str("BEGIN");
+            self.queued = 1;
+        }
+    }
+
+    /// Whether the parent check may be queued to travel with the `COMMIT`: autocommit is off, so
+    /// statements that run prepared can go first ([`execute_unordered`](Self::execute_unordered)),
+    /// and [`wait_for_checks`](Self::wait_for_checks) was not called.
+    pub(crate) fn defers_checks(&self) -> bool {
+        self.defer_checks
+    }
+
+    /// From the next transaction on, the parent check is read back before anything else is sent.
+    pub(crate) fn wait_for_checks(&mut self) {
+        self.defer_checks = false;
+    }
+
+    /// Queues `statement`, a small one, remembering it as `mark`: when it fails,
+    /// [`failed_mark`](Self::failed_mark) says so.
+    pub(crate) async fn queue_marked(
+        &mut self,
+        statement: &Statement<'_>,
+        mark: Mark,
+    ) -> Result<(), sqlx::Error> {
+        self.execute(statement).await?;
+        if let Some(at) = self.queued.checked_sub(1) {
+            self.marks.push((at, mark));
+        }
+        Ok(())
+    }
+
+    /// The statement queued by [`queue_marked`](Self::queue_marked) that failed in this
+    /// transaction, with the server's error number.
+    pub(crate) fn failed_mark(&self) -> Option<(Mark, u16)> {
+        self.failed
     }
 
     /// The connection back, for the next user; `None` when a transaction may still be open on
@@ -98,6 +170,18 @@ impl Tx {
         prepared(conn, statement).await.map(drop)
     }
 
+    /// [`execute`](Self::execute) for a statement that nothing queued reads (a blob or a pending
+    /// write): when autocommit is off and its values are large, it runs prepared ahead of the
+    /// queue, so that the queue (the parent check, the checkpoint rows) can wait for the `COMMIT`.
+    pub(crate) async fn execute_unordered(&mut self, statement: &Statement<'_>) -> Result<(), sqlx::Error> {
+        if !self.implicit || statement.payload() <= INLINE_PAYLOAD {
+            return self.execute(statement).await;
+        }
+        // The statement begins the transaction if nothing has yet.
+        self.open = true;
+        prepared(self.conn()?, statement).await.map(drop)
+    }
+
     /// Sends what is queued followed by `statements`, and returns the rows of each of
     /// `statements`.
     pub(crate) async fn fetch(
@@ -127,12 +211,14 @@ impl Tx {
     /// or whose outcome is needed at once.
     pub(crate) async fn connection(&mut self) -> Result<&mut MySqlConnection, sqlx::Error> {
         self.flush().await?;
+        // What the caller sends begins the transaction when autocommit is off.
+        self.open = true;
         self.conn()
     }
 
     /// Sends what is queued, with `COMMIT`.
     pub(crate) async fn commit(&mut self) -> Result<(), sqlx::Error> {
-        if !self.open && self.queued <= 1 {
+        if !self.open && self.queued <= usize::from(!self.implicit) {
             // Nothing was sent, and nothing but `BEGIN` queued: there is no transaction to end.
             self.queued = 0;
             self.script.clear();
@@ -181,11 +267,19 @@ impl Tx {
         let statements = std::mem::take(&mut self.queued);
         // From here the server may have begun the transaction, whatever happens to the reply.
         self.open = true;
-        let results = script(self.conn()?, &text, statements).await;
+        let marks = std::mem::take(&mut self.marks);
+        let results = run_script(self.conn()?, &text, statements).await;
         // The buffer is kept for the next script.
         self.script = text;
         self.script.clear();
-        results
+        results.map_err(|(at, e)| {
+            let number = e.as_database_error().and_then(|e| e.try_downcast_ref::<MySqlDatabaseError>());
+            let mark = marks.iter().find(|(position, _)| *position == at).map(|(_, mark)| *mark);
+            if let (Some(mark), Some(error)) = (mark, number) {
+                self.failed = Some((mark, error.number()));
+            }
+            e
+        })
     }
 }
 
@@ -227,16 +321,29 @@ async fn prepared_each(
 /// Boxed, here and in [`prepared`], so that the driver's futures are `Send` where they are made:
 /// awaited inside the higher-ranked put bodies, rustc cannot prove it for sqlx's executor
 /// lifetimes.
-fn script<'c>(
+pub(crate) fn script<'c>(
     conn: &'c mut MySqlConnection,
     text: &'c str,
     statements: usize,
 ) -> BoxFuture<'c, Result<Vec<Vec<MySqlRow>>, sqlx::Error>> {
+    Box::pin(async move { run_script(conn, text, statements).await.map_err(|(_, e)| e) })
+}
+
+/// How a script failed: how many of its statements had completed (the position of the one that
+/// failed, since the server stops there), and the error.
+type Stopped = (usize, sqlx::Error);
+
+/// [`script`], telling on failure where it stopped.
+fn run_script<'c>(
+    conn: &'c mut MySqlConnection,
+    text: &'c str,
+    statements: usize,
+) -> BoxFuture<'c, Result<Vec<Vec<MySqlRow>>, Stopped>> {
     Box::pin(async move {
         let mut results = Vec::new();
         let mut rows = Vec::new();
         let mut stream = sqlx::raw_sql(text).fetch_many(conn);
-        while let Some(item) = stream.try_next().await? {
+        while let Some(item) = stream.try_next().await.map_err(|e| (results.len(), e))? {
             match item {
                 Either::Right(row) => rows.push(row),
                 // Every statement's result ends with one of these, rows or not.
@@ -244,10 +351,11 @@ fn script<'c>(
             }
         }
         if results.len() != statements {
-            return Err(sqlx::Error::Protocol(format!(
+            let error = sqlx::Error::Protocol(format!(
                 "a script of {statements} statements returned {} results",
                 results.len()
-            )));
+            ));
+            return Err((results.len(), error));
         }
         Ok(results)
     })

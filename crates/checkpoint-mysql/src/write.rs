@@ -196,7 +196,7 @@ pub(crate) async fn insert_writes(
     prepared: &TaskWrites<'_>,
 ) -> Result<(), sqlx::Error> {
     for statement in write_statements(config, prepared) {
-        tx.execute(&statement).await?;
+        tx.execute_unordered(&statement).await?;
     }
     Ok(())
 }

@@ -11,7 +11,9 @@
 //!
 //! A kept connection is taken out of the pool ([`PoolConnection::detach`]) and so no longer
 //! counts against its size: it was opened the pool's way (options, `after_connect`), and is
-//! closed when the saver and its clones are dropped. One whose transaction may still be open
+//! closed when the saver and its clones are dropped. It runs with autocommit off, so a put
+//! transaction begins with its first statement: no `BEGIN` is sent, and a large statement can
+//! run before the parent check, which then travels with the `COMMIT` (see [`crate::latest`]). One whose transaction may still be open
 //! (a failed `ROLLBACK`, a cancelled put) is never given back: it is closed, and the server
 //! rolls back with the session.
 
@@ -79,7 +81,10 @@ impl Writers {
             tracing::debug!("a kept write connection failed its ping; closing it");
             drop(conn);
         }
-        Ok(Lease::Kept(self.pool.acquire().await?.detach(), permit))
+        let mut conn = self.pool.acquire().await?.detach();
+        // A put transaction on it then begins with its first statement (see `crate::tx`).
+        crate::tx::script(&mut conn, "SET autocommit = 0", 1).await?;
+        Ok(Lease::Kept(conn, permit))
     }
 
     /// Takes back a connection whose transaction is over; a pooled one goes back to the pool.
