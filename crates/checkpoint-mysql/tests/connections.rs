@@ -8,24 +8,14 @@ use std::time::Duration;
 
 use checkpoint_mysql::MySqlCheckpointer;
 use graph_core::checkpoint::{
-    checkpoint_id, next_version, ChannelValue, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointSource, Checkpointer,
+    ChannelValue, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
 };
 use sqlx::Connection as _;
 
 /// Puts a checkpoint at `step` under `at` whose channel `a` holds a new list; returns its address.
 async fn put(saver: &MySqlCheckpointer, at: &CheckpointConfig, step: i64) -> CheckpointConfig {
-    let mut cp = Checkpoint {
-        v: 4,
-        id: checkpoint_id(step),
-        ts: graph_core::checkpoint::now_iso(),
-        ..Checkpoint::default()
-    };
-    let version = next_version(Some(&step.max(0).to_string()));
-    cp.channel_values
-        .insert("a".into(), ChannelValue::new(vec!["x".repeat(step.unsigned_abs() as usize + 3)]));
-    cp.channel_versions.insert("a".into(), version.into());
-    let new_versions = cp.channel_versions.clone();
+    let value = ChannelValue::new(vec!["x".repeat(step.unsigned_abs() as usize + 3)]);
+    let (cp, new_versions) = support::checkpoint(step, &[("a", value)]);
     saver.put(at, cp, CheckpointMetadata::new(CheckpointSource::Loop, step), new_versions).await.expect("put")
 }
 

@@ -7,26 +7,9 @@ use std::time::Instant;
 
 use checkpoint_mysql::{Error, MySqlCheckpointer};
 use graph_core::checkpoint::{
-    checkpoint_id, next_version, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointError, CheckpointMetadata, CheckpointSource, Checkpointer, ListOptions,
+    ChannelValue, ChannelVersions, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
+    Checkpointer, ListOptions,
 };
-
-/// A checkpoint at `step` whose `values` all get a new version; returns it with `new_versions`.
-fn checkpoint(step: i64, values: &[(&str, ChannelValue)]) -> (Checkpoint, ChannelVersions) {
-    let mut cp = Checkpoint {
-        v: 4,
-        id: checkpoint_id(step),
-        ts: graph_core::checkpoint::now_iso(),
-        ..Checkpoint::default()
-    };
-    for (channel, value) in values {
-        let version = next_version(Some(&step.max(0).to_string()));
-        cp.channel_values.insert((*channel).into(), value.clone());
-        cp.channel_versions.insert((*channel).into(), version.into());
-    }
-    let new_versions = cp.channel_versions.clone();
-    (cp, new_versions)
-}
 
 async fn put(
     saver: &MySqlCheckpointer,
@@ -34,7 +17,7 @@ async fn put(
     step: i64,
     values: &[(&str, ChannelValue)],
 ) -> CheckpointConfig {
-    let (cp, new_versions) = checkpoint(step, values);
+    let (cp, new_versions) = support::checkpoint(step, values);
     let meta = CheckpointMetadata::new(CheckpointSource::Loop, step);
     saver.put(at, cp, meta, new_versions).await.unwrap()
 }
@@ -58,13 +41,13 @@ async fn overlong_values_are_invalid_and_nothing_is_written() {
     let meta = || CheckpointMetadata::new(CheckpointSource::Loop, 0);
 
     let err = saver
-        .put(&CheckpointConfig::thread(&long), checkpoint(0, &[]).0, meta(), ChannelVersions::new())
+        .put(&CheckpointConfig::thread(&long), support::checkpoint(0, &[]).0, meta(), ChannelVersions::new())
         .await;
     assert!(matches!(&err, Err(CheckpointError::Invalid(m)) if m.contains("`thread_id`")), "{err:?}");
 
     let thread = support::unique("overlong");
     let config = CheckpointConfig::thread(&thread);
-    let (cp, versions) = checkpoint(0, &[(&long, list(1))]);
+    let (cp, versions) = support::checkpoint(0, &[(&long, list(1))]);
     let err = saver.put(&config, cp, meta(), versions).await;
     assert!(matches!(&err, Err(CheckpointError::Invalid(m)) if m.contains("`channel`")), "{err:?}");
     assert_eq!(count(&saver, "checkpoint_blobs", &thread).await, 0, "no blob before the refusal");
@@ -92,7 +75,7 @@ async fn prune_keeps_the_newest_per_namespace_and_drops_orphans() {
         saver.put_writes(&last, vec![("a".into(), list(1))], "task", "").await.unwrap();
     }
     // The newest root checkpoint changes `b` only: `a`'s blob at step 4 stays referenced.
-    let (mut cp, _) = checkpoint(5, &[("b", list(9))]);
+    let (mut cp, _) = support::checkpoint(5, &[("b", list(9))]);
     let kept_a = saver.get_tuple(&last).await.unwrap().unwrap().checkpoint;
     cp.channel_versions.insert("a".into(), kept_a.channel_versions["a"].clone());
     let new_versions = [("b".into(), cp.channel_versions["b"].clone())].into();

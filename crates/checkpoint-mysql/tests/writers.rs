@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use checkpoint_mysql::MySqlCheckpointer;
 use graph_core::checkpoint::{
-    checkpoint_id, next_version, ChannelValue, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointSource, Checkpointer, ListOptions,
+    ChannelValue, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource, Checkpointer,
+    ListOptions,
 };
 use sqlx::{Connection, MySqlConnection};
 use tokio::task::JoinSet;
@@ -22,16 +22,8 @@ async fn put_next(
     at: &CheckpointConfig,
     step: i64,
 ) -> Result<CheckpointConfig, CheckpointError> {
-    let mut cp = Checkpoint {
-        v: 4,
-        id: checkpoint_id(step),
-        ts: graph_core::checkpoint::now_iso(),
-        ..Checkpoint::default()
-    };
-    let version = next_version(Some(&step.max(0).to_string()));
-    cp.channel_values.insert("n".into(), ChannelValue::new(vec![step.to_string(); 4]));
-    cp.channel_versions.insert("n".into(), version.into());
-    let new_versions = cp.channel_versions.clone();
+    let (cp, new_versions) =
+        support::checkpoint(step, &[("n", ChannelValue::new(vec![step.to_string(); 4]))]);
     let meta = CheckpointMetadata::new(CheckpointSource::Loop, step);
     saver.put_expecting_latest(at, cp, meta, new_versions).await
 }

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
+use graph_core::checkpoint::{checkpoint_id, next_version, ChannelValue, ChannelVersions, Checkpoint};
 use sqlx::{Connection, MySqlConnection};
 
 /// Used when `MYSQL_URL` is not set.
@@ -133,4 +134,21 @@ pub async fn sessions_on(name: &str) -> Vec<i64> {
         .expect("PROCESSLIST");
     admin.close().await.ok();
     ids
+}
+
+/// A checkpoint at `step` whose `values` all get a new version; returns it with `new_versions`.
+pub fn checkpoint(step: i64, values: &[(&str, ChannelValue)]) -> (Checkpoint, ChannelVersions) {
+    let mut cp = Checkpoint {
+        v: 4,
+        id: checkpoint_id(step),
+        ts: graph_core::checkpoint::now_iso(),
+        ..Checkpoint::default()
+    };
+    for (channel, value) in values {
+        let version = next_version(Some(&step.max(0).to_string()));
+        cp.channel_values.insert((*channel).into(), value.clone());
+        cp.channel_versions.insert((*channel).into(), version.into());
+    }
+    let new_versions = cp.channel_versions.clone();
+    (cp, new_versions)
 }
