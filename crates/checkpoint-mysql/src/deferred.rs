@@ -8,12 +8,11 @@
 //! stops at the first that fails, so the check must *fail* when the parent is not the latest,
 //! rather than return something to look at:
 //!
-//! - the parent row is locked first, by its whole primary key (a record lock only, as in
-//!   [`crate::latest`]);
-//! - then one statement adds whether the check failed to the largest `BIGINT UNSIGNED`: `0` leaves
-//!   it as it is, `1` overflows, which both MySQL and MariaDB report as error 1690 in every SQL
-//!   mode. Its plain reads (is the parent there, unchanged, and is nothing newer) come after the
-//!   lock was granted, so they see what the lock waited for.
+//! one statement adds whether the check failed to the largest `BIGINT UNSIGNED`: `0` leaves it as
+//! it is, `1` overflows, which both MySQL and MariaDB report as error 1690 in every SQL mode. It
+//! first reads the parent row with a lock, by its whole primary key (a record lock only, as in
+//! [`crate::latest`]), then, with a plain read, whether anything newer exists; that read comes
+//! after the lock was granted, so it sees what the lock waited for.
 //!
 //! When the check fails the transaction is rolled back, and the newest checkpoint is read for the
 //! [`CheckpointError::Conflict`], as a failed check of [`crate::latest`] reports it.
@@ -34,25 +33,19 @@ use crate::recent::Texts;
 use crate::script::{Bind, Statement};
 use crate::tx::{fetch_together, Mark, Tx};
 
-/// The expected parent, locked by its whole primary key, or an error at once when another
-/// transaction holds the lock; the thread id compared exactly (see [`crate::exact`]), so bound
-/// twice.
-const LOCK_PARENT_ROW: &str = concat!(
-    "SELECT checkpoint_id FROM checkpoints WHERE ",
-    same!("thread_id"),
-    " AND checkpoint_ns_hash = ? AND checkpoint_id = ? FOR UPDATE NOWAIT"
-);
-
-/// The check after the lock: an overflow (error 1690) unless the parent exists (`$texts`: and its
-/// row holds the texts whose MD5 digests are bound) and no newer checkpoint does.
+/// The check, one statement: an overflow (error 1690) unless the parent's row exists (`$texts`:
+/// and holds the texts whose MD5 digests are bound) and no newer checkpoint does. The parent is
+/// read first, by a locking subquery on its whole primary key (a record lock, or an error at once
+/// when another transaction holds it: `NOWAIT`); the newer checkpoints after it, by a plain read.
+/// The thread id is compared exactly (see [`crate::exact`]), so bound twice each time.
 macro_rules! check_parent {
     ($texts:literal) => {
         concat!(
-            "SELECT 18446744073709551615 + (NOT EXISTS (SELECT 1 FROM checkpoints WHERE ",
+            "SELECT 18446744073709551615 + ((SELECT COUNT(*) FROM checkpoints WHERE ",
             same!("thread_id"),
             " AND checkpoint_ns_hash = ? AND checkpoint_id = ?",
             $texts,
-            ") OR EXISTS (SELECT 1 FROM checkpoints WHERE ",
+            " FOR UPDATE NOWAIT) = 0 OR EXISTS (SELECT 1 FROM checkpoints WHERE ",
             same!("thread_id"),
             " AND checkpoint_ns_hash = ? AND checkpoint_id > ?)) INTO @graph_rs_parent_check"
         )
@@ -86,7 +79,7 @@ pub(crate) enum Failure {
 /// What the failure of `tx`'s last transaction means, if it was the queued parent check's.
 pub(crate) fn failure(tx: &Tx) -> Option<Failure> {
     match tx.failed_mark()? {
-        (Mark::ParentLock, number) if LOCK_BUSY.contains(&number) => Some(Failure::Busy),
+        (Mark::ParentCheck, number) if LOCK_BUSY.contains(&number) => Some(Failure::Busy),
         (Mark::ParentCheck, ER_DATA_OUT_OF_RANGE) => Some(Failure::Moved),
         _ => None,
     }
@@ -99,9 +92,9 @@ const NEWEST: &str = concat!(
     " AND checkpoint_ns_hash = ? ORDER BY checkpoint_id DESC LIMIT 1"
 );
 
-/// Queues on `tx` the lock of `parent` and the check that it is the latest checkpoint of
-/// `config`'s namespace (and, with `texts`, that its row holds them); [`Tx::check_failed`] tells
-/// afterwards whether the check failed.
+/// Queues on `tx` the check that `parent`, locked, is the latest checkpoint of `config`'s
+/// namespace (and, with `texts`, that its row holds them); [`failure`] tells afterwards whether
+/// and why it failed.
 pub(crate) async fn queue(
     tx: &mut Tx,
     config: &CheckpointConfig,
@@ -110,9 +103,6 @@ pub(crate) async fn queue(
     texts: Option<&Texts>,
 ) -> Result<(), CheckpointError> {
     let thread = config.thread_id.as_str();
-    let mut lock = Statement::by_thread(LOCK_PARENT_ROW, thread, *hash);
-    lock.push(Bind::Text(parent));
-    tx.queue_marked(&lock, Mark::ParentLock).await.map_err(backend)?;
     let digests = texts.map(Texts::md5);
     let mut check =
         Statement::by_thread(if texts.is_some() { CHECK_PARENT_TEXTS } else { CHECK_PARENT }, thread, *hash);

@@ -66,9 +66,7 @@ pub(crate) struct Tx {
 /// A queued statement whose failure means something to the caller ([`Tx::failed_mark`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mark {
-    /// The lock of the expected parent.
-    ParentLock,
-    /// The check that the parent is the latest checkpoint.
+    /// The check that the expected parent, locked, is the latest checkpoint.
     ParentCheck,
 }
 
