@@ -29,6 +29,7 @@ use sqlx::{MySqlPool, Row as _};
 
 use crate::error::backend;
 use crate::exact::same;
+use crate::latest::NEWEST_AFTER;
 use crate::recent::Texts;
 use crate::script::{Bind, Statement};
 use crate::tx::{fetch_together, Mark, Tx};
@@ -85,13 +86,6 @@ pub(crate) fn failure(tx: &Tx) -> Option<Failure> {
     }
 }
 
-/// The newest checkpoint id of a namespace.
-const NEWEST: &str = concat!(
-    "SELECT checkpoint_id FROM checkpoints WHERE ",
-    same!("thread_id"),
-    " AND checkpoint_ns_hash = ? ORDER BY checkpoint_id DESC LIMIT 1"
-);
-
 /// Queues on `tx` the check that `parent`, locked, is the latest checkpoint of `config`'s
 /// namespace (and, with `texts`, that its row holds them); [`failure`] tells afterwards whether
 /// and why it failed.
@@ -122,8 +116,10 @@ pub(crate) async fn conflict(
 ) -> CheckpointError {
     let newest = async {
         let mut conn = pool.acquire().await?;
-        let rows =
-            fetch_together(&mut conn, &[Statement::by_thread(NEWEST, &config.thread_id, *hash)]).await?;
+        // `''` sorts before every id: the namespace's newest checkpoint of all.
+        let mut newest = Statement::by_thread(NEWEST_AFTER, &config.thread_id, *hash);
+        newest.push(Bind::Text(""));
+        let rows = fetch_together(&mut conn, &[newest]).await?;
         match rows.first().and_then(|rows| rows.first()) {
             Some(row) => row.try_get::<Option<String>, _>(0),
             None => Ok(None),

@@ -68,7 +68,7 @@ const LOCK_PARENT_TEXTS: &str = lock_parent!("CAST(p.checkpoint AS CHAR), CAST(p
 
 /// Full layout: the newest checkpoint id after the one bound (`''`: the newest of all), as a
 /// plain read.
-const NEWEST_AFTER: &str = concat!(
+pub(crate) const NEWEST_AFTER: &str = concat!(
     "SELECT checkpoint_id FROM checkpoints WHERE ",
     same!("thread_id"),
     " AND checkpoint_ns_hash = ? AND checkpoint_id > ? ORDER BY checkpoint_id DESC LIMIT 1"
@@ -201,8 +201,11 @@ pub(crate) async fn lock_and_check(
     let found = match layout {
         Layout::Full => {
             // `''` sorts before every id: the namespace's newest checkpoint of all.
-            let mut newest = by_thread(NEWEST_AFTER.into());
-            newest.push(Bind::Text(""));
+            let newest = || {
+                let mut newest = by_thread(NEWEST_AFTER.into());
+                newest.push(Bind::Text(""));
+                newest
+            };
             match expected {
                 // With autocommit off, the check travels with the COMMIT (see `deferred`).
                 Some(parent) if tx.defers_checks() => {
@@ -229,15 +232,16 @@ pub(crate) async fn lock_and_check(
                             }
                         }
                         // The parent is gone: report the actual newest.
-                        None => {
-                            first_id(&tx.fetch(&[newest]).await.map_err(backend)?.pop().unwrap_or_default())?
-                        }
+                        None => first_id(
+                            &tx.fetch(&[newest()]).await.map_err(backend)?.pop().unwrap_or_default(),
+                        )?,
                     }
                 }
                 // Without a parent there is no row to lock (the caller holds the named lock), and
                 // anything stored is newer.
                 None => {
-                    match first_id(&tx.fetch(&[newest]).await.map_err(backend)?.pop().unwrap_or_default())? {
+                    match first_id(&tx.fetch(&[newest()]).await.map_err(backend)?.pop().unwrap_or_default())?
+                    {
                         None => return Ok(()),
                         found => found,
                     }

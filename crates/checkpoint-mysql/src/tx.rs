@@ -13,8 +13,8 @@
 //!
 //! On a connection the saver keeps for puts ([`crate::writers`]) autocommit is off: no `BEGIN` is
 //! sent, the large statements that nothing queued reads (blobs, pending writes) run first, and the
-//! parent check is queued as statements that fail when it does not hold ([`crate::deferred`]), so
-//! it travels with the inserts and the `COMMIT`: a put is two round trips, or one.
+//! parent check is queued as a statement that fails when it does not hold ([`crate::deferred`]),
+//! so it travels with the inserts and the `COMMIT`: a put is two round trips, or one.
 //!
 //! The transaction is begun and ended by text rather than by sqlx's `Transaction`, which does not
 //! know about it. So a `Tx` that is dropped while the server may hold it open (its future was
