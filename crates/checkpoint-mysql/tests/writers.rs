@@ -184,3 +184,69 @@ async fn a_writer_cancelled_inside_its_transaction_leaves_no_lock_behind() {
     assert_eq!(latest.config.checkpoint_id, stored.checkpoint_id);
     saver.delete_thread(&thread).await.unwrap();
 }
+
+/// A writer whose parent another transaction has locked and given a child (not committed yet)
+/// waits for that transaction, and then refuses: the new child is the latest. On a kept
+/// connection the parent check travels with the `COMMIT` and takes the lock without waiting;
+/// finding it held, the put runs again with the check that waits. Without the lock it would
+/// commit a second child at once, a fork.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_waits_for_a_locked_parent_and_refuses_its_new_child() {
+    let Some(saver) = support::saver().await else { return };
+    let saver = Arc::new(saver);
+    let thread = support::unique("locked-parent");
+    let parent = put_next(&saver, &CheckpointConfig::thread(thread.clone()), -1).await.unwrap();
+    let parent_id = parent.checkpoint_id.clone().unwrap();
+    // Warm a kept connection, so that the racing put below takes the deferred check.
+    let sibling = support::unique("locked-parent-warm");
+    let warm = put_next(&saver, &CheckpointConfig::thread(sibling.clone()), -1).await.unwrap();
+    put_next(&saver, &warm, 0).await.unwrap();
+
+    // Another session locks the parent and stores a child of it, without committing.
+    let child_id = graph_core::checkpoint::checkpoint_id(0);
+    let mut other =
+        MySqlConnection::connect_with(&support::options(&support::default_database())).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut other).await.unwrap();
+    sqlx::query(
+        "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns_hash = UNHEX(MD5('')) \
+         AND checkpoint_id = ? FOR UPDATE",
+    )
+    .bind(&thread)
+    .bind(&parent_id)
+    .fetch_all(&mut other)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_ns_hash, checkpoint_id, \
+         parent_checkpoint_id, checkpoint, metadata) SELECT thread_id, checkpoint_ns, checkpoint_ns_hash, ?, \
+         checkpoint_id, checkpoint, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?",
+    )
+    .bind(&child_id)
+    .bind(&thread)
+    .bind(&parent_id)
+    .execute(&mut other)
+    .await
+    .unwrap();
+
+    let racing = tokio::spawn({
+        let (saver, parent) = (Arc::clone(&saver), parent.clone());
+        async move { put_next(&saver, &parent, 0).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!racing.is_finished(), "the writer must wait for the parent's lock");
+    sqlx::query("COMMIT").execute(&mut other).await.unwrap();
+    other.close().await.unwrap();
+
+    match racing.await.unwrap() {
+        Err(CheckpointError::Conflict { expected, found, .. }) => {
+            assert_eq!(expected.as_deref(), Some(parent_id.as_str()));
+            assert_eq!(found.as_deref(), Some(child_id.as_str()));
+        }
+        other => panic!("expected a conflict naming the new child, got {other:?}"),
+    }
+    let history =
+        saver.list(Some(&CheckpointConfig::thread(thread.clone())), ListOptions::new()).await.unwrap();
+    assert_eq!(history.len(), 2, "the parent and the other session's child, no fork");
+    saver.delete_thread(&thread).await.unwrap();
+    saver.delete_thread(&sibling).await.unwrap();
+}
