@@ -192,7 +192,10 @@ async fn a_writer_cancelled_inside_its_transaction_leaves_no_lock_behind() {
 /// commit a second child at once, a fork.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_waits_for_a_locked_parent_and_refuses_its_new_child() {
-    let Some(saver) = support::saver().await else { return };
+    // A database of its own: the other session writes rows by hand, which a failed run must not
+    // leave among the shared database's threads.
+    let Some((name, saver)) = support::fresh_database("locked_parent").await else { return };
+    saver.setup().await.unwrap();
     let saver = Arc::new(saver);
     let thread = support::unique("locked-parent");
     let parent = put_next(&saver, &CheckpointConfig::thread(thread.clone()), -1).await.unwrap();
@@ -204,8 +207,7 @@ async fn a_writer_waits_for_a_locked_parent_and_refuses_its_new_child() {
 
     // Another session locks the parent and stores a child of it, without committing.
     let child_id = graph_core::checkpoint::checkpoint_id(0);
-    let mut other =
-        MySqlConnection::connect_with(&support::options(&support::default_database())).await.unwrap();
+    let mut other = MySqlConnection::connect_with(&support::options(&name)).await.unwrap();
     sqlx::query("BEGIN").execute(&mut other).await.unwrap();
     sqlx::query(
         "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns_hash = UNHEX(MD5('')) \
@@ -219,8 +221,10 @@ async fn a_writer_waits_for_a_locked_parent_and_refuses_its_new_child() {
     sqlx::query(
         "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_ns_hash, checkpoint_id, \
          parent_checkpoint_id, checkpoint, metadata) SELECT thread_id, checkpoint_ns, checkpoint_ns_hash, ?, \
-         checkpoint_id, checkpoint, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?",
+         checkpoint_id, JSON_SET(checkpoint, '$.id', ?), metadata FROM checkpoints \
+         WHERE thread_id = ? AND checkpoint_id = ?",
     )
+    .bind(&child_id)
     .bind(&child_id)
     .bind(&thread)
     .bind(&parent_id)
@@ -247,6 +251,6 @@ async fn a_writer_waits_for_a_locked_parent_and_refuses_its_new_child() {
     let history =
         saver.list(Some(&CheckpointConfig::thread(thread.clone())), ListOptions::new()).await.unwrap();
     assert_eq!(history.len(), 2, "the parent and the other session's child, no fork");
-    saver.delete_thread(&thread).await.unwrap();
-    saver.delete_thread(&sibling).await.unwrap();
+    drop(saver);
+    support::drop_database(&name).await;
 }
