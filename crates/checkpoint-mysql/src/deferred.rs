@@ -25,11 +25,11 @@
 
 use graph_core::checkpoint::{CheckpointConfig, CheckpointError};
 use md5::{Digest, Md5};
-use sqlx::{MySqlPool, Row as _};
+use sqlx::MySqlPool;
 
 use crate::error::backend;
 use crate::exact::same;
-use crate::latest::NEWEST_AFTER;
+use crate::latest::{first_id, newest_of_all};
 use crate::recent::Texts;
 use crate::script::{Bind, Statement};
 use crate::tx::{fetch_together, Mark, Tx};
@@ -114,20 +114,13 @@ pub(crate) async fn conflict(
     config: &CheckpointConfig,
     hash: &[u8; 16],
 ) -> CheckpointError {
-    let newest = async {
+    let rows = async {
         let mut conn = pool.acquire().await?;
-        // `''` sorts before every id: the namespace's newest checkpoint of all.
-        let mut newest = Statement::by_thread(NEWEST_AFTER, &config.thread_id, *hash);
-        newest.push(Bind::Text(""));
-        let rows = fetch_together(&mut conn, &[newest]).await?;
-        match rows.first().and_then(|rows| rows.first()) {
-            Some(row) => row.try_get::<Option<String>, _>(0),
-            None => Ok(None),
-        }
+        fetch_together(&mut conn, &[newest_of_all(config, hash)]).await
     };
-    match newest.await {
+    match rows.await.map_err(backend).and_then(|mut rows| first_id(&rows.pop().unwrap_or_default())) {
         Ok(newest) => CheckpointError::conflict(config, newest),
-        Err(e) => backend(e),
+        Err(e) => e,
     }
 }
 

@@ -68,7 +68,7 @@ const LOCK_PARENT_TEXTS: &str = lock_parent!("CAST(p.checkpoint AS CHAR), CAST(p
 
 /// Full layout: the newest checkpoint id after the one bound (`''`: the newest of all), as a
 /// plain read.
-pub(crate) const NEWEST_AFTER: &str = concat!(
+const NEWEST_AFTER: &str = concat!(
     "SELECT checkpoint_id FROM checkpoints WHERE ",
     same!("thread_id"),
     " AND checkpoint_ns_hash = ? AND checkpoint_id > ? ORDER BY checkpoint_id DESC LIMIT 1"
@@ -200,12 +200,7 @@ pub(crate) async fn lock_and_check(
     let by_thread = |text: Cow<'static, str>| Statement::by_thread(text, &config.thread_id, *hash);
     let found = match layout {
         Layout::Full => {
-            // `''` sorts before every id: the namespace's newest checkpoint of all.
-            let newest = || {
-                let mut newest = by_thread(NEWEST_AFTER.into());
-                newest.push(Bind::Text(""));
-                newest
-            };
+            let newest = || newest_of_all(config, hash);
             match expected {
                 // With autocommit off, the check travels with the COMMIT (see `deferred`).
                 Some(parent) if tx.defers_checks() => {
@@ -265,8 +260,16 @@ pub(crate) async fn lock_and_check(
     Err(CheckpointError::conflict(config, found))
 }
 
+/// The read of the newest checkpoint id of `config`'s namespace (`hash`), as a plain read.
+pub(crate) fn newest_of_all<'a>(config: &'a CheckpointConfig, hash: &[u8; 16]) -> Statement<'a> {
+    let mut newest = Statement::by_thread(NEWEST_AFTER, &config.thread_id, *hash);
+    // `''` sorts before every id.
+    newest.push(Bind::Text(""));
+    newest
+}
+
 /// The first column of the first of `rows`, a checkpoint id (`None`: no row, or NULL).
-fn first_id(rows: &[MySqlRow]) -> Result<Option<String>, CheckpointError> {
+pub(crate) fn first_id(rows: &[MySqlRow]) -> Result<Option<String>, CheckpointError> {
     match rows.first() {
         Some(row) => row.try_get::<Option<String>, _>(0).map_err(backend),
         None => Ok(None),

@@ -13,9 +13,9 @@
 //! counts against its size: it was opened the pool's way (options, `after_connect`), and is
 //! closed when the saver and its clones are dropped. It runs with autocommit off, so a put
 //! transaction begins with its first statement: no `BEGIN` is sent, and a large statement can
-//! run before the parent check, which then travels with the `COMMIT` (see [`crate::latest`]). One whose transaction may still be open
-//! (a failed `ROLLBACK`, a cancelled put) is never given back: it is closed, and the server
-//! rolls back with the session.
+//! run before the parent check, which then travels with the `COMMIT` (see [`crate::deferred`]).
+//! One whose transaction may still be open (a failed `ROLLBACK`, a cancelled put) is never given
+//! back: it is closed, and the server rolls back with the session.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
