@@ -24,6 +24,10 @@ check:
 bench:
     cargo bench -p graph-core --bench engine
 
+# Every Rust bench next to its Python LangGraph twin, alternating, with the ratios (docs/benchmarks.md).
+bench-compare *ARGS:
+    bash scripts/bench.sh {{ARGS}}
+
 # Everything CI does.
 ci:
     bash .ci/run

@@ -1,13 +1,17 @@
-//! The side-by-side chat benchmark of `../shared/bench/peer/lg_bench.py chat_mysql`: an echo agent
-//! over `add_messages`, one thread, N turns, every checkpoint stored in MySQL before the next step
-//! (durability `sync`). Prints one JSON line in the Python script's shape, so the two can be
-//! compared from one run on one machine:
+//! The MySQL chat benchmark, twin of `benches/python/lg_bench.py chat_mysql`: an echo agent over
+//! `add_messages`, one thread, N turns, every checkpoint stored in MySQL before the next step
+//! (durability `sync`, which the Python twin asks for too). Prints one JSON line in the Python
+//! script's shape, so the two can be compared from one run on one machine (`scripts/bench.sh` runs
+//! both, alternating):
 //!
 //! ```sh
 //! cargo run --release -p checkpoint-mysql --example chat_turns -- 200
 //! cargo run --release -p checkpoint-mysql --example chat_turns -- 200 --delta
-//! $PY ../shared/bench/peer/lg_bench.py chat_mysql 200
+//! $(bash scripts/python-peer.sh) benches/python/lg_bench.py chat_mysql 200
 //! ```
+//!
+//! `us` (= `us_per_turn`) is the mean turn, the figure compared with Python's; `thread_bytes` what the
+//! thread takes in the three tables (`tables` has them one by one).
 //!
 //! `--turns-only` stops after the turns and prints only their figures, so that the process's CPU
 //! time (`/usr/bin/time`, `perf stat`) is the turns' alone.
@@ -19,8 +23,8 @@
 //! 32 versions; `--delta=N` for every N), which Python cannot read; the JSON line then also counts
 //! the delta and snapshot rows.
 //!
-//! `MYSQL_URL` names the server and database (default `mysql://root@127.0.0.1:3306/peer`, the
-//! Python script's); the database is created when missing.
+//! `MYSQL_URL` names the server and database (default `mysql://root@127.0.0.1:3306/graph_bench_rs`);
+//! the database is created when missing.
 
 use std::time::Instant;
 
@@ -56,7 +60,8 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
             None => turns = arg.parse()?,
         }
     }
-    let url = std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/peer".into());
+    let url =
+        std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_bench_rs".into());
     create_database(&url).await?;
     let mut saver = MySqlCheckpointer::connect(&url).await?;
     if let Some(every) = delta {
@@ -92,11 +97,14 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let median = sorted.get(sorted.len() / 2).copied().unwrap_or_default();
     let last_50 = &per_turn[turns.saturating_sub(50)..];
     let us_per_turn_last_50 = last_50.iter().sum::<f64>() / last_50.len().max(1) as f64;
+    let us_per_turn = total / turns as f64 * 1e6;
     let mut report = serde_json::json!({
-        "workload": "chat_turns_mysql",
-        "impl": "graph-rs",
+        "workload": if delta.is_some() { "chat_mysql_delta" } else { "chat_mysql" },
+        "impl": "rust",
+        "per": "turn",
+        "us": us_per_turn,
         "turns": turns,
-        "us_per_turn": total / turns as f64 * 1e6,
+        "us_per_turn": us_per_turn,
         "us_per_turn_median": median,
         "us_per_turn_last_50": us_per_turn_last_50,
     });
@@ -120,20 +128,23 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let ms_list_all = t.elapsed().as_secs_f64() * 1e3;
     assert_eq!(history.len(), 3 * turns);
 
-    let blobs: i64 = sqlx::query(
-        "SELECT CAST(COALESCE(SUM(LENGTH(`blob`)), 0) AS SIGNED) FROM checkpoint_blobs WHERE thread_id = ?",
-    )
-    .bind(&thread)
-    .fetch_one(&pool)
-    .await?
-    .try_get(0)?;
-    let row = sqlx::query(
-        "SELECT CAST(COALESCE(SUM(LENGTH(checkpoint)), 0) AS SIGNED), COUNT(*) FROM checkpoints WHERE thread_id = ?",
-    )
-    .bind(&thread)
-    .fetch_one(&pool)
-    .await?;
-    let (checkpoint_bytes, checkpoints): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+    // What the thread takes in each table, summed the same way as the Python twin does.
+    let mut tables = serde_json::Map::new();
+    let mut thread_bytes = 0;
+    for (table, column) in
+        [("checkpoints", "checkpoint"), ("checkpoint_blobs", "`blob`"), ("checkpoint_writes", "`blob`")]
+    {
+        let row = sqlx::query(&format!(
+            "SELECT CAST(COALESCE(SUM(LENGTH({column})), 0) AS SIGNED), COUNT(*) \
+             FROM {table} WHERE thread_id = ?"
+        ))
+        .bind(&thread)
+        .fetch_one(&pool)
+        .await?;
+        let (bytes, rows): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        thread_bytes += bytes;
+        tables.insert(table.into(), serde_json::json!({"bytes": bytes, "rows": rows}));
+    }
     let kinds: Vec<(String, i64, i64)> = sqlx::query_as(
         "SELECT type, COUNT(*), CAST(SUM(LENGTH(`blob`)) AS SIGNED) FROM checkpoint_blobs \
          WHERE thread_id = ? GROUP BY type ORDER BY type",
@@ -149,9 +160,8 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let figures = serde_json::json!({
         "us_get_latest": us_get_latest,
         "ms_list_all": ms_list_all,
-        "blob_bytes": blobs,
-        "checkpoint_json_bytes": checkpoint_bytes,
-        "checkpoints": checkpoints,
+        "thread_bytes": thread_bytes,
+        "tables": tables,
         "delta_snapshot_every": delta,
         "read_cache": read_cache,
         "blob_rows_by_type": blob_rows,

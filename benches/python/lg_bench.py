@@ -1,0 +1,292 @@
+"""Python LangGraph twins of the graph-rs benchmarks, for side-by-side ratios.
+
+Each workload builds the same graph, node for node, as its Rust bench:
+
+    chain        crates/graph-core/benches/engine.rs  `chain`
+    chain_mem    crates/graph-core/benches/engine.rs  `chain_mem`
+    fanout       crates/graph-core/benches/engine.rs  `fanout`
+    chat_mem     crates/graph-core/benches/engine.rs  `chat_mem/300_turns`,
+                 `chat_mem/last_50_of_300` and `chat_mem/turn_at_300`
+    chat_mysql   crates/checkpoint-mysql/examples/chat_turns.rs (plain mode)
+
+Usage (the venv with the pinned versions comes from scripts/python-peer.sh):
+
+    PY=$(bash scripts/python-peer.sh)
+    $PY benches/python/lg_bench.py chain [RUNS]          # default 500
+    $PY benches/python/lg_bench.py chain_mem [RUNS]      # default 500
+    $PY benches/python/lg_bench.py fanout [RUNS]         # default 100
+    $PY benches/python/lg_bench.py chat_mem [TURNS]      # default 300; --copies 50
+    $PY benches/python/lg_bench.py chat_mysql [TURNS]    # default 200; needs MySQL/MariaDB
+    $PY benches/python/lg_bench.py mysql_commit [N]      # default 200; the server's reference
+
+Every workload prints one JSON line (chat_mem prints three, one per Rust view). The key `us` holds
+the figure to compare with the Rust side, in microseconds per `per` (a run or a turn):
+
+    chain, chain_mem, fanout   median of the timed runs
+    chat_mem/300_turns         mean turn of a whole conversation (the Rust bench's time / 300)
+    chat_mem/last_50_of_300    mean of its last 50 turns (the Rust bench's time / 50)
+    chat_mem/turn_at_300       median of single turns on copies of the 300-turn thread
+    chat_mysql                 mean turn over all turns, as chat_turns.rs's `us_per_turn`
+
+Every run and turn is timed alone with time.perf_counter; the first (cold) one is included.
+
+chat_mysql runs with durability "sync" (every checkpoint is stored before the next step), as the
+Rust side does; LangGraph's default, "async", would overlap the writes with the next step. The
+server and database come from MYSQL_URL (default mysql://root@127.0.0.1:3306/graph_bench_py); the
+database is created when missing.
+
+mysql_commit is no LangGraph workload but the server's own reference: N single-row INSERTs in
+autocommit mode into a scratch table, i.e. one durable commit each (its median, "impl":
+"reference"). A chat turn waits for a few such commits, so this tells a slow disk from a slow
+client.
+"""
+
+import argparse
+import json
+import operator
+import os
+import statistics
+import time
+from typing import Annotated, TypedDict
+from urllib.parse import urlparse
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+
+class S(TypedDict):
+    """The Rust benches' `S`: a counter and a list merged by concatenation."""
+
+    n: int
+    log: Annotated[list, operator.add]
+
+
+def start_input():
+    return {"n": 0, "log": []}
+
+
+def chain(k=10):
+    """START -> n0 -> ... -> n{k-1} -> END, each node returns {"n": n + 1}."""
+    b = StateGraph(S)
+    for i in range(k):
+        b.add_node(f"n{i}", lambda s: {"n": s["n"] + 1})
+        b.add_edge(START if i == 0 else f"n{i - 1}", f"n{i}")
+    b.add_edge(f"n{k - 1}", END)
+    return b
+
+
+def worker(i):
+    return lambda s: {"log": [i]}
+
+
+def fanout(k=50):
+    """START -> src (n = 0) -> w0..w{k-1} in parallel -> join (n = len(log)) -> END."""
+    b = StateGraph(S)
+    b.add_node("src", lambda s: {"n": 0})
+    b.add_edge(START, "src")
+    for i in range(k):
+        b.add_node(f"w{i}", worker(i))
+        b.add_edge("src", f"w{i}")
+    b.add_node("join", lambda s: {"n": len(s["log"])})
+    # A join edge: `join` runs once, after every worker has run.
+    b.add_edge([f"w{i}" for i in range(k)], "join")
+    b.add_edge("join", END)
+    return b
+
+
+def chat():
+    """START -> agent -> END; the agent answers "echo: " + the last message."""
+    b = StateGraph(MessagesState)
+    b.add_node("agent", lambda s: {"messages": [AIMessage(content="echo: " + s["messages"][-1].content)]})
+    b.add_edge(START, "agent")
+    b.add_edge("agent", END)
+    return b
+
+
+def human(i):
+    return {"messages": [HumanMessage(content=f"turn {i} 你好 hello")]}
+
+
+def thread(tid):
+    return {"configurable": {"thread_id": tid}}
+
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1e6
+
+
+def report(workload, per, samples_us, us, **extra):
+    line = {
+        "workload": workload,
+        "impl": "python",
+        "per": per,
+        "us": us,
+        "samples": len(samples_us),
+        "median_us": statistics.median(samples_us),
+        "mean_us": statistics.fmean(samples_us),
+    }
+    line.update(extra)
+    print(json.dumps(line), flush=True)
+
+
+def bench_chain(runs):
+    g = chain().compile()
+    assert g.invoke(start_input())["n"] == 10
+    times = [timed(lambda: g.invoke(start_input())) for _ in range(runs)]
+    report("chain", "run", times, statistics.median(times))
+
+
+def bench_chain_mem(runs):
+    # Every run on a new thread t0, t1, ... of one saver, as the Rust bench does within a sample.
+    g = chain().compile(checkpointer=InMemorySaver())
+    times = [timed(lambda: g.invoke(start_input(), thread(f"t{i}"))) for i in range(runs)]
+    report("chain_mem", "run", times, statistics.median(times))
+
+
+def bench_fanout(runs):
+    g = fanout().compile()
+    out = g.invoke(start_input())
+    assert out["n"] == 50
+    # Writes are applied in task-path order, i.e. by node name as text: w0, w1, w10, w11, ...
+    assert out["log"] == sorted(range(50), key=lambda i: f"w{i}")
+    times = [timed(lambda: g.invoke(start_input())) for _ in range(runs)]
+    report("fanout", "run", times, statistics.median(times))
+
+
+def bench_chat_mem(turns, copies):
+    saver = InMemorySaver()
+    g = chat().compile(checkpointer=saver)
+    cfg = thread("bench")
+    per_turn = [timed(lambda: g.invoke(human(i), cfg)) for i in range(turns)]
+    report(f"chat_mem/{turns}_turns", "turn", per_turn, statistics.fmean(per_turn), turns=turns)
+    last = per_turn[-50:]
+    report(f"chat_mem/last_50_of_{turns}", "turn", last, statistics.fmean(last), turns=turns)
+
+    # One more turn on a thread that already holds `turns` turns. Each copy is a fresh thread
+    # whose newest checkpoint is the conversation's newest (written untimed), so every timed turn
+    # sees exactly that history; the copy is deleted afterwards, untimed.
+    filled = saver.get_tuple(cfg)
+    assert len(filled.checkpoint["channel_values"]["messages"]) == 2 * turns
+    times = []
+    for i in range(copies):
+        copy = {"configurable": {"thread_id": f"copy{i}", "checkpoint_ns": ""}}
+        saver.put(copy, filled.checkpoint, filled.metadata, filled.checkpoint["channel_versions"])
+        start = time.perf_counter()
+        out = g.invoke(human(turns), thread(f"copy{i}"))
+        times.append((time.perf_counter() - start) * 1e6)
+        assert len(out["messages"]) == 2 * turns + 2
+        saver.delete_thread(f"copy{i}")
+    report(f"chat_mem/turn_at_{turns}", "turn", times, statistics.median(times), turns=turns)
+
+
+def mysql_url():
+    url = os.environ.get("MYSQL_URL", "mysql://root@127.0.0.1:3306/graph_bench_py")
+    return url, urlparse(url)
+
+
+def mysql_connect(db):
+    """A pymysql connection to MYSQL_URL's server, to database `db` (created when missing)."""
+    import pymysql
+
+    _, u = mysql_url()
+    args = {"host": u.hostname, "port": u.port or 3306, "user": u.username, "password": u.password or ""}
+    server = pymysql.connect(**args)
+    with server.cursor() as cur:
+        cur.execute(f"CREATE DATABASE IF NOT EXISTS `{db}` CHARACTER SET utf8mb4")
+    server.close()
+    return pymysql.connect(database=db, **args)
+
+
+def bench_mysql_commit(n):
+    _, u = mysql_url()
+    db = mysql_connect(u.path.lstrip("/"))
+    db.autocommit(True)
+    times = []
+    with db.cursor() as cur:
+        cur.execute("CREATE TABLE IF NOT EXISTS bench_commit (id INT AUTO_INCREMENT PRIMARY KEY, v TEXT)")
+        for _ in range(n):
+            times.append(timed(lambda: cur.execute("INSERT INTO bench_commit (v) VALUES ('x')")))
+        cur.execute("DROP TABLE bench_commit")
+    db.close()
+    line = {"workload": "mysql_commit", "impl": "reference", "per": "commit", "us": statistics.median(times)}
+    print(json.dumps(line), flush=True)
+
+
+def bench_chat_mysql(turns):
+    from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+
+    url, u = mysql_url()
+    database = u.path.lstrip("/")
+    mysql_connect(database).close()
+
+    with PyMySQLSaver.from_conn_string(url) as saver:
+        saver.setup()
+        g = chat().compile(checkpointer=saver)
+        tid = f"bench-py-{time.time_ns()}"
+        cfg = thread(tid)
+        per_turn = [timed(lambda: g.invoke(human(i), cfg, durability="sync")) for i in range(turns)]
+
+    # What one thread takes in the database: the same three tables the Rust side sums.
+    sizes = {}
+    db = mysql_connect(database)
+    with db.cursor() as cur:
+        for table, column in [
+            ("checkpoints", "checkpoint"),
+            ("checkpoint_blobs", "`blob`"),
+            ("checkpoint_writes", "`blob`"),
+        ]:
+            cur.execute(
+                f"SELECT COALESCE(SUM(LENGTH({column})), 0), COUNT(*) FROM {table} WHERE thread_id = %s",
+                (tid,),
+            )
+            size, rows = cur.fetchone()
+            sizes[table] = {"bytes": int(size), "rows": int(rows)}
+    db.close()
+    report(
+        "chat_mysql",
+        "turn",
+        per_turn,
+        statistics.fmean(per_turn),
+        turns=turns,
+        us_per_turn_last_50=statistics.fmean(per_turn[-50:]),
+        thread_bytes=sum(t["bytes"] for t in sizes.values()),
+        tables=sizes,
+    )
+
+
+def main():
+    defaults = {
+        "chain": 500,
+        "chain_mem": 500,
+        "fanout": 100,
+        "chat_mem": 300,
+        "chat_mysql": 200,
+        "mysql_commit": 200,
+    }
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("workload", choices=sorted(defaults))
+    parser.add_argument("n", nargs="?", type=int, help="runs, or turns for the chat workloads")
+    parser.add_argument("--copies", type=int, default=50, help="chat_mem: timed turns on copies (default 50)")
+    args = parser.parse_args()
+    n = args.n or defaults[args.workload]
+    if args.workload == "chain":
+        bench_chain(n)
+    elif args.workload == "chain_mem":
+        bench_chain_mem(n)
+    elif args.workload == "fanout":
+        bench_fanout(n)
+    elif args.workload == "chat_mem":
+        bench_chat_mem(n, args.copies)
+    elif args.workload == "chat_mysql":
+        bench_chat_mysql(n)
+    else:
+        bench_mysql_commit(n)
+
+
+if __name__ == "__main__":
+    main()
