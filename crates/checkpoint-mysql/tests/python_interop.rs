@@ -1,10 +1,11 @@
 //! One database, two implementations: LangGraph's Python MySQL saver (`tests/python/interop.py`)
 //! and this crate each migrate, write and read what the other did.
 //!
-//! Optional: runs only when `LANGGRAPH_PYTHON` names a Python interpreter with
-//! `langgraph-checkpoint-mysql[pymysql]` and `langgraph` installed; otherwise (CI included) it
-//! prints that it was skipped. The databases use the server's default collation: LangGraph's
-//! `SELECT` fails with "illegal mix of collations" on any other (this crate's does not).
+//! Needs `LANGGRAPH_PYTHON` naming a Python interpreter with `langgraph-checkpoint-mysql[pymysql]`
+//! and `langgraph` installed (`scripts/python-peer.sh` makes one). Without it each test prints
+//! `SKIPPED` and passes, unless `CI` is set: then it fails. The databases use the server's default
+//! collation: LangGraph's `SELECT` fails with "illegal mix of collations" on any other (this
+//! crate's does not).
 
 mod support;
 
@@ -16,15 +17,6 @@ use graph_core::checkpoint::{
     CheckpointSource, Checkpointer, ListOptions,
 };
 use serde_json::{json, Value};
-
-/// The interpreter, or `None` (after saying so) when the test should not run.
-fn python() -> Option<String> {
-    let found = std::env::var("LANGGRAPH_PYTHON").ok().filter(|p| !p.is_empty());
-    if found.is_none() {
-        eprintln!("SKIPPED: set LANGGRAPH_PYTHON to a Python with langgraph-checkpoint-mysql to run");
-    }
-    found
-}
 
 /// The server URL with database `db`, in the plain form pymysql accepts.
 fn python_url(db: &str) -> String {
@@ -60,7 +52,7 @@ fn py_with(python: &str, flags: &[&str], db: &str, args: &[&str]) -> Value {
 
 #[tokio::test]
 async fn each_setup_is_a_no_op_after_the_other() {
-    let Some(python) = python() else { return };
+    let Some(python) = support::python_peer("each_setup_is_a_no_op_after_the_other") else { return };
     let Some((ours_first, saver)) = support::fresh_default_database("py_ours_first").await else { return };
     assert_eq!(saver.setup().await.unwrap(), 22);
     let versions: Vec<i64> = (0..22).collect();
@@ -77,7 +69,7 @@ async fn each_setup_is_a_no_op_after_the_other() {
 
 #[tokio::test]
 async fn each_reads_what_the_other_wrote() {
-    let Some(python) = python() else { return };
+    let Some(python) = support::python_peer("each_reads_what_the_other_wrote") else { return };
     let Some((db, saver)) = support::fresh_default_database("py_rw").await else { return };
     saver.setup().await.unwrap();
 
@@ -125,7 +117,7 @@ async fn each_reads_what_the_other_wrote() {
 
 #[tokio::test]
 async fn shallow_savers_share_a_database() {
-    let Some(python) = python() else { return };
+    let Some(python) = support::python_peer("shallow_savers_share_a_database") else { return };
     let Some((db, full)) = support::fresh_default_database("py_shallow").await else { return };
     let saver = MySqlShallowCheckpointer::from_pool(full.pool().clone());
     assert_eq!(saver.setup().await.unwrap(), 11);

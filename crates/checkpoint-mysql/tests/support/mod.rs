@@ -32,6 +32,26 @@ pub fn unavailable<T>(reason: &str) -> Option<T> {
     None
 }
 
+/// The Python interpreter of `LANGGRAPH_PYTHON`, with `langgraph-checkpoint-mysql` installed
+/// (`scripts/python-peer.sh` prints one), for the tests against LangGraph's own saver. When it is
+/// not set: a panic under CI, which must not go green without the peer; otherwise a printed skip
+/// and `None`.
+pub fn python_peer(test: &str) -> Option<String> {
+    if let Some(python) = std::env::var("LANGGRAPH_PYTHON").ok().filter(|p| !p.is_empty()) {
+        return Some(python);
+    }
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+    assert!(
+        !ci,
+        "{test}: LANGGRAPH_PYTHON is required when CI is set (bash scripts/python-peer.sh prints one)"
+    );
+    eprintln!(
+        "SKIPPED: {test}: LANGGRAPH_PYTHON is not set; point it at a Python with langgraph-checkpoint-mysql \
+         (bash scripts/python-peer.sh prints one) to run it"
+    );
+    None
+}
+
 /// Connection options for database `name` on the server of [`url`].
 pub fn options(name: &str) -> MySqlConnectOptions {
     MySqlConnectOptions::from_str(&url()).expect("MYSQL_URL is not a valid URL").database(name)
