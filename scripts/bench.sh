@@ -6,8 +6,8 @@
 # round does much less, so the ratios are what to compare across machines.
 #
 # Usage: scripts/bench.sh [--quick] [--rounds N] [--only LIST] [--out DIR]
-#   --quick      2 rounds, shorter criterion measurements, fewer Python runs (about 5 minutes)
-#   --rounds N   rounds (default 5; about 12 minutes on 2 cores)
+#   --quick      2 rounds, shorter criterion measurements, fewer Python runs (about 3 minutes)
+#   --rounds N   rounds (default 5; about 9 minutes on 2 cores, plus the first build)
 #   --only LIST  comma-separated groups out of: chain,chain_mem,fanout,chat_mem,mysql,redis
 #   --out DIR    where the figures go (default $CARGO_TARGET_DIR/bench-compare/DATE)
 #
