@@ -313,8 +313,40 @@ proptest! {
         rt.block_on(async {
             let mut all = vec![delta("ok")];
             all.extend(pieces);
-            let _ = stream(all).await;
-            let _ = invoke(Raw::json(200, &body)).await;
+            check_stream_end(stream(all).await);
+            check_reply(&body, invoke(Raw::json(200, &body)).await);
         });
+    }
+}
+
+/// A stream that began with a complete `ok` event delivers that chunk first, then ends cleanly
+/// (some garbage bytes do form a finishing event) or with one of the errors a broken `200` event
+/// stream can give. A panic inside the client would fail the test before this is reached.
+fn check_stream_end((text, end): (String, Option<Error>)) {
+    assert!(text.starts_with("ok"), "the complete first event was not delivered: {text:?}");
+    match end {
+        None
+        | Some(
+            Error::Stream { .. } | Error::StreamIncomplete | Error::Decode { .. } | Error::StreamEvent { .. },
+        ) => {}
+        Some(other) => panic!("a 200 event stream ended in {other:?}"),
+    }
+}
+
+/// A `200` JSON body gives an AI reply, or a typed error that matches the body: bytes that are
+/// not JSON are a decode error, JSON of the wrong shape a missing field.
+fn check_reply(body: &[u8], reply: Result<Message, Error>) {
+    let is_json = serde_json::from_slice::<serde_json::Value>(body).is_ok();
+    match reply {
+        Ok(message) => {
+            assert!(is_json, "a reply from a body that is not JSON: {message:?}");
+            assert_eq!(message.kind(), graph_core::messages::MessageType::Ai, "{message:?}");
+        }
+        Err(Error::Decode { .. }) => assert!(!is_json, "valid JSON {body:?} gave a decode error"),
+        Err(Error::MissingField(field)) => {
+            assert!(is_json, "`{field}` missing from a body that is not JSON");
+            assert!(field.starts_with("choices"), "{field}");
+        }
+        Err(other) => panic!("a 200 JSON body ended in {other:?}"),
     }
 }
