@@ -13,6 +13,8 @@
 //! that stores bytes returns [`ChannelValue::Encoded`] values, not the live ones it was given.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use graph_core::checkpoint::CheckpointSource::{Fork, Input, Loop, Update};
@@ -137,6 +139,16 @@ macro_rules! checkpointer_conformance {
         )*
         ran
     }};
+    (@checks; $($test:ident),* $(,)?) => {
+        vec![$((stringify!($test), {
+            fn check<'a>(
+                saver: &'a dyn ::graph_core::checkpoint::DynCheckpointer,
+            ) -> ::std::pin::Pin<::std::boxed::Box<dyn ::std::future::Future<Output = ()> + 'a>> {
+                ::std::boxed::Box::pin($crate::conformance::$test(saver))
+            }
+            check as $crate::conformance::Check
+        })),*]
+    };
     (@run always $factory:path, $test:ident) => {
         let saver = $factory().await;
         $crate::conformance::$test(&saver).await;
@@ -161,6 +173,17 @@ macro_rules! checkpointer_conformance {
 /// [`checkpointer_conformance!`](crate::checkpointer_conformance) would build one per test.
 pub async fn run_all(saver: &dyn DynCheckpointer) -> usize {
     crate::checkpointer_conformance!(@names @sequence saver)
+}
+
+/// One check of the suite, callable on any saver: it panics, naming what differs, when the saver
+/// does not behave as required.
+pub type Check = for<'a> fn(&'a dyn DynCheckpointer) -> Pin<Box<dyn Future<Output = ()> + 'a>>;
+
+/// Every check of the suite with its name, in the order
+/// [`checkpointer_conformance!`](crate::checkpointer_conformance) runs them: for running them
+/// one by one and collecting which fail, e.g. to show that the suite catches a broken saver.
+pub fn checks() -> Vec<(&'static str, Check)> {
+    crate::checkpointer_conformance!(@names @checks)
 }
 
 /// A pending write as compared by the tests: `(task_id, channel, value as JSON)`.
