@@ -8,6 +8,7 @@ mod support;
 use graph_core::store::{cosine_similarity, Embeddings};
 use memory_milvus::{EmbeddedMemory, Memory, MilvusMemory, MiniLmEmbeddings, SearchMode};
 use support::dataset;
+use support::hard_recall;
 use support::memo::Memoized;
 
 use std::sync::OnceLock;
@@ -77,8 +78,36 @@ async fn recall<M: Memory>(label: &str, m: &M) {
         dense.cross_user + hybrid.cross_user + decay.cross_user
     );
     assert_eq!(dense.cross_user + hybrid.cross_user + decay.cross_user, 0);
-    assert!(dense.rate() >= 0.5 && hybrid.rate() >= 0.5, "{dense:?} {hybrid:?}");
+    // docs/benchmarks.md reports every planted fact found (1.000) in all three modes on both
+    // stores; one question of slack, see `SLACK`.
+    assert_eq!(dense.total, 24);
+    for (mode, r) in [("dense", dense), ("hybrid", hybrid), ("hybrid+decay", decay)] {
+        assert!(r.hits + SLACK >= r.total, "{label} {mode}: MiniLM recall {r:?}, documented 24 of 24");
+    }
 }
+
+/// Questions a recall figure may fall short of its documented level. The model and the data are
+/// fixed and two runs print the same figures, but the vectors come from floating-point sums whose
+/// order depends on the CPU's SIMD width, which can swap two near-tied memories at rank 3 on
+/// another machine; one question covers that, and a real regression (a lost filter, broken
+/// ranking or fusion) costs many more.
+const SLACK: usize = 1;
+
+/// Hits out of the hard set's 72 questions that docs/benchmarks.md reports for MiniLM, per mode:
+/// dense 0.875, dense + decay 0.833, hybrid 0.792 in process and 0.833 on Milvus (the server's
+/// ranking of its BM25 list differs), hybrid + decay 0.722.
+const HARD_SET_EMBEDDED: [(hard_recall::Mode, usize); 4] = [
+    (hard_recall::Mode::Dense, 63),
+    (hard_recall::Mode::DenseDecay, 60),
+    (hard_recall::Mode::Hybrid, 57),
+    (hard_recall::Mode::HybridDecay, 52),
+];
+const HARD_SET_MILVUS: [(hard_recall::Mode, usize); 4] = [
+    (hard_recall::Mode::Dense, 63),
+    (hard_recall::Mode::DenseDecay, 60),
+    (hard_recall::Mode::Hybrid, 60),
+    (hard_recall::Mode::HybridDecay, 52),
+];
 
 #[tokio::test]
 async fn minilm_recall_embedded() {
@@ -105,32 +134,38 @@ async fn minilm_recall_milvus() {
 /// The hard set with MiniLM. Checked: no cross-user hit in any mode; decay ranks the newer of two
 /// contradicting facts first at least as often as plain hybrid; dense recalls at least as many
 /// low-overlap facts as hybrid; hybrid recalls at least as many exact-identifier facts as dense;
-/// dense answers at least half of all questions; and no mode falls below a tenth (hybrid is
-/// expected to be much weaker than dense overall: the traps are made for BM25, and RRF lets its
-/// list pull them up; see the printed figures).
-async fn hard_set<M: Memory>(label: &str, m: &M) {
-    use support::hard_recall::{self, Mode};
+/// and every mode recalls what docs/benchmarks.md reports for it (`documented`), less [`SLACK`].
+async fn hard_set<M: Memory>(label: &str, m: &M, documented: &[(hard_recall::Mode, usize)]) {
     let reports = hard_recall::run_all(label, m, 3, 25).await;
     hard_recall::assert_isolated(label, &reports);
     hard_recall::assert_decay_prefers_newer(label, &reports);
     hard_recall::assert_dense_bridges_paraphrases(label, &reports);
     hard_recall::assert_keywords_find_identifiers(label, &reports);
-    hard_recall::assert_recall_floor(label, &reports, 0.1);
-    let dense = hard_recall::get(&reports, Mode::Dense).overall();
-    assert!(dense.rate() >= 0.5, "{label}: MiniLM dense recall {dense:?} below 0.5");
+    for &(mode, hits) in documented {
+        let r = hard_recall::get(&reports, mode).overall();
+        assert_eq!(r.total, 72, "{label}: the hard set changed; measure it again and update the figures");
+        assert!(
+            r.hits + SLACK >= hits,
+            "{label} {}: MiniLM recall {r:?}, documented {hits} of {}",
+            mode.label(),
+            r.total
+        );
+    }
 }
 
 #[tokio::test]
 async fn minilm_hard_set_embedded_is_isolated_prefers_newer_facts_and_bridges_paraphrases() {
     let Some(m) = model("minilm_hard_set_embedded") else { return };
-    hard_set("embedded/minilm", &EmbeddedMemory::new(m)).await;
+    hard_set("embedded/minilm", &EmbeddedMemory::new(m), &HARD_SET_EMBEDDED).await;
 }
 
 #[tokio::test]
 async fn minilm_hard_set_milvus_is_isolated_prefers_newer_facts_and_bridges_paraphrases() {
     let Some(model) = model("minilm_hard_set_milvus") else { return };
-    with_milvus("minilm_hard_set_milvus", model, |m| async move { hard_set("milvus/minilm", &m).await })
-        .await;
+    with_milvus("minilm_hard_set_milvus", model, |m| async move {
+        hard_set("milvus/minilm", &m, &HARD_SET_MILVUS).await;
+    })
+    .await;
 }
 
 /// The update path on the hard set with MiniLM, in process: the newer fact first at least as
@@ -162,8 +197,8 @@ async fn minilm_update_path_milvus_puts_newer_facts_first_and_never_returns_reti
 /// the defaults (docs/benchmarks.md has the full sweep).
 #[tokio::test]
 async fn minilm_fusion_defaults_beat_plain_rrf_and_zero_keyword_weight_is_dense() {
+    use hard_recall::{HardReport, Mode};
     use memory_milvus::RerankConfig;
-    use support::hard_recall::{self, HardReport, Mode};
     let Some(m) = model("minilm_fusion_defaults") else { return };
     let m: std::sync::Arc<dyn graph_core::store::DynEmbeddings> = std::sync::Arc::new(m);
     let run = |label: &'static str, rerank: RerankConfig| {
