@@ -2,7 +2,8 @@
 //!
 //! | variable | default | meaning |
 //! |---|---|---|
-//! | `CRASH_KILLS` | 200 | kills per saver (the run adds threads until it has made this many) |
+//! | `CRASH_KILLS` | 60 | kills per saver and mode (the run adds threads until it has made this many) |
+//! | `CRASH_MAX_KILLS` | 3 × `CRASH_KILLS` | kills past which the run stops adding threads to put a kill in a bucket that has none |
 //! | `CRASH_SEED` | from the clock | seeds kill times and node delays; printed in the summary |
 //! | `CRASH_NODE_DELAY_US` | 2000 | upper bound of a node's random delay, in microseconds |
 
@@ -10,11 +11,18 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 
-/// The size and randomness of one saver's crash run.
+/// Kills per saver and mode: with the kills [`aim`](crate::aim) places at the run's edges, enough
+/// for every bucket of every mode in each run, and six such runs (two savers, three modes) fit a
+/// CI budget of a few minutes in a debug build.
+const DEFAULT_KILLS: usize = 60;
+
+/// The size and randomness of one crash run (one saver, one mode).
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// Kills to make.
     pub kills: usize,
+    /// Kills past which no thread is added for a bucket without kills.
+    pub max_kills: usize,
     /// The run's seed; each thread's seed is derived from it.
     pub seed: u64,
     /// Upper bound of a node's delay.
@@ -37,8 +45,10 @@ impl Plan {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos() as u64),
         };
+        let kills = var("CRASH_KILLS")?.map_or(DEFAULT_KILLS, |k| k as usize);
         Ok(Self {
-            kills: var("CRASH_KILLS")?.map_or(200, |k| k as usize),
+            kills,
+            max_kills: var("CRASH_MAX_KILLS")?.map_or(3 * kills, |k| k as usize),
             seed,
             node_delay: Duration::from_micros(var("CRASH_NODE_DELAY_US")?.unwrap_or(2000)),
             max_kills_per_thread: 8,
@@ -76,6 +86,7 @@ mod tests {
     fn thread_seeds_differ_and_repeat() {
         let plan = Plan {
             kills: 1,
+            max_kills: 1,
             seed: 7,
             node_delay: Duration::ZERO,
             max_kills_per_thread: 1,

@@ -1,13 +1,15 @@
 //! SIGKILL a worker at random points of a run with parallel tasks, resume it in a new process, and
-//! check that no committed write is lost, no finished task runs twice and every history is a
-//! valid chain (see `crash::checks` for the exact properties). One test per saver, against the
-//! real server; without one it prints `SKIPPED` and passes, unless `CI` is set.
+//! check that the thread keeps the promises of its durability mode (see `crash::mode` for each
+//! promise and the exact checks). One test per saver and mode, against the real server; without
+//! one it prints `SKIPPED` and passes, unless `CI` is set. A test fails on a violation, and when a
+//! coverage bucket its mode requires got no kill.
 //!
-//! Size and seed with `CRASH_KILLS` (default 200 per saver), `CRASH_SEED`,
-//! `CRASH_NODE_DELAY_US`; the summary printed at the end gives the seed to rerun with.
+//! Size and seed with `CRASH_KILLS` (per saver and mode), `CRASH_SEED`, `CRASH_NODE_DELAY_US`;
+//! the summary printed at the end gives the seed to rerun with.
 
 use crash::backend::Backend;
 use crash::driver;
+use crash::mode::Mode;
 use crash::plan::Plan;
 use crash::Error;
 
@@ -26,10 +28,10 @@ fn causes(e: &dyn std::error::Error) -> String {
     out.join(": ")
 }
 
-async fn crash_run(backend: Backend) {
+async fn crash_run(backend: Backend, mode: Mode) {
     let plan = Plan::from_env().expect("CRASH_* variables");
     let exe = std::path::Path::new(env!("CARGO_BIN_EXE_crash-worker"));
-    let summary = match driver::run(exe, backend, &plan).await {
+    let summary = match driver::run(exe, backend, mode, &plan).await {
         Ok(summary) => summary,
         Err(e @ Error::Unreachable { .. }) => {
             let why = causes(&e);
@@ -42,14 +44,36 @@ async fn crash_run(backend: Backend) {
     println!("{summary}");
     assert!(summary.violations.is_empty(), "{summary}");
     assert!(summary.coverage.kills >= plan.kills, "only {} kills: {summary}", summary.coverage.kills);
+    let missing: Vec<&str> = summary.missing().iter().map(|b| b.name()).collect();
+    assert!(missing.is_empty(), "{mode}: no kill landed in bucket(s) {}: {summary}", missing.join(", "));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn mysql_loses_and_repeats_nothing_across_sigkills() {
-    crash_run(Backend::mysql_from_env()).await;
+async fn mysql_sync_keeps_its_promises_across_sigkills() {
+    crash_run(Backend::mysql_from_env(), Mode::Sync).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_loses_and_repeats_nothing_across_sigkills() {
-    crash_run(Backend::redis_from_env()).await;
+async fn mysql_async_keeps_its_promises_across_sigkills() {
+    crash_run(Backend::mysql_from_env(), Mode::Async).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mysql_exit_keeps_its_promises_across_sigkills() {
+    crash_run(Backend::mysql_from_env(), Mode::Exit).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_sync_keeps_its_promises_across_sigkills() {
+    crash_run(Backend::redis_from_env(), Mode::Sync).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_async_keeps_its_promises_across_sigkills() {
+    crash_run(Backend::redis_from_env(), Mode::Async).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_exit_keeps_its_promises_across_sigkills() {
+    crash_run(Backend::redis_from_env(), Mode::Exit).await;
 }

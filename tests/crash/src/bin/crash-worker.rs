@@ -12,7 +12,10 @@ fn main() -> ExitCode {
             .enable_all()
             .build()
             .map_err(|source| crash::Error::Io { path: "<tokio runtime>".into(), source })?;
-        runtime.block_on(worker::run(&spec))
+        runtime.block_on(worker::run(&spec))?;
+        // The runtime is dropped first: nothing of the run is left running while the worker waits.
+        drop(runtime);
+        worker::linger()
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
