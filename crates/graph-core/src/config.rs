@@ -46,6 +46,12 @@ pub struct RunConfig {
     pub node_timeout: Option<Duration>,
     /// Enclosing graphs' checkpoints, namespace → id (set for subgraph runs).
     pub(crate) parents: std::collections::BTreeMap<String, String>,
+    /// Whether the run's resume value is the parent graph's (a subgraph resumed with its parent):
+    /// it is saved in the parent's writes, not again in the subgraph's.
+    pub(crate) resume_from_parent: bool,
+    /// The fields an [`Input::State`](crate::Input::State) writes (every field when `None`): a
+    /// subgraph receives only the fields its parent has.
+    pub(crate) input_fields: Option<crate::state::FieldSet>,
 }
 
 impl Default for RunConfig {
@@ -61,6 +67,8 @@ impl Default for RunConfig {
             interrupt_after: Vec::new(),
             node_timeout: None,
             parents: std::collections::BTreeMap::new(),
+            resume_from_parent: false,
+            input_fields: None,
         }
     }
 }

@@ -2,13 +2,41 @@
 
 use std::ops::{Deref, DerefMut};
 
+use crate::checkpoint::serde as serde_ext;
+
 /// A pending interrupt (LangGraph's `Interrupt(value, id)`).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+///
+/// In JSON it is the map `{"value", "id"}`. In a checkpoint's msgpack it is what Python writes:
+/// the `langgraph.types.Interrupt` dataclass as ext 2 with the keyword arguments `value`, `id`
+/// and `response_schema` (always `None` here), so Python reads it back as an `Interrupt` object.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 pub struct Interrupt {
     /// What the node asked for.
     pub value: serde_json::Value,
     /// Stable id, used to resume this interrupt specifically.
     pub id: String,
+}
+
+impl serde::Serialize for Interrupt {
+    fn serialize<Ser: serde::Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
+        use serde::ser::{Error as _, SerializeStruct};
+        if serializer.is_human_readable() {
+            let mut map = serializer.serialize_struct("Interrupt", 2)?;
+            map.serialize_field("value", &self.value)?;
+            map.serialize_field("id", &self.id)?;
+            return map.end();
+        }
+        /// Python's dataclass fields, in declaration order.
+        #[derive(serde::Serialize)]
+        struct Kwargs<'a> {
+            value: &'a serde_json::Value,
+            id: &'a str,
+            response_schema: (),
+        }
+        let kwargs = Kwargs { value: &self.value, id: &self.id, response_schema: () };
+        let payload = serde_ext::langgraph_dataclass("Interrupt", &kwargs).map_err(Ser::Error::custom)?;
+        serde_ext::ExtRef { code: serde_ext::EXT_CONSTRUCTOR_KW_ARGS, data: &payload }.serialize(serializer)
+    }
 }
 
 /// A static breakpoint the run stopped at (`interrupt_before` / `interrupt_after`).
@@ -32,11 +60,15 @@ pub struct RunOutcome<S> {
     pub interrupts: Vec<Interrupt>,
     /// The static breakpoint that stopped the run, if any.
     pub breakpoint: Option<Breakpoint>,
+    /// The fields LangGraph would read as the run's output (a subgraph writes only these back).
+    pub(crate) available: crate::state::FieldSet,
 }
 
-impl<S> RunOutcome<S> {
+impl<S: crate::state::State> RunOutcome<S> {
     pub(crate) fn done(state: S) -> Self {
-        Self { state, interrupts: Vec::new(), breakpoint: None }
+        let mut available = crate::state::FieldSet::EMPTY;
+        (0..S::FIELDS.len()).for_each(|f| available.insert(f));
+        Self { state, interrupts: Vec::new(), breakpoint: None, available }
     }
     /// Whether the run stopped early, at an interrupt or a breakpoint.
     pub fn is_interrupted(&self) -> bool {
@@ -115,16 +147,27 @@ pub enum NodeInterrupt {
     },
 }
 
-/// Per-task interrupt bookkeeping (LangGraph's scratchpad): the resume values this task has
-/// received, and how many `interrupt()` calls it made in this attempt.
+/// The run's answer to a single pending interrupt (LangGraph's null resume): taken by the first
+/// task whose `interrupt()` call has no answer of its own, and shared by every task of the run.
+pub(crate) type NullResume = std::sync::Arc<parking_lot::Mutex<Option<serde_json::Value>>>;
+
+/// Per-task interrupt bookkeeping (LangGraph's scratchpad): the answers this task has received,
+/// the run's unclaimed answer, and how many `interrupt()` calls it made in this attempt.
 #[derive(Debug)]
 pub(crate) struct Scratchpad {
     /// The namespace of the graph running the task.
     pub(crate) parent_ns: std::sync::Arc<str>,
     pub(crate) node: std::sync::Arc<str>,
     pub(crate) task_id: std::sync::Arc<str>,
+    /// Answers to this task's `interrupt()` calls, in call order.
     pub(crate) resume: Vec<serde_json::Value>,
+    /// The run's answer that no task has taken yet.
+    pub(crate) null_resume: NullResume,
+    /// The run's answers by interrupt id, handed down to subgraphs.
+    pub(crate) resume_map: Option<std::sync::Arc<std::collections::BTreeMap<String, serde_json::Value>>>,
     pub(crate) counter: usize,
+    /// How many of `resume` the task has used: what its `__resume__` write records.
+    pub(crate) used: usize,
 }
 
 impl Scratchpad {
@@ -139,15 +182,28 @@ impl Scratchpad {
         format!("{node}:{}", self.task_id)
     }
 
-    /// The k-th `interrupt()` call of the task: its resume value, or a new interrupt.
+    /// The k-th `interrupt()` call of the task: its own answer, else the run's unclaimed answer,
+    /// else a new interrupt.
     pub(crate) fn next(&mut self, value: serde_json::Value) -> Result<serde_json::Value, Interrupt> {
         let k = self.counter;
         self.counter += 1;
-        match self.resume.get(k) {
-            Some(v) => Ok(v.clone()),
-            // LangGraph keys the id by how many answers the task already has.
-            None => Err(Interrupt { value, id: interrupt_id(&self.task_ns(), self.resume.len()) }),
+        if let Some(v) = self.resume.get(k) {
+            self.used = self.used.max(k + 1);
+            return Ok(v.clone());
         }
+        if let Some(v) = self.null_resume.lock().take() {
+            self.resume.push(v.clone());
+            self.used = self.resume.len();
+            return Ok(v);
+        }
+        // LangGraph keys the id by how many answers the task already has.
+        Err(Interrupt { value, id: interrupt_id(&self.task_ns(), self.resume.len()) })
+    }
+
+    /// The answers the task used, as LangGraph records them in its `__resume__` write; `None`
+    /// when it used none.
+    pub(crate) fn resume_write(&self) -> Option<Vec<serde_json::Value>> {
+        (self.used > 0).then(|| self.resume[..self.used].to_vec())
     }
 }
 
@@ -173,13 +229,24 @@ mod tests {
             node: "ask".into(),
             task_id: "abc".into(),
             resume: vec![1.into()],
+            null_resume: NullResume::default(),
+            resume_map: None,
             counter: 0,
+            used: 0,
         };
         assert_eq!(sp.task_ns(), "ask:abc");
+        assert_eq!(sp.resume_write(), None);
         assert_eq!(sp.next("q1".into()), Ok(1.into()));
+        assert_eq!(sp.resume_write(), Some(vec![1.into()]));
         let i = sp.next("q2".into()).unwrap_err();
         assert_eq!(i.value, "q2");
         assert_eq!(i.id, interrupt_id("ask:abc", 1));
+        // The run's unclaimed answer goes to the first call that has none, once.
+        *sp.null_resume.lock() = Some(2.into());
+        sp.counter = 1;
+        assert_eq!(sp.next("q2".into()), Ok(2.into()));
+        assert_eq!(sp.resume_write(), Some(vec![1.into(), 2.into()]));
+        assert!(sp.next("q3".into()).is_err());
         assert_ne!(interrupt_id("ask:abc", 0), interrupt_id("ask:abc", 1));
         // Computed with Python's `xxhash.xxh3_128_hexdigest`.
         assert_eq!(interrupt_id("ask:abc", 0), "846aba86b79cd20e959e8b03c195dfbd");

@@ -18,6 +18,8 @@ pub(crate) type SideSink = Arc<dyn Fn(SideEvent, &EventMetadata) + Send + Sync>;
 /// Per-task facts shared by every clone of a [`Runtime`].
 pub(crate) struct TaskScope {
     pub(crate) scratchpad: parking_lot::Mutex<Scratchpad>,
+    /// The fields of the step's state LangGraph would hand a subgraph (see `Channels::available_fields`).
+    pub(crate) available: crate::state::FieldSet,
     /// The checkpoint this task's step started from (a subgraph's `parents` entry).
     pub(crate) checkpoint_id: Arc<str>,
     /// The run's checkpointer, inherited by subgraphs that have none.

@@ -1,15 +1,12 @@
 //! Byte compatibility with Python LangGraph's `JsonPlusSerializer`, checked against the real
 //! thing.
 //!
-//! The tests need a Python with `langgraph` and `langchain_core` importable. They look for it in
-//! `LANGGRAPH_PYTHON`, then `/root/.cache/lg-peer-venv/bin/python`, then the venv
-//! `/work/shared/bench/peer/setup.sh` creates (`$HOME/.cache/lg-peer/bin/python`). With
-//! `LANGGRAPH_PEER_SETUP=1` they run that script when no candidate works. Without a Python they
-//! print why and pass, so a plain `cargo test` works offline; a `LANGGRAPH_PYTHON` that does not
-//! work is a failure, so CI cannot skip them by accident.
+//! The tests need a Python with `langgraph` and `langchain_core` importable, named by
+//! `LANGGRAPH_PYTHON` (`scripts/python-peer.sh` creates one; `scripts/test.sh` sets it). Without
+//! it they print why and pass, so a plain `cargo test` works offline, unless `CI` is set; a
+//! `LANGGRAPH_PYTHON` that does not work is a failure.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use graph_core::checkpoint::serde::{dumps_typed, loads_typed};
@@ -98,31 +95,23 @@ fn has_langgraph(python: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// A Python with LangGraph, or `None` (after saying why) when there is none.
+/// A Python with LangGraph, or `None` (after saying why) when there is none and `CI` is not set.
 fn python() -> Option<String> {
-    if let Ok(python) = std::env::var("LANGGRAPH_PYTHON") {
-        assert!(has_langgraph(&python), "LANGGRAPH_PYTHON={python} cannot import langgraph");
-        return Some(python);
+    match std::env::var("LANGGRAPH_PYTHON").ok().filter(|p| !p.is_empty()) {
+        Some(python) => {
+            assert!(has_langgraph(&python), "LANGGRAPH_PYTHON={python} cannot import langgraph");
+            Some(python)
+        }
+        None => {
+            let why = "LANGGRAPH_PYTHON is not set (scripts/python-peer.sh makes one)";
+            assert!(
+                std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+                "Python LangGraph is required when CI is set: {why}"
+            );
+            eprintln!("SKIPPED: Python LangGraph unavailable ({why})");
+            None
+        }
     }
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".to_owned());
-    let candidates =
-        ["/root/.cache/lg-peer-venv/bin/python".to_owned(), format!("{home}/.cache/lg-peer/bin/python")];
-    if let Some(found) = candidates.iter().find(|p| PathBuf::from(p).exists() && has_langgraph(p)) {
-        return Some(found.clone());
-    }
-    let setup = "/work/shared/bench/peer/setup.sh";
-    if std::env::var("LANGGRAPH_PEER_SETUP").is_ok_and(|v| v == "1") {
-        let out = Command::new("bash").arg(setup).output().expect("run the peer setup script");
-        let path = String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().trim().to_owned();
-        assert!(out.status.success() && has_langgraph(&path), "{setup} did not provide a langgraph python");
-        return Some(path);
-    }
-    eprintln!(
-        "skipping: no Python with langgraph (set LANGGRAPH_PYTHON, create {} with {setup}, or set \
-         LANGGRAPH_PEER_SETUP=1)",
-        candidates[1]
-    );
-    None
 }
 
 /// Runs the Python side in `mode`, feeding `input` on stdin, and parses its JSON output.

@@ -24,7 +24,7 @@ pub struct SnapshotTask {
     pub name: String,
     /// The error it failed with last time, if any.
     pub error: Option<String>,
-    /// The interrupts it is waiting on.
+    /// The interrupts it is waiting on (in an older checkpoint: every interrupt it raised).
     pub interrupts: Vec<Interrupt>,
 }
 
@@ -44,7 +44,9 @@ pub struct StateSnapshot<S> {
     pub created_at: Option<String>,
     /// The parent checkpoint's address.
     pub parent_config: Option<CheckpointConfig>,
-    /// The tasks that run next, with the errors of those that failed.
+    /// The tasks of the step that follows the checkpoint, with the errors of those that failed;
+    /// in the latest state this includes the tasks that already finished (they are not in
+    /// `next`), as LangGraph shows them.
     pub tasks: Vec<SnapshotTask>,
     /// Every pending interrupt of those tasks.
     pub interrupts: Vec<Interrupt>,
@@ -149,7 +151,12 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             .map_err(|e| persist::in_thread(e, &t.config.thread_id))?;
         let ns = &t.config.checkpoint_ns;
         let mut tasks = ch.prepare_tasks(layout, &t.checkpoint.id, ns, t.metadata.step + 1)?;
+        // As LangGraph reads a step's writes: a task finished when it recorded output (anything
+        // but its interrupt, error and answers). The latest state applies finished tasks' output
+        // and lists only the others as next, with the interrupts still waiting; an older
+        // checkpoint is shown as stored, every task with every interrupt it raised.
         let mut info = Vec::new();
+        let mut next = Vec::new();
         let mut done: Vec<Task<S>> = Vec::new();
         for mut task in tasks.drain(..) {
             let writes: Vec<_> = t.pending_writes.iter().filter(|w| *w.task_id == *task.id).collect();
@@ -157,25 +164,21 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
                 .iter()
                 .find(|w| w.channel == "__error__")
                 .map(|w| w.value.decode::<String>().unwrap_or_else(|_| "error".to_owned()));
-            let regular: Vec<_> = writes
-                .iter()
-                .copied()
-                .filter(|w| !WRITES_IDX_MAP.iter().any(|(c, _)| *c == w.channel))
-                .collect();
+            let output: Vec<_> = writes.iter().copied().filter(|w| !is_control(&w.channel)).collect();
+            let finished = apply_pending && !output.is_empty();
             let mut interrupts: Vec<Interrupt> = Vec::new();
-            for w in writes.iter().filter(|w| w.channel == "__interrupt__") {
-                interrupts.extend(w.value.decode::<Vec<Interrupt>>()?);
+            if !finished {
+                for w in writes.iter().filter(|w| w.channel == "__interrupt__") {
+                    interrupts.extend(w.value.decode::<Vec<Interrupt>>()?);
+                }
             }
-            if apply_pending && error.is_none() && !regular.is_empty() {
-                task.writes = Some(persist::pending_to_writes(layout, &regular)?);
+            let name = layout.nodes[task.node].name.to_string();
+            info.push(SnapshotTask { id: task.id.to_string(), name: name.clone(), error, interrupts });
+            if finished {
+                task.writes = Some(persist::pending_to_writes(layout, &output)?);
                 done.push(task);
             } else {
-                info.push(SnapshotTask {
-                    id: task.id.to_string(),
-                    name: layout.nodes[task.node].name.to_string(),
-                    error,
-                    interrupts,
-                });
+                next.push(name);
             }
         }
         if !done.is_empty() {
@@ -183,7 +186,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         }
         Ok(StateSnapshot {
             values: ch.state,
-            next: info.iter().map(|t| t.name.clone()).collect(),
+            next,
             config: Some(t.config),
             metadata: Some(t.metadata),
             created_at: Some(t.checkpoint.ts),
@@ -233,10 +236,44 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         };
         let prefix = crate::pregel::task::IdPrefix::new(parent.checkpoint_id.as_deref().unwrap_or_default());
         let mut t = Task::pull(&layout.nodes[node], node, &prefix, &cfg.checkpoint_ns, step + 1);
-        t.writes = Some(task::route(layout, node, &ch.state, NodeOutput::update(values))?);
+        let writes = task::route(layout, node, &ch.state, NodeOutput::update(values))?;
+        // LangGraph files the update's writes under a task of the checkpoint it builds on: the
+        // task prepared for `as_node` there, if any, else one named after the update.
+        let mut pairs = persist::writes_to_pending(layout, &writes)?;
+        let pushes: Vec<_> = {
+            let tasks_channel = &*layout.channels[layout.tasks_channel].name;
+            let (pushes, rest) = pairs.into_iter().partition(|(c, _)| c.as_str() == tasks_channel);
+            pairs = rest;
+            pushes
+        };
+        let update_task = match &loaded {
+            Some(l) => {
+                let prepared = ch.prepare_tasks(layout, &l.checkpoint.id, &cfg.checkpoint_ns, step + 1)?;
+                prepared
+                    .iter()
+                    .find(|p| p.node == node)
+                    .map(|p| p.id.to_string())
+                    .or_else(|| update_task_id(&l.checkpoint.id))
+            }
+            None => None,
+        };
+        t.writes = Some(writes);
         let updated = ch.apply_writes(layout, &mut [t], None)?;
+        // Not when an older checkpoint was updated and the thread has moved past it: its other
+        // children would read these writes too.
+        let superseded = match (&loaded, &cfg.checkpoint_id) {
+            (Some(l), Some(_)) => {
+                let latest =
+                    saver.get_tuple(&CheckpointConfig { checkpoint_id: None, ..cfg.clone() }).await?;
+                latest.is_some_and(|latest| latest.checkpoint.id != l.checkpoint.id)
+            }
+            _ => false,
+        };
+        if let Some(task_id) = update_task.as_deref().filter(|_| !pairs.is_empty() && !superseded) {
+            saver.put_writes(&parent, pairs, task_id, UPDATE_TASK_PATH).await?;
+        }
         let step = step + 1;
-        let cp = persist::to_checkpoint(
+        let mut cp = persist::to_checkpoint(
             layout,
             &ch,
             uuid6(step),
@@ -244,6 +281,8 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             &mut vt,
             &mut CheckpointCache::default(),
         )?;
+        // LangGraph's `update_state` checkpoints name no updated channels.
+        cp.updated_channels = None;
         let mut new_versions = ChannelVersions::new();
         for (i, v) in ch.versions.iter().enumerate() {
             if *v > saved_versions.get(i).copied().unwrap_or(0) {
@@ -266,8 +305,27 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         } else {
             saver.put(&parent, cp, meta, new_versions).await?
         };
+        // Pushes are the new checkpoint's to run, so they are its pending writes.
+        if let Some(task_id) = update_task.as_deref().filter(|_| !pushes.is_empty()) {
+            saver.put_writes(&saved, pushes, task_id, "").await?;
+        }
         Ok(saved)
     }
+}
+
+/// The task path LangGraph gives an update's writes (`(INTERRUPT, 0)`).
+const UPDATE_TASK_PATH: &str = "~__interrupt__, 0000000000";
+
+/// LangGraph's id for the task of an update that has no prepared task to reuse: the UUID v5 of
+/// `"__interrupt__"` in the namespace of the checkpoint's id.
+fn update_task_id(checkpoint_id: &str) -> Option<String> {
+    let namespace = uuid::Uuid::parse_str(checkpoint_id).ok()?;
+    Some(uuid::Uuid::new_v5(&namespace, b"__interrupt__").to_string())
+}
+
+/// Whether a pending write records what happened to its task rather than what it produced.
+fn is_control(channel: &str) -> bool {
+    channel == "__error_source_node__" || WRITES_IDX_MAP.iter().any(|(c, _)| *c == channel)
 }
 
 /// The node whose trigger versions are the newest: the one that ran last.

@@ -51,15 +51,17 @@ impl<S: State, C: Send + Sync + 'static> ErasedNode<S, C> for SubgraphNode<S, C>
         if graph.store.is_none() {
             graph.store.clone_from(&scope.store);
         }
-        let (task_ns, resume) = {
+        let (task_ns, null_resume, resume_map) = {
             let pad = scope.scratchpad.lock();
-            (pad.task_ns(), pad.resume.last().cloned())
+            (pad.task_ns(), std::sync::Arc::clone(&pad.null_resume), pad.resume_map.clone())
         };
         let mut config = RunConfig { recursion_limit: scope.recursion_limit, ..RunConfig::default() };
         config.thread_id = runtime.thread_id().map(str::to_owned);
         config.parents.clone_from(&scope.parents);
         config.parents.insert(scope.metadata.checkpoint_ns.to_string(), scope.checkpoint_id.to_string());
         config.checkpoint_ns = task_ns;
+        config.resume_from_parent = true;
+        config.input_fields = Some(scope.available);
         Box::pin(async move {
             // A child checkpoint in this namespace means this task ran before and stopped (at an
             // interrupt or a failure): continue it instead of starting over.
@@ -70,16 +72,22 @@ impl<S: State, C: Send + Sync + 'static> ErasedNode<S, C> for SubgraphNode<S, C>
                 }
                 _ => false,
             };
-            let input = match (existing, resume) {
-                (true, Some(value)) => Input::ResumeWith(Resume::Value(value)),
-                (true, None) => Input::Resume,
+            // The parent's answers reach the child's tasks as LangGraph hands them down: answers
+            // by id as they are, the parent's unclaimed answer taken by the child.
+            let input = match (existing, resume_map) {
                 (false, _) => Input::State(state),
+                (true, Some(map)) => Input::ResumeWith(Resume::ById((*map).clone())),
+                (true, None) => match null_resume.lock().take() {
+                    Some(value) => Input::ResumeWith(Resume::Value(value)),
+                    None => Input::Resume,
+                },
             };
             let out = run(&graph, input, &config, None).await?;
             if !out.interrupts.is_empty() {
                 return Err(NodeInterrupt::Subgraph(out.interrupts).into());
             }
-            let writes = full_update(&out.state)?.into_iter().map(StateWrite::new).collect();
+            let writes =
+                full_update(&out.state, Some(out.available))?.into_iter().map(StateWrite::new).collect();
             Ok(NodeOutput { writes, goto: Vec::new() })
         })
     }

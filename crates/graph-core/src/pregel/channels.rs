@@ -29,6 +29,9 @@ pub(crate) struct Channels<S: State> {
     pub(crate) versions: Vec<u64>,
     /// For each node, the versions of its triggers it last ran on (aligned with its triggers).
     pub(crate) versions_seen: Vec<Vec<u64>>,
+    /// For each node, whether it ever ran: LangGraph keeps a `versions_seen` entry for such a
+    /// node even when it has no trigger versions (a node only ever pushed to).
+    pub(crate) ran: Vec<bool>,
     /// Channel versions when the run last resumed (LangGraph's `versions_seen["__interrupt__"]`):
     /// a breakpoint fires only if something changed since.
     pub(crate) interrupt_seen: Vec<u64>,
@@ -52,9 +55,24 @@ impl<S: State> Channels<S> {
             versions: vec![0; n],
             interrupt_seen: vec![0; n],
             versions_seen: layout.nodes.iter().map(|d| vec![0; d.triggers.len()]).collect(),
+            ran: vec![false; layout.nodes.len()],
             foreign: BTreeMap::new(),
             foreign_seen: BTreeMap::new(),
         }
+    }
+
+    /// The fields LangGraph would read from these channels: every reducer field (it starts from
+    /// an empty value) and every plain field written so far.
+    pub(crate) fn available_fields<C>(&self, layout: &Layout<S, C>) -> crate::state::FieldSet {
+        let mut set = crate::state::FieldSet::EMPTY;
+        for (ch, spec) in layout.channels.iter().enumerate() {
+            if let ChannelKind::Field(f) = spec.kind {
+                if S::FIELDS[f].kind == crate::state::FieldKind::Reducer || self.versions[ch] > 0 {
+                    set.insert(f);
+                }
+            }
+        }
+        set
     }
 
     /// Whether channel `ch` currently holds something a node can be triggered by.
@@ -164,6 +182,7 @@ impl<S: State> Channels<S> {
         // depend on which task happened to finish first.
         tasks.sort_by(|a, b| a.path.cmp(&b.path));
         for t in tasks.iter() {
+            self.ran[t.node] = true;
             if t.kind == TaskKind::Pull {
                 let def = &layout.nodes[t.node];
                 for (k, ch) in def.triggers.iter().enumerate() {

@@ -9,6 +9,7 @@ use serde_json::{json, Value as Json};
 use super::channels::Channels;
 use super::task::TaskWrites;
 pub(crate) use super::version_text::VersionText;
+use crate::checkpoint::serde;
 use crate::checkpoint::CheckpointError;
 use crate::checkpoint::{ChannelVersions, Checkpoint, PendingWrite, CHECKPOINT_VERSION};
 use crate::command::Push;
@@ -22,6 +23,11 @@ const INTERRUPT: &str = "__interrupt__";
 
 /// The `versions_seen` key LangGraph always writes, for the input.
 const INPUT: &str = "__input__";
+
+/// A value that cannot be written in LangGraph's form, as the engine's error.
+fn ser(e: serde::SerdeError) -> Error {
+    Error::Checkpoint(e.into())
+}
 
 /// `e` with `thread_id` filled in when it is a decode error: [`from_checkpoint`] knows the
 /// checkpoint and channel but not the thread, and an error about stored data must say where the
@@ -135,28 +141,28 @@ pub(crate) fn to_checkpoint<S: State, C>(
         let value = match &spec.kind {
             ChannelKind::Field(f) => Some(cache.field(&ch.state, *f, v)),
             ChannelKind::Start => match &ch.start {
-                Some(updates) => Some(ChannelValue::Json(updates_to_json::<S>(updates)?.into())),
+                Some(updates) => Some(updates_value::<S>(updates)?),
                 None => None,
             },
             ChannelKind::Branch => ch.present[i].then_some(ChannelValue::Null),
             ChannelKind::Deferred => {
                 ch.present[i].then(|| ChannelValue::Json(json!([null, ch.finished[i]]).into()))
             }
-            ChannelKind::Join { sources } => (ch.seen[i] != 0).then(|| {
-                let seen: Vec<&String> = sources
+            // A barrier and the tasks topic are stored whenever they have a version, empty or
+            // not, as Python stores them (an empty `set()` / `[]`).
+            ChannelKind::Join { sources } => {
+                let seen = sources
                     .iter()
                     .enumerate()
                     .filter(|(b, _)| ch.seen[i] & (1 << b) != 0)
-                    .map(|(_, s)| s)
+                    .map(|(_, s)| rmpv::Value::from(s.as_str()))
                     .collect();
-                ChannelValue::Json(json!(seen).into())
-            }),
-            ChannelKind::Tasks => match ch.pushes.is_empty() {
-                true => None,
-                false => Some(ChannelValue::Json(
-                    Json::Array(ch.pushes.iter().map(push_to_json).collect::<Result<_>>()?).into(),
-                )),
-            },
+                Some(serde::tree_value(&serde::set_value(seen).map_err(ser)?).map_err(ser)?)
+            }
+            ChannelKind::Tasks => {
+                let pushes = ch.pushes.iter().map(push_tree).collect::<Result<_>>()?;
+                Some(serde::tree_value(&rmpv::Value::Array(pushes)).map_err(ser)?)
+            }
         };
         if let Some(value) = value {
             values.push((Arc::clone(&spec.name), value));
@@ -203,7 +209,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
                 entry
             }
         };
-        if !entry.is_empty() {
+        if !entry.is_empty() || ch.ran[n] {
             seen.push((Arc::clone(&def.name), entry));
         }
     }
@@ -279,6 +285,7 @@ pub(crate) fn from_checkpoint<S: State, C>(
             ch.foreign_seen.insert(node.clone(), seen.clone());
             continue;
         };
+        ch.ran[n] = true;
         for (k, trig) in layout.nodes[n].triggers.iter().enumerate() {
             if let Some(v) = seen.get(&layout.channels[*trig].name) {
                 ch.versions_seen[n][k] = vt.learn(v)?;
@@ -312,7 +319,7 @@ pub(crate) fn writes_to_pending<S: State, C>(
     for p in &w.pushes {
         out.push((
             String::from(&*layout.channels[layout.tasks_channel].name),
-            ChannelValue::Json(push_to_json(p)?.into()),
+            serde::tree_value(&push_tree(p)?).map_err(ser)?,
         ));
     }
     Ok(out)
@@ -349,14 +356,20 @@ pub(crate) fn pending_to_writes<S: State, C>(
     Ok(w)
 }
 
-fn updates_to_json<S: State>(updates: &[S::Update]) -> Result<Json> {
-    let mut map = serde_json::Map::new();
+/// The input of the `__start__` channel as Python stores it: a map of the written fields (a later
+/// update of the same field wins, as in a dict).
+fn updates_value<S: State>(updates: &[S::Update]) -> Result<ChannelValue> {
+    let mut fields: Vec<(&str, ChannelValue)> = Vec::new();
     for u in updates {
         for (f, v) in S::update_values(u) {
-            map.insert(S::FIELDS[f].name.to_owned(), v.to_json()?);
+            let name = S::FIELDS[f].name;
+            match fields.iter_mut().find(|(n, _)| *n == name) {
+                Some(slot) => slot.1 = v,
+                None => fields.push((name, v)),
+            }
         }
     }
-    Ok(Json::Object(map))
+    serde::tree_value(&serde::fields_tree(fields).map_err(ser)?).map_err(ser)
 }
 
 fn updates_from_json<S: State>(json: &Json) -> Result<Vec<S::Update>> {
@@ -371,12 +384,10 @@ fn updates_from_json<S: State>(json: &Json) -> Result<Vec<S::Update>> {
     Ok(out)
 }
 
-fn push_to_json<S: State>(p: &Push<S>) -> Result<Json> {
-    let mut arg = serde_json::Map::new();
-    for (f, field) in S::FIELDS.iter().enumerate() {
-        arg.insert(field.name.to_owned(), p.arg.get_field(f).to_json()?);
-    }
-    Ok(json!({ "node": p.node, "arg": arg }))
+/// A push as Python's `Send(node, arg)`, `arg` holding every field of the pushed state.
+fn push_tree<S: State>(p: &Push<S>) -> Result<rmpv::Value> {
+    let fields = S::FIELDS.iter().enumerate().map(|(f, field)| (field.name, p.arg.get_field(f)));
+    serde::send_value(&p.node, serde::fields_tree(fields).map_err(ser)?).map_err(ser)
 }
 
 fn push_from_json<S: State>(json: &Json) -> Result<Push<S>> {

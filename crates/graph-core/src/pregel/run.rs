@@ -12,15 +12,17 @@ use super::commit::Persistence;
 use super::persist::{self, CheckpointCache, VersionText};
 use super::task::{self, Job, Task, TaskWrites};
 use crate::checkpoint::{
-    uuid6, CheckpointMetadata, CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch,
+    uuid6, CheckpointMetadata, CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch, NULL_TASK_ID,
 };
 use crate::command::NodeOutput;
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
 use crate::graph::compiled::{ChannelKind, CompiledGraph, Layout};
-use crate::interrupt::{Breakpoint, Interrupt, NodeInterrupt, Resume, RunOutcome, Scratchpad};
+use crate::interrupt::{
+    interrupt_id, Breakpoint, Interrupt, NodeInterrupt, NullResume, Resume, RunOutcome, Scratchpad,
+};
 use crate::runtime::{Runtime, SideEvent, SideSink, TaskScope};
-use crate::state::{State, StateWrite};
+use crate::state::{FieldSet, State, StateWrite};
 use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes, TaskEvent};
 use crate::value::ChannelValue;
 
@@ -86,6 +88,11 @@ struct Loop<'g, S: State, C> {
     dirty: bool,
     /// Resume values per task id (LangGraph's `__resume__` writes), handed to re-run tasks.
     resume: HashMap<String, Vec<serde_json::Value>>,
+    /// The run's answer for a single pending interrupt, until a task takes it (LangGraph's
+    /// `__resume__` write of the null task).
+    null_resume: NullResume,
+    /// The run's answers by interrupt id (LangGraph keeps them in the run's config, unsaved).
+    resume_map: Option<Arc<std::collections::BTreeMap<String, serde_json::Value>>>,
     store: Option<Arc<dyn crate::store::DynStore>>,
     /// The writes of the step's last task to finish, saved together with the checkpoint that
     /// follows the step (`put_chain`: one durable commit instead of two).
@@ -198,6 +205,8 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
         cache: CheckpointCache::default(),
         dirty: false,
         resume: HashMap::new(),
+        null_resume: NullResume::default(),
+        resume_map: None,
         store: graph.store.clone(),
         deferred: None,
         spare_tasks: Vec::new(),
@@ -207,8 +216,16 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
     for (task_id, writes) in &pending {
         for w in writes {
             match w.channel.as_str() {
+                "__resume__" if task_id == NULL_TASK_ID => {
+                    *lp.null_resume.lock() = Some(w.value.decode().map_err(Error::Value)?);
+                }
                 "__resume__" => {
-                    lp.resume.insert(task_id.clone(), w.value.decode().map_err(Error::Value)?);
+                    // A list of the task's answers; a single value counts as a list of one.
+                    let answers = match w.value.decode().map_err(Error::Value)? {
+                        serde_json::Value::Array(list) => list,
+                        one => vec![one],
+                    };
+                    lp.resume.insert(task_id.clone(), answers);
                 }
                 "__interrupt__" => {
                     let list: Vec<Interrupt> = w.value.decode().map_err(Error::Value)?;
@@ -223,7 +240,7 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
         Input::Update(_) | Input::State(_) => {
             let updates = match input {
                 Input::Update(update) => vec![update],
-                Input::State(state) => full_update(&state)?,
+                Input::State(state) => full_update(&state, config.input_fields)?,
                 _ => Vec::new(),
             };
             // A new input supersedes whatever the last checkpoint's tasks left pending.
@@ -253,6 +270,8 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
             // something new happens.
             lp.ch.interrupt_seen.clone_from(&lp.ch.versions);
             if replaying {
+                // The fork is a step of its own, as in LangGraph.
+                lp.step += 1;
                 lp.checkpoint(CheckpointSource::Fork, &[]).await?;
             }
         }
@@ -273,9 +292,12 @@ fn with_thread(e: Error, config: &RunConfig) -> Error {
     persist::in_thread(e, config.thread_id.as_deref().unwrap_or_default())
 }
 
-/// A whole state as single-field updates, one per field.
-pub(crate) fn full_update<S: State>(state: &S) -> Result<Vec<S::Update>> {
-    (0..S::FIELDS.len()).map(|i| Ok(S::update_from_value(i, &state.get_field(i))?)).collect()
+/// A whole state as single-field updates, one per field of `fields` (every field when `None`).
+pub(crate) fn full_update<S: State>(state: &S, fields: Option<FieldSet>) -> Result<Vec<S::Update>> {
+    (0..S::FIELDS.len())
+        .filter(|i| fields.is_none_or(|set| set.contains(*i)))
+        .map(|i| Ok(S::update_from_value(i, &state.get_field(i))?))
+        .collect()
 }
 
 /// The interrupt a node's error carries, if it is one (returned bare, or inside graph-core's
@@ -308,27 +330,23 @@ fn side_sink<S: State>(tx: UnboundedSender<Result<StreamEvent<S>>>) -> SideSink 
 }
 
 impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
-    /// Records resume values for the pending interrupts they answer (LangGraph maps a
-    /// `Command(resume=...)` to the tasks that raised the interrupts, as `__resume__` writes).
+    /// Takes the run's answers, as LangGraph does: a single value is saved as the null task's
+    /// `__resume__` write and goes to the first `interrupt()` call that has no answer; answers by
+    /// interrupt id stay with the run and reach the tasks whose interrupts they name.
     async fn answer_interrupts(&mut self, resume: Resume, pending: &[(String, Interrupt)]) -> Result<()> {
-        let answers: Vec<(String, serde_json::Value)> = match resume {
-            Resume::Value(v) => match pending {
-                [] => Vec::new(),
-                [(task, _)] => vec![(task.clone(), v)],
-                _ => return Err(Error::AmbiguousResume),
-            },
-            Resume::ById(map) => pending
-                .iter()
-                .filter_map(|(task, i)| map.get(&i.id).map(|v| (task.clone(), v.clone())))
-                .collect(),
-        };
-        for (task, value) in answers {
-            let list = self.resume.entry(task.clone()).or_default();
-            list.push(value);
-            if let Some(p) = self.persistence.as_ref() {
-                let write = vec![("__resume__".to_owned(), ChannelValue::new(list.clone()))];
-                p.saver.put_writes(&p.saved, write, &task, "").await?;
+        match resume {
+            Resume::Value(v) => {
+                if pending.len() > 1 {
+                    return Err(Error::AmbiguousResume);
+                }
+                // A subgraph's answer stays in its parent's writes, where Python looks for it.
+                if let Some(p) = self.persistence.as_ref().filter(|_| !self.config.resume_from_parent) {
+                    let write = vec![("__resume__".to_owned(), ChannelValue::new(v.clone()))];
+                    p.saver.put_writes(&p.saved, write, NULL_TASK_ID, "").await?;
+                }
+                *self.null_resume.lock() = Some(v);
             }
+            Resume::ById(map) => self.resume_map = Some(Arc::new(map)),
         }
         Ok(())
     }
@@ -422,9 +440,11 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             // A run returns only once its last checkpoint is durable, whatever the mode.
             p.flush().await?;
         }
+        let available = self.ch.available_fields(self.layout);
         Ok(RunOutcome {
             breakpoint: stop.breakpoint,
             interrupts: stop.interrupts,
+            available,
             ..RunOutcome::done(self.ch.state)
         })
     }

@@ -104,7 +104,9 @@ impl<S: State> Task<S> {
             node,
             kind: TaskKind::Push,
             id: task_id(&prefix.0, &parts),
-            path: format!("~{PUSH}, {index:010}").into(),
+            // LangGraph's `(PUSH, idx, False)`: the last element says the task is not a call,
+            // and a bool renders as an integer.
+            path: format!("~{PUSH}, {index:010}, 0000000000").into(),
             input: Some(arg),
             triggers: Arc::from([Arc::from(crate::graph::compiled::TASKS)]),
             writes: None,

@@ -49,6 +49,12 @@ impl Serialize for ExtRef<'_> {
     }
 }
 
+/// The ext payload of a `langgraph.types` class built from `args`: `[module, class, args]`, where
+/// `args` is the keyword map (ext 2) or the positional list (ext 1) Python's constructor takes.
+pub(crate) fn langgraph_dataclass<T: Serialize>(class: &str, args: &T) -> Result<Vec<u8>, String> {
+    rmp_serde::to_vec_named(&("langgraph.types", class, args)).map_err(|e| e.to_string())
+}
+
 /// Bytes serialized with `serialize_bytes` (what rmp-serde's ext writer requires).
 struct RawBytes<'a>(&'a [u8]);
 

@@ -56,7 +56,10 @@ use serde::de::DeserializeOwned;
 pub use document::{checkpoint_from_json, checkpoint_to_json, Blob};
 
 pub(crate) use convert::json_scalar;
-pub(crate) use ext::{deserialize_ext, ExtRef, EXT_PYDANTIC_V2, PYDANTIC_V2_METHOD};
+pub(crate) use ext::{
+    deserialize_ext, langgraph_dataclass, ExtRef, EXT_CONSTRUCTOR_KW_ARGS, EXT_PYDANTIC_V2,
+    PYDANTIC_V2_METHOD,
+};
 
 use crate::checkpoint::{CheckpointError, CheckpointMetadata};
 use crate::messages::Message;
@@ -189,6 +192,42 @@ pub fn loads_typed(kind: &str, bytes: &[u8]) -> Result<ChannelValue, SerdeError>
         }
         other => Err(SerdeError::UnknownType(other.to_owned())),
     }
+}
+
+/// A map of state fields, each value encoded as [`dumps_typed`] would (so messages stay ext 5):
+/// the form of a `Send` argument and of the `__start__` channel's input.
+pub(crate) fn fields_tree<'a>(
+    fields: impl IntoIterator<Item = (&'a str, ChannelValue)>,
+) -> Result<rmpv::Value, SerdeError> {
+    let mut map = Vec::new();
+    for (name, value) in fields {
+        map.push((rmpv::Value::from(name), to_tree(&value)?));
+    }
+    Ok(rmpv::Value::Map(map))
+}
+
+/// LangGraph's `Send(node, arg)` as Python stores it in the tasks channel: ext 1
+/// `["langgraph.types", "Send", [node, arg]]`.
+pub(crate) fn send_value(node: &str, arg: rmpv::Value) -> Result<rmpv::Value, SerdeError> {
+    let args = rmpv::Value::Array(vec![rmpv::Value::from(node), arg]);
+    let payload =
+        rmpv::Value::Array(vec![rmpv::Value::from("langgraph.types"), rmpv::Value::from("Send"), args]);
+    Ok(rmpv::Value::Ext(ext::EXT_CONSTRUCTOR_POS_ARGS, msgpack::write(&payload)?))
+}
+
+/// Python's `set(items)` as its serializer writes it: ext 0 `["builtins", "set", [items]]`.
+pub(crate) fn set_value(items: Vec<rmpv::Value>) -> Result<rmpv::Value, SerdeError> {
+    let payload = rmpv::Value::Array(vec![
+        rmpv::Value::from("builtins"),
+        rmpv::Value::from("set"),
+        rmpv::Value::Array(items),
+    ]);
+    Ok(rmpv::Value::Ext(ext::EXT_CONSTRUCTOR_SINGLE_ARG, msgpack::write(&payload)?))
+}
+
+/// A msgpack tree as an encoded channel value, written as [`dumps_typed`] would write it.
+pub(crate) fn tree_value(tree: &rmpv::Value) -> Result<ChannelValue, SerdeError> {
+    Ok(ChannelValue::encoded("msgpack", msgpack::write(tree)?))
 }
 
 /// LangGraph's metadata JSON (`source`, `step`, `parents` and the user keys).

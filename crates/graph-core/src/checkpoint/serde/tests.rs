@@ -396,3 +396,37 @@ fn metadata_round_trips() {
     assert!(matches!(metadata_from_json(&json!({"step": 1})), Err(SerdeError::Metadata(_))));
     assert!(matches!(metadata_from_json(&json!(3)), Err(SerdeError::Metadata(_))));
 }
+
+/// `[Interrupt(value={"q": 1}, id="abc")]`, as Python stores a node's `__interrupt__` write.
+const INTERRUPT_LIST: &str =
+    "91c73e0293af6c616e6767726170682e7479706573a9496e7465727275707483a576616c756581a17101\
+a26964a3616263af726573706f6e73655f736368656d61c0";
+
+#[test]
+fn interrupts_encode_as_pythons_interrupt_objects() {
+    let list = vec![crate::Interrupt { value: json!({"q": 1}), id: "abc".to_owned() }];
+    assert_eq!(msgpack_of(&ChannelValue::new(list.clone())), unhex(INTERRUPT_LIST));
+    let back: Vec<crate::Interrupt> = loads(INTERRUPT_LIST).decode().unwrap();
+    assert_eq!(back, list);
+    // In JSON an interrupt stays the plain map.
+    assert_eq!(serde_json::to_value(&list[0]).unwrap(), json!({"value": {"q": 1}, "id": "abc"}));
+}
+
+#[test]
+fn sends_and_sets_match_python_bytes() {
+    // `Send("n", {"a": 1})`.
+    let arg = fields_tree([("a", ChannelValue::new(1))]).unwrap();
+    let send = send_value("n", arg).unwrap();
+    assert_eq!(
+        msgpack::write(&send).unwrap(),
+        unhex("c71d0193af6c616e6767726170682e7479706573a453656e6492a16e81a16101")
+    );
+    assert_eq!(
+        msgpack_to_json(&msgpack::write(&send).unwrap()).unwrap(),
+        json!({"node": "n", "arg": {"a": 1}})
+    );
+    // `{"a", "b"}` (a set's order is its hash order in Python; any order reads back).
+    let set = set_value(vec!["a".into(), "b".into()]).unwrap();
+    assert_eq!(msgpack::write(&set).unwrap(), unhex("c7130093a86275696c74696e73a373657492a161a162"));
+    assert_eq!(msgpack_to_json(&msgpack::write(&set).unwrap()).unwrap(), json!(["a", "b"]));
+}

@@ -4,19 +4,32 @@
 // The run's types and imports (`Loop`, `Persistence`, `persist`, ...).
 use super::*;
 
+/// LangGraph's marker write of a task that finished without output.
+const NO_WRITES: &str = "__no_writes__";
+
 impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     /// Saves a finished task's writes, or with `defer` keeps them to be saved with the step's
     /// checkpoint, which follows at once when nothing else of the step is left.
+    /// A task that wrote nothing is recorded with LangGraph's `__no_writes__` marker, so every
+    /// reader knows it finished; `resumed` are the answers to interrupts it used.
     pub(super) async fn save_writes(
         &mut self,
         t: &Task<S>,
         writes: &TaskWrites<S>,
+        resumed: Option<Vec<serde_json::Value>>,
         defer: bool,
     ) -> Result<()> {
         let Some(p) = self.persistence.as_ref().filter(|p| p.durability != Durability::Exit) else {
             return Ok(());
         };
-        let pairs = persist::writes_to_pending(self.layout, writes)?;
+        let mut pairs = persist::writes_to_pending(self.layout, writes)?;
+        if pairs.is_empty() {
+            pairs.push((NO_WRITES.to_owned(), ChannelValue::Null));
+        }
+        // LangGraph records the answers before the task's output.
+        if let Some(answers) = resumed {
+            pairs.insert(0, tasks::resume_write(answers));
+        }
         if defer {
             self.deferred =
                 Some(WriteBatch { task_id: t.id.to_string(), task_path: t.path.to_string(), writes: pairs });
@@ -46,16 +59,15 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         e
     }
 
+    /// Saves a task's special writes (its interrupt or error, and the answers it used) together.
     pub(super) async fn save_special(
         &mut self,
         t: &Task<S>,
-        channel: &str,
-        value: ChannelValue,
+        pairs: Vec<(String, ChannelValue)>,
     ) -> Result<()> {
         let Some(p) = self.persistence.as_ref().filter(|p| p.durability != Durability::Exit) else {
             return Ok(());
         };
-        let pairs = vec![(channel.to_owned(), value)];
         p.saver.put_writes(&p.saved, pairs, &t.id, &t.path).await?;
         Ok(())
     }
@@ -97,6 +109,12 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             &mut self.vt,
             &mut self.cache,
         )?;
+        // LangGraph records which channels a step updated only for steps that ran tasks or took
+        // input; a fork names none.
+        let mut cp = cp;
+        if source == CheckpointSource::Fork {
+            cp.updated_channels = None;
+        }
         // `new_versions`: channels whose version moved since the last saved checkpoint.
         let new_versions =
             persist::new_versions(self.layout, &self.ch, &p.saved_versions, &mut self.vt, &mut self.cache);

@@ -12,9 +12,12 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         // Shared by every task of the step, so made once here rather than once per task.
         let checkpoint_id: Arc<str> = self.checkpoint_id.as_str().into();
         let checkpoint_ns = Arc::clone(&self.namespace);
+        let available = self.ch.available_fields(layout);
         // A step of one task (every step of a chain) needs no list of jobs.
         let mut first: Option<Job<S, C>> = None;
         let mut jobs = Vec::new();
+        // Each running task's scope, to read the answers it used once it finishes.
+        let mut scopes: Vec<(usize, Arc<TaskScope>)> = Vec::new();
         // A step's only task has its writes saved with the step's checkpoint (see `deferred`).
         let alone = tasks.iter().filter(|t| t.writes.is_none()).count() == 1;
         for (i, t) in tasks.iter_mut().enumerate() {
@@ -28,7 +31,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 let output =
                     NodeOutput { writes: input.into_iter().map(StateWrite::new).collect(), goto: Vec::new() };
                 let writes = task::route(layout, t.node, &self.ch.state, output)?;
-                self.save_writes(t, &writes, alone).await?;
+                self.save_writes(t, &writes, None, alone).await?;
                 t.writes = Some(writes);
                 continue;
             };
@@ -41,15 +44,28 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                     step,
                 }));
             }
-            let scratchpad = Scratchpad {
+            let mut scratchpad = Scratchpad {
                 parent_ns: Arc::clone(&checkpoint_ns),
                 node: Arc::clone(&def.name),
                 task_id: Arc::clone(&t.id),
                 resume: self.resume.get(&*t.id).cloned().unwrap_or_default(),
+                null_resume: Arc::clone(&self.null_resume),
+                resume_map: self.resume_map.clone(),
                 counter: 0,
+                used: 0,
             };
+            if let Some(map) = &self.resume_map {
+                // The answer to the task's next interrupt; older writers gave all of a task's
+                // interrupts the first id.
+                let ns = scratchpad.task_ns();
+                let next = interrupt_id(&ns, scratchpad.resume.len());
+                if let Some(v) = map.get(&next).or_else(|| map.get(&interrupt_id(&ns, 0))) {
+                    scratchpad.resume.push(v.clone());
+                }
+            }
             let scope = TaskScope {
                 scratchpad: parking_lot::Mutex::new(scratchpad),
+                available,
                 checkpoint_id: Arc::clone(&checkpoint_id),
                 checkpointer: self.persistence.as_ref().map(|p| Arc::clone(&p.saver)),
                 store: self.store.clone(),
@@ -65,7 +81,9 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 modes: self.sink.map_or(StreamModes::NONE, |s| s.modes),
                 sink: self.side.clone(),
             };
-            let runtime = Runtime::new(Arc::clone(&self.context), Arc::new(scope));
+            let scope = Arc::new(scope);
+            scopes.push((i, Arc::clone(&scope)));
+            let runtime = Runtime::new(Arc::clone(&self.context), scope);
             let input = t.input.take().unwrap_or_else(|| self.ch.state.clone());
             let retry = def.retry.clone();
             let timeout = self.config.node_timeout;
@@ -82,12 +100,14 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             // heap allocation (a task's future is a few KB, past the allocator's fast path) or
             // the bookkeeping of concurrent polling.
             let (i, result) = job.run().await;
-            self.complete(&mut tasks[i], result, step, &mut done, true).await?;
+            let resumed = used_answers(&scopes, i);
+            self.complete(&mut tasks[i], result, resumed, step, &mut done, true).await?;
         } else if !jobs.is_empty() {
             let mut running: FuturesUnordered<_> = jobs.into_iter().map(Job::run).collect();
             while let Some((i, result)) = running.next().await {
                 let last = running.is_empty();
-                self.complete(&mut tasks[i], result, step, &mut done, last).await?;
+                let resumed = used_answers(&scopes, i);
+                self.complete(&mut tasks[i], result, resumed, step, &mut done, last).await?;
             }
         }
         // Every task ran to its end first, so the writes of those that succeeded are saved and a
@@ -95,13 +115,15 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         done.failure.map_or(Ok(done.interrupts), Err)
     }
 
-    /// Handles one finished task: routes and saves its writes, or records its interrupt or error.
+    /// Handles one finished task: routes and saves its writes, or records its interrupt or error,
+    /// each with the answers to interrupts the task used (`resumed`), as LangGraph records them.
     /// The writes of the `last` task of a step that nothing failed or interrupted are kept for the
     /// step's checkpoint.
     pub(super) async fn complete(
         &mut self,
         t: &mut Task<S>,
         result: std::result::Result<NodeOutput<S>, crate::error::BoxError>,
+        resumed: Option<Vec<serde_json::Value>>,
         step: i64,
         done: &mut Finished,
         last: bool,
@@ -113,7 +135,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 Ok(writes) => {
                     self.emit_task_result(t, &writes, None, step);
                     let defer = last && done.failure.is_none() && done.interrupts.is_empty();
-                    self.save_writes(t, &writes, defer).await?;
+                    self.save_writes(t, &writes, resumed, defer).await?;
                     t.writes = Some(writes);
                 }
                 Err(e) => {
@@ -123,13 +145,17 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             Err(source) => {
                 if let Some(raised) = as_interrupt(&source) {
                     tracing::debug!(node = %name, step, count = raised.len(), "node interrupted");
-                    self.save_special(t, "__interrupt__", ChannelValue::new(raised.clone())).await?;
+                    let mut special = vec![("__interrupt__".to_owned(), ChannelValue::new(raised.clone()))];
+                    special.extend(resumed.map(resume_write));
+                    self.save_special(t, special).await?;
                     done.interrupts.extend(raised);
                     return Ok(());
                 }
                 tracing::warn!(node = %name, step, error = %source, "node failed");
                 self.emit_task_result(t, &TaskWrites::empty(), Some(source.to_string()), step);
-                self.save_special(t, "__error__", ChannelValue::new(source.to_string())).await?;
+                let mut special: Vec<_> = resumed.map(resume_write).into_iter().collect();
+                special.push(("__error__".to_owned(), ChannelValue::new(source.to_string())));
+                self.save_special(t, special).await?;
                 done.failure.get_or_insert(Error::Node { node: name.to_string(), source });
             }
         }
@@ -158,4 +184,14 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             }));
         }
     }
+}
+
+/// The answers task `i` used, read from its scope once it has finished.
+fn used_answers(scopes: &[(usize, Arc<TaskScope>)], i: usize) -> Option<Vec<serde_json::Value>> {
+    scopes.iter().find(|(j, _)| *j == i).and_then(|(_, scope)| scope.scratchpad.lock().resume_write())
+}
+
+/// A task's `__resume__` write: the answers it used, in call order.
+pub(super) fn resume_write(answers: Vec<serde_json::Value>) -> (String, ChannelValue) {
+    ("__resume__".to_owned(), ChannelValue::new(answers))
 }
