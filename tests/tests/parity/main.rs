@@ -1,0 +1,436 @@
+//! Parity for paused threads: a thread that stops at an interrupt, a breakpoint or a failure is
+//! handed between Python LangGraph (its own `PyMySQLSaver`) and graph-core (`MySqlCheckpointer`)
+//! through one MySQL database, one operation at a time, each side taking every other turn.
+//!
+//! After every operation both sides read the thread — `get_state` and `get_state_history`: values,
+//! next, tasks with their errors and interrupts, metadata, checkpoint and parent ids — and the two
+//! readings must be equal field by field. Ids are not masked: checkpoint, task and interrupt ids
+//! are deterministic, so a side that computed one differently fails the comparison.
+//!
+//! `tests/python/parity.py` is the Python half; `cases.rs` builds the same graphs. Each case runs
+//! in both directions (Rust first, Python first). Needs `LANGGRAPH_PYTHON` (set by
+//! `scripts/test.sh`) and MariaDB/MySQL at `MYSQL_URL`; without them the tests print why and
+//! pass, unless `CI` is set.
+
+mod bytes;
+mod cases;
+mod view;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use checkpoint_mysql::MySqlCheckpointer;
+use graph_core::checkpoint::ListOptions;
+use graph_core::prelude::*;
+use graph_core::Resume;
+use serde_json::{json, Value};
+use tokio::sync::OnceCell;
+
+use cases::{SUpdate, FAILING, S};
+
+fn ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+fn mysql_url() -> String {
+    std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_test".into())
+}
+
+/// `mysql://user@host:port` of [`mysql_url`], without database or options.
+fn server() -> String {
+    let url = mysql_url();
+    let base = url.split('?').next().unwrap_or(&url).to_owned();
+    let after_scheme = base.find("://").map_or(0, |i| i + 3);
+    match base[after_scheme..].find('/') {
+        Some(slash) => base[..after_scheme + slash].to_owned(),
+        None => base,
+    }
+}
+
+const DATABASE: &str = "graph_parity";
+
+/// Creates the test database once per test process: `Ok(())`, or why it cannot be had.
+static DATABASE_READY: OnceCell<Result<(), String>> = OnceCell::const_new();
+
+async fn prepare_database() -> Result<(), String> {
+    let admin = MySqlCheckpointer::connect(&format!("{}/information_schema", server()))
+        .await
+        .map_err(|e| e.to_string())?;
+    // LangGraph's own SELECT needs the server's default collation, so none is forced here.
+    for sql in [format!("DROP DATABASE IF EXISTS `{DATABASE}`"), format!("CREATE DATABASE `{DATABASE}`")] {
+        sqlx::raw_sql(&sql).execute(admin.pool()).await.map_err(|e| e.to_string())?;
+    }
+    let saver =
+        MySqlCheckpointer::connect(&format!("{}/{DATABASE}", server())).await.map_err(|e| e.to_string())?;
+    saver.setup().await.map(drop).map_err(|e| e.to_string())
+}
+
+/// The saver on the shared database and Python's interpreter; `None` (after saying why) when
+/// either is missing outside CI.
+async fn setup() -> Option<(MySqlCheckpointer, String)> {
+    let python = std::env::var("LANGGRAPH_PYTHON").ok().filter(|p| !p.is_empty());
+    let Some(python) = python else {
+        assert!(!ci(), "Python LangGraph is required when CI is set: LANGGRAPH_PYTHON is not set");
+        eprintln!("SKIPPED: Python LangGraph unavailable (LANGGRAPH_PYTHON is not set; scripts/python-peer.sh makes one)");
+        return None;
+    };
+    if let Err(e) = DATABASE_READY.get_or_init(prepare_database).await {
+        assert!(!ci(), "MySQL is required when CI is set: {e}");
+        eprintln!("SKIPPED: MySQL unavailable ({e})");
+        return None;
+    }
+    let saver = MySqlCheckpointer::connect(&format!("{}/{DATABASE}", server())).await.expect("connect");
+    Some((saver, python))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Side {
+    Rust,
+    Python,
+}
+
+/// Python's view of `thread` after performing `op` (or only reading, for `Value::Null`).
+fn python(python: &str, thread: &str, case: &str, op: &Value) -> Value {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/parity.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(format!("{}/{DATABASE}", server()))
+        .arg(thread)
+        .arg(case)
+        .arg(op.to_string())
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "python failed on {op}:\n{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("python printed JSON")
+}
+
+fn log_update(values: &Value) -> SUpdate {
+    let log: Option<Vec<String>> = values["log"]
+        .as_array()
+        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect());
+    SUpdate::log(log.unwrap_or_default())
+}
+
+/// Performs `op` on `thread` with graph-core.
+async fn rust(graph: &CompiledGraph<S>, thread: &str, op: &Value) {
+    let config = RunConfig::thread(thread);
+    let fail = op["fail"] == json!(true);
+    if fail {
+        FAILING.lock().unwrap().get_or_insert_with(Default::default).insert(thread.to_owned());
+    }
+    let result = match op["op"].as_str().expect("an op") {
+        "invoke" => graph.invoke(log_update(&op["input"]), &config).await.map(drop),
+        "continue" => graph.invoke_input(Input::Resume, &config).await.map(drop),
+        "resume" => {
+            graph.invoke_input(Input::ResumeWith(Resume::Value(op["value"].clone())), &config).await.map(drop)
+        }
+        "resume_by_node" => {
+            let state = graph.get_state(&config).await.expect("get_state");
+            let mut answers = BTreeMap::new();
+            for task in &state.tasks {
+                if let Some(answer) = op["answers"].get(&task.name) {
+                    answers.extend(task.interrupts.iter().map(|i| (i.id.clone(), answer.clone())));
+                }
+            }
+            graph.invoke_input(Input::ResumeWith(Resume::ById(answers)), &config).await.map(drop)
+        }
+        "update" => {
+            let as_node = op["as_node"].as_str();
+            graph.update_state(&config, log_update(&op["values"]), as_node).await.map(drop)
+        }
+        "fork" => {
+            let history = graph.get_state_history(&config, ListOptions::default()).await.expect("history");
+            let before = op["before"].as_str().expect("a node");
+            let target = history.iter().find(|s| s.next == [before]).expect("a checkpoint before the node");
+            let id = target.config.as_ref().and_then(|c| c.checkpoint_id.clone()).expect("an id");
+            graph.invoke_input(Input::Resume, &RunConfig::thread(thread).checkpoint_id(id)).await.map(drop)
+        }
+        other => panic!("unknown op {other}"),
+    };
+    if fail {
+        FAILING.lock().unwrap().get_or_insert_with(Default::default).remove(thread);
+    }
+    if let Err(e) = result {
+        // The push_failure worker's failure is the point of its step.
+        let mut root: &dyn std::error::Error = &e;
+        while let Some(next) = root.source() {
+            root = next;
+        }
+        assert_eq!(root.to_string(), "boom", "{op} failed: {e}");
+    }
+}
+
+/// Runs `ops` on a new thread, `first` taking the first, the sides alternating; after each, both
+/// sides' views must agree. Returns the final state's values.
+async fn handoff(case: &str, first: Side, ops: &[Value]) -> Option<Value> {
+    let (saver, py) = setup().await?;
+    let graph = cases::graph(case, saver);
+    let thread = format!("{case}-{}", if first == Side::Rust { "rust-first" } else { "python-first" });
+    for (i, op) in ops.iter().enumerate() {
+        let side = match (i % 2 == 0, first) {
+            (true, side) => side,
+            (false, Side::Rust) => Side::Python,
+            (false, Side::Python) => Side::Rust,
+        };
+        let python_view = match side {
+            Side::Python => python(&py, &thread, case, op),
+            Side::Rust => {
+                rust(&graph, &thread, op).await;
+                python(&py, &thread, case, &Value::Null)
+            }
+        };
+        let rust_view = view::view(&graph, &thread).await;
+        assert!(
+            rust_view == python_view,
+            "{case}: after op {i} ({op}) by {side:?}, the two sides read the thread differently\n\
+             rust:   {}\npython: {}",
+            serde_json::to_string_pretty(&rust_view).unwrap_or_default(),
+            serde_json::to_string_pretty(&python_view).unwrap_or_default(),
+        );
+    }
+    Some(view::view(&graph, &thread).await["state"]["values"].clone())
+}
+
+/// Both directions of one case must end in `expected`.
+async fn both_ways(case: &str, ops: &[Value], expected: Value, first: Side) {
+    if let Some(values) = handoff(case, first, ops).await {
+        assert_eq!(values, expected, "{case}, {first:?} first: final values");
+    }
+}
+
+fn interrupt_node() -> (Vec<Value>, Value) {
+    let ops =
+        vec![json!({"op": "invoke", "input": {"log": ["start"]}}), json!({"op": "resume", "value": "Ada"})];
+    (ops, json!({"log": ["start", "ask:Ada"], "answer": "Ada"}))
+}
+
+#[tokio::test]
+async fn parity_interrupt_in_a_node_rust_first() {
+    let (ops, expected) = interrupt_node();
+    both_ways("interrupt_node", &ops, expected, Side::Rust).await;
+}
+
+#[tokio::test]
+async fn parity_interrupt_in_a_node_python_first() {
+    let (ops, expected) = interrupt_node();
+    both_ways("interrupt_node", &ops, expected, Side::Python).await;
+}
+
+fn double_interrupt() -> (Vec<Value>, Value) {
+    let ops = vec![
+        json!({"op": "invoke", "input": {"log": ["start"]}}),
+        json!({"op": "resume", "value": "x"}),
+        json!({"op": "resume", "value": "y"}),
+    ];
+    (ops, json!({"log": ["start", "x+y"]}))
+}
+
+/// A node with two `interrupt()` calls, answered one at a time by alternating sides: the second
+/// side finds the first answer recorded and must not ask again.
+#[tokio::test]
+async fn parity_two_interrupts_in_one_node_rust_first() {
+    let (ops, expected) = double_interrupt();
+    both_ways("double_interrupt", &ops, expected, Side::Rust).await;
+}
+
+#[tokio::test]
+async fn parity_two_interrupts_in_one_node_python_first() {
+    let (ops, expected) = double_interrupt();
+    both_ways("double_interrupt", &ops, expected, Side::Python).await;
+}
+
+fn interrupts_by_id() -> (Vec<Value>, Value) {
+    let ops = vec![
+        json!({"op": "invoke", "input": {"log": ["start"]}}),
+        json!({"op": "resume_by_node", "answers": {"a": "x"}}),
+        json!({"op": "resume_by_node", "answers": {"b": "y"}}),
+    ];
+    (ops, json!({"log": ["start", "a:x", "b:y"]}))
+}
+
+/// Two parallel nodes interrupt; each is answered by id in a run of its own.
+#[tokio::test]
+async fn parity_interrupts_resumed_by_id_rust_first() {
+    let (ops, expected) = interrupts_by_id();
+    both_ways("interrupts_by_id", &ops, expected, Side::Rust).await;
+}
+
+#[tokio::test]
+async fn parity_interrupts_resumed_by_id_python_first() {
+    let (ops, expected) = interrupts_by_id();
+    both_ways("interrupts_by_id", &ops, expected, Side::Python).await;
+}
+
+fn subgraph_interrupt() -> (Vec<Value>, Value) {
+    let ops =
+        vec![json!({"op": "invoke", "input": {"log": ["start"]}}), json!({"op": "resume", "value": "Ada"})];
+    // The child returns its whole state, so the shared `log` reducer applies its copy again.
+    (ops, json!({"log": ["start", "start", "ask:Ada", "after"], "answer": "Ada"}))
+}
+
+#[tokio::test]
+async fn parity_interrupt_inside_a_subgraph_rust_first() {
+    let (ops, expected) = subgraph_interrupt();
+    both_ways("subgraph_interrupt", &ops, expected, Side::Rust).await;
+}
+
+#[tokio::test]
+async fn parity_interrupt_inside_a_subgraph_python_first() {
+    let (ops, expected) = subgraph_interrupt();
+    both_ways("subgraph_interrupt", &ops, expected, Side::Python).await;
+}
+
+fn breakpoints() -> (Vec<Value>, Value) {
+    let ops = vec![
+        json!({"op": "invoke", "input": {"log": ["start"]}}),
+        json!({"op": "continue"}),
+        json!({"op": "continue"}),
+    ];
+    (ops, json!({"log": ["start", "a", "b", "c"]}))
+}
+
+/// `interrupt_before=["b"]` and `interrupt_after=["c"]`, continued with `invoke(None)`.
+#[tokio::test]
+async fn parity_static_breakpoints_rust_first() {
+    let (ops, expected) = breakpoints();
+    both_ways("breakpoints", &ops, expected, Side::Rust).await;
+}
+
+#[tokio::test]
+async fn parity_static_breakpoints_python_first() {
+    let (ops, expected) = breakpoints();
+    both_ways("breakpoints", &ops, expected, Side::Python).await;
+}
+
+fn join_breakpoint() -> (Vec<Value>, Value) {
+    let ops = vec![json!({"op": "invoke", "input": {"log": ["start"]}}), json!({"op": "continue"})];
+    (ops, json!({"log": ["start", "a", "b", "c"]}))
+}
+
+/// A join edge (`add_edge(["a", "b"], "c")`) with a breakpoint before `c`: the paused thread
+/// holds the barrier with both sources seen.
+#[tokio::test]
+async fn parity_join_edge_at_a_breakpoint_rust_first() {
+    let (ops, expected) = join_breakpoint();
+    both_ways("join_breakpoint", &ops, expected, Side::Rust).await;
+}
+
+#[tokio::test]
+async fn parity_join_edge_at_a_breakpoint_python_first() {
+    let (ops, expected) = join_breakpoint();
+    both_ways("join_breakpoint", &ops, expected, Side::Python).await;
+}
+
+fn push_failure() -> (Vec<Value>, Value) {
+    let ops =
+        vec![json!({"op": "invoke", "input": {"log": ["start"]}, "fail": true}), json!({"op": "continue"})];
+    // Every item once: the finished workers' pending writes are applied, not run again.
+    (ops, json!({"log": ["start", "w1", "w2", "w3"]}))
+}
+
+/// Three pushed workers, one failing after the others finished: the step's pending writes are
+/// the finished ones, and the other side re-runs only the failed worker.
+#[tokio::test]
+async fn parity_push_fan_out_failed_half_way_rust_first() {
+    let (ops, expected) = push_failure();
+    both_ways("push_failure", &ops, expected, Side::Rust).await;
+}
+
+#[tokio::test]
+async fn parity_push_fan_out_failed_half_way_python_first() {
+    let (ops, expected) = push_failure();
+    both_ways("push_failure", &ops, expected, Side::Python).await;
+}
+
+fn update_state() -> (Vec<Value>, Value) {
+    let ops = vec![
+        json!({"op": "invoke", "input": {"log": ["start"]}}),
+        json!({"op": "update", "values": {"log": ["edited"]}, "as_node": "a"}),
+        json!({"op": "continue"}),
+    ];
+    (ops, json!({"log": ["start", "a", "edited", "b", "c"]}))
+}
+
+/// `update_state(values, as_node="a")` at a breakpoint before `b`, then continued.
+#[tokio::test]
+async fn parity_update_state_as_node_rust_first() {
+    let (ops, expected) = update_state();
+    both_ways("update_state", &ops, expected, Side::Rust).await;
+}
+
+#[tokio::test]
+async fn parity_update_state_as_node_python_first() {
+    let (ops, expected) = update_state();
+    both_ways("update_state", &ops, expected, Side::Python).await;
+}
+
+fn fork() -> (Vec<Value>, Value) {
+    let ops =
+        vec![json!({"op": "invoke", "input": {"log": ["start"]}}), json!({"op": "fork", "before": "b"})];
+    (ops, json!({"log": ["start", "a", "b", "c"]}))
+}
+
+/// Time travel: one side runs the thread to the end, the other replays it from the checkpoint
+/// before `b` (a `fork` checkpoint, then new ones; the old history stays).
+#[tokio::test]
+async fn parity_time_travel_fork_rust_first() {
+    let (ops, expected) = fork();
+    both_ways("fork", &ops, expected, Side::Rust).await;
+}
+
+#[tokio::test]
+async fn parity_time_travel_fork_python_first() {
+    let (ops, expected) = fork();
+    both_ways("fork", &ops, expected, Side::Python).await;
+}
+
+/// Byte parity, one case at a time (see `bytes.rs`).
+#[tokio::test]
+async fn byte_parity_interrupt_in_a_node() {
+    bytes::same_rows("interrupt_node", &interrupt_node().0).await;
+}
+
+#[tokio::test]
+async fn byte_parity_two_interrupts_in_one_node() {
+    bytes::same_rows("double_interrupt", &double_interrupt().0).await;
+}
+
+#[tokio::test]
+async fn byte_parity_interrupts_resumed_by_id() {
+    bytes::same_rows("interrupts_by_id", &interrupts_by_id().0).await;
+}
+
+#[tokio::test]
+async fn byte_parity_interrupt_inside_a_subgraph() {
+    bytes::same_rows("subgraph_interrupt", &subgraph_interrupt().0).await;
+}
+
+#[tokio::test]
+async fn byte_parity_static_breakpoints() {
+    bytes::same_rows("breakpoints", &breakpoints().0).await;
+}
+
+#[tokio::test]
+async fn byte_parity_push_fan_out_failed_half_way() {
+    bytes::same_rows("push_failure", &push_failure().0).await;
+}
+
+#[tokio::test]
+async fn byte_parity_update_state_as_node() {
+    bytes::same_rows("update_state", &update_state().0).await;
+}
+
+#[tokio::test]
+async fn byte_parity_time_travel_fork() {
+    bytes::same_rows("fork", &fork().0).await;
+}
+
+#[tokio::test]
+async fn byte_parity_join_edge_at_a_breakpoint() {
+    bytes::same_rows("join_breakpoint", &join_breakpoint().0).await;
+}
