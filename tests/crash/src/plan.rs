@@ -2,19 +2,20 @@
 //!
 //! | variable | default | meaning |
 //! |---|---|---|
-//! | `CRASH_KILLS` | 60 | kills per saver and mode (the run adds threads until it has made this many) |
+//! | `CRASH_KILLS` | 80 | kills per saver and mode (the run adds threads until it has made this many) |
 //! | `CRASH_MAX_KILLS` | 3 × `CRASH_KILLS` | kills past which the run stops adding threads to put a kill in a bucket that has none |
 //! | `CRASH_SEED` | from the clock | seeds kill times and node delays; printed in the summary |
-//! | `CRASH_NODE_DELAY_US` | 2000 | upper bound of a node's random delay, in microseconds |
+//! | `CRASH_NODE_DELAY_US` | 2000 | base of a node's random delay, in microseconds (each [`Pace`](crate::pace::Pace) scales it) |
 
 use std::time::Duration;
 
 use crate::error::{Error, Result};
 
-/// Kills per saver and mode: with the kills [`aim`](crate::aim) places at the run's edges, enough
-/// for every bucket of every mode in each run, and six such runs (two savers, three modes) fit a
-/// CI budget of a few minutes in a debug build.
-const DEFAULT_KILLS: usize = 60;
+/// Kills per saver and mode: with the kills [`aim`](crate::aim) places at the run's edges and the
+/// threads' two [`Pace`](crate::pace::Pace)s, the rarest bucket of a mode gets about eight of
+/// them on a 2-core machine, and six such runs (two savers, three modes) take well under a
+/// minute in a debug build.
+const DEFAULT_KILLS: usize = 80;
 
 /// The size and randomness of one crash run (one saver, one mode).
 #[derive(Debug, Clone)]
@@ -25,7 +26,7 @@ pub struct Plan {
     pub max_kills: usize,
     /// The run's seed; each thread's seed is derived from it.
     pub seed: u64,
-    /// Upper bound of a node's delay.
+    /// The base of a node's delay (each pace scales it, see [`Pace`](crate::pace::Pace)).
     pub node_delay: Duration,
     /// After this many kills a thread's next worker is left to finish, so every thread ends.
     pub max_kills_per_thread: usize,

@@ -4,8 +4,8 @@
 //! one it prints `SKIPPED` and passes, unless `CI` is set. A test fails on a violation, and when a
 //! coverage bucket its mode requires got no kill.
 //!
-//! Size and seed with `CRASH_KILLS` (per saver and mode), `CRASH_SEED`, `CRASH_NODE_DELAY_US`;
-//! the summary printed at the end gives the seed to rerun with.
+//! Size and seed with `CRASH_KILLS` (per saver and mode), `CRASH_MAX_KILLS`, `CRASH_SEED` and
+//! `CRASH_NODE_DELAY_US`; the summary printed at the end gives the seed to rerun with.
 
 use crash::backend::Backend;
 use crash::driver;

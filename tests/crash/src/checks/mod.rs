@@ -5,9 +5,9 @@
 //! The checks read three things: the thread's final history, what the saver held right after
 //! each kill ([`Observation`]), and the side [`journal`](crate::journal) of node executions. The
 //! journal is what tells "the task ran" from "the saver knows the task ran": a task that finished
-//! but whose writes were not stored may run again, and the checks allow exactly the re-runs the
-//! mode allows (see [`Coverage::executed_unsaved`](crate::coverage::Coverage)), not "nothing
-//! repeated".
+//! but whose writes were not stored may run again. The checks forbid re-running a task whose
+//! writes were stored and bound how much unstored work a kill may lose; the re-runs the mode
+//! allows are counted ([`Coverage::executed_unsaved`](crate::coverage::Coverage)).
 
 mod chain;
 mod executions;
