@@ -1,5 +1,5 @@
-//! Engine behaviours reproduced from LangGraph, one test each, named after the LangGraph test
-//! (../shared/reference/langgraph.md §7).
+//! Engine behaviours reproduced from LangGraph, one test each, named after the test in
+//! LangGraph's own suite (`libs/langgraph/tests/test_pregel.py` and its neighbours).
 
 mod support;
 
