@@ -62,6 +62,10 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(test)]
+#[path = "../tests/support/bilingual.rs"]
+#[allow(unreachable_pub)]
+mod bilingual;
 mod bm25;
 mod consolidate;
 mod decide;
