@@ -13,6 +13,8 @@ use graph_core::{CompiledGraph, Runtime};
 use graph_models::SharedChatModel;
 
 use crate::corpus::Corpus;
+use crate::tool_log::LogToolCalls;
+use crate::tool_output::{TruncateToolOutput, MAX_TOOL_CHARS, NOTE_CHARS};
 use crate::tools::blog_tools;
 
 /// The system prompt: sent before the conversation on every model call, never stored.
@@ -21,8 +23,10 @@ pub const SYSTEM_PROMPT: &str = "你是「黑白梦」博客的助手。回答�
 用户问起之前的对话时，根据对话历史回答。";
 
 /// The agent graph over `checkpointer`: nodes `patch_tool_calls.before_agent`,
-/// `trimming.before_model`, `model` and `tools`. `context_tokens` is the trimming budget;
-/// ToolMessages over 2000 characters are truncated in the stored state.
+/// `trimming.before_model`, `model` and `tools`. `context_tokens` is the trimming budget.
+/// Around each tool call, [`LogToolCalls`] logs it and, inside it, [`TruncateToolOutput`] cuts
+/// its result to 2000 characters as the tools node produces it; the trimming middleware's own
+/// tool limit sits above that (room for the truncation note), so it never cuts a result twice.
 ///
 /// # Errors
 /// As `AgentBuilder::compile_with` (never, for this fixed shape).
@@ -35,7 +39,9 @@ pub fn build(
     create_agent(model, blog_tools(corpus))
         .system_prompt(SYSTEM_PROMPT)
         .middleware(PatchToolCalls)
-        .middleware(TrimmingMiddleware::new(context_tokens))
+        .middleware(TrimmingMiddleware::new(context_tokens).with_max_tool_chars(MAX_TOOL_CHARS + NOTE_CHARS))
+        .middleware(LogToolCalls)
+        .middleware(TruncateToolOutput)
         .compile_with(checkpointer)
 }
 

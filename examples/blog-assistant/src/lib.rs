@@ -2,15 +2,17 @@
 //! cold-start recovery (the seed-000 design). Needs Redis and MySQL/MariaDB; see the README.
 //!
 //! Two stores, two jobs:
-//! - **Redis** holds the agent's checkpoints, the running snapshot of each conversation (thread
-//!   `user_id:session_id`), trimmed before every model call and expiring 7 days after its last
-//!   write;
+//! - **Redis** holds the running snapshot of each conversation (thread `user_id:session_id`):
+//!   its latest checkpoint only, written once per completed round ([`snapshot`]), trimmed before
+//!   every model call and expiring 7 days after its last write;
 //! - **MySQL** (`chat_messages`) keeps every completed round's question, answer and citations
 //!   for good: it serves `GET /history` and rebuilds a thread whose checkpoint is gone.
 //!
 //! Modules, one concept each: [`config`], [`corpus`] and [`tools`] (the blog and its two
-//! tools), [`model`] (OpenAI-compatible or offline), [`agent`] (the graph), [`archive`],
-//! [`recovery`], [`round`] and [`sse`] (a round as events, stream safety), [`routes`], [`web`].
+//! tools), [`tool_output`] and [`tool_log`] (around each tool call), [`model`]
+//! (OpenAI-compatible or offline), [`agent`] (the graph), [`snapshot`] (what Redis keeps),
+//! [`archive`], [`recovery`], [`locks`] (one round per thread at a time), [`round`] and [`sse`]
+//! (a round as events, stream safety), [`routes`], [`web`].
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -19,19 +21,23 @@ pub mod archive;
 pub mod config;
 pub mod corpus;
 mod error;
+pub mod locks;
 pub mod model;
 pub mod recovery;
 pub mod round;
 pub mod routes;
+pub mod snapshot;
 pub mod sse;
+pub mod tool_log;
+pub mod tool_output;
 pub mod tools;
 pub mod web;
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use checkpoint_redis::RedisCheckpointer;
 use graph_agent::AgentState;
 use graph_core::CompiledGraph;
 use tokio::net::TcpListener;
@@ -42,6 +48,7 @@ pub use error::{Error, Result};
 
 use crate::archive::Archive;
 use crate::corpus::Corpus;
+use crate::locks::ThreadLocks;
 
 /// The running service's shared parts; cheap to clone (one `Arc`).
 #[derive(Clone)]
@@ -58,6 +65,10 @@ struct Inner {
     archive: Archive,
     /// The blog.
     corpus: Arc<Corpus>,
+    /// One round at a time per thread.
+    locks: ThreadLocks,
+    /// How many threads were rebuilt from the archive since start-up.
+    rebuilds: AtomicU64,
 }
 
 impl fmt::Debug for App {
@@ -74,15 +85,12 @@ impl App {
     /// An unreachable Redis or MySQL, a bad `MYSQL_URL`, or a model client that cannot be built.
     pub async fn connect(config: &Config) -> Result<Self> {
         let corpus = Arc::new(Corpus::builtin()?);
-        let saver = RedisCheckpointer::builder()
-            .key_prefix(config.redis_prefix.as_str())
-            .ttl(config.checkpoint_ttl)
-            .connect(&config.redis_url)
-            .await?;
+        let saver = snapshot::connect_saver(config).await?;
         let archive = Archive::connect(&config.mysql_url).await?;
         let model = model::build(&config.model)?;
         let agent = agent::build(model, &corpus, config.context_tokens, saver)?;
-        Ok(Self { inner: Arc::new(Inner { agent, archive, corpus }) })
+        let (locks, rebuilds) = (ThreadLocks::default(), AtomicU64::new(0));
+        Ok(Self { inner: Arc::new(Inner { agent, archive, corpus, locks, rebuilds }) })
     }
 
     /// The agent graph (its checkpointer is the Redis saver).
@@ -98,6 +106,21 @@ impl App {
     /// The blog.
     pub fn corpus(&self) -> &Corpus {
         &self.inner.corpus
+    }
+
+    /// The per-thread round locks.
+    pub fn locks(&self) -> &ThreadLocks {
+        &self.inner.locks
+    }
+
+    /// How many threads were rebuilt from the archive since start-up.
+    pub fn rebuilds(&self) -> u64 {
+        self.inner.rebuilds.load(Ordering::Relaxed)
+    }
+
+    /// Counts one rebuild.
+    pub(crate) fn note_rebuild(&self) {
+        self.inner.rebuilds.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The HTTP routes.

@@ -10,12 +10,13 @@ use axum::{Json, Router};
 use futures_util::Stream;
 use graph_agent::AgentStateUpdate;
 use graph_core::messages::Message;
-use graph_core::{RunConfig, StreamMode};
+use graph_core::StreamMode;
 use serde::{Deserialize, Serialize};
 
 use crate::archive::ArchivedMessage;
 use crate::error::{Error, Result};
 use crate::recovery::{ensure_checkpoint, Recovery};
+use crate::snapshot::round_config;
 use crate::sse::{round_events, Round};
 use crate::App;
 
@@ -70,6 +71,10 @@ async fn index() -> Html<&'static str> {
 
 /// Streams one round: cold-start recovery if the checkpoint is gone, then the agent run as
 /// SSE. Bad input and backend failures before the stream starts are ordinary JSON errors.
+///
+/// The thread's lock is taken before the recovery and held by the stream until the round ends
+/// (or the client leaves), so a second request on the thread waits for the first: it finds the
+/// thread rebuilt and answered instead of rebuilding it again.
 async fn chat_stream(
     State(app): State<App>,
     Json(body): Json<ChatBody>,
@@ -78,16 +83,18 @@ async fn chat_stream(
     let session_id = check_id("session_id", body.session_id)?;
     let question = check_message(body.message)?;
     let thread_id = thread_id(&user_id, &session_id);
-    let config = RunConfig::thread(thread_id.as_str());
+    let config = round_config(&thread_id);
+    let guard = app.locks().lock(&thread_id).await;
     if let Recovery::Rebuilt(n) =
         ensure_checkpoint(app.agent(), app.archive(), &config, &user_id, &session_id).await?
     {
+        app.note_rebuild();
         tracing::debug!(%thread_id, messages = n, "answering on a rebuilt thread");
     }
     let input = AgentStateUpdate::from(Message::human(question.as_str()));
     let run = app.agent().stream(Some(input), &config).modes([StreamMode::Messages, StreamMode::Updates]);
     let round = Round { user_id, session_id, thread_id, question };
-    Ok(Sse::new(round_events(round, app.archive().clone(), run)).keep_alive(KeepAlive::default()))
+    Ok(Sse::new(round_events(round, app.archive().clone(), run, guard)).keep_alive(KeepAlive::default()))
 }
 
 /// The archived bubbles of one session.

@@ -7,7 +7,9 @@
 //! write is reached only after the run's stream has been iterated to its end (the seed's
 //! `stream_completed = True`), so a half-told answer is never archived. Once the run has
 //! completed, the write is spawned as its own task: a client leaving during the few
-//! milliseconds of the write cannot cut the transaction short.
+//! milliseconds of the write cannot cut the transaction short. The run commits its checkpoint
+//! only when it completes (see [`crate::snapshot`]), so a cut-off or failed round leaves the
+//! Redis snapshot as it was before the round, too.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -19,6 +21,7 @@ use graph_agent::AgentState;
 use graph_core::GraphStream;
 
 use crate::archive::Archive;
+use crate::locks::ThreadGuard;
 use crate::round::{RoundEvent, RoundLog};
 
 /// Who asked what, on which thread.
@@ -56,14 +59,17 @@ struct Driver {
     log: RoundLog,
     /// Events decided but not yet sent.
     queue: VecDeque<RoundEvent>,
+    /// The thread's lock, released when the round's stream ends or is dropped.
+    _thread: ThreadGuard,
 }
 
 /// The SSE events of one round whose agent run is `run` (already set to stream `messages` and
-/// `updates`).
+/// `updates`); `thread` is held until the stream ends or is dropped.
 pub fn round_events(
     round: Round,
     archive: Archive,
     run: GraphStream<AgentState>,
+    thread: ThreadGuard,
 ) -> impl Stream<Item = Result<Event, Infallible>> + Send {
     let driver = Driver {
         round,
@@ -71,6 +77,7 @@ pub fn round_events(
         phase: Phase::Running(run),
         log: RoundLog::default(),
         queue: VecDeque::new(),
+        _thread: thread,
     };
     futures_util::stream::unfold(driver, |mut d| async move {
         let event = d.next().await?;

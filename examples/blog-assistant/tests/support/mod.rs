@@ -75,13 +75,20 @@ pub struct TestApp {
 /// The app over Redis database `redis_db` and the test MySQL database, served on a free port;
 /// `None` (after printing why) when a server is missing outside CI.
 pub async fn start(redis_db: u8) -> Option<TestApp> {
+    start_with(redis_db, blog_assistant::config::DEFAULT_TOKEN_DELAY).await
+}
+
+/// As [`start`], with the offline model streaming one token per `token_delay` (zero for tests
+/// that run many rounds).
+pub async fn start_with(redis_db: u8, token_delay: Duration) -> Option<TestApp> {
     let redis_url = redis_url(redis_db);
     if let Err(e) = ping_redis(&redis_url).await {
         return unavailable(&format!(
             "Redis at {redis_url} is unreachable ({e}); start redis-server or set REDIS_URL"
         ));
     }
-    let config = Config::offline(redis_url.as_str(), mysql_url());
+    let config = Config::offline(redis_url.as_str(), mysql_url())
+        .with_model(blog_assistant::ModelChoice::Offline { token_delay });
     let app = match timeout(Duration::from_secs(15), App::connect(&config)).await {
         Ok(Ok(app)) => app,
         Ok(Err(e)) => {
@@ -209,6 +216,34 @@ pub async fn archived_rows(app: &App, user: &str, session: &str) -> Vec<(String,
             )
         })
         .collect()
+}
+
+/// Bytes Redis uses for a thread: `MEMORY USAGE <key> SAMPLES 0` summed over every key of the
+/// thread (missing keys count 0).
+pub async fn thread_bytes(t: &TestApp, thread: &str) -> u64 {
+    let keys = checkpoint_redis::ThreadKeys::new(&t.app_prefix(), thread);
+    let mut conn =
+        redis::Client::open(t.redis_url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let mut total = 0;
+    for key in keys.all() {
+        let used: Option<u64> = redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(key)
+            .arg("SAMPLES")
+            .arg(0)
+            .query_async(&mut conn)
+            .await
+            .expect("MEMORY USAGE");
+        total += used.unwrap_or(0);
+    }
+    total
+}
+
+impl TestApp {
+    /// The key prefix of the app's checkpoints.
+    pub fn app_prefix(&self) -> String {
+        Config::offline("", "").redis_prefix
+    }
 }
 
 #[cfg(test)]
