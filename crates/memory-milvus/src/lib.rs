@@ -100,7 +100,7 @@ pub use record::{
 };
 pub use rerank::RerankConfig;
 pub use retire::{Retire, Retirement};
-pub use schema::{fields, Consistency, Metric, MilvusConfig};
+pub use schema::{fields, Analyzer, Consistency, Metric, MilvusConfig};
 pub use store::{MilvusStore, MilvusStoreConfig};
 pub use summarize::{
     compact_and_consolidate, compact_session, summarizer_fn, CompactOptions, CompactReport, FnSummarizer,

@@ -70,6 +70,73 @@ impl Consistency {
     }
 }
 
+/// Analyzer of `content`, which turns text into the terms Milvus's BM25 function counts.
+///
+/// Chinese has no spaces: the standard analyzer takes the Chinese between two punctuation marks
+/// as one term, so a question matches a Chinese memory only when it repeats a whole clause of
+/// it. Jieba segments the words. It parses as `auto`, `chinese` or `standard`:
+///
+/// ```
+/// use memory_milvus::Analyzer;
+/// assert_eq!("chinese".parse::<Analyzer>(), Ok(Analyzer::Chinese));
+/// assert_eq!(Analyzer::Auto.params(), None);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub enum Analyzer {
+    /// [`Chinese`](Self::Chinese) when the server accepts it at creation, else
+    /// [`Standard`](Self::Standard) (servers before Milvus 2.5, or a Milvus Lite without jieba).
+    #[default]
+    Auto,
+    /// Jieba word segmentation, lower-cased: `{"tokenizer": "jieba", "filter": ["lowercase"]}`.
+    /// Latin words stay words, so mixed Chinese and English text is served by it too.
+    Chinese,
+    /// Word boundaries, lower-cased: `{"tokenizer": "standard", "filter": ["lowercase"]}`.
+    Standard,
+    /// These `analyzer_params` as they are.
+    Custom(serde_json::Value),
+}
+
+impl Analyzer {
+    /// The `analyzer_params` of this choice; `None` for [`Auto`](Self::Auto), which tries
+    /// several.
+    pub fn params(&self) -> Option<serde_json::Value> {
+        match self {
+            Self::Auto => None,
+            Self::Chinese => Some(json!({"tokenizer": "jieba", "filter": ["lowercase"]})),
+            Self::Standard => Some(json!({"tokenizer": "standard", "filter": ["lowercase"]})),
+            Self::Custom(params) => Some(params.clone()),
+        }
+    }
+
+    /// The `analyzer_params` to try at collection creation, in order.
+    pub(crate) fn candidates(&self) -> Vec<serde_json::Value> {
+        match self.params() {
+            Some(params) => vec![params],
+            None => [Self::Chinese, Self::Standard].iter().filter_map(Self::params).collect(),
+        }
+    }
+}
+
+impl From<serde_json::Value> for Analyzer {
+    fn from(params: serde_json::Value) -> Self {
+        Self::Custom(params)
+    }
+}
+
+impl std::str::FromStr for Analyzer {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(Self::Auto),
+            "chinese" => Ok(Self::Chinese),
+            "standard" => Ok(Self::Standard),
+            other => Err(format!("unknown analyzer {other:?}: expected auto, chinese or standard")),
+        }
+    }
+}
+
 /// Where and how [`MilvusMemory`](crate::MilvusMemory) stores memories.
 ///
 /// ```
@@ -101,10 +168,10 @@ pub struct MilvusConfig {
     pub num_partitions: i64,
     /// Add the BM25 function and sparse field for hybrid search (default true).
     pub bm25: bool,
-    /// Analyzer of `content` for BM25. The default (`standard` tokenizer, lowercase) splits on
-    /// word boundaries, so a run of Chinese characters is one token; use
-    /// `{"tokenizer": "jieba"}` for Chinese-heavy memories.
-    pub analyzer: serde_json::Value,
+    /// Analyzer of `content` for BM25 at collection creation (default [`Analyzer::Auto`]). An
+    /// existing collection keeps the one it was created with; see
+    /// [`MilvusMemory::analyzer`](crate::MilvusMemory::analyzer).
+    pub analyzer: Analyzer,
     /// Byte limit of `user_id` and `session_id` (default 256).
     pub id_max_bytes: u32,
     /// Byte limit of `content` (default 16384); longer content is truncated at a character
@@ -130,7 +197,7 @@ impl MilvusConfig {
             partition_key: true,
             num_partitions: 16,
             bm25: true,
-            analyzer: json!({"tokenizer": "standard", "filter": ["lowercase"]}),
+            analyzer: Analyzer::Auto,
             id_max_bytes: 256,
             content_max_bytes: 16_384,
             consistency: Consistency::Bounded,
@@ -179,10 +246,10 @@ impl MilvusConfig {
         self.bm25 = on;
         self
     }
-    /// Sets the analyzer of `content`.
+    /// Sets the analyzer of `content`: an [`Analyzer`], or `analyzer_params` as JSON.
     #[must_use]
-    pub fn analyzer(mut self, params: serde_json::Value) -> Self {
-        self.analyzer = params;
+    pub fn analyzer(mut self, analyzer: impl Into<Analyzer>) -> Self {
+        self.analyzer = analyzer.into();
         self
     }
 
@@ -194,13 +261,14 @@ impl MilvusConfig {
         }
     }
 
-    /// The seed's schema for `dims`-long embeddings.
-    pub(crate) fn schema(&self, dims: usize) -> CollectionSchema {
+    /// The seed's schema for `dims`-long embeddings, with `analyzer` (`analyzer_params`) on
+    /// `content` when BM25 is on.
+    pub(crate) fn schema(&self, dims: usize, analyzer: &serde_json::Value) -> CollectionSchema {
         let varchar =
             |name: &str, max: u32| FieldSchema::new().name(name).data_type(DataType::VarChar).max_length(max);
         let mut content = varchar(fields::CONTENT, self.content_max_bytes);
         if self.bm25 {
-            content = content.enable_analyzer(true).analyzer_params(self.analyzer.clone());
+            content = content.enable_analyzer(true).analyzer_params(analyzer.clone());
         }
         let mut schema = CollectionSchema::new()
             .add_field(

@@ -1,6 +1,7 @@
 //! [`MilvusMemory`]: the [`Memory`](crate::Memory) API over a Milvus collection with the seed's schema.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use graph_core::store::{DynEmbeddings, Embeddings};
@@ -44,6 +45,8 @@ pub struct MilvusMemory {
     locks: UserLocks,
     /// The server's `GetVersion` answer, asked once and shared by clones: retirement checks it.
     server_version: Arc<OnceLock<String>>,
+    /// The `analyzer_params` of the collection's `content`, as the server describes them.
+    analyzer: Option<serde_json::Value>,
 }
 
 impl fmt::Debug for MilvusMemory {
@@ -51,6 +54,7 @@ impl fmt::Debug for MilvusMemory {
         f.debug_struct("MilvusMemory")
             .field("config", &self.config)
             .field("dims", &DynEmbeddings::dims(&*self.embed))
+            .field("analyzer", &self.analyzer)
             .finish_non_exhaustive()
     }
 }
@@ -74,15 +78,30 @@ impl MilvusMemory {
             connect = connect.token(token.clone());
         }
         let client = ClientV2::new(&connect).await?;
-        let memory =
-            Self { client, config, embed, locks: UserLocks::default(), server_version: Arc::default() };
+        let mut memory = Self {
+            client,
+            config,
+            embed,
+            locks: UserLocks::default(),
+            server_version: Arc::default(),
+            analyzer: None,
+        };
         memory.ensure_collection().await?;
+        memory.analyzer = memory.content_analyzer().await?;
         Ok(memory)
     }
 
     /// The configuration.
     pub fn config(&self) -> &MilvusConfig {
         &self.config
+    }
+
+    /// The `analyzer_params` of the collection's `content` field (the analyzer BM25 uses), as
+    /// the server described them at connection: what [`Analyzer::Auto`](crate::Analyzer::Auto)
+    /// chose, or what an existing collection was created with. `None` when BM25 is off or the
+    /// server does not report them.
+    pub fn analyzer(&self) -> Option<&serde_json::Value> {
+        self.analyzer.as_ref()
     }
 
     /// The SDK client, for operations this type does not wrap.
@@ -116,25 +135,55 @@ impl MilvusMemory {
 
     async fn ensure_collection(&self) -> Result<()> {
         if !self.has_collection().await? {
-            let mut req = CreateCollectionRequest::builder()
-                .collection_name(&self.config.collection)
-                .schema(self.config.schema(DynEmbeddings::dims(&*self.embed)))
-                // Indexes given at creation: `create_index` waits through `AllocTimestamp`,
-                // which Milvus Lite does not implement.
-                .index_params(self.config.index_params());
-            if self.config.partition_key {
-                req = req.num_partitions(self.config.num_partitions);
-            }
-            if let Err(e) = self.client.create_collection(req.build()?).await {
-                // Another process may have created it first; that is success.
-                if !self.has_collection().await? {
-                    return Err(e.into());
-                }
-            }
+            let candidates = if self.config.bm25 {
+                self.config.analyzer.candidates()
+            } else {
+                vec![serde_json::Value::Null]
+            };
+            first_accepted(&candidates, |analyzer| self.create_collection(analyzer)).await?;
         }
         let load = LoadCollectionRequest::builder().collection_name(&self.config.collection).build()?;
         self.client.load_collection(load).await?;
         Ok(())
+    }
+
+    /// Creates the collection with `analyzer` on `content`.
+    async fn create_collection(&self, analyzer: &serde_json::Value) -> Result<()> {
+        let mut req = CreateCollectionRequest::builder()
+            .collection_name(&self.config.collection)
+            .schema(self.config.schema(DynEmbeddings::dims(&*self.embed), analyzer))
+            // Indexes given at creation: `create_index` waits through `AllocTimestamp`,
+            // which Milvus Lite does not implement.
+            .index_params(self.config.index_params());
+        if self.config.partition_key {
+            req = req.num_partitions(self.config.num_partitions);
+        }
+        if let Err(e) = self.client.create_collection(req.build()?).await {
+            // Another process may have created it first; that is success.
+            if !self.has_collection().await? {
+                return Err(e.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The `analyzer_params` of `content` in the collection's description.
+    async fn content_analyzer(&self) -> Result<Option<serde_json::Value>> {
+        let req = DescribeCollectionRequest::builder().collection_name(&self.config.collection).build()?;
+        let described = self.client.describe_collection(req).await?;
+        let Some(content) = described
+            .description()
+            .get_schema()
+            .get_fields()
+            .iter()
+            .find(|f| f.get_name() == fields::CONTENT)
+        else {
+            return Ok(None);
+        };
+        if !content.is_analyzer_enabled() {
+            return Ok(None);
+        }
+        Ok(Some(content.get_analyzer_params()?).filter(|p| !p.is_null()))
     }
 
     /// Drops the collection and everything in it.
@@ -243,6 +292,26 @@ impl MilvusMemory {
     }
 }
 
+/// Runs `create` with each of `candidates` in turn until one succeeds: a server that rejects
+/// an analyzer (an unknown tokenizer, jieba missing) gets the next one. The last error when none
+/// is accepted.
+async fn first_accepted<'a, E, Fut>(
+    candidates: &'a [serde_json::Value],
+    mut create: impl FnMut(&'a serde_json::Value) -> Fut,
+) -> std::result::Result<(), E>
+where
+    Fut: Future<Output = std::result::Result<(), E>>,
+{
+    let mut last = None;
+    for candidate in candidates {
+        match create(candidate).await {
+            Ok(()) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+    }
+    last.map_or(Ok(()), Err)
+}
+
 /// `user_id == "<escaped>"`: the clause every request starts from.
 pub(crate) fn user_filter(user_id: &str) -> Result<Filter> {
     validate_id("user_id", user_id)?;
@@ -283,6 +352,47 @@ mod tests {
         assert_eq!(s, "ab");
         let mut t = "short".to_owned();
         assert!(!truncate_bytes(&mut t, 5));
+    }
+
+    #[tokio::test]
+    async fn auto_analyzer_falls_back_when_the_server_rejects_chinese() {
+        use crate::Analyzer;
+        let candidates = Analyzer::Auto.candidates();
+        let mut tried = Vec::new();
+        // A server without jieba: it refuses that tokenizer and takes the standard one.
+        let chosen = std::sync::Mutex::new(None);
+        let created = first_accepted(&candidates, |params| {
+            tried.push(params["tokenizer"].clone());
+            let ok = params["tokenizer"] != "jieba";
+            if ok {
+                *chosen.lock().unwrap() = Some(params.clone());
+            }
+            async move {
+                if ok {
+                    Ok(())
+                } else {
+                    Err("unknown tokenizer")
+                }
+            }
+        })
+        .await;
+        assert_eq!(created, Ok(()));
+        assert_eq!(tried, ["jieba", "standard"]);
+        assert_eq!(chosen.into_inner().unwrap(), Analyzer::Standard.params());
+        // A server that takes jieba keeps it; one that refuses everything reports its last refusal.
+        let mut first = None;
+        let created: std::result::Result<(), &str> = first_accepted(&candidates, |p| {
+            first.get_or_insert_with(|| p.clone());
+            async { Ok(()) }
+        })
+        .await;
+        assert_eq!((created, first), (Ok(()), Analyzer::Chinese.params()));
+        let refused = first_accepted(&candidates, |p| async move { Err(p["tokenizer"].clone()) }).await;
+        assert_eq!(refused, Err(serde_json::json!("standard")));
+        // A chosen analyzer is tried alone.
+        assert_eq!(Analyzer::Standard.candidates(), [Analyzer::Standard.params().unwrap()]);
+        assert_eq!("Auto".parse::<Analyzer>(), Ok(Analyzer::Auto));
+        assert!("jieba".parse::<Analyzer>().is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod bilingual;
 pub mod consolidate_suite;
 pub mod dataset;
 pub mod hard_dataset;
@@ -90,4 +91,20 @@ pub async fn with_milvus_using<F, Fut>(
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic);
     }
+}
+
+/// [`with_milvus`] for a body with a result: `None` when the test skips.
+pub async fn with_milvus_returning<T, F, Fut>(
+    test: &str,
+    config: impl FnOnce(MilvusConfig) -> MilvusConfig,
+    body: F,
+) -> Option<T>
+where
+    F: FnOnce(MilvusMemory) -> Fut,
+    Fut: Future<Output = T>,
+{
+    let memory = connect(test, config).await?;
+    let outcome = AssertUnwindSafe(body(memory.clone())).catch_unwind().await;
+    memory.drop_collection().await.expect("drop the test collection");
+    Some(outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
 }
