@@ -13,8 +13,9 @@ use memory_milvus::{
 pub enum AgentMemory {
     /// In process (a graph-core `InMemoryStore`), no server: the default.
     Embedded(EmbeddedMemory),
-    /// A Milvus collection (`MILVUS_URL`).
-    Milvus(MilvusMemory),
+    /// A Milvus collection (`MILVUS_URL`), boxed: its client is several times the size of the
+    /// embedded store.
+    Milvus(Box<MilvusMemory>),
 }
 
 impl AgentMemory {
@@ -35,7 +36,7 @@ impl From<EmbeddedMemory> for AgentMemory {
 
 impl From<MilvusMemory> for AgentMemory {
     fn from(m: MilvusMemory) -> Self {
-        Self::Milvus(m)
+        Self::Milvus(Box::new(m))
     }
 }
 

@@ -320,7 +320,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// The UTF-8 string hex-encoded in `s`.
 fn unhex(s: &str) -> Option<String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     let bytes: Option<Vec<u8>> =

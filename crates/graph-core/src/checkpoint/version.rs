@@ -43,7 +43,7 @@ pub(crate) fn version_text(n: u64) -> String {
 pub(crate) fn write_version_text(buf: &mut [u8; VERSION_TEXT_LEN], n: u64) -> &str {
     // 16 digits; `repr` never ends a fraction with 0, so neither do we.
     let mut fraction = rand::random::<u64>() % 10_000_000_000_000_000;
-    if fraction % 10 == 0 {
+    if fraction.is_multiple_of(10) {
         fraction += 1;
     }
     buf.fill(b'0');
