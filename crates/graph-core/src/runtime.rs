@@ -67,6 +67,11 @@ impl<C> Runtime<C> {
         &self.scope
     }
 
+    /// The task's scope, shared, to read after the node has dropped its runtime.
+    pub(crate) fn scope_arc(&self) -> Arc<TaskScope> {
+        Arc::clone(&self.scope)
+    }
+
     /// The context given with `CompiledGraph::with_context` (model clients, stores, ...).
     pub fn context(&self) -> &C {
         &self.context

@@ -230,12 +230,21 @@ pub(crate) struct Job<S: State, C> {
 }
 
 impl<S: State, C> Job<S, C> {
-    /// Runs the task; returns its position with its outcome.
-    pub(crate) async fn run(self) -> (usize, std::result::Result<NodeOutput<S>, BoxError>) {
+    /// Runs the task; returns its position with its outcome and the answers to interrupts it
+    /// used (read from its scope once it has finished).
+    pub(crate) async fn run(self) -> JobResult<S> {
         let Job { index, node, input, runtime, retry, timeout, span } = self;
-        (index, tracing::Instrument::instrument(execute(node, input, runtime, retry, timeout), span).await)
+        let scope = runtime.scope_arc();
+        let result =
+            tracing::Instrument::instrument(execute(node, input, runtime, retry, timeout), span).await;
+        let resumed = scope.scratchpad.lock().resume_write();
+        (index, result, resumed)
     }
 }
+
+/// What [`Job::run`] returns: the task's position, its outcome, and the answers it used.
+pub(crate) type JobResult<S> =
+    (usize, std::result::Result<NodeOutput<S>, BoxError>, Option<Vec<serde_json::Value>>);
 
 pub(crate) async fn execute<S: State, C>(
     node: BoxedNode<S, C>,

@@ -16,8 +16,6 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         // A step of one task (every step of a chain) needs no list of jobs.
         let mut first: Option<Job<S, C>> = None;
         let mut jobs = Vec::new();
-        // Each running task's scope, to read the answers it used once it finishes.
-        let mut scopes: Vec<(usize, Arc<TaskScope>)> = Vec::new();
         // A step's only task has its writes saved with the step's checkpoint (see `deferred`).
         let alone = tasks.iter().filter(|t| t.writes.is_none()).count() == 1;
         for (i, t) in tasks.iter_mut().enumerate() {
@@ -81,9 +79,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 modes: self.sink.map_or(StreamModes::NONE, |s| s.modes),
                 sink: self.side.clone(),
             };
-            let scope = Arc::new(scope);
-            scopes.push((i, Arc::clone(&scope)));
-            let runtime = Runtime::new(Arc::clone(&self.context), scope);
+            let runtime = Runtime::new(Arc::clone(&self.context), Arc::new(scope));
             let input = t.input.take().unwrap_or_else(|| self.ch.state.clone());
             let retry = def.retry.clone();
             let timeout = self.config.node_timeout;
@@ -99,14 +95,12 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             // One task: its future is built and awaited in place, inside this one, without a
             // heap allocation (a task's future is a few KB, past the allocator's fast path) or
             // the bookkeeping of concurrent polling.
-            let (i, result) = job.run().await;
-            let resumed = used_answers(&scopes, i);
+            let (i, result, resumed) = job.run().await;
             self.complete(&mut tasks[i], result, resumed, step, &mut done, true).await?;
         } else if !jobs.is_empty() {
             let mut running: FuturesUnordered<_> = jobs.into_iter().map(Job::run).collect();
-            while let Some((i, result)) = running.next().await {
+            while let Some((i, result, resumed)) = running.next().await {
                 let last = running.is_empty();
-                let resumed = used_answers(&scopes, i);
                 self.complete(&mut tasks[i], result, resumed, step, &mut done, last).await?;
             }
         }
@@ -184,11 +178,6 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             }));
         }
     }
-}
-
-/// The answers task `i` used, read from its scope once it has finished.
-fn used_answers(scopes: &[(usize, Arc<TaskScope>)], i: usize) -> Option<Vec<serde_json::Value>> {
-    scopes.iter().find(|(j, _)| *j == i).and_then(|(_, scope)| scope.scratchpad.lock().resume_write())
 }
 
 /// A task's `__resume__` write: the answers it used, in call order.
