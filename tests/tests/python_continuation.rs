@@ -13,34 +13,11 @@
 use std::process::Command;
 
 use checkpoint_mysql::MySqlCheckpointer;
+use e2e::{mysql_server, skip};
 use graph_core::messages::{Message, MessageType, ToolCall};
 use graph_core::prelude::*;
 use graph_models::{tool, tools_condition, ToolNode};
 use serde_json::{json, Value};
-
-fn ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
-}
-
-fn skip(what: &str, why: &str) {
-    assert!(!ci(), "{what} is required when CI is set: {why}");
-    eprintln!("SKIPPED: {what} unavailable ({why})");
-}
-
-fn mysql_url() -> String {
-    std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_test".into())
-}
-
-/// `mysql://user@host:port` of [`mysql_url`], without database or options.
-fn server() -> String {
-    let url = mysql_url();
-    let base = url.split('?').next().unwrap_or(&url).to_owned();
-    let after_scheme = base.find("://").map_or(0, |i| i + 3);
-    match base[after_scheme..].find('/') {
-        Some(slash) => base[..after_scheme + slash].to_owned(),
-        None => base,
-    }
-}
 
 /// A fresh database `name` with the checkpoint tables, and Python's interpreter; `None` (after
 /// saying why) when either is missing outside CI.
@@ -49,7 +26,7 @@ async fn setup(name: &str) -> Option<(MySqlCheckpointer, String)> {
         skip("Python LangGraph", "LANGGRAPH_PYTHON is not set (scripts/python-peer.sh makes one)");
         return None;
     };
-    let admin = match MySqlCheckpointer::connect(&format!("{}/information_schema", server())).await {
+    let admin = match MySqlCheckpointer::connect(&format!("{}/information_schema", mysql_server())).await {
         Ok(admin) => admin,
         Err(e) => {
             skip("MySQL", &e.to_string());
@@ -60,7 +37,7 @@ async fn setup(name: &str) -> Option<(MySqlCheckpointer, String)> {
     for sql in [format!("DROP DATABASE IF EXISTS `{name}`"), format!("CREATE DATABASE `{name}`")] {
         sqlx::raw_sql(&sql).execute(admin.pool()).await.expect("prepare the test database");
     }
-    let saver = MySqlCheckpointer::connect(&format!("{}/{name}", server())).await.expect("connect");
+    let saver = MySqlCheckpointer::connect(&format!("{}/{name}", mysql_server())).await.expect("connect");
     saver.setup().await.expect("setup");
     Some((saver, python))
 }
@@ -121,7 +98,7 @@ fn python_turns(python: &str, db: &str, thread: &str, turns: &[&str]) -> Value {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/chat_graph.py");
     let out = Command::new(python)
         .arg(script)
-        .arg(format!("{}/{db}", server()))
+        .arg(format!("{}/{db}", mysql_server()))
         .arg(thread)
         .args(turns)
         .output()

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 use checkpoint_mysql::MySqlCheckpointer;
+use e2e::{mysql_server, skip};
 use graph_core::checkpoint::ListOptions;
 use graph_core::prelude::*;
 use graph_core::Resume;
@@ -28,40 +29,22 @@ use tokio::sync::OnceCell;
 
 use cases::{SUpdate, FAILING, S};
 
-fn ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
-}
-
-fn mysql_url() -> String {
-    std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_test".into())
-}
-
-/// `mysql://user@host:port` of [`mysql_url`], without database or options.
-fn server() -> String {
-    let url = mysql_url();
-    let base = url.split('?').next().unwrap_or(&url).to_owned();
-    let after_scheme = base.find("://").map_or(0, |i| i + 3);
-    match base[after_scheme..].find('/') {
-        Some(slash) => base[..after_scheme + slash].to_owned(),
-        None => base,
-    }
-}
-
 const DATABASE: &str = "graph_parity";
 
 /// Creates the test database once per test process: `Ok(())`, or why it cannot be had.
 static DATABASE_READY: OnceCell<Result<(), String>> = OnceCell::const_new();
 
 async fn prepare_database() -> Result<(), String> {
-    let admin = MySqlCheckpointer::connect(&format!("{}/information_schema", server()))
+    let admin = MySqlCheckpointer::connect(&format!("{}/information_schema", mysql_server()))
         .await
         .map_err(|e| e.to_string())?;
     // LangGraph's own SELECT needs the server's default collation, so none is forced here.
     for sql in [format!("DROP DATABASE IF EXISTS `{DATABASE}`"), format!("CREATE DATABASE `{DATABASE}`")] {
         sqlx::raw_sql(&sql).execute(admin.pool()).await.map_err(|e| e.to_string())?;
     }
-    let saver =
-        MySqlCheckpointer::connect(&format!("{}/{DATABASE}", server())).await.map_err(|e| e.to_string())?;
+    let saver = MySqlCheckpointer::connect(&format!("{}/{DATABASE}", mysql_server()))
+        .await
+        .map_err(|e| e.to_string())?;
     saver.setup().await.map(drop).map_err(|e| e.to_string())
 }
 
@@ -70,16 +53,14 @@ async fn prepare_database() -> Result<(), String> {
 async fn setup() -> Option<(MySqlCheckpointer, String)> {
     let python = std::env::var("LANGGRAPH_PYTHON").ok().filter(|p| !p.is_empty());
     let Some(python) = python else {
-        assert!(!ci(), "Python LangGraph is required when CI is set: LANGGRAPH_PYTHON is not set");
-        eprintln!("SKIPPED: Python LangGraph unavailable (LANGGRAPH_PYTHON is not set; scripts/python-peer.sh makes one)");
+        skip("Python LangGraph", "LANGGRAPH_PYTHON is not set (scripts/python-peer.sh makes one)");
         return None;
     };
     if let Err(e) = DATABASE_READY.get_or_init(prepare_database).await {
-        assert!(!ci(), "MySQL is required when CI is set: {e}");
-        eprintln!("SKIPPED: MySQL unavailable ({e})");
+        skip("MySQL", e);
         return None;
     }
-    let saver = MySqlCheckpointer::connect(&format!("{}/{DATABASE}", server())).await.expect("connect");
+    let saver = MySqlCheckpointer::connect(&format!("{}/{DATABASE}", mysql_server())).await.expect("connect");
     Some((saver, python))
 }
 
@@ -94,7 +75,7 @@ fn python(python: &str, thread: &str, case: &str, op: &Value) -> Value {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/parity.py");
     let out = Command::new(python)
         .arg(script)
-        .arg(format!("{}/{DATABASE}", server()))
+        .arg(format!("{}/{DATABASE}", mysql_server()))
         .arg(thread)
         .arg(case)
         .arg(op.to_string())
