@@ -10,7 +10,7 @@
 //! when nothing is stored); until a worker completes the run. Nodes record each execution in a
 //! side [`journal`] independent of the saver. Then [`checks`] verifies, per thread, the mode's
 //! promises as [`mode`] states them: what a kill may lose, which work may run again, and that the
-//! final history equals an uninterrupted [`reference`] run's. Every kill is put in a
+//! final history equals an uninterrupted [`reference`](mod@reference) run's. Every kill is put in a
 //! [`coverage`] bucket, and a run whose mode has a bucket without kills fails.
 //!
 //! Run it with `cargo test -p crash` (the live tests skip without servers unless `CI` is set);
