@@ -43,6 +43,12 @@ pub const NULL_TASK_ID: &str = "00000000-0000-0000-0000-000000000000";
 pub const WRITES_IDX_MAP: [(&str, i64); 4] =
     [("__error__", -1), ("__scheduled__", -2), ("__interrupt__", -3), ("__resume__", -4)];
 
+/// Whether a pending write records what happened to its task (its error, interrupt or answers)
+/// rather than what it produced: LangGraph counts a task as finished once it wrote anything else.
+pub(crate) fn is_control_write(channel: &str) -> bool {
+    channel == "__error_source_node__" || WRITES_IDX_MAP.iter().any(|(c, _)| *c == channel)
+}
+
 /// The index a pending write is stored under: its position, or the fixed index of a special channel.
 pub fn write_index(channel: &str, position: usize) -> i64 {
     WRITES_IDX_MAP.iter().find(|(c, _)| *c == channel).map_or(position as i64, |(_, i)| *i)

@@ -3,7 +3,7 @@
 use super::compiled::CompiledGraph;
 use crate::checkpoint::{
     uuid6, ChannelVersions, CheckpointConfig, CheckpointMetadata, CheckpointSource, CheckpointTuple,
-    ListOptions, WRITES_IDX_MAP,
+    ListOptions,
 };
 use crate::command::NodeOutput;
 use crate::config::RunConfig;
@@ -164,7 +164,8 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
                 .iter()
                 .find(|w| w.channel == "__error__")
                 .map(|w| w.value.decode::<String>().unwrap_or_else(|_| "error".to_owned()));
-            let output: Vec<_> = writes.iter().copied().filter(|w| !is_control(&w.channel)).collect();
+            let output: Vec<_> =
+                writes.iter().copied().filter(|w| !crate::checkpoint::is_control_write(&w.channel)).collect();
             let finished = apply_pending && !output.is_empty();
             let mut interrupts: Vec<Interrupt> = Vec::new();
             if !finished {
@@ -321,11 +322,6 @@ const UPDATE_TASK_PATH: &str = "~__interrupt__, 0000000000";
 fn update_task_id(checkpoint_id: &str) -> Option<String> {
     let namespace = uuid::Uuid::parse_str(checkpoint_id).ok()?;
     Some(uuid::Uuid::new_v5(&namespace, b"__interrupt__").to_string())
-}
-
-/// Whether a pending write records what happened to its task rather than what it produced.
-fn is_control(channel: &str) -> bool {
-    channel == "__error_source_node__" || WRITES_IDX_MAP.iter().any(|(c, _)| *c == channel)
 }
 
 /// The node whose trigger versions are the newest: the one that ran last.

@@ -314,11 +314,6 @@ pub(crate) fn as_interrupt(e: &crate::error::BoxError) -> Option<Vec<Interrupt>>
     }
 }
 
-/// Whether a pending-write channel is one of LangGraph's special ones (error, interrupt, ...).
-fn is_special(channel: &str) -> bool {
-    crate::checkpoint::WRITES_IDX_MAP.iter().any(|(c, _)| *c == channel)
-}
-
 fn side_sink<S: State>(tx: UnboundedSender<Result<StreamEvent<S>>>) -> SideSink {
     Arc::new(move |event, meta: &EventMetadata| {
         let event = match event {
@@ -381,7 +376,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                         // A task that failed or was interrupted left only special writes: run it
                         // again (with its resume values, if any).
                         let refs: Vec<&PendingWrite> =
-                            ws.iter().filter(|w| !is_special(&w.channel)).collect();
+                            ws.iter().filter(|w| !crate::checkpoint::is_control_write(&w.channel)).collect();
                         if !refs.is_empty() {
                             t.writes = Some(persist::pending_to_writes(self.layout, &refs)?);
                         }

@@ -116,8 +116,14 @@ impl<'de> serde::Deserialize<'de> for ByteBuf {
 pub(crate) fn overwrite(inner: Value) -> Result<Value, SerdeError> {
     let kwargs =
         Value::Map(vec![(Value::from("value"), inner), (Value::from("type"), Value::from("__overwrite__"))]);
-    let payload = Value::Array(vec![Value::from("langgraph.types"), Value::from("Overwrite"), kwargs]);
-    Ok(Value::Ext(EXT_CONSTRUCTOR_KW_ARGS, msgpack::write(&payload)?))
+    constructor(EXT_CONSTRUCTOR_KW_ARGS, "langgraph.types", "Overwrite", kwargs)
+}
+
+/// A Python object as its serializer writes it: ext `code` around `[module, class, arg]`, where
+/// `arg` is what the constructor takes (one value, a positional list or a keyword map).
+pub(crate) fn constructor(code: i8, module: &str, class: &str, arg: Value) -> Result<Value, SerdeError> {
+    let payload = Value::Array(vec![Value::from(module), Value::from(class), arg]);
+    Ok(Value::Ext(code, msgpack::write(&payload)?))
 }
 
 /// The wrapped value when `value` is an ext 2 `langgraph.types.Overwrite`, left undecoded.

@@ -210,19 +210,12 @@ pub(crate) fn fields_tree<'a>(
 /// `["langgraph.types", "Send", [node, arg]]`.
 pub(crate) fn send_value(node: &str, arg: rmpv::Value) -> Result<rmpv::Value, SerdeError> {
     let args = rmpv::Value::Array(vec![rmpv::Value::from(node), arg]);
-    let payload =
-        rmpv::Value::Array(vec![rmpv::Value::from("langgraph.types"), rmpv::Value::from("Send"), args]);
-    Ok(rmpv::Value::Ext(ext::EXT_CONSTRUCTOR_POS_ARGS, msgpack::write(&payload)?))
+    ext::constructor(ext::EXT_CONSTRUCTOR_POS_ARGS, "langgraph.types", "Send", args)
 }
 
 /// Python's `set(items)` as its serializer writes it: ext 0 `["builtins", "set", [items]]`.
 pub(crate) fn set_value(items: Vec<rmpv::Value>) -> Result<rmpv::Value, SerdeError> {
-    let payload = rmpv::Value::Array(vec![
-        rmpv::Value::from("builtins"),
-        rmpv::Value::from("set"),
-        rmpv::Value::Array(items),
-    ]);
-    Ok(rmpv::Value::Ext(ext::EXT_CONSTRUCTOR_SINGLE_ARG, msgpack::write(&payload)?))
+    ext::constructor(ext::EXT_CONSTRUCTOR_SINGLE_ARG, "builtins", "set", rmpv::Value::Array(items))
 }
 
 /// A msgpack tree as an encoded channel value, written as [`dumps_typed`] would write it.
