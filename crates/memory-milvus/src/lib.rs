@@ -58,7 +58,7 @@
 //! ## Features
 //! | feature | default | what |
 //! |---|---|---|
-//! | `local-embeddings` | no | `MiniLmEmbeddings`: all-MiniLM-L6-v2 in pure Rust (candle), offline |
+//! | `local-embeddings` | no | offline embeddings in pure Rust (candle): `MultilingualUseEmbeddings` (Universal Sentence Encoder multilingual v3, Chinese and English in one space) and `MiniLmEmbeddings` (all-MiniLM-L6-v2, English) |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -75,6 +75,8 @@ pub mod filter;
 pub mod llm_decider;
 #[cfg(feature = "local-embeddings")]
 mod local;
+#[cfg(feature = "local-embeddings")]
+mod multilingual;
 mod memory;
 mod milvus;
 mod record;
@@ -92,6 +94,8 @@ pub use filter::Filter;
 pub use llm_decider::{chat_fn, ChatCall, FnChat, LlmDecider};
 #[cfg(feature = "local-embeddings")]
 pub use local::MiniLmEmbeddings;
+#[cfg(feature = "local-embeddings")]
+pub use multilingual::MultilingualUseEmbeddings;
 pub use memory::Memory;
 pub use milvus::MilvusMemory;
 pub use record::{
