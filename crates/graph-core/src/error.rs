@@ -107,6 +107,11 @@ impl fmt::Display for DisplayIssues<'_> {
 }
 
 /// One problem found by `compile()`.
+///
+/// Most are errors: [`Error::InvalidGraph`] lists them and nothing compiles. Two describe graphs
+/// LangGraph compiles without complaint, [`UnreachableNode`](Self::UnreachableNode) and
+/// [`EndlessLoop`](Self::EndlessLoop): they are warnings, which the compiled graph lists in
+/// [`CompiledGraph::warnings`](crate::CompiledGraph::warnings).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum GraphIssue {
@@ -148,6 +153,19 @@ pub enum GraphIssue {
     /// The graph has no nodes.
     #[error("the graph has no nodes")]
     Empty,
+    /// A warning: no edge leads to the node from START, no conditional edge or `Command` can
+    /// send control to it, and no push can name it, so a run never reaches it.
+    #[error("node `{0}` is not reachable from START")]
+    UnreachableNode(String),
+    /// A warning: once one of these nodes runs, they keep triggering one another through edges
+    /// that always fire (plain edges, and conditional edges that always pick a node of the loop),
+    /// so a run that reaches them ends only at the recursion limit. No static breakpoint stops it.
+    #[error("a loop with no way out through {}: a run that reaches it ends at the recursion limit", names(.0))]
+    EndlessLoop(Vec<String>),
+}
+
+fn names(nodes: &[String]) -> String {
+    nodes.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
 }
 
 fn suggestion(s: &Option<String>) -> String {

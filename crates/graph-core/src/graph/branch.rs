@@ -1,5 +1,6 @@
 //! Conditional edges: a routing function over the state, and an optional path map.
 
+use std::any::TypeId;
 use std::fmt;
 use std::sync::Arc;
 
@@ -93,9 +94,37 @@ impl IntoPathMap for Vec<String> {
 
 pub(crate) type PathFn<S> = Arc<dyn Fn(&S) -> Route<S> + Send + Sync>;
 
+/// What a routing function can return, read from its return type (the function itself is opaque
+/// until it runs). `compile()`'s flow checks rely on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RouteShape {
+    /// Exactly one name (`&str`, `String`): control always goes somewhere.
+    One,
+    /// Zero or more names (`Vec<&str>`, `Vec<String>`): possibly nowhere, never a push.
+    Names,
+    /// Anything, pushes included (`Route`, `Push`, `Vec<Goto>`, ...): a push may name any node,
+    /// whatever the path map says.
+    Any,
+}
+
+impl RouteShape {
+    /// The shape of a routing function's return type `R`.
+    pub(crate) fn of<R: 'static>() -> Self {
+        let r = TypeId::of::<R>();
+        if r == TypeId::of::<&'static str>() || r == TypeId::of::<String>() {
+            Self::One
+        } else if r == TypeId::of::<Vec<&'static str>>() || r == TypeId::of::<Vec<String>>() {
+            Self::Names
+        } else {
+            Self::Any
+        }
+    }
+}
+
 /// A conditional edge as the builder stores it.
 pub(crate) struct BranchSpec<S> {
     pub(crate) source: String,
     pub(crate) path: PathFn<S>,
     pub(crate) path_map: Option<Vec<(String, String)>>,
+    pub(crate) shape: RouteShape,
 }

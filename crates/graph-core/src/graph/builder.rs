@@ -4,7 +4,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::branch::{BranchSpec, IntoPathMap, Route};
+use super::branch::{BranchSpec, IntoPathMap, Route, RouteShape};
 use super::compiled::CompiledGraph;
 use super::node::{BoxedNode, IntoNode};
 use super::validate;
@@ -178,12 +178,13 @@ impl<S: State, C: Send + Sync + 'static> StateGraph<S, C> {
     ) -> Self
     where
         F: Fn(&S) -> R + Send + Sync + 'static,
-        R: Into<Route<S>>,
+        R: Into<Route<S>> + 'static,
     {
         self.branches.push(BranchSpec {
             source: source.into(),
             path: Arc::new(move |s| path(s).into()),
             path_map: path_map.into_path_map(),
+            shape: RouteShape::of::<R>(),
         });
         self
     }
@@ -212,11 +213,26 @@ impl<S: State, C: Send + Sync + 'static> StateGraph<S, C> {
 
     /// Validates the graph and compiles it.
     ///
+    /// Names that do not exist, edges from END or to START, a missing entry point and the like
+    /// are errors. A node no run can reach ([`GraphIssue::UnreachableNode`]) and a loop no run can
+    /// leave ([`GraphIssue::EndlessLoop`]) are warnings, as LangGraph compiles such graphs: each
+    /// is logged with `tracing::warn!` and listed by [`CompiledGraph::warnings`]. The checks
+    /// behind them never flag a graph that can run correctly: a conditional edge without a path
+    /// map, a routing function that may return pushes, and a node that may return a [`Command`]
+    /// all count as reaching every node.
+    ///
+    /// [`GraphIssue::UnreachableNode`]: crate::GraphIssue::UnreachableNode
+    /// [`GraphIssue::EndlessLoop`]: crate::GraphIssue::EndlessLoop
+    /// [`Command`]: crate::Command
+    ///
     /// # Errors
-    /// [`Error::InvalidGraph`](crate::Error::InvalidGraph) listing every problem found.
+    /// [`Error::InvalidGraph`](crate::Error::InvalidGraph) listing every error found.
     pub fn compile(self) -> Result<CompiledGraph<S, C>> {
-        validate::validate(&self)?;
-        Ok(CompiledGraph::build(self))
+        let warnings = validate::validate(&self)?;
+        for warning in &warnings {
+            tracing::warn!("{warning}");
+        }
+        Ok(CompiledGraph::build(self, warnings))
     }
 
     /// Compiles the graph with a checkpointer.

@@ -9,7 +9,7 @@ use super::branch::PathFn;
 use super::builder::{StateGraph, END, START};
 use super::node::BoxedNode;
 use crate::checkpoint::{Checkpointer, DynCheckpointer};
-use crate::error::{Error, Result};
+use crate::error::{Error, GraphIssue, Result};
 use crate::retry::RetryPolicy;
 use crate::state::State;
 
@@ -212,6 +212,7 @@ fn build_layout<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
 pub(crate) struct Inner<S: State, C> {
     pub(crate) layout: Layout<S, C>,
     pub(crate) drawing: super::draw::Drawing,
+    pub(crate) warnings: Vec<GraphIssue>,
 }
 
 /// A validated, runnable graph. Cheap to clone (shares everything).
@@ -244,10 +245,10 @@ impl<S: State, C> fmt::Debug for CompiledGraph<S, C> {
 }
 
 impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
-    pub(crate) fn build(g: StateGraph<S, C>) -> Self {
+    pub(crate) fn build(g: StateGraph<S, C>, warnings: Vec<GraphIssue>) -> Self {
         let drawing = super::draw::Drawing::of(&g);
         Self {
-            inner: Arc::new(Inner { layout: build_layout(g), drawing }),
+            inner: Arc::new(Inner { layout: build_layout(g), drawing, warnings }),
             checkpointer: None,
             context: None,
             store: None,
@@ -293,6 +294,14 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     /// The checkpointer, if any.
     pub fn checkpointer(&self) -> Option<&Arc<dyn DynCheckpointer>> {
         self.checkpointer.as_ref()
+    }
+
+    /// What [`StateGraph::compile`] warned about: nodes no run can reach and loops no run can
+    /// leave ([`GraphIssue::UnreachableNode`], [`GraphIssue::EndlessLoop`]). Empty for a sound
+    /// graph. A caller that wants them to be errors turns a non-empty list into
+    /// [`Error::InvalidGraph`].
+    pub fn warnings(&self) -> &[GraphIssue] {
+        &self.inner.warnings
     }
 
     /// Node names, START first.

@@ -4,6 +4,7 @@ pub(crate) mod branch;
 pub(crate) mod builder;
 pub(crate) mod compiled;
 mod draw;
+mod flow;
 pub(crate) mod invoke;
 pub(crate) mod node;
 pub(crate) mod state_api;

@@ -4,6 +4,7 @@
 //! is any [`IntoNodeOutput`] and `E: Into<BoxError>`. The marker parameter `M` of [`IntoNode`]
 //! only keeps the two blanket impls apart (the same trick axum uses for handlers).
 
+use std::any::TypeId;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -24,6 +25,22 @@ pub(crate) trait ErasedNode<S: State, C>: Send + Sync {
     fn subgraph(&self) -> Option<&super::compiled::CompiledGraph<S, C>> {
         None
     }
+
+    /// Whether the node's output can send control beyond its edges (a [`Command`]'s `goto`,
+    /// pushes). `compile()`'s reachability check counts such a node as reaching every node, so
+    /// the answer is `true` unless the output type rules it out.
+    ///
+    /// [`Command`]: crate::Command
+    fn may_goto(&self) -> bool {
+        true
+    }
+}
+
+/// Whether a node returning `O` may send control beyond its edges: the state's update, its
+/// `Option` and `()` cannot; anything else (a `Command`, pushes, a user type) might.
+fn output_may_goto<S: State, O: 'static>() -> bool {
+    let o = TypeId::of::<O>();
+    ![TypeId::of::<S::Update>(), TypeId::of::<Option<S::Update>>(), TypeId::of::<()>()].contains(&o)
 }
 
 /// A node, erased. Build one with [`node`] (needed only for [`StateGraph::add_sequence`]).
@@ -81,9 +98,13 @@ where
     S: State,
     F: Fn(S) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<O, E>> + Send + 'static,
-    O: IntoNodeOutput<S>,
+    O: IntoNodeOutput<S> + 'static,
     E: Into<BoxError>,
 {
+    fn may_goto(&self) -> bool {
+        output_may_goto::<S, O>()
+    }
+
     fn call(&self, state: S, _runtime: Runtime<C>) -> NodeFuture<S> {
         let fut = (self.0)(state);
         Box::pin(async move { fut.await.map(IntoNodeOutput::into_node_output).map_err(Into::into) })
@@ -111,9 +132,13 @@ where
     S: State,
     F: Fn(S, Runtime<C>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<O, E>> + Send + 'static,
-    O: IntoNodeOutput<S>,
+    O: IntoNodeOutput<S> + 'static,
     E: Into<BoxError>,
 {
+    fn may_goto(&self) -> bool {
+        output_may_goto::<S, O>()
+    }
+
     fn call(&self, state: S, runtime: Runtime<C>) -> NodeFuture<S> {
         let fut = (self.0)(state, runtime);
         Box::pin(async move { fut.await.map(IntoNodeOutput::into_node_output).map_err(Into::into) })

@@ -41,6 +41,11 @@ impl<S: State, C: Send + Sync + 'static> ErasedNode<S, C> for SubgraphNode<S, C>
         Some(&self.0)
     }
 
+    /// The child's final state is the node's only output.
+    fn may_goto(&self) -> bool {
+        false
+    }
+
     fn call(&self, state: S, runtime: Runtime<C>) -> NodeFuture<S> {
         let mut graph = self.0.clone();
         let scope = runtime.scope();

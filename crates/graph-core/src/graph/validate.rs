@@ -1,10 +1,13 @@
 //! `compile()`'s checks: every problem is collected, none panics.
 
 use super::builder::{StateGraph, END, START};
+use super::flow;
 use crate::error::{Error, GraphIssue, Result};
 use crate::state::State;
 
-pub(crate) fn validate<S: State, C>(g: &StateGraph<S, C>) -> Result<()> {
+/// The graph's warnings, or every error found. The flow checks behind the warnings run only on a
+/// graph without errors, whose every name exists.
+pub(crate) fn validate<S: State, C>(g: &StateGraph<S, C>) -> Result<Vec<GraphIssue>> {
     let mut issues = g.issues.clone();
     let names: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
     if names.is_empty() {
@@ -61,7 +64,7 @@ pub(crate) fn validate<S: State, C>(g: &StateGraph<S, C>) -> Result<()> {
     }
     issues.dedup();
     if issues.is_empty() {
-        Ok(())
+        Ok(flow::warnings(g))
     } else {
         Err(Error::InvalidGraph(issues))
     }

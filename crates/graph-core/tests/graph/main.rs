@@ -1,0 +1,6 @@
+//! What `compile()` and the drawings say about a graph's shape: warnings about nodes no run
+//! reaches and loops no run leaves, and drawings that survive any node name.
+
+mod drawing;
+mod support;
+mod warnings;
