@@ -8,6 +8,7 @@ use std::time::Duration;
 use blog_assistant::routes::thread_id;
 use graph_core::messages::{Message, MessageType};
 use graph_core::RunConfig;
+use blog_assistant::Config;
 use support::{answer, chat, ids, open_chat, start, start_with, thread_bytes, SHARED_DB};
 
 /// Most bytes a thread may hold in Redis after [`ROUNDS`] rounds.
@@ -77,4 +78,55 @@ async fn a_client_leaving_mid_answer_leaves_the_snapshot_as_it_was() {
         state.iter().filter(|m| m.kind() == MessageType::Human).map(Message::text).collect();
     assert_eq!(asked.iter().filter(|q| *q == again).count(), 1, "{asked:?}");
     assert_eq!(state.last().map(Message::text), Some(reply));
+}
+
+#[tokio::test]
+async fn a_round_that_fails_leaves_the_snapshot_as_it_was() {
+    // Two apps on one Redis database and archive: one answers offline, the other's model
+    // endpoint refuses every connection, so its rounds fail after taking the question in.
+    let Some(t) = start(SHARED_DB).await else { return };
+    let (user, session) = ids("failed");
+    let thread = thread_id(&user, &session);
+    let config = RunConfig::thread(thread.as_str());
+    answer(&chat(&t.server.url(), &user, &session, "Redis 快照的 TTL 设多久合适？").await);
+    let before = t.app.agent().get_state(&config).await.unwrap();
+
+    let refused = graph_models::OpenAiConfig::new("gpt-4o-mini")
+        .with_api_key("sk-test")
+        .with_base_url(format!("http://127.0.0.1:{}/v1", closed_port()));
+    let failing = start_app(
+        Config::offline(t.redis_url.as_str(), support::mysql_url())
+            .with_model(blog_assistant::ModelChoice::OpenAi(refused)),
+    )
+    .await;
+    let again = "上下文剪裁是怎么做的？";
+    let events = chat(&failing.url(), &user, &session, again).await;
+    assert!(events.iter().any(|(name, _)| name == "error"), "the round did not fail: {events:?}");
+    assert!(!events.iter().any(|(name, _)| name == "done"), "{events:?}");
+
+    let after = t.app.agent().get_state(&config).await.unwrap();
+    assert_eq!(after.values.messages, before.values.messages, "the failed round changed the snapshot");
+    let id = |s: &graph_core::StateSnapshot<_>| s.config.as_ref().and_then(|c| c.checkpoint_id.clone());
+    assert_eq!(id(&after), id(&before), "the failed round committed a checkpoint");
+    // The archive holds the completed round only.
+    let rows = support::archived_rows(&t.app, &user, &session).await;
+    assert_eq!(rows.len(), 2, "{rows:?}");
+
+    // The offline app continues the thread with the question in it once.
+    answer(&chat(&t.server.url(), &user, &session, again).await);
+    let messages = t.app.agent().get_state(&config).await.unwrap().values.messages;
+    let asked = messages.iter().filter(|m| m.kind() == MessageType::Human && m.text() == again).count();
+    assert_eq!(asked, 1);
+}
+
+/// Serves `config`'s app on a free port (the app must connect: the test already reached both
+/// servers).
+async fn start_app(config: blog_assistant::Config) -> blog_assistant::Server {
+    let app = blog_assistant::App::connect(&config).await.expect("connect the second app");
+    blog_assistant::Server::spawn(&app, "127.0.0.1:0").await.expect("bind an ephemeral port")
+}
+
+/// A loopback port nothing listens on (bound, then released).
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
