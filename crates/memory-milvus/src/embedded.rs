@@ -116,7 +116,7 @@ impl<S: Store> EmbeddedMemory<S> {
     }
 }
 
-fn record(value: &Value) -> Option<MemoryRecord> {
+pub(crate) fn record(value: &Value) -> Option<MemoryRecord> {
     Some(MemoryRecord {
         id: value.get("id")?.as_i64()?,
         user_id: value.get("user_id")?.as_str()?.to_owned(),

@@ -38,7 +38,9 @@
 //!   search (dense + BM25 on `content`, weighted RRF favouring dense); [`RerankConfig`] then blends in time decay
 //!   (half-life) and importance.
 //! - **Compaction**: [`compact_session`] replaces old exchanges with summaries from a
-//!   [`Summarizer`] you provide (an LLM call), so this crate needs no model crate.
+//!   [`Summarizer`] you provide (an LLM call), so this crate needs no model crate;
+//!   [`compact_and_retire`] retires them in favour of their summary instead of deleting them, and
+//!   [`Sessions`] lists a user's sessions to pick those to compact.
 //! - **Superseded facts**: when a fact changes ("we moved to Lisbon"), decay alone ranks the new
 //!   version first only about half the time. A [`Consolidator`] finds the same user's most
 //!   similar older memories, lets a [`SupersedeDecider`] pick those the new one replaces (an
@@ -83,6 +85,7 @@ mod record;
 pub mod rerank;
 pub mod retire;
 mod schema;
+mod sessions;
 mod store;
 mod summarize;
 
@@ -105,8 +108,10 @@ pub use record::{
 pub use rerank::RerankConfig;
 pub use retire::{Retire, Retirement};
 pub use schema::{fields, Analyzer, Consistency, Metric, MilvusConfig};
+pub use sessions::{SessionInfo, Sessions};
 pub use store::{MilvusStore, MilvusStoreConfig};
 pub use summarize::{
     compact_and_consolidate, compact_session, summarizer_fn, CompactOptions, CompactReport, FnSummarizer,
     Summarizer,
 };
+pub use summarize::{compact_and_retire, COMPACTED_REASON};

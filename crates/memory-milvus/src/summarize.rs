@@ -10,8 +10,8 @@ use crate::consolidate::{ConsolidateReport, Consolidator};
 use crate::decide::SupersedeDecider;
 use crate::error::{Error, Result};
 use crate::memory::Memory;
-use crate::record::{MemoryRecord, NewMemory, ROLE_EXCHANGE, ROLE_SUMMARY};
-use crate::retire::Retire;
+use crate::record::{now_secs, MemoryRecord, NewMemory, ROLE_EXCHANGE, ROLE_SUMMARY};
+use crate::retire::{Retire, Retirement};
 
 /// Turns consecutive memories into a few summaries. Usually an LLM call; this crate depends on no
 /// model crate, so the caller supplies it (a closure works through [`summarizer_fn`]).
@@ -122,6 +122,9 @@ pub struct CompactReport {
     pub summary_ids: Vec<i64>,
     /// What the summaries superseded ([`compact_and_consolidate`] only).
     pub consolidation: ConsolidateReport,
+    /// The summarized exchanges, each retired in favour of its summary ([`compact_and_retire`]
+    /// only).
+    pub retired: Vec<Retirement>,
 }
 
 /// Summarizes all but the newest live exchanges of a session into summary memories (role
@@ -171,6 +174,45 @@ pub async fn compact_and_consolidate<M: Retire, S: Summarizer, D: SupersedeDecid
         let one = consolidator.consolidate_excluding(memory, summary, sources).await?;
         report.consolidation.merge(one);
     }
+    Ok(report)
+}
+
+/// Reason recorded on an exchange that [`compact_and_retire`] replaced by a summary.
+pub const COMPACTED_REASON: &str = "compacted into a summary";
+
+/// [`compact_session`], retiring the summarized exchanges instead of deleting them: each gets
+/// the [`Retire`] marks with `superseded_by` = its summary's id and [`COMPACTED_REASON`], so
+/// retrieval returns the summary in its place while the exchange stays readable for audits and
+/// can be brought back with [`Retire::restore`]. [`CompactOptions::delete_compacted`] is not
+/// used.
+///
+/// A chunk whose summarizer returns no summary keeps its exchanges live: nothing stands in for
+/// them. Per chunk, the summaries are stored before the exchanges are retired: a crash in between
+/// leaves both live, never neither.
+///
+/// # Errors
+/// As [`compact_session`] and [`Retire::retire`].
+pub async fn compact_and_retire<M: Retire, S: Summarizer>(
+    memory: &M,
+    summarizer: &S,
+    user_id: &str,
+    session_id: &str,
+    options: CompactOptions,
+) -> Result<CompactReport> {
+    let options = options.delete_compacted(false);
+    let (mut report, summaries) = compact(memory, summarizer, user_id, session_id, options).await?;
+    let at = now_secs();
+    for (summary, sources) in &summaries {
+        let mut ids: Vec<i64> = sources.iter().copied().collect();
+        ids.sort_unstable();
+        let retirements: Vec<Retirement> =
+            ids.iter().map(|&id| Retirement::new(id, summary.id, at, COMPACTED_REASON)).collect();
+        // A chunk with several summaries retires its exchanges once, for the first of them.
+        let done = memory.retire(user_id, &retirements).await?;
+        report.retired.extend(retirements.into_iter().filter(|r| done.contains(&r.id)));
+    }
+    // Only what a summary now stands in for counts: a chunk without a summary stays live.
+    report.compacted = report.retired.len();
     Ok(report)
 }
 
@@ -227,4 +269,65 @@ async fn compact<M: Memory, S: Summarizer>(
         report.compacted += chunk.len();
     }
     Ok((report, stored))
+}
+
+#[cfg(test)]
+mod tests {
+    use graph_core::store::HashingEmbeddings;
+
+    use super::*;
+    use crate::record::RetrieveQuery;
+    use crate::EmbeddedMemory;
+
+    /// One summary per chunk listing the user lines, or none for a chunk of small talk.
+    fn user_lines() -> impl Summarizer {
+        summarizer_fn(|records: Vec<MemoryRecord>| async move {
+            let lines: Vec<&str> = records
+                .iter()
+                .filter_map(|r| r.content.lines().next())
+                .filter(|l| !l.contains("weather"))
+                .collect();
+            Ok(if lines.is_empty() { Vec::new() } else { vec![lines.join("\n")] })
+        })
+    }
+
+    #[tokio::test]
+    async fn compacted_exchanges_are_retired_for_their_summary_not_deleted() {
+        let memory = EmbeddedMemory::new(HashingEmbeddings::new(128));
+        for (i, q) in ["My dog is called Biscuit", "I live in Lisbon", "Nice weather", "Sunny weather"]
+            .into_iter()
+            .enumerate()
+        {
+            let turn = NewMemory::turn("ada", "monday", q, "Noted").created_at(100 + i as i64);
+            memory.save_turn(turn).await.unwrap();
+        }
+        let options = CompactOptions::default().min_records(2).keep_recent(0).chunk_size(2);
+        let report = compact_and_retire(&memory, &user_lines(), "ada", "monday", options).await.unwrap();
+
+        // The small-talk chunk got no summary and stays live.
+        assert_eq!(report.summary_ids.len(), 1, "{report:?}");
+        assert_eq!(report.compacted, 2);
+        let records = memory.session_records("ada", "monday").await.unwrap();
+        assert_eq!(records.len(), 5, "nothing deleted: {records:?}");
+        let summary = records.iter().find(|r| r.role == ROLE_SUMMARY).unwrap();
+        assert_eq!(summary.id, report.summary_ids[0]);
+        let retired: Vec<&MemoryRecord> = records.iter().filter(|r| r.is_retired()).collect();
+        assert_eq!(retired.len(), 2);
+        for r in &retired {
+            assert_eq!(r.superseded_by(), Some(summary.id), "{r:?}");
+            assert_eq!(r.metadata["superseded_reason"], COMPACTED_REASON);
+            assert!(!r.content.contains("weather"));
+        }
+        assert_eq!(report.retired.iter().map(|r| r.id).collect::<HashSet<_>>().len(), 2);
+
+        // Retrieval returns the summary in place of the exchanges.
+        let hits =
+            memory.retrieve(RetrieveQuery::new("ada", "what is my dog called?").top_k(10)).await.unwrap();
+        assert!(hits.iter().any(|h| h.record.id == summary.id), "{hits:?}");
+        assert!(hits.iter().all(|h| !h.record.is_retired()), "{hits:?}");
+
+        // Run again: the summary is never summarized again, the small talk still has none.
+        let again = compact_and_retire(&memory, &user_lines(), "ada", "monday", options).await.unwrap();
+        assert_eq!((again.compacted, again.summary_ids.len()), (0, 0), "{again:?}");
+    }
 }

@@ -27,7 +27,7 @@ const OUTPUT: [&str; 7] = [
 ];
 
 /// Milvus caps `offset + limit` of a query at 16384, so session listings page below it.
-const QUERY_PAGE: usize = 4096;
+pub(crate) const QUERY_PAGE: usize = 4096;
 
 /// Conversational memory in Milvus: one row per exchange, hybrid (dense + BM25) retrieval fused
 /// with RRF, then time decay and importance.
