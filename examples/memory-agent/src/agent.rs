@@ -118,7 +118,7 @@ impl Agent {
         // The update path follows the model: an LLM judges supersession when there is one,
         // the offline rule otherwise.
         let consolidator = match config.model {
-            ModelChoice::Offline => AgentConsolidator::rule(),
+            ModelChoice::Offline => AgentConsolidator::rule_at(config.embedder.rule_similarity()),
             _ => AgentConsolidator::llm(model.clone()),
         };
         Self::new(AgentContext::new(memory, model).with_consolidator(consolidator), checkpointer)

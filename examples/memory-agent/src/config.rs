@@ -11,11 +11,11 @@ use std::time::Duration;
 use checkpoint_mysql::MySqlCheckpointer;
 use checkpoint_redis::RedisCheckpointer;
 use graph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer};
-use graph_core::store::HashingEmbeddings;
 use graph_models::{ChatModelExt, OpenAiChatModel, OpenAiConfig, SharedChatModel};
 use memory_milvus::{Consistency, EmbeddedMemory, MilvusConfig, MilvusMemory};
 
 use crate::connect::{create_database, Service, MILVUS_HINT, MYSQL_HINT, REDIS_HINT};
+use crate::embedder::EmbedderChoice;
 use crate::error::{redact, Error, Result};
 use crate::memory::AgentMemory;
 use crate::offline::OfflineModel;
@@ -28,9 +28,6 @@ pub const DEFAULT_COLLECTION: &str = "memory_agent";
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 /// Redis key prefix of the agent's checkpoints.
 pub const DEFAULT_REDIS_PREFIX: &str = "memory-agent";
-/// Dimension of the offline [`HashingEmbeddings`] (all-MiniLM-L6-v2's, so a real model can
-/// replace it without changing the collection).
-pub const EMBEDDING_DIMS: usize = 384;
 
 /// The chat model.
 #[derive(Debug, Clone)]
@@ -113,16 +110,20 @@ pub struct Config {
     pub model: ModelChoice,
     /// Long-term memory.
     pub memory: MemoryChoice,
+    /// The embedding model of long-term memory.
+    pub embedder: EmbedderChoice,
     /// Short-term memory.
     pub checkpointer: CheckpointerChoice,
 }
 
 impl Config {
-    /// Everything in process: offline model, embedded memory, in-memory checkpointer.
+    /// Everything in process: offline model, embedded memory with the offline multilingual
+    /// embeddings, in-memory checkpointer.
     pub fn embedded() -> Self {
         Self {
             model: ModelChoice::Offline,
             memory: MemoryChoice::Embedded,
+            embedder: EmbedderChoice::default(),
             checkpointer: CheckpointerChoice::InMemory,
         }
     }
@@ -137,6 +138,12 @@ impl Config {
     #[must_use]
     pub fn with_memory(mut self, memory: MemoryChoice) -> Self {
         self.memory = memory;
+        self
+    }
+    /// Replaces the embedding model.
+    #[must_use]
+    pub fn with_embedder(mut self, embedder: EmbedderChoice) -> Self {
+        self.embedder = embedder;
         self
     }
     /// Replaces the checkpointer.
@@ -158,8 +165,9 @@ impl Config {
     /// both `MYSQL_URL` and `REDIS_URL` are set, or forces the in-memory one.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when both checkpointer URLs are set and none is picked, or when the
-    /// picked one has no URL.
+    /// [`Error::Invalid`] when both checkpointer URLs are set and none is picked, when the
+    /// picked one has no URL, or when the embedding settings are invalid
+    /// ([`EmbedderChoice::from_lookup`]).
     pub fn from_lookup(
         var: impl Fn(&str) -> Option<String>,
         checkpointer: Option<CheckpointerKind>,
@@ -177,6 +185,7 @@ impl Config {
                 ModelChoice::OpenAi(c)
             }
         };
+        let embedder = EmbedderChoice::from_lookup(var)?;
         let memory = match var("MILVUS_URL") {
             None => MemoryChoice::Embedded,
             Some(url) => MemoryChoice::Milvus {
@@ -208,7 +217,7 @@ impl Config {
                 })
             }
         };
-        Ok(Self { model, memory, checkpointer })
+        Ok(Self { model, memory, embedder, checkpointer })
     }
 
     /// The chat model.
@@ -222,16 +231,18 @@ impl Config {
         })
     }
 
-    /// Connects the long-term memory, creating the Milvus collection when missing.
+    /// Loads the embedding model and connects the long-term memory, creating the Milvus
+    /// collection when missing.
     ///
     /// # Errors
+    /// [`Error::Embeddings`] when the embedding model cannot be set up,
     /// [`Error::Unreachable`] / [`Error::Timeout`] when Milvus does not answer,
-    /// [`Error::Backend`] when it refuses the collection.
+    /// [`Error::Backend`] when it refuses the collection (one made for vectors of another length,
+    /// for instance).
     pub async fn connect_memory(&self) -> Result<AgentMemory> {
+        let embedder = self.embedder.load()?;
         let (url, token, collection) = match &self.memory {
-            MemoryChoice::Embedded => {
-                return Ok(EmbeddedMemory::new(HashingEmbeddings::new(EMBEDDING_DIMS)).into());
-            }
+            MemoryChoice::Embedded => return Ok(EmbeddedMemory::new(embedder).into()),
             MemoryChoice::Milvus { url, token, collection } => (url, token, collection),
         };
         let svc = Service { name: "Milvus", url, default_port: 19530, hint: MILVUS_HINT };
@@ -242,7 +253,7 @@ impl Config {
         if let Some(t) = token {
             c = c.token(t.clone());
         }
-        let memory = svc.timed(MilvusMemory::connect(c, HashingEmbeddings::new(EMBEDDING_DIMS))).await?;
+        let memory = svc.timed(MilvusMemory::connect(c, embedder)).await?;
         Ok(memory.into())
     }
 
@@ -274,7 +285,8 @@ impl Config {
         }
     }
 
-    /// One line per backend, for the start-up banner.
+    /// One line per backend, for the start-up banner: model, memory (with its embeddings),
+    /// checkpointer.
     pub fn describe(&self) -> [String; 3] {
         let model = match &self.model {
             ModelChoice::Offline => {
@@ -283,11 +295,12 @@ impl Config {
             ModelChoice::OpenAi(c) => format!("{} at {}", c.model, c.base_url),
         };
         let memory = match &self.memory {
-            MemoryChoice::Embedded => "embedded, in process (set MILVUS_URL for Milvus)".into(),
+            MemoryChoice::Embedded => "embedded, in process (set MILVUS_URL for Milvus)".to_owned(),
             MemoryChoice::Milvus { url, collection, .. } => {
                 format!("Milvus at {}, collection `{collection}`", redact(url))
             }
         };
+        let memory = format!("{memory}; embeddings: {}", self.embedder.describe());
         let checkpointer = match &self.checkpointer {
             CheckpointerChoice::InMemory => "in memory (set MYSQL_URL or REDIS_URL to persist)".into(),
             CheckpointerChoice::MySql { url } => format!("MySQL at {}", redact(url)),

@@ -15,10 +15,12 @@ use memory_milvus::{
 
 use crate::memory::AgentMemory;
 
-/// Similarity from which the offline rule retires an older statement. The memories are whole
-/// exchanges embedded with word hashing, and the offline model acknowledges every statement with
-/// the same words, so two statements share their whole answer line: only a near-restatement
-/// ("I live in Beijing" → "I live in Shanghai now") reaches this, two different facts do not.
+/// Similarity from which the offline rule retires an older statement, with word hashing. The
+/// memories are whole exchanges, and the offline model acknowledges every statement with the same
+/// words, so two statements share their whole answer line: only a near-restatement ("I live in
+/// Beijing" → "I live in Shanghai now") reaches this, two different facts do not. Other embedding
+/// models spread scores differently and use their own threshold
+/// ([`EmbedderChoice::rule_similarity`](crate::EmbedderChoice::rule_similarity)).
 pub const RULE_SIMILARITY: f64 = 0.8;
 
 /// The agent's chat model as memory-milvus's [`ChatCall`], so [`LlmDecider`] asks the same model
@@ -36,7 +38,7 @@ impl ChatCall for ModelCall {
 /// Which memory-milvus decider judges what a new statement supersedes.
 #[derive(Debug, Clone)]
 pub enum AgentConsolidator {
-    /// Offline: [`RuleDecider`] at [`RULE_SIMILARITY`], deterministic and free.
+    /// Offline: [`RuleDecider`] at a similarity threshold, deterministic and free.
     Rule(Consolidator<RuleDecider>),
     /// With an OpenAI-compatible model: [`LlmDecider`] over that model, which also catches facts
     /// changed in other words.
@@ -44,9 +46,14 @@ pub enum AgentConsolidator {
 }
 
 impl AgentConsolidator {
-    /// The offline rule.
+    /// The offline rule at [`RULE_SIMILARITY`] (word hashing's threshold).
     pub fn rule() -> Self {
-        Self::Rule(Consolidator::new(RuleDecider::default().min_similarity(RULE_SIMILARITY)))
+        Self::rule_at(RULE_SIMILARITY)
+    }
+
+    /// The offline rule, retiring older statements at least `min_similarity` similar.
+    pub fn rule_at(min_similarity: f64) -> Self {
+        Self::Rule(Consolidator::new(RuleDecider::default().min_similarity(min_similarity)))
     }
 
     /// The LLM decider over `model`.
@@ -57,7 +64,7 @@ impl AgentConsolidator {
     /// A short description for the start-up banner.
     pub fn describe(&self) -> String {
         match self {
-            Self::Rule(_) => format!("offline rule (similarity >= {RULE_SIMILARITY})"),
+            Self::Rule(c) => format!("offline rule (similarity >= {})", c.decider().min_similarity),
             Self::Llm(_) => "the chat model judges (LlmDecider)".to_owned(),
         }
     }

@@ -56,6 +56,9 @@ pub enum Error {
     /// The chat model could not be created.
     #[error("cannot set up the chat model")]
     Model(#[from] graph_models::Error),
+    /// The embedding model could not be fetched, read or set up.
+    #[error("cannot set up the embedding model: {0}")]
+    Embeddings(#[source] BoxError),
     /// The long-term memory failed outside a graph run.
     #[error("long-term memory failed")]
     Memory(#[from] memory_milvus::Error),

@@ -39,6 +39,7 @@
 //! | `consolidate` | the update path: [`AgentConsolidator`] (LLM or offline rule), [`Clock`] |
 //! | `offline` | [`OfflineModel`] |
 //! | `config` | [`Config`] from the environment |
+//! | `embedder` | [`EmbedderChoice`]: the multilingual model (default), an endpoint, or hashing |
 //! | `connect` | connecting to servers with clear errors |
 //! | `demo` | the scripted conversation and the transcript format |
 
@@ -47,6 +48,7 @@ mod config;
 mod connect;
 mod consolidate;
 mod demo;
+mod embedder;
 mod error;
 mod memory;
 mod nodes;
@@ -56,12 +58,13 @@ mod state;
 pub use agent::{build_graph, Agent, CheckpointSize, Turn};
 pub use config::{
     CheckpointerChoice, CheckpointerKind, Config, MemoryChoice, ModelChoice, CONNECT_TIMEOUT,
-    DEFAULT_COLLECTION, DEFAULT_MODEL, DEFAULT_REDIS_PREFIX, EMBEDDING_DIMS,
+    DEFAULT_COLLECTION, DEFAULT_MODEL, DEFAULT_REDIS_PREFIX,
 };
 pub use consolidate::{AgentConsolidator, Clock, ModelCall, RULE_SIMILARITY};
 pub use demo::{
     render_checkpoint, render_recalled, render_turn, run_demo, session_day, DemoReport, SessionReport, SCRIPT,
 };
+pub use embedder::{EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_RULE_SIMILARITY};
 pub use error::{redact, Error, Result};
 pub use memory::AgentMemory;
 pub use nodes::{build_request, call_model, importance, retrieve, save_memory, system_prompt, AgentContext};
