@@ -8,11 +8,15 @@ use graph_core::messages::{Message, MessageType};
 use graph_core::prelude::*;
 use graph_core::GraphStream;
 
+use crate::compact::{compact_users, CompactPolicy, SessionCompaction};
 use crate::config::{Config, ModelChoice};
 use crate::consolidate::AgentConsolidator;
 use crate::error::{Error, Result};
+use crate::importance::ImportanceScorer;
 use crate::nodes::{call_model, retrieve, save_memory, AgentContext};
+use crate::settings::Settings;
 use crate::state::{last_text, thread_id, AgentState, AgentStateUpdate, Recalled};
+use crate::summarizer::AgentSummarizer;
 
 /// The seed's graph, without checkpointer or context: `START → retrieve → call_model →
 /// save_memory → END`. [`Agent`] adds both; [`draw_mermaid`](CompiledGraph::draw_mermaid) on it
@@ -105,11 +109,20 @@ impl Agent {
         Ok(Self { graph, checkpointer, context })
     }
 
-    /// Connects the backends `config` names and builds the agent.
+    /// Connects the backends `config` names and builds the agent with the default
+    /// [`Settings`].
     ///
     /// # Errors
     /// As [`Config::chat_model`], [`Config::connect_memory`] and [`Config::connect_checkpointer`].
     pub async fn connect(config: &Config) -> Result<Self> {
+        Self::connect_with(config, &Settings::default()).await
+    }
+
+    /// Connects the backends `config` names and builds the agent tuned by `settings`.
+    ///
+    /// # Errors
+    /// As [`connect`](Self::connect).
+    pub async fn connect_with(config: &Config, settings: &Settings) -> Result<Self> {
         let model = config.chat_model()?;
         // The checkpointer first: if its server is missing, no Milvus collection has been
         // created for nothing (connecting creates it).
@@ -121,7 +134,17 @@ impl Agent {
             ModelChoice::Offline => AgentConsolidator::rule_at(config.embedder.rule_similarity()),
             _ => AgentConsolidator::llm(model.clone()),
         };
-        Self::new(AgentContext::new(memory, model).with_consolidator(consolidator), checkpointer)
+        // Scoring importance and summarizing follow the model too.
+        let (importance, summarizer) = match config.model {
+            ModelChoice::Offline => (ImportanceScorer::Rule, AgentSummarizer::Extractive),
+            _ => (ImportanceScorer::Llm(model.clone()), AgentSummarizer::Llm(model.clone())),
+        };
+        let context = AgentContext::new(memory, model)
+            .with_consolidator(consolidator)
+            .with_importance(importance)
+            .with_summarizer(summarizer)
+            .with_max_context_tokens(settings.max_context_tokens);
+        Self::new(context, checkpointer)
     }
 
     /// The compiled graph.
@@ -213,6 +236,14 @@ impl Agent {
             document_bytes: document.to_string().len(),
             blob_bytes,
         }))
+    }
+
+    /// Compacts the sessions of `users` that `policy` picks: see [`compact_users`].
+    ///
+    /// # Errors
+    /// As [`compact_users`].
+    pub async fn compact(&self, users: &[String], policy: &CompactPolicy) -> Result<Vec<SessionCompaction>> {
+        compact_users(&self.context, users, policy).await
     }
 
     /// Deletes a session's thread (short-term memory); long-term memories stay.

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use crate::agent::{Agent, CheckpointSize, Turn};
+use crate::compact::{render_compaction, CompactPolicy, SessionCompaction};
 use crate::error::Result;
 use crate::state::thread_id;
 
@@ -23,6 +24,14 @@ pub const SCRIPT: &[(&str, &str, &str)] = &[
     ("bob", "monday", "My dog is called Rex."),
     ("bob", "friday", "What's my dog's name?"),
 ];
+
+/// Sessions idle this many days are compacted by the demo's background step. It runs on Sunday,
+/// when both Monday sessions are six days old and the later ones are not.
+pub const DEMO_COMPACT_AFTER_DAYS: u32 = 5;
+
+/// Played after the compaction step: Ada asks about a fact of her compacted Monday session, which
+/// is now recalled from its summary.
+pub const AFTER_COMPACTION: &[(&str, &str, &str)] = &[("ada", "sunday", "Am I allergic to anything?")];
 
 /// The day of the week each session of the script is played on, counted from Monday: the demo
 /// sets the agent's [`Clock`](crate::Clock) to it, so a week plays in a second.
@@ -50,8 +59,10 @@ pub struct SessionReport {
 /// Everything the scripted demo did.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DemoReport {
-    /// Sessions in script order.
+    /// Sessions in script order, then those of [`AFTER_COMPACTION`].
     pub sessions: Vec<SessionReport>,
+    /// What the compaction step did.
+    pub compaction: Vec<SessionCompaction>,
 }
 
 impl DemoReport {
@@ -67,19 +78,48 @@ impl DemoReport {
     }
 }
 
-/// Plays [`SCRIPT`], printing the transcript to `out` as it goes. Session ids get `suffix`
-/// appended (tests use it to keep runs on shared servers apart). Each session runs with the
-/// agent's clock on its [day](session_day); the clock is reset afterwards.
+/// Plays [`SCRIPT`], printing the transcript to `out` as it goes; then, as the background job
+/// would on Sunday, compacts the sessions idle for [`DEMO_COMPACT_AFTER_DAYS`], and plays
+/// [`AFTER_COMPACTION`]. Session ids get `suffix` appended (tests use it to keep runs on shared
+/// servers apart). Each session runs with the agent's clock on its [day](session_day); the clock
+/// is reset afterwards.
 ///
 /// # Errors
-/// A failed turn or checkpoint read; a failed write to `out` is [`Error::Io`](crate::Error::Io).
+/// A failed turn, compaction or checkpoint read; a failed write to `out` is
+/// [`Error::Io`](crate::Error::Io).
 pub async fn run_demo(agent: &Agent, suffix: &str, mut out: impl Write) -> Result<DemoReport> {
     let mut report = DemoReport::default();
-    for &(user, session, text) in SCRIPT {
+    play(agent, SCRIPT, suffix, &mut report, &mut out).await?;
+
+    agent.context().clock.set_offset(session_day("sunday") * DAY);
+    writeln!(out, "\n== background job · sunday · compact sessions idle {DEMO_COMPACT_AFTER_DAYS}+ days ==")?;
+    let mut users: Vec<String> = SCRIPT.iter().map(|(user, _, _)| (*user).to_owned()).collect();
+    users.dedup();
+    let policy = CompactPolicy::default().after_days(DEMO_COMPACT_AFTER_DAYS);
+    report.compaction = agent.compact(&users, &policy).await?;
+    write!(out, "{}", render_compaction(&report.compaction))?;
+
+    play(agent, AFTER_COMPACTION, suffix, &mut report, &mut out).await?;
+    agent.context().clock.set_offset(0);
+    writeln!(out, "\nisolation: {} recalled memories belonged to another user", report.cross_user_recalls())?;
+    Ok(report)
+}
+
+/// Plays `script` into `report`, one session after the other.
+async fn play(
+    agent: &Agent,
+    script: &[(&str, &str, &str)],
+    suffix: &str,
+    report: &mut DemoReport,
+    out: &mut impl Write,
+) -> Result<()> {
+    let first = report.sessions.len();
+    for &(user, session, text) in script {
         let session = format!("{session}{suffix}");
-        let is_new = report.sessions.last().is_none_or(|s| s.user_id != user || s.session_id != session);
+        let is_new =
+            report.sessions[first..].last().is_none_or(|s| s.user_id != user || s.session_id != session);
         if is_new {
-            finish_session(agent, &mut report, &mut out).await?;
+            finish_session(agent, &mut report.sessions[first..], out).await?;
             agent.context().clock.set_offset(session_day(&session) * DAY);
             writeln!(out, "\n== {user} · session {session} · thread {} ==", thread_id(user, &session))?;
             report.sessions.push(SessionReport {
@@ -95,15 +135,12 @@ pub async fn run_demo(agent: &Agent, suffix: &str, mut out: impl Write) -> Resul
             s.turns.push(turn);
         }
     }
-    finish_session(agent, &mut report, &mut out).await?;
-    agent.context().clock.set_offset(0);
-    writeln!(out, "\nisolation: {} recalled memories belonged to another user", report.cross_user_recalls())?;
-    Ok(report)
+    finish_session(agent, &mut report.sessions[first..], out).await
 }
 
-/// Measures the last session's checkpoint and prints it.
-async fn finish_session(agent: &Agent, report: &mut DemoReport, out: &mut impl Write) -> Result<()> {
-    let Some(s) = report.sessions.last_mut() else { return Ok(()) };
+/// Measures the checkpoint of the last of `sessions` and prints it.
+async fn finish_session(agent: &Agent, sessions: &mut [SessionReport], out: &mut impl Write) -> Result<()> {
+    let Some(s) = sessions.last_mut() else { return Ok(()) };
     s.checkpoint = agent.checkpoint_size(&s.user_id, &s.session_id).await?;
     let messages = s.turns.last().map_or(0, |t| t.thread_messages);
     writeln!(

@@ -71,6 +71,18 @@ pub enum Error {
     /// A checkpoint could not be serialized to measure it.
     #[error("cannot serialize the checkpoint")]
     Serde(#[from] SerdeError),
+    /// The model's reply to the importance prompt holds no number (the rule scores instead).
+    #[error("the model's importance reply holds no number: {reply:?}")]
+    Importance {
+        /// What the model said.
+        reply: String,
+    },
+    /// The model summarized a compacted session into nothing.
+    #[error("the model returned an empty summary of {exchanges} exchanges")]
+    EmptySummary {
+        /// How many exchanges it was given.
+        exchanges: usize,
+    },
     /// Reading stdin or writing the transcript failed.
     #[error("terminal input/output failed")]
     Io(#[from] std::io::Error),

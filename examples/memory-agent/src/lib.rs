@@ -10,6 +10,19 @@
 //!   sessions, scoped to the user (embedded, or Milvus). A statement that changes an older fact
 //!   retires the older memory (memory-milvus's `Consolidator`), so it is no longer recalled.
 //!
+//! Three things keep both layers lean:
+//!
+//! - **Importance at write time**: `save_memory` stores each exchange with an importance in
+//!   `[0, 1]` that the reranker weighs: the chat model's score when it is a real one, the offline
+//!   [`importance`] rule otherwise or when scoring fails ([`ImportanceScorer`]).
+//! - **Compaction**: [`compact_user`] replaces a user's ended or long sessions with summaries
+//!   written by the chat model (offline: [`extractive_summary`]) and retires the exchanges each
+//!   summary stands for, so recall returns the summary ([`CompactPolicy`], [`AgentSummarizer`];
+//!   `memory-agent compact`, or `MEMORY_COMPACT_AFTER_DAYS` in the interactive mode).
+//! - **Short-term trimming**: before every model call the thread is cut to a token budget
+//!   ([`trim_conversation`], `MEMORY_MAX_CONTEXT_TOKENS`, default [`DEFAULT_MAX_CONTEXT_TOKENS`]),
+//!   always keeping the latest question; the checkpoint keeps the whole thread.
+//!
 //! With no environment variables everything runs in process with a deterministic
 //! [`OfflineModel`]; see [`Config`] for the variables that switch in real servers and a real model.
 //!
@@ -37,6 +50,11 @@
 //! | `agent` | [`build_graph`], [`Agent`] (one turn, checkpoint size) |
 //! | `memory` | [`AgentMemory`]: embedded or Milvus behind one type |
 //! | `consolidate` | the update path: [`AgentConsolidator`] (LLM or offline rule), [`Clock`] |
+//! | `importance` | [`ImportanceScorer`]: the model's 0-1 score or the offline rule |
+//! | `trim` | [`trim_conversation`]: the thread cut to the token budget before each call |
+//! | `summarizer` | [`AgentSummarizer`]: the model or the extractive offline summary |
+//! | `compact` | [`compact_user`], [`CompactPolicy`]: which sessions become summaries |
+//! | `settings` | [`Settings`]: `MEMORY_MAX_CONTEXT_TOKENS`, `MEMORY_COMPACT_AFTER_DAYS` |
 //! | `offline` | [`OfflineModel`] |
 //! | `config` | [`Config`] from the environment |
 //! | `embedder` | [`EmbedderChoice`]: the multilingual model (default), an endpoint, or hashing |
@@ -44,18 +62,26 @@
 //! | `demo` | the scripted conversation and the transcript format |
 
 mod agent;
+mod compact;
 mod config;
 mod connect;
 mod consolidate;
 mod demo;
 mod embedder;
 mod error;
+mod importance;
 mod memory;
 mod nodes;
 mod offline;
+mod settings;
 mod state;
+mod summarizer;
+mod trim;
 
 pub use agent::{build_graph, Agent, CheckpointSize, Turn};
+pub use compact::{
+    compact_user, compact_users, render_compaction, CompactPolicy, CompactReason, SessionCompaction,
+};
 pub use config::{
     CheckpointerChoice, CheckpointerKind, Config, MemoryChoice, ModelChoice, CONNECT_TIMEOUT,
     DEFAULT_COLLECTION, DEFAULT_MODEL, DEFAULT_REDIS_PREFIX,
@@ -64,9 +90,14 @@ pub use consolidate::{AgentConsolidator, Clock, ModelCall, RULE_SIMILARITY};
 pub use demo::{
     render_checkpoint, render_recalled, render_turn, run_demo, session_day, DemoReport, SessionReport, SCRIPT,
 };
+pub use demo::{AFTER_COMPACTION, DEMO_COMPACT_AFTER_DAYS};
 pub use embedder::{EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_RULE_SIMILARITY};
 pub use error::{redact, Error, Result};
+pub use importance::{importance, parse_importance, score_with, ImportanceScorer, IMPORTANCE_PROMPT};
 pub use memory::AgentMemory;
-pub use nodes::{build_request, call_model, importance, retrieve, save_memory, system_prompt, AgentContext};
+pub use nodes::{build_request, call_model, retrieve, save_memory, system_prompt, AgentContext};
 pub use offline::{is_question, OfflineModel, OFFLINE_NOTICE};
+pub use settings::Settings;
 pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate, Recalled};
+pub use summarizer::{extractive_summary, AgentSummarizer, SUMMARY_PROMPT};
+pub use trim::{request_tokens, trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};

@@ -2,66 +2,124 @@
 //!
 //! Needs no services: `cargo run -p memory-agent` plays a scripted conversation with an offline
 //! model, embedded long-term memory and in-memory checkpoints. `OPENAI_API_KEY`, `MILVUS_URL`,
-//! `MYSQL_URL` and `REDIS_URL` switch in the real thing; `--interactive` chats on stdin.
+//! `MYSQL_URL` and `REDIS_URL` switch in the real thing; `--interactive` chats on stdin;
+//! `compact` summarizes users' ended sessions in Milvus.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use graph_core::prelude::*;
 use memory_agent::{
-    build_graph, render_checkpoint, render_recalled, run_demo, thread_id, Agent, CheckpointerKind, Config,
-    Error, ModelChoice, Result, OFFLINE_NOTICE,
+    build_graph, render_checkpoint, render_compaction, render_recalled, run_demo, thread_id, Agent,
+    CheckpointerKind, CompactPolicy, Config, Error, MemoryChoice, ModelChoice, Result, Settings,
+    OFFLINE_NOTICE,
 };
 
 const USAGE: &str = "\
 usage: memory-agent [--interactive] [--user ID] [--session ID] [--checkpointer memory|mysql|redis]
+       memory-agent compact --user ID [--user ID ...] [--older-than-days N] [--max-exchanges N]
        memory-agent --mermaid
 
-  (default)          play a scripted conversation: two sessions of one user, then another user
-  --interactive      chat on stdin; commands: /user ID, /session ID, /size, /quit
+  (default)          play a scripted conversation: two sessions of one user, then another user,
+                     then compaction of the sessions idle 5+ days and a question about one
+  --interactive      chat on stdin; commands: /user ID, /session ID, /size, /compact, /quit
   --user ID          interactive user (default `me`)
   --session ID       interactive session (default `default`); thread = USER:SESSION
   --checkpointer K   which checkpointer when both MYSQL_URL and REDIS_URL are set, or `memory`
   --mermaid          print the graph as a Mermaid diagram and exit
 
+  compact            summarize the named users' ended and long sessions in Milvus with the
+                     configured model, retiring the exchanges each summary replaces
+  --user ID          a user to compact (repeat for more)
+  --older-than-days N  a session idle N days has ended: all of it is summarized (default 7)
+  --max-exchanges N  a session with more exchanges is long: all but its newest 4 (default 20)
+
 environment (each server is used only when its variable is set):
   OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL   real OpenAI-compatible model (else offline)
   MILVUS_URL, MILVUS_TOKEN, MILVUS_COLLECTION     long-term memory in Milvus (else in process)
-  MYSQL_URL | REDIS_URL                           checkpoints in MySQL or Redis (else in memory)";
+  MYSQL_URL | REDIS_URL                           checkpoints in MySQL or Redis (else in memory)
+  MEMORY_MAX_CONTEXT_TOKENS                       token budget of each model request (default 2000)
+  MEMORY_COMPACT_AFTER_DAYS                       --interactive compacts sessions idle this long";
+
+/// What the command line asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The scripted demo (no flag).
+    Demo,
+    /// `--interactive`: chat on stdin.
+    Interactive,
+    /// `--mermaid`: print the graph and exit.
+    Mermaid,
+    /// `compact`: compact the named users' sessions and exit.
+    Compact,
+}
 
 /// Parsed command line.
 #[derive(Debug)]
 struct Args {
-    /// `--interactive`: chat on stdin instead of the script.
-    interactive: bool,
-    /// `--mermaid`: print the graph and exit.
-    mermaid: bool,
+    /// What to do.
+    mode: Mode,
     /// `--user`, for the interactive mode.
     user: String,
     /// `--session`, for the interactive mode.
     session: String,
     /// `--checkpointer`, when given.
     checkpointer: Option<CheckpointerKind>,
+    /// Every `--user` of `compact`.
+    users: Vec<String>,
+    /// `compact --older-than-days`.
+    older_than_days: Option<u32>,
+    /// `compact --max-exchanges`.
+    max_exchanges: Option<usize>,
+}
+
+impl Args {
+    /// The policy of `compact`: the defaults, overridden by its flags.
+    fn compact_policy(&self) -> CompactPolicy {
+        let mut policy = CompactPolicy::default();
+        if let Some(days) = self.older_than_days {
+            policy = policy.after_days(days);
+        }
+        if let Some(n) = self.max_exchanges {
+            policy = policy.max_exchanges(n);
+        }
+        policy
+    }
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>> {
     let mut a = Args {
-        interactive: false,
-        mermaid: false,
+        mode: Mode::Demo,
         user: "me".to_owned(),
         session: "default".to_owned(),
         checkpointer: None,
+        users: Vec::new(),
+        older_than_days: None,
+        max_exchanges: None,
     };
+    let mut first = true;
     while let Some(arg) = args.next() {
         let mut value = |what: &'static str| {
             args.next().ok_or(Error::Invalid { what, reason: "needs a value".to_owned() })
         };
+        let number = |what: &'static str, v: String| {
+            v.parse::<u32>()
+                .map_err(|_| Error::Invalid { what, reason: format!("`{v}` is not a whole number") })
+        };
         match arg.as_str() {
-            "--interactive" | "-i" => a.interactive = true,
-            "--mermaid" => a.mermaid = true,
+            "compact" if first => a.mode = Mode::Compact,
+            "--interactive" | "-i" => a.mode = Mode::Interactive,
+            "--mermaid" => a.mode = Mode::Mermaid,
+            "--user" if a.mode == Mode::Compact => a.users.push(value("--user")?),
             "--user" => a.user = value("--user")?,
             "--session" => a.session = value("--session")?,
             "--checkpointer" => a.checkpointer = Some(value("--checkpointer")?.parse()?),
+            "--older-than-days" if a.mode == Mode::Compact => {
+                a.older_than_days = Some(number("--older-than-days", value("--older-than-days")?)?);
+            }
+            "--max-exchanges" if a.mode == Mode::Compact => {
+                a.max_exchanges = Some(number("--max-exchanges", value("--max-exchanges")?)? as usize);
+            }
             "--help" | "-h" => return Ok(None),
             other => {
                 return Err(Error::Invalid {
@@ -70,12 +128,14 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>> {
                 })
             }
         }
+        first = false;
     }
     Ok(Some(a))
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    init_tracing();
     match run().await {
         Ok(()) => ExitCode::SUCCESS,
         // `memory-agent | head`: the reader left; that is not a failure of the agent.
@@ -92,31 +152,76 @@ async fn main() -> ExitCode {
     }
 }
 
+/// Warnings (e.g. an importance score that fell back to the rule) go to stderr; `RUST_LOG`
+/// overrides the level.
+fn init_tracing() {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
 async fn run() -> Result<()> {
     let Some(args) = parse_args(std::env::args().skip(1))? else {
         println!("{USAGE}");
         return Ok(());
     };
-    if args.mermaid {
+    if args.mode == Mode::Mermaid {
         print!("{}", build_graph()?.draw_mermaid());
         return Ok(());
     }
+    let settings = Settings::from_env()?;
+    if args.mode == Mode::Compact {
+        return compact(&args).await;
+    }
     let config = Config::from_env(args.checkpointer)?;
-    let agent = Agent::connect(&config).await?;
+    let agent = Agent::connect_with(&config, &settings).await?;
     let [model, memory, checkpointer] = config.describe();
     println!("memory-agent: START → retrieve → call_model → save_memory → END");
     println!("  model:       {model}");
     println!("  long-term:   {memory}");
     println!("  short-term:  {checkpointer}");
     println!("  update path: {}", agent.context().consolidator.describe());
+    println!("  importance:  {}", agent.context().importance.describe());
+    println!("  summaries:   {}", agent.context().summarizer.describe());
+    println!("  tuning:      {}", settings.describe());
     if matches!(config.model, ModelChoice::Offline) {
         println!("{OFFLINE_NOTICE}");
     }
-    if args.interactive {
-        interactive(&agent, args.user, args.session).await
+    if args.mode == Mode::Interactive {
+        interactive(&agent, &settings, args.user, args.session).await
     } else {
         run_demo(&agent, "", std::io::stdout().lock()).await.map(drop)
     }
+}
+
+/// `memory-agent compact`: one pass over the named users, then exit.
+async fn compact(args: &Args) -> Result<()> {
+    if args.users.is_empty() {
+        return Err(Error::Invalid {
+            what: "compact",
+            reason: "name the users to compact with --user ID (repeat for more)".to_owned(),
+        });
+    }
+    // Compaction reads and writes long-term memory only: no checkpointer server is needed.
+    let config = Config::from_env(Some(CheckpointerKind::Memory))?;
+    if matches!(config.memory, MemoryChoice::Embedded) {
+        return Err(Error::Invalid {
+            what: "compact",
+            reason: "it needs MILVUS_URL: embedded long-term memory lives inside one process, so a new \
+                     process has nothing to compact (use /compact in --interactive instead)"
+                .to_owned(),
+        });
+    }
+    let agent = Agent::connect(&config).await?;
+    println!("compacting with: {}", agent.context().summarizer.describe());
+    let done = agent.compact(&args.users, &args.compact_policy()).await?;
+    print!("{}", render_compaction(&done));
+    Ok(())
 }
 
 /// Reads one line from stdin without blocking the runtime; `None` at end of input.
@@ -130,8 +235,26 @@ async fn read_line() -> Result<Option<String>> {
     Ok(line.map(|l| l.trim_end_matches(['\r', '\n']).to_owned()))
 }
 
-async fn interactive(agent: &Agent, mut user: String, mut session: String) -> Result<()> {
-    println!("type a message, or /user ID, /session ID, /size, /quit");
+/// The compaction schedule of the interactive mode: the user's sessions idle for
+/// `MEMORY_COMPACT_AFTER_DAYS` are compacted; nothing when it is unset. A failure is reported and
+/// the chat goes on.
+async fn scheduled_compaction(agent: &Agent, settings: &Settings, user: &str) {
+    let Some(policy) = settings.compact_schedule() else { return };
+    match agent.compact(&[user.to_owned()], &policy).await {
+        Ok(done) if done.is_empty() => {}
+        Ok(done) => print!("{}", render_compaction(&done)),
+        Err(e) => println!("error: compaction failed: {e}"),
+    }
+}
+
+async fn interactive(
+    agent: &Agent,
+    settings: &Settings,
+    mut user: String,
+    mut session: String,
+) -> Result<()> {
+    println!("type a message, or /user ID, /session ID, /size, /compact, /quit");
+    scheduled_compaction(agent, settings, &user).await;
     loop {
         print!("\n{user}@{session}> ");
         std::io::stdout().flush()?;
@@ -140,8 +263,23 @@ async fn interactive(agent: &Agent, mut user: String, mut session: String) -> Re
         match line.split_once(' ').unwrap_or((line, "")) {
             ("", _) => continue,
             ("/quit" | "/exit", _) => break,
-            ("/user", id) if !id.trim().is_empty() => user = id.trim().to_owned(),
-            ("/session", id) if !id.trim().is_empty() => session = id.trim().to_owned(),
+            // A switch ends the current session: the schedule may compact it (once it is idle long
+            // enough) and the user's older ones.
+            ("/user", id) if !id.trim().is_empty() => {
+                user = id.trim().to_owned();
+                scheduled_compaction(agent, settings, &user).await;
+            }
+            ("/session", id) if !id.trim().is_empty() => {
+                session = id.trim().to_owned();
+                scheduled_compaction(agent, settings, &user).await;
+            }
+            ("/compact", _) => {
+                let policy = settings.compact_schedule().unwrap_or_default();
+                match agent.compact(&[user.clone()], &policy).await {
+                    Ok(done) => print!("{}", render_compaction(&done)),
+                    Err(e) => println!("error: {e}"),
+                }
+            }
             ("/size", _) => {
                 let size = agent.checkpoint_size(&user, &session).await?;
                 let messages = agent.graph().get_state(&Agent::run_config(&user, &session)).await?;
@@ -203,12 +341,39 @@ mod tests {
     fn flags_are_parsed_and_mistakes_reported() {
         let a =
             parse(&["-i", "--user", "ada", "--session", "s1", "--checkpointer", "redis"]).unwrap().unwrap();
-        assert!(a.interactive && !a.mermaid);
+        assert_eq!(a.mode, Mode::Interactive);
         assert_eq!((a.user.as_str(), a.session.as_str()), ("ada", "s1"));
         assert_eq!(a.checkpointer, Some(CheckpointerKind::Redis));
         assert!(parse(&["--help"]).unwrap().is_none());
         assert!(parse(&["--user"]).unwrap_err().to_string().contains("--user"));
         assert!(parse(&["--checkpointer", "pg"]).unwrap_err().to_string().contains("pg"));
         assert!(parse(&["--verbose"]).unwrap_err().to_string().contains("--verbose"));
+    }
+
+    #[test]
+    fn compact_takes_users_and_thresholds() {
+        let a = parse(&[
+            "compact",
+            "--user",
+            "ada",
+            "--user",
+            "bob",
+            "--older-than-days",
+            "3",
+            "--max-exchanges",
+            "8",
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(a.mode, Mode::Compact);
+        assert_eq!(a.users, ["ada", "bob"]);
+        let policy = a.compact_policy();
+        assert_eq!((policy.older_than_secs, policy.max_exchanges), (Some(3 * 86_400), 8));
+        assert_eq!(parse(&["compact"]).unwrap().unwrap().compact_policy(), CompactPolicy::default());
+        let err = parse(&["compact", "--older-than-days", "soon"]).unwrap_err().to_string();
+        assert!(err.contains("--older-than-days") && err.contains("soon"), "{err}");
+        // The thresholds belong to `compact`, and `compact` is a command, not an argument.
+        assert!(parse(&["--older-than-days", "3"]).is_err());
+        assert!(parse(&["-i", "compact"]).is_err());
     }
 }

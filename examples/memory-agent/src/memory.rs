@@ -2,7 +2,7 @@
 
 use memory_milvus::{
     EmbeddedMemory, Memory, MemoryHit, MemoryRecord, MilvusMemory, NewMemory, Result, Retire, Retirement,
-    RetrieveQuery,
+    RetrieveQuery, SessionInfo, Sessions,
 };
 
 /// Either memory-milvus backend.
@@ -82,6 +82,15 @@ impl Retire for AgentMemory {
         match self {
             Self::Embedded(m) => m.restore(user_id, ids).await,
             Self::Milvus(m) => m.restore(user_id, ids).await,
+        }
+    }
+}
+
+impl Sessions for AgentMemory {
+    async fn sessions(&self, user_id: &str) -> Result<Vec<SessionInfo>> {
+        match self {
+            Self::Embedded(m) => m.sessions(user_id).await,
+            Self::Milvus(m) => m.sessions(user_id).await,
         }
     }
 }

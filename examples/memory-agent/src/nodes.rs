@@ -7,9 +7,12 @@ use graph_models::{ChatModelExt, ChatRequest, SharedChatModel};
 use memory_milvus::{Memory, NewMemory, RetrieveQuery, SessionScope, ENRICH_RECENT};
 
 use crate::consolidate::{AgentConsolidator, Clock};
+use crate::importance::ImportanceScorer;
 use crate::memory::AgentMemory;
 use crate::offline::is_question;
 use crate::state::{last_human, last_text, AgentState, AgentStateUpdate, Recalled};
+use crate::summarizer::AgentSummarizer;
+use crate::trim::{trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
 
 /// What the nodes use besides the state: given once with `CompiledGraph::with_context`.
 #[derive(Debug, Clone)]
@@ -24,11 +27,18 @@ pub struct AgentContext {
     pub consolidator: AgentConsolidator,
     /// The time memories are saved and ranked at.
     pub clock: Clock,
+    /// Scores each exchange's importance as it is saved.
+    pub importance: ImportanceScorer,
+    /// Token budget of each model request (system prompt and trimmed conversation).
+    pub max_context_tokens: usize,
+    /// Writes the summaries that replace compacted sessions.
+    pub summarizer: AgentSummarizer,
 }
 
 impl AgentContext {
-    /// A context recalling the seed's 3 memories per question, consolidating with the offline
-    /// rule, on the system clock.
+    /// A context recalling the seed's 3 memories per question, consolidating, scoring importance
+    /// and summarizing with the offline rules, trimming requests to
+    /// [`DEFAULT_MAX_CONTEXT_TOKENS`], on the system clock.
     pub fn new(memory: impl Into<AgentMemory>, model: SharedChatModel) -> Self {
         Self {
             memory: memory.into(),
@@ -36,7 +46,31 @@ impl AgentContext {
             top_k: 3,
             consolidator: AgentConsolidator::rule(),
             clock: Clock::default(),
+            importance: ImportanceScorer::Rule,
+            max_context_tokens: DEFAULT_MAX_CONTEXT_TOKENS,
+            summarizer: AgentSummarizer::Extractive,
         }
+    }
+
+    /// Sets the importance scorer.
+    #[must_use]
+    pub fn with_importance(mut self, importance: ImportanceScorer) -> Self {
+        self.importance = importance;
+        self
+    }
+
+    /// Sets the token budget of each model request.
+    #[must_use]
+    pub fn with_max_context_tokens(mut self, tokens: usize) -> Self {
+        self.max_context_tokens = tokens;
+        self
+    }
+
+    /// Sets the summarizer of compaction.
+    #[must_use]
+    pub fn with_summarizer(mut self, summarizer: AgentSummarizer) -> Self {
+        self.summarizer = summarizer;
+        self
     }
 
     /// Sets the consolidator.
@@ -105,12 +139,15 @@ pub fn system_prompt(recalled: &[Recalled]) -> String {
     prompt
 }
 
-/// The request sent to the model: the system prompt with memories, then the conversation.
-pub fn build_request(s: &AgentState) -> ChatRequest {
-    let mut messages = Vec::with_capacity(s.messages.len() + 1);
-    messages.push(Message::system(system_prompt(&s.retrieved_history)));
-    // Only the chat turns: a stored system message from an older prompt must not pile up.
-    messages.extend(s.messages.iter().filter(|m| m.kind() != MessageType::System).cloned());
+/// The request sent to the model: the system prompt with memories, then the newest part of the
+/// conversation that fits in `max_tokens` with it (see [`trim_conversation`]; the latest question
+/// is always sent). Stored system messages are left out: the prompt is rebuilt every turn.
+pub fn build_request(s: &AgentState, max_tokens: usize) -> ChatRequest {
+    let system = Message::system(system_prompt(&s.retrieved_history));
+    let conversation = trim_conversation(&s.messages, &system, max_tokens);
+    let mut messages = Vec::with_capacity(conversation.len() + 1);
+    messages.push(system);
+    messages.extend(conversation);
     ChatRequest::new(messages).with_temperature(0.0)
 }
 
@@ -125,23 +162,14 @@ pub async fn call_model(
     s: AgentState,
     rt: Runtime<AgentContext>,
 ) -> Result<AgentStateUpdate, graph_models::Error> {
-    let reply = rt.context().model.invoke_in_graph(build_request(&s), &rt).await?;
+    let ctx = rt.context();
+    let reply = ctx.model.invoke_in_graph(build_request(&s, ctx.max_context_tokens), &rt).await?;
     Ok(AgentStateUpdate::messages(vec![reply]))
 }
 
-/// Importance of an exchange: the user telling a fact outranks the user asking a question, so
-/// facts surface first when the reranker weighs importance (the seed suggests an LLM score; this
-/// rule is free and deterministic).
-pub fn importance(question: &str) -> f32 {
-    if is_question(question) {
-        0.4
-    } else {
-        0.7
-    }
-}
-
 /// `save_memory`: writes this turn (question and answer) to long-term memory, on the hot path,
-/// and when the user stated something, retires the older memories it supersedes (the update
+/// with the importance [`AgentContext::importance`] gives it (the model's score, or the offline
+/// rule), and when the user stated something, retires the older memories it supersedes (the update
 /// path: "I moved to Shanghai" retires "I live in Beijing", so later sessions recall only the
 /// new fact). The reasons land in [`AgentState::retired`].
 ///
@@ -158,7 +186,7 @@ pub async fn save_memory(
     };
     let ctx = rt.context();
     let turn = NewMemory::turn(s.user_id.as_str(), s.session_id.as_str(), &question, &answer)
-        .importance(importance(&question))
+        .importance(ctx.importance.score(&question, &answer).await)
         .meta("thread_id", crate::thread_id(&s.user_id, &s.session_id))
         .created_at(ctx.clock.now());
     let statement = !is_question(&question);

@@ -7,7 +7,16 @@ use memory_agent::OFFLINE_NOTICE;
 /// The binary with every backend variable removed: the embedded defaults.
 fn agent() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_memory-agent"));
-    for var in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "MILVUS_URL", "MYSQL_URL", "REDIS_URL"] {
+    for var in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "MILVUS_URL",
+        "MYSQL_URL",
+        "REDIS_URL",
+        "MEMORY_MAX_CONTEXT_TOKENS",
+        "MEMORY_COMPACT_AFTER_DAYS",
+    ] {
         cmd.env_remove(var);
     }
     cmd
@@ -27,6 +36,10 @@ fn runs_offline_with_no_environment() {
     );
     assert!(stdout.contains("bytes ("), "checkpoint size printed: {stdout}");
     assert!(stdout.contains("isolation: 0 recalled memories"), "{stdout}");
+    // The compaction step and the Sunday answer from the summary.
+    assert!(stdout.contains("compacted ada:monday (idle 6.0 days): 3 exchanges -> 1 summary"), "{stdout}");
+    let sunday = stdout.split("thread ada:sunday").nth(1).expect("sunday session printed");
+    assert!(sunday.contains("ai> You told me in session monday: \"I'm allergic to peanuts.\""), "{stdout}");
 }
 
 #[test]
@@ -71,8 +84,70 @@ fn an_api_key_switches_to_the_openai_client() {
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!out.status.success());
     assert!(stdout.contains("model:       tiny at http://127.0.0.1:1/v1"), "{stdout}");
+    // Importance and summaries follow the model.
+    assert!(stdout.contains("importance:  the chat model scores"), "{stdout}");
+    assert!(stdout.contains("summaries:   the chat model summarizes"), "{stdout}");
     assert!(!stdout.contains(OFFLINE_NOTICE), "{stdout}");
     assert!(stderr.contains("node `call_model` failed"), "{stderr}");
     assert!(stderr.contains("cannot reach the model api"), "{stderr}");
     assert!(!stderr.contains("sk-test") && !stderr.contains("panicked"), "{stderr}");
+}
+
+/// Runs the interactive mode on `script` with extra environment; returns stdout.
+fn interactive(env: &[(&str, &str)], script: &str) -> String {
+    use std::io::Write;
+    let mut cmd = agent();
+    cmd.args(["--interactive", "--user", "ada", "--session", "s1"]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child =
+        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}");
+    stdout
+}
+
+#[test]
+fn the_schedule_compacts_a_session_when_the_user_leaves_it() {
+    let script =
+        "My cat is called Miso.\nI'm allergic to peanuts.\n/session s2\nWhat is my cat called?\n/quit\n";
+    // Idle for 0 days is enough: leaving s1 compacts it.
+    let stdout = interactive(&[("MEMORY_COMPACT_AFTER_DAYS", "0")], script);
+    assert!(stdout.contains("sessions idle 0+ days are compacted"), "{stdout}");
+    assert!(stdout.contains("compacted ada:s1 (idle 0.0 days): 2 exchanges -> 1 summary"), "{stdout}");
+    let after = stdout.split("compacted ada:s1").nth(1).unwrap();
+    assert!(after.contains("[s1] Summary of 2 exchanges: | User: My cat is called Miso."), "{stdout}");
+    assert!(after.contains("ai> You told me in session s1: \"My cat is called Miso.\""), "{stdout}");
+
+    // Without the schedule nothing is compacted until asked, and /compact keeps to the default
+    // age (7 days).
+    let stdout = interactive(&[], "My cat is called Miso.\nI like tea.\n/session s2\n/compact\n/quit\n");
+    assert!(!stdout.contains("compacted ada:"), "{stdout}");
+    assert!(stdout.contains("compaction: no session to compact"), "{stdout}");
+}
+
+#[test]
+fn compact_needs_users_and_milvus_and_settings_are_checked() {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = agent();
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr = run(&["compact"], &[]);
+    assert!(stderr.contains("error: invalid compact: name the users to compact with --user ID"), "{stderr}");
+    let stderr = run(&["compact", "--user", "ada"], &[]);
+    assert!(stderr.contains("it needs MILVUS_URL"), "{stderr}");
+    let stderr = run(&[], &[("MEMORY_MAX_CONTEXT_TOKENS", "lots")]);
+    assert!(
+        stderr.contains("invalid MEMORY_MAX_CONTEXT_TOKENS: `lots` is not a positive number"),
+        "{stderr}"
+    );
 }

@@ -19,6 +19,9 @@ async fn embedded_demo_recalls_across_sessions_and_isolates_users() {
     assert!(text.contains("== ada · session friday · thread ada:friday =="), "{text}");
     assert!(text.contains("[monday] User: Hi, I'm Ada. My dog is called Biscuit."), "{text}");
     assert!(text.contains("isolation: 0 recalled memories belonged to another user"), "{text}");
+    assert!(text.contains("== background job · sunday · compact sessions idle 5+ days =="), "{text}");
+    assert!(text.contains("compacted ada:monday (idle 6.0 days): 3 exchanges -> 1 summary"), "{text}");
+    assert!(text.contains("[monday] Summary of 3 exchanges: | User: Hi, I'm Ada."), "{text}");
 
     // Short-term memory is per thread: friday's thread holds only friday's questions and answers.
     let friday = agent.graph().get_state(&Agent::run_config("ada", "friday")).await.unwrap();

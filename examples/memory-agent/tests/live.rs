@@ -9,6 +9,7 @@ mod support;
 use memory_agent::{
     run_demo, Agent, AgentMemory, CheckpointerChoice, Config, Error, MemoryChoice, Result, SCRIPT,
 };
+use memory_milvus::Memory;
 use sqlx::Connection;
 
 /// Connects, or reports the server as unavailable (`None`).
@@ -140,5 +141,46 @@ async fn redis_checkpointer_runs_the_demo() {
     for &(user, session, _) in SCRIPT {
         agent.forget_thread(user, &format!("{session}{suffix}")).await.expect("delete the test thread");
     }
+    outcome.unwrap();
+}
+
+/// `memory-agent compact` on Milvus, as an operator runs it between sessions: the binary
+/// summarizes the session this process wrote, retires its exchanges, and the next question
+/// recalls the summary.
+#[tokio::test]
+async fn the_compact_command_compacts_a_milvus_session() {
+    let Some(memory) = milvus() else { return };
+    let MemoryChoice::Milvus { url, collection, .. } = memory.clone() else { unreachable!() };
+    let config = Config::embedded().with_memory(memory);
+    let Some(agent) = connect("Milvus", &config).await else { return };
+    let outcome = async {
+        for text in ["Hi, I'm Ada. My dog is called Biscuit.", "I'm allergic to peanuts."] {
+            agent.chat("ada", "s1", text).await?;
+        }
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_memory-agent"));
+        for var in ["OPENAI_API_KEY", "MILVUS_TOKEN", "MYSQL_URL", "REDIS_URL"] {
+            cmd.env_remove(var);
+        }
+        let out = cmd
+            .args(["compact", "--user", "ada", "--older-than-days", "0"])
+            .env("MILVUS_URL", &url)
+            .env("MILVUS_COLLECTION", &collection)
+            .output()?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("compacted ada:s1 (idle 0.0 days): 2 exchanges -> 1 summary"), "{stdout}");
+
+        let records = agent.context().memory.session_records("ada", "s1").await?;
+        let summary = records.iter().find(|r| r.role == memory_milvus::ROLE_SUMMARY).expect("a summary");
+        let exchanges: Vec<_> = records.iter().filter(|r| r.role == memory_milvus::ROLE_EXCHANGE).collect();
+        assert_eq!(exchanges.len(), 2, "retired, not deleted: {records:?}");
+        assert!(exchanges.iter().all(|e| e.superseded_by() == Some(summary.id)), "{records:?}");
+        let turn = agent.chat("ada", "s2", "Am I allergic to anything?").await?;
+        assert!(turn.recalled.iter().any(|r| r.id == summary.id), "{turn:?}");
+        assert!(turn.answer.contains("peanuts"), "{turn:?}");
+        Ok::<_, Error>(())
+    }
+    .await;
+    drop_collection(&agent).await;
     outcome.unwrap();
 }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod scripted;
+
 use memory_agent::DemoReport;
 
 /// Checks a finished demo on real outputs: short-term recall inside a session, long-term recall
@@ -26,6 +28,7 @@ pub fn assert_demo(report: &DemoReport) {
     assert!(friday.turns[1].answer.contains("peanuts"), "{:?}", friday.turns[1]);
 
     assert_update_path(report);
+    assert_compaction(report);
 
     let bob = report.session("bob", "friday").expect("bob's friday session");
     let rex = &bob.turns[0];
@@ -68,6 +71,39 @@ pub fn assert_update_path(report: &DemoReport) {
     );
 }
 
+/// The compaction step: on Sunday, Ada's Monday session (idle six days) is replaced by one
+/// summary of its three live exchanges (the old address was already retired by the move); Bob's
+/// single Monday exchange and the later sessions are left alone. Ada's Sunday question about a
+/// Monday fact then recalls the summary and is answered from it. Fails when the demo does not
+/// compact or retrieval still returns the compacted exchanges.
+pub fn assert_compaction(report: &DemoReport) {
+    let monday = report.session("ada", "monday").expect("ada's monday session");
+    let compacted: Vec<_> =
+        report.compaction.iter().map(|c| (c.user_id.as_str(), c.session_id.as_str())).collect();
+    assert_eq!(compacted, [("ada", monday.session_id.as_str())], "{:?}", report.compaction);
+    let c = &report.compaction[0];
+    assert_eq!((c.compacted, c.summary_ids.len()), (3, 1), "{c:?}");
+    assert!(
+        matches!(c.reason, memory_agent::CompactReason::Ended { idle_secs } if idle_secs >= 6 * 86_400),
+        "{c:?}"
+    );
+
+    let sunday = report.session("ada", "sunday").expect("ada's sunday session");
+    let turn = &sunday.turns[0];
+    let summary =
+        turn.recalled.iter().find(|r| r.id == c.summary_ids[0]).unwrap_or_else(|| panic!("{turn:?}"));
+    assert!(summary.content.contains("User: I'm allergic to peanuts."), "{summary:?}");
+    assert!(!summary.content.contains("Beijing"), "a retired fact is not summarized: {summary:?}");
+    assert!(
+        turn.recalled.iter().all(|r| r.session_id != monday.session_id || r.id == summary.id),
+        "only the summary stands for monday, its exchanges are retired: {turn:?}"
+    );
+    assert_eq!(
+        turn.answer,
+        format!("You told me in session {}: \"I'm allergic to peanuts.\"", monday.session_id)
+    );
+}
+
 /// A live server is missing: skip (print why) unless `CI` is set, where it fails.
 pub fn unavailable(service: &str, reason: &str) {
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
@@ -80,4 +116,18 @@ pub fn unique(label: &str) -> String {
     let nanos =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     format!("{label}_{}_{nanos:08x}", std::process::id())
+}
+
+/// An agent over `model` with in-process memory embedded by word hashing (fast and
+/// deterministic, whatever the default embedder is) and an in-memory checkpointer; `tune` sets
+/// the rest of the context.
+pub fn agent_with(
+    model: graph_models::SharedChatModel,
+    tune: impl FnOnce(memory_agent::AgentContext) -> memory_agent::AgentContext,
+) -> memory_agent::Agent {
+    use graph_core::store::HashingEmbeddings;
+    let memory = memory_milvus::EmbeddedMemory::new(HashingEmbeddings::new(384));
+    let context = tune(memory_agent::AgentContext::new(memory, model));
+    let checkpointer = std::sync::Arc::new(graph_core::checkpoint::InMemoryCheckpointer::new());
+    memory_agent::Agent::new(context, checkpointer).unwrap()
 }

@@ -1,0 +1,86 @@
+//! [`AgentSummarizer`]: what writes the summary that replaces a compacted session's exchanges,
+//! the chat model or, offline, an extractive rule.
+
+use graph_core::messages::Message;
+use graph_core::store::BoxError;
+use graph_models::{ChatModel, ChatRequest, SharedChatModel};
+use memory_milvus::{MemoryRecord, Summarizer};
+
+use crate::error::Error;
+use crate::offline::is_question;
+
+/// The instructions the model summarizes exchanges with.
+pub const SUMMARY_PROMPT: &str = "\
+You compact past exchanges between a user and an assistant into long-term memory. Write every \
+lasting fact the user stated about themselves (name, family, pets, health, home, work, \
+preferences, decisions, plans), one per line, each line starting with \"User: \", close to the \
+user's own words. Leave out questions, small talk and anything the user did not state. Reply \
+with the lines only.";
+
+/// Writes compaction summaries for memory-milvus's
+/// [`compact_and_retire`](memory_milvus::compact_and_retire).
+#[derive(Debug, Clone)]
+pub enum AgentSummarizer {
+    /// Offline and deterministic: keeps the user's statements of the exchanges, one
+    /// `User: …` line each (the form [`OfflineModel`](crate::OfflineModel) reads facts from),
+    /// and names the questions asked on one line. Nothing is paraphrased, so nothing is made up.
+    Extractive,
+    /// Asks the chat model with [`SUMMARY_PROMPT`] (temperature 0).
+    Llm(SharedChatModel),
+}
+
+impl AgentSummarizer {
+    /// A short description for the start-up banner.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Self::Extractive => "extractive (keeps the user's statements)",
+            Self::Llm(_) => "the chat model summarizes",
+        }
+    }
+}
+
+/// The user's line of a stored exchange (`User: …\nAssistant: …`), or the whole text of another
+/// memory.
+fn user_line(record: &MemoryRecord) -> &str {
+    let first = record.content.lines().next().unwrap_or_default();
+    first.strip_prefix("User: ").unwrap_or(first)
+}
+
+/// The extractive summary of `records`; `None` when they hold no text at all.
+pub fn extractive_summary(records: &[MemoryRecord]) -> Option<String> {
+    let said: Vec<&str> = records.iter().map(user_line).filter(|l| !l.trim().is_empty()).collect();
+    if said.is_empty() {
+        return None;
+    }
+    let (questions, statements): (Vec<&str>, Vec<&str>) = said.into_iter().partition(|l| is_question(l));
+    let mut summary = format!("Summary of {} exchanges:", records.len());
+    for statement in statements {
+        summary.push_str("\nUser: ");
+        summary.push_str(statement);
+    }
+    if !questions.is_empty() {
+        summary.push_str("\nQuestions asked: ");
+        summary.push_str(&questions.join(" | "));
+    }
+    Some(summary)
+}
+
+impl Summarizer for AgentSummarizer {
+    async fn summarize(&self, records: &[MemoryRecord]) -> Result<Vec<String>, BoxError> {
+        let model = match self {
+            Self::Extractive => return Ok(extractive_summary(records).into_iter().collect()),
+            Self::Llm(model) => model,
+        };
+        let exchanges: Vec<&str> = records.iter().map(|r| r.content.as_str()).collect();
+        let request = ChatRequest::new(vec![
+            Message::system(SUMMARY_PROMPT),
+            Message::human(exchanges.join("\n---\n")),
+        ])
+        .with_temperature(0.0);
+        let reply = model.invoke(request).await?.text();
+        if reply.trim().is_empty() {
+            return Err(Error::EmptySummary { exchanges: records.len() }.into());
+        }
+        Ok(vec![format!("Summary of {} exchanges:\n{}", records.len(), reply.trim())])
+    }
+}
