@@ -4,6 +4,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod bilingual;
+pub mod bilingual_quality;
 pub mod consolidate_suite;
 pub mod dataset;
 pub mod hard_dataset;
@@ -11,6 +12,7 @@ pub mod hard_recall;
 pub mod hard_supersede;
 pub mod memo;
 pub mod memory_suite;
+pub mod quality_bench;
 pub mod race_suite;
 pub mod scripted;
 pub mod store_suite;
