@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
+use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed, metadata_to_json, JsonObject};
 use graph_core::checkpoint::{
     ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, WriteBatch,
@@ -140,7 +140,7 @@ impl MySqlCheckpointer {
     fn rows<'a>(
         &self,
         link: &'a Link<'a>,
-        document: &serde_json::Value,
+        document: &JsonObject,
         values: &'a [(Arc<str>, Arc<str>, ChannelValue)],
     ) -> Result<Rows<'a>, CheckpointError> {
         let config = &link.config;
@@ -176,7 +176,7 @@ impl MySqlCheckpointer {
             blobs,
             planned,
             document: pyjson::dumps(document).map_err(invalid)?,
-            metadata: pyjson::dumps(&link.metadata.to_json()).map_err(invalid)?,
+            metadata: pyjson::dumps(&metadata_to_json(link.metadata)).map_err(invalid)?,
         })
     }
 }

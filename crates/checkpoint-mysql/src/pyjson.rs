@@ -89,13 +89,25 @@ fn float_repr(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use graph_core::checkpoint::serde::JsonObject;
     use serde_json::json;
+
+    use super::*;
 
     #[test]
     fn layout_matches_python_json_dumps() {
         // Expected strings printed by CPython 3.12 `json.dumps`.
-        let value = json!({"source": "loop", "step": -1, "parents": {}, "list": [1, 2.5, null, true]});
+        // Keys in insertion order, as the saver's documents are built (a `json!` object's order
+        // depends on serde_json's features).
+        let value: JsonObject = [
+            ("source", json!("loop")),
+            ("step", json!(-1)),
+            ("parents", json!({})),
+            ("list", json!([1, 2.5, null, true])),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
         assert_eq!(
             dumps(&value).unwrap(),
             r#"{"source": "loop", "step": -1, "parents": {}, "list": [1, 2.5, null, true]}"#

@@ -8,7 +8,7 @@ use serde_json::Value;
 use sqlx::mysql::MySqlRow;
 use sqlx::{MySqlPool, Row as _};
 
-use graph_core::checkpoint::serde::{checkpoint_from_json, loads_typed};
+use graph_core::checkpoint::serde::{self as codec, checkpoint_from_json, loads_typed};
 
 use crate::error::backend;
 use crate::sql::Layout;
@@ -211,7 +211,8 @@ pub(crate) fn decode_blob(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
 
 fn parse_json(text: Option<&str>, column: &str) -> Result<Value, String> {
     let text = text.ok_or_else(|| format!("`{column}` is NULL"))?;
-    serde_json::from_str(text).map_err(|e| format!("`{column}` is not JSON: {e}"))
+    // Floats correctly rounded: an inline float value must read back as the double written.
+    codec::parse_json(text.as_bytes()).map_err(|e| format!("`{column}` is not JSON: {e}"))
 }
 
 /// The items of an aggregate, `<count>:<JSON array>` (see [`sql::select`](crate::sql::select));
@@ -223,7 +224,7 @@ fn aggregate(text: Option<&str>) -> Option<Vec<Value>> {
     if count == 0 {
         return Some(Vec::new());
     }
-    match serde_json::from_str::<Value>(array) {
+    match codec::parse_json(array.as_bytes()) {
         Ok(Value::Array(items)) if items.len() == count => Some(items),
         _ => None,
     }

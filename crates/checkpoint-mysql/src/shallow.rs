@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
+use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed, metadata_to_json};
 use graph_core::checkpoint::{
     ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
     CheckpointTuple, Checkpointer, ListOptions,
@@ -158,9 +158,7 @@ impl MySqlShallowCheckpointer {
         let (mut document, _) = checkpoint_to_json(checkpoint).map_err(Error::from)?;
         // Every value lives in the blob table here, primitives included, as in LangGraph's
         // shallow saver: the document carries versions only.
-        if let Some(doc) = document.as_object_mut() {
-            doc.remove("channel_values");
-        }
+        document.remove("channel_values");
         let mut blobs = Vec::with_capacity(new_versions.len());
         for channel in new_versions.keys() {
             // A channel without a value gets LangGraph's `empty` row, which reads back as absent.
@@ -175,8 +173,8 @@ impl MySqlShallowCheckpointer {
             blobs.push((&**channel, kind, bytes));
         }
         let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
-        let metadata =
-            pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
+        let metadata = pyjson::dumps(&metadata_to_json(metadata))
+            .map_err(|e| CheckpointError::Invalid(e.to_string()))?;
         let hash = write::ns_hash(&config.checkpoint_ns);
 
         let rows = (config, hash, checkpoint.id.as_str(), blobs, document, metadata);

@@ -69,7 +69,7 @@ pub(crate) fn checkpoint(
     }
     Ok(EncodedCheckpoint {
         member: ns.member(&checkpoint.id),
-        record: record::encode_record(doc, metadata, config.checkpoint_id.as_deref()),
+        record: record::encode_record(&doc, metadata, config.checkpoint_id.as_deref()),
         refs: refs.join(" "),
         writes_prefix: ns.writes_prefix(&checkpoint.id),
         blobs,

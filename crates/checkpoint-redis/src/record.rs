@@ -6,7 +6,7 @@
 //! `checkpoint`/`metadata` columns of the SQL savers, so a thread can be copied between stores
 //! value for value.
 
-use graph_core::checkpoint::serde as codec;
+use graph_core::checkpoint::serde::{self as codec, JsonObject};
 use graph_core::checkpoint::{ChannelValue, CheckpointMetadata};
 use rmpv::{Utf8StringRef, ValueRef};
 use serde_json::Value;
@@ -92,25 +92,31 @@ pub(crate) struct Record {
     pub(crate) parent: Option<String>,
 }
 
+/// A record as written: the keys in this order, and the document's and metadata's keys in
+/// Python's order, whatever serde_json's features.
+#[derive(serde::Serialize)]
+struct RecordText<'a> {
+    checkpoint: &'a JsonObject,
+    metadata: JsonObject,
+    parent_checkpoint_id: Option<&'a str>,
+}
+
 /// The JSON text of a record.
 pub(crate) fn encode_record(
-    checkpoint: Value,
+    checkpoint: &JsonObject,
     metadata: &CheckpointMetadata,
     parent: Option<&str>,
 ) -> Vec<u8> {
-    // Built by hand: `json!` would serialize (deep-copy) the document instead of moving it in.
-    let mut record = serde_json::Map::with_capacity(3);
-    record.insert("checkpoint".to_owned(), checkpoint);
-    record.insert("metadata".to_owned(), codec::metadata_to_json(metadata));
-    record.insert("parent_checkpoint_id".to_owned(), parent.map_or(Value::Null, Value::from));
-    let record = Value::Object(record);
-    // A `Value` with string keys always serializes.
+    let record =
+        RecordText { checkpoint, metadata: codec::metadata_to_json(metadata), parent_checkpoint_id: parent };
+    // String keys and JSON values only: serializing cannot fail.
     serde_json::to_vec(&record).unwrap_or_default()
 }
 
-/// A record read back.
+/// A record read back, floats correctly rounded (an inline float reads back as the double
+/// written).
 pub(crate) fn decode_record(bytes: &[u8]) -> Result<Record, String> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let value = codec::parse_json(bytes).map_err(|e| format!("not JSON: {e}"))?;
     let Value::Object(mut obj) = value else { return Err("not a JSON object".to_owned()) };
     let checkpoint = obj.remove("checkpoint").ok_or("no `checkpoint`")?;
     let metadata = obj.remove("metadata").ok_or("no `metadata`")?;
@@ -152,10 +158,33 @@ mod tests {
     #[test]
     fn records_round_trip() {
         let meta = CheckpointMetadata::new(CheckpointSource::Loop, 3);
-        let r = decode_record(&encode_record(serde_json::json!({"id": "x"}), &meta, Some("p"))).unwrap();
+        let doc: JsonObject = [("id".to_owned(), Value::from("x"))].into_iter().collect();
+        let r = decode_record(&encode_record(&doc, &meta, Some("p"))).unwrap();
         assert_eq!(
             (r.metadata, r.parent.as_deref(), &r.checkpoint["id"]),
             (meta, Some("p"), &Value::from("x"))
         );
+    }
+
+    #[test]
+    fn records_keep_key_order_and_exact_floats() {
+        let meta = CheckpointMetadata::new(CheckpointSource::Loop, 3);
+        // A double whose shortest text serde_json without `float_roundtrip` reads one bit off.
+        let hard = 3.026_199_944_157_320_3e-52_f64;
+        let doc: JsonObject = [
+            ("v", Value::from(4)),
+            ("ts", Value::from("t")),
+            ("channel_values", serde_json::json!({"f": hard})),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        let text = encode_record(&doc, &meta, None);
+        let text = std::str::from_utf8(&text).unwrap();
+        assert!(text.starts_with(r#"{"checkpoint":{"v":4,"ts":"t","#), "{text}");
+        assert!(text.contains(r#""metadata":{"source":"loop","step":3,"parents":{}}"#), "{text}");
+        let read =
+            decode_record(text.as_bytes()).unwrap().checkpoint["channel_values"]["f"].as_f64().unwrap();
+        assert_eq!(read.to_bits(), hard.to_bits(), "{read:e}");
     }
 }

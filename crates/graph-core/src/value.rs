@@ -7,7 +7,7 @@
 //! read back arrive as [`ChannelValue::Encoded`] or [`ChannelValue::Json`] and are decoded into the
 //! field's type by [`ChannelValue::decode`].
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::Arc;
 
@@ -144,7 +144,12 @@ impl ChannelValue {
             },
             Self::Json(v) => T::deserialize(&**v).map_err(decode_err::<T>),
             Self::Encoded(e) => match &*e.kind {
-                "msgpack" => crate::checkpoint::serde::decode_msgpack(&e.bytes).map_err(decode_err::<T>),
+                "msgpack" => {
+                    if let Some(messages) = message_list::<T>(&e.bytes) {
+                        return Ok(messages);
+                    }
+                    crate::checkpoint::serde::decode_msgpack(&e.bytes).map_err(decode_err::<T>)
+                }
                 "json" => {
                     let json = crate::checkpoint::serde::json_value(&e.bytes).map_err(decode_err::<T>)?;
                     T::deserialize(json).map_err(decode_err::<T>)
@@ -185,6 +190,17 @@ impl ChannelValue {
             }
         }
     }
+}
+
+/// When `T` is `Vec<Message>`, the stored list decoded so that every message keeps the bytes it
+/// was read from (see `checkpoint::serde::decode_message_list`); `None` for other types and
+/// other bytes.
+fn message_list<T: 'static>(bytes: &[u8]) -> Option<T> {
+    if TypeId::of::<T>() != TypeId::of::<Vec<crate::messages::Message>>() {
+        return None;
+    }
+    let messages: Box<dyn Any> = Box::new(crate::checkpoint::serde::decode_message_list(bytes)?);
+    messages.downcast::<T>().ok().map(|t| *t)
 }
 
 fn decode_err<T>(e: impl fmt::Display) -> ValueError {

@@ -56,8 +56,16 @@ else:
         RemoveMessage(id="h1"),
     ]
     plain = {"count": 3, "name": "x", "nested": {"a": [1, 2.5, None, True]}}
+    # Maps inside a message whose insertion order is not sorted order.
+    unsorted = [AIMessage(
+        [{"type": "text", "text": "查一下"}],
+        id="a1",
+        tool_calls=[{"name": "weather", "args": {"days": 3, "city": "北京"}, "id": "c1"}],
+        response_metadata={"model_name": "m", "finish_reason": "stop"},
+    )]
     print(json.dumps({
         "messages": dump(messages),
+        "unsorted": dump(unsorted),
         "plain": dump(plain),
         "human_hi": dump(HumanMessage("hi", id="h1")),
         "overwrite": dump(Overwrite(["b"])),
@@ -190,6 +198,17 @@ fn rust_decodes_python_messages_and_plain_values() {
         loads_typed("msgpack", &unhex(&out["plain"])).expect("loads").decode().expect("decode");
     let nested = Nested { a: vec![json!(1), json!(2.5), Value::Null, json!(true)] };
     assert_eq!(plain, Plain { count: 3, name: "x".to_owned(), nested });
+}
+
+#[test]
+fn python_messages_are_written_back_in_pythons_key_order() {
+    let Some(python) = python() else { return };
+    let out = run_python(&python, "encode", "");
+    let stored = unhex(&out["unsorted"]);
+    let history: Vec<Message> = loads_typed("msgpack", &stored).expect("loads").decode().expect("decode");
+    assert_eq!(history[0].tool_calls()[0].args, json!({"city": "北京", "days": 3}));
+    // Read and written back unchanged: Python's bytes, whatever serde_json's map order is.
+    assert_eq!(hex(&msgpack(&ChannelValue::new(history))), hex(&stored));
 }
 
 #[test]

@@ -1,5 +1,9 @@
 //! Turning checkpoints into output: per-checkpoint summaries, the executed path as Mermaid, and
 //! the text and JSON forms of each command.
+//!
+//! JSON output, and the decoded values in text output, list every object's keys sorted (the
+//! order of `serde_json::Map`, since no crate here enables serde_json's `preserve_order`): the
+//! same for every run and every source, whatever order the saver stored the keys in.
 
 pub mod graph;
 pub mod summary;

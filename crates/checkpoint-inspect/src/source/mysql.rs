@@ -212,10 +212,11 @@ fn text(row: &MySqlRow, column: &str) -> Result<Option<String>, sqlx::Error> {
     row.try_get_unchecked::<Option<String>, _>(column)
 }
 
-/// A JSON column parsed; a problem noted (and `null` returned) when it is missing or not JSON.
+/// A JSON column parsed, floats as the exact doubles stored; a problem noted (and `null`
+/// returned) when it is missing or not JSON.
 fn json_column(row: &MySqlRow, column: &str, problems: &mut Vec<String>) -> Json {
     match text(row, column) {
-        Ok(Some(t)) => serde_json::from_str(&t).unwrap_or_else(|e| {
+        Ok(Some(t)) => graph_core::checkpoint::serde::parse_json(t.as_bytes()).unwrap_or_else(|e| {
             problems.push(format!("`{column}` is not JSON: {e}"));
             Json::Null
         }),

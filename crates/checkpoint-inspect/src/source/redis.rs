@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use checkpoint_redis::{RedisCheckpointer, ThreadKeys, DEFAULT_PREFIX};
+use graph_core::checkpoint::serde::parse_json;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde_json::Value as Json;
 
@@ -133,7 +134,7 @@ impl RedisSource {
                 .query_async(&mut conn)
                 .await
                 .map_err(|e| self.backend(e))?;
-            let record: Json = record.and_then(|r| serde_json::from_slice(&r).ok()).unwrap_or_default();
+            let record: Json = record.and_then(|r| parse_json(&r).ok()).unwrap_or_default();
             out.push(ThreadInfo {
                 thread_id,
                 checkpoints,
@@ -184,7 +185,8 @@ impl RedisSource {
                 .query_async(&mut conn)
                 .await
                 .map_err(|e| self.backend(e))?;
-            match record.map(|r| serde_json::from_slice::<Json>(&r)) {
+            // Floats read as the exact doubles stored.
+            match record.map(|r| parse_json(&r)) {
                 Some(Ok(mut record)) => {
                     raw.document = record["checkpoint"].take();
                     raw.metadata = record["metadata"].take();

@@ -158,7 +158,10 @@ impl CheckpointMetadata {
         Self { source, step, parents: BTreeMap::new(), extra: serde_json::Map::new() }
     }
 
-    /// The metadata as the JSON object LangGraph stores.
+    /// The metadata as a JSON object, for filters and display: the user keys plus `source`,
+    /// `step` and `parents`, in `serde_json::Map`'s order. Savers write
+    /// [`metadata_to_json`](crate::checkpoint::serde::metadata_to_json), which keeps Python's key
+    /// order.
     pub fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut m = self.extra.clone();
         m.insert("source".into(), self.source.as_str().into());

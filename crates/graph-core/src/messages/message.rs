@@ -145,6 +145,20 @@ impl Message {
         Ok(self.inner.packed.get_or_init(|| bytes))
     }
 
+    /// This message with `payload`, the ext 5 payload it was decoded from, as its encoding.
+    ///
+    /// Python writes the maps inside a message (`response_metadata`, content blocks, tool call
+    /// arguments) in their insertion order, which `serde_json::Map` does not keep unless the
+    /// program enables serde_json's `preserve_order`. Writing back the bytes read keeps a message
+    /// that was read and not edited exactly as Python stored it; the first edit forgets them like
+    /// any encoding. Does nothing when the message is shared or already encoded.
+    pub(crate) fn with_payload(mut self, payload: Vec<u8>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.inner) {
+            let _ = shared.packed.set(payload.into_boxed_slice());
+        }
+        self
+    }
+
     /// Write access; copies the data first if another clone shares it, and forgets the encoding.
     fn data_mut(&mut self) -> &mut MessageData {
         let shared = Arc::make_mut(&mut self.inner);

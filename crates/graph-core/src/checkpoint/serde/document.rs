@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rmpv::Value as Mp;
 use serde_json::{Map, Value as Json};
 
-use super::{convert, msgpack, SerdeError};
+use super::{convert, msgpack, text, JsonObject, SerdeError};
 use crate::checkpoint::{ChannelVersions, Checkpoint};
 use crate::value::ChannelValue;
 
@@ -19,7 +19,8 @@ pub type Blob = (Arc<str>, Arc<str>, ChannelValue);
 /// store as blobs keyed by `(channel, version)`.
 ///
 /// The document is `{"v", "ts", "id", "channel_values", "channel_versions", "versions_seen",
-/// "updated_channels"}`, keys in Python's order. A value is inline when Python would inline it
+/// "updated_channels"}`, a [`JsonObject`] whose keys serialize in that order (Python's) whatever
+/// serde_json's features; the objects inside are keyed by channel or node, sorted. A value is inline when Python would inline it
 /// (`None`, `str`, `int`, `float`, `bool`): [`ChannelValue::Null`], a JSON scalar, a live value
 /// whose serde form is a scalar, or stored bytes that decode to one. Non-finite floats have no
 /// JSON form and become blobs.
@@ -30,7 +31,7 @@ pub type Blob = (Arc<str>, Arc<str>, ChannelValue);
 /// # Errors
 /// [`SerdeError::Document`] when a channel has a value but no version;
 /// [`SerdeError::Msgpack`] / [`SerdeError::Json`] when stored bytes are malformed.
-pub fn checkpoint_to_json(cp: &Checkpoint) -> Result<(Json, Vec<Blob>), SerdeError> {
+pub fn checkpoint_to_json(cp: &Checkpoint) -> Result<(JsonObject, Vec<Blob>), SerdeError> {
     let mut inline = Map::new();
     let mut blobs = Vec::new();
     for (channel, value) in &cp.channel_values {
@@ -49,17 +50,17 @@ pub fn checkpoint_to_json(cp: &Checkpoint) -> Result<(Json, Vec<Blob>), SerdeErr
     let versions = |v: &ChannelVersions| -> Json {
         Json::Object(v.iter().map(|(k, v)| (k.to_string(), Json::from(&**v))).collect())
     };
-    let mut doc = Map::new();
-    doc.insert("v".into(), cp.v.into());
-    doc.insert("ts".into(), cp.ts.as_str().into());
-    doc.insert("id".into(), cp.id.as_str().into());
-    doc.insert("channel_values".into(), Json::Object(inline));
-    doc.insert("channel_versions".into(), versions(&cp.channel_versions));
+    let mut doc = JsonObject::new();
+    doc.insert("v", cp.v.into());
+    doc.insert("ts", cp.ts.as_str().into());
+    doc.insert("id", cp.id.as_str().into());
+    doc.insert("channel_values", Json::Object(inline));
+    doc.insert("channel_versions", versions(&cp.channel_versions));
     let seen = cp.versions_seen.iter().map(|(node, v)| (node.to_string(), versions(v))).collect();
-    doc.insert("versions_seen".into(), Json::Object(seen));
+    doc.insert("versions_seen", Json::Object(seen));
     let updated = cp.updated_channels.as_ref().map(|u| u.iter().map(|c| Json::from(&**c)).collect());
-    doc.insert("updated_channels".into(), updated.map_or(Json::Null, Json::Array));
-    Ok((Json::Object(doc), blobs))
+    doc.insert("updated_channels", updated.map_or(Json::Null, Json::Array));
+    Ok((doc, blobs))
 }
 
 /// The JSON to inline for a value, or `None` when it belongs in a blob.
@@ -72,8 +73,7 @@ fn inline_value(value: &ChannelValue) -> Result<Option<Json>, SerdeError> {
             "null" => Some(Json::Null),
             "msgpack" => msgpack_scalar(&msgpack::read(&e.bytes)?),
             "json" => {
-                let json: Json =
-                    serde_json::from_slice(&e.bytes).map_err(|e| SerdeError::Json(e.to_string()))?;
+                let json = text::parse(&e.bytes)?;
                 is_scalar(&json).then_some(json)
             }
             _ => None,

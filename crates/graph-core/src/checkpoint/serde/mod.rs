@@ -29,6 +29,21 @@
 //! map, decides: a user map that happens to have a `content` key is never mistaken for a message,
 //! and a message nested anywhere in user state (a field, a map value, an `Option`) is found.
 //!
+//! # Key order and floats
+//!
+//! graph-core asks serde_json for no feature, so it behaves the same in every program:
+//!
+//! - What graph-core defines is written in Python's order whatever serde_json's features: the
+//!   checkpoint document and the metadata are [`JsonObject`]s, messages and ext payloads are
+//!   written field by field, and msgpack maps read from Python keep their order (stored values
+//!   are written back as the bytes read).
+//! - Maps held in a `serde_json::Value` or `serde_json::Map` (JSON state, message kwargs and
+//!   metadata, metadata's user keys) come out in `serde_json::Map`'s order: sorted by key, or
+//!   insertion order in a program that enables serde_json's `preserve_order`.
+//! - JSON text is read with [`parse_json`], whose floats are correctly rounded as Python's are,
+//!   so a float stored inline reads back as the same double with or without serde_json's
+//!   `float_roundtrip`.
+//!
 //! # Example
 //!
 //! ```
@@ -50,10 +65,14 @@ mod convert;
 mod document;
 mod ext;
 mod msgpack;
+mod object;
+mod text;
 
 use serde::de::DeserializeOwned;
 
 pub use document::{checkpoint_from_json, checkpoint_to_json, Blob};
+pub use object::JsonObject;
+pub use text::parse as parse_json;
 
 pub(crate) use convert::json_scalar;
 pub(crate) use ext::{
@@ -223,9 +242,16 @@ pub(crate) fn tree_value(tree: &rmpv::Value) -> Result<ChannelValue, SerdeError>
     Ok(ChannelValue::encoded("msgpack", msgpack::write(tree)?))
 }
 
-/// LangGraph's metadata JSON (`source`, `step`, `parents` and the user keys).
-pub fn metadata_to_json(metadata: &CheckpointMetadata) -> serde_json::Value {
-    serde_json::Value::Object(metadata.to_json())
+/// LangGraph's metadata JSON, as savers store it: the user keys (in `serde_json::Map`'s order),
+/// then `source`, `step` and `parents` (in place when a user key has the same name), in that
+/// order whatever serde_json's features.
+pub fn metadata_to_json(metadata: &CheckpointMetadata) -> JsonObject {
+    let mut json: JsonObject = metadata.extra.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    json.insert("source", metadata.source.as_str().into());
+    json.insert("step", metadata.step.into());
+    let parents = metadata.parents.iter().map(|(k, v)| (k.clone(), v.as_str().into())).collect();
+    json.insert("parents", serde_json::Value::Object(parents));
+    json
 }
 
 /// Reads LangGraph's metadata JSON.
@@ -256,15 +282,44 @@ pub(crate) fn msgpack_to_json(bytes: &[u8]) -> Result<serde_json::Value, SerdeEr
 
 /// A legacy `json` blob as plain JSON, LangChain constructor envelopes revived.
 pub(crate) fn json_value(bytes: &[u8]) -> Result<serde_json::Value, SerdeError> {
-    let json = serde_json::from_slice(bytes).map_err(|e| SerdeError::Json(e.to_string()))?;
-    Ok(convert::revive(json))
+    Ok(convert::revive(text::parse(bytes)?))
 }
 
 /// A message from an ext value rmp-serde handed to `Message`'s `Deserialize`.
 pub(crate) fn message_from_ext(code: i8, data: Vec<u8>) -> Result<Message, String> {
-    let plain =
-        ext::normalise(rmpv::Value::Ext(code, data), msgpack::MAX_DEPTH).map_err(|e| e.to_string())?;
-    serde_json::from_value(convert::to_json(&plain)).map_err(|e| format!("ext {code} is not a message: {e}"))
+    message_within(code, data, msgpack::MAX_DEPTH)
+}
+
+/// [`message_from_ext`] with a nesting budget. A LangChain message (ext 5) keeps `data` as its
+/// encoding (see `Message::with_payload`), so it is written back as Python wrote it until edited.
+fn message_within(code: i8, data: Vec<u8>, depth: usize) -> Result<Message, String> {
+    let payload = (code == EXT_PYDANTIC_V2).then(|| data.clone());
+    let plain = ext::normalise(rmpv::Value::Ext(code, data), depth).map_err(|e| e.to_string())?;
+    let message: Message = serde_json::from_value(convert::to_json(&plain))
+        .map_err(|e| format!("ext {code} is not a message: {e}"))?;
+    Ok(match payload {
+        Some(payload) => message.with_payload(payload),
+        None => message,
+    })
+}
+
+/// A stored list of LangChain messages (a `messages` channel) as [`Message`]s that each keep the
+/// ext 5 payload they were read from, so the ones a run does not edit are written back byte for
+/// byte: the maps inside them in Python's order, which a `serde_json::Map` would not keep.
+///
+/// `None` when the bytes are anything else (not a list, an item that is not ext 5, a payload
+/// that is not a message): the general decoding then reads them, or reports why it cannot.
+pub(crate) fn decode_message_list(bytes: &[u8]) -> Option<Vec<Message>> {
+    let rmpv::Value::Array(items) = msgpack::read(bytes).ok()? else { return None };
+    if items.is_empty() {
+        return None;
+    }
+    let mut messages = Vec::with_capacity(items.len());
+    for item in items {
+        let rmpv::Value::Ext(EXT_PYDANTIC_V2, data) = item else { return None };
+        messages.push(message_within(EXT_PYDANTIC_V2, data, msgpack::MAX_DEPTH - 1).ok()?);
+    }
+    Some(messages)
 }
 
 #[cfg(test)]

@@ -322,13 +322,15 @@ fn sample_checkpoint() -> Checkpoint {
 fn checkpoint_document_inlines_primitives_like_python() {
     let cp = sample_checkpoint();
     let (doc, blobs) = checkpoint_to_json(&cp).unwrap();
-    let keys: Vec<&str> = doc.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = doc.iter().map(|(k, _)| k).collect();
     assert_eq!(
         keys,
         ["v", "ts", "id", "channel_values", "channel_versions", "versions_seen", "updated_channels"]
     );
-    assert_eq!(doc["channel_values"], json!({"branch:to:bot": null, "count": 0, "name": "x"}));
-    assert_eq!(doc["versions_seen"], json!({"__input__": {}, "bot": {"branch:to:bot": "01.3"}}));
+    // Python's key order in the text too, whatever serde_json's features.
+    assert!(serde_json::to_string(&doc).unwrap().starts_with(r#"{"v":4,"ts":"#));
+    assert_eq!(doc.get("channel_values"), Some(&json!({"branch:to:bot": null, "count": 0, "name": "x"})));
+    assert_eq!(doc.get("versions_seen"), Some(&json!({"__input__": {}, "bot": {"branch:to:bot": "01.3"}})));
     let blob_keys: Vec<(&str, &str)> = blobs.iter().map(|(c, v, _)| (&**c, &**v)).collect();
     assert_eq!(blob_keys, [("join:a+b:c", "01.5"), ("messages", "02.1")]);
 
@@ -340,7 +342,7 @@ fn checkpoint_document_inlines_primitives_like_python() {
         })
         .chain([("gone".into(), ChannelValue::encoded("empty", Vec::new()))])
         .collect();
-    let back = checkpoint_from_json(&doc, stored).unwrap();
+    let back = checkpoint_from_json(&doc.into_value(), stored).unwrap();
     assert_eq!((back.v, &back.id, &back.ts), (4, &cp.id, &cp.ts));
     assert_eq!(back.channel_versions, cp.channel_versions);
     assert_eq!(back.versions_seen, cp.versions_seen);
@@ -382,7 +384,7 @@ fn encoded_scalars_are_inlined_and_nan_is_not() {
     ]);
     cp.channel_versions.extend([("a".into(), "1".into()), ("b".into(), "1".into())]);
     let (doc, blobs) = checkpoint_to_json(&cp).unwrap();
-    assert_eq!(doc["channel_values"], json!({"a": "z", "b": 2.5}));
+    assert_eq!(doc.get("channel_values"), Some(&json!({"a": "z", "b": 2.5})));
     assert_eq!(blobs.len(), 1);
 }
 
@@ -391,10 +393,92 @@ fn metadata_round_trips() {
     let mut md = CheckpointMetadata::new(CheckpointSource::Loop, 2);
     md.extra.insert("run_id".into(), json!("r1"));
     let json = metadata_to_json(&md);
-    assert_eq!(json["source"], json!("loop"));
-    assert_eq!(metadata_from_json(&json).unwrap(), md);
+    assert_eq!(json.get("source"), Some(&json!("loop")));
+    assert_eq!(metadata_from_json(&json.into_value()).unwrap(), md);
     assert!(matches!(metadata_from_json(&json!({"step": 1})), Err(SerdeError::Metadata(_))));
     assert!(matches!(metadata_from_json(&json!(3)), Err(SerdeError::Metadata(_))));
+}
+
+#[test]
+fn metadata_keys_come_in_pythons_order() {
+    let mut md = CheckpointMetadata::new(CheckpointSource::Input, -1);
+    md.extra.insert("run_id".into(), json!("r1"));
+    md.parents.insert(String::new(), "p".into());
+    let text = serde_json::to_string(&metadata_to_json(&md)).unwrap();
+    assert_eq!(text, r#"{"run_id":"r1","source":"input","step":-1,"parents":{"":"p"}}"#);
+}
+
+#[test]
+fn inline_floats_survive_the_document_text_bit_for_bit() {
+    // Doubles whose shortest text serde_json without `float_roundtrip` reads one bit off.
+    let hard: [f64; 3] =
+        [3.026_199_944_157_320_3e-52, -1.603_964_615_428_183e143, 1.071_566_039_146_582_6e-75];
+    let mut cp = sample_checkpoint();
+    cp.channel_values =
+        hard.iter().enumerate().map(|(i, f)| (format!("f{i}").into(), ChannelValue::new(*f))).collect();
+    cp.channel_versions = (0..hard.len()).map(|i| (format!("f{i}").into(), "1".into())).collect();
+    let (doc, blobs) = checkpoint_to_json(&cp).unwrap();
+    assert!(blobs.is_empty(), "finite floats are inline");
+    let text = serde_json::to_vec(&doc).unwrap();
+    let back = checkpoint_from_json(&parse_json(&text).unwrap(), Vec::new()).unwrap();
+    for (i, f) in hard.iter().enumerate() {
+        let read = back.channel_values[format!("f{i}").as_str()].decode::<f64>().unwrap();
+        assert_eq!(read.to_bits(), f.to_bits(), "{f:e} read back as {read:e}");
+    }
+}
+
+/// `[AIMessage]` as Python writes it, its inner maps in insertion order (not sorted): content
+/// blocks `{"type", "text"}`, `response_metadata` `{"model_name", "finish_reason"}` and tool call
+/// arguments `{"days", "city"}`.
+fn python_ordered_history() -> Vec<u8> {
+    use rmpv::Value as Mp;
+    let map =
+        |entries: Vec<(&str, Mp)>| Mp::Map(entries.into_iter().map(|(k, v)| (Mp::from(k), v)).collect());
+    let call = map(vec![
+        ("name", Mp::from("weather")),
+        ("args", map(vec![("days", Mp::from(3)), ("city", Mp::from("北京"))])),
+        ("id", Mp::from("c1")),
+        ("type", Mp::from("tool_call")),
+    ]);
+    let kwargs = map(vec![
+        ("content", Mp::Array(vec![map(vec![("type", Mp::from("text")), ("text", Mp::from("查一下"))])])),
+        ("additional_kwargs", map(vec![])),
+        ("response_metadata", map(vec![("model_name", Mp::from("m")), ("finish_reason", Mp::from("stop"))])),
+        ("type", Mp::from("ai")),
+        ("name", Mp::Nil),
+        ("id", Mp::from("a1")),
+        ("tool_calls", Mp::Array(vec![call])),
+        ("invalid_tool_calls", Mp::Array(vec![])),
+        ("usage_metadata", Mp::Nil),
+    ]);
+    let payload = Mp::Array(vec![
+        Mp::from("langchain_core.messages.ai"),
+        Mp::from("AIMessage"),
+        kwargs,
+        Mp::from(PYDANTIC_V2_METHOD),
+    ]);
+    let payload = msgpack::write(&payload).unwrap();
+    msgpack::write(&Mp::Array(vec![Mp::Ext(EXT_PYDANTIC_V2, payload)])).unwrap()
+}
+
+#[test]
+fn messages_read_from_python_are_written_back_in_pythons_key_order() {
+    let stored = python_ordered_history();
+    let history: Vec<Message> = loads_typed("msgpack", &stored).unwrap().decode().unwrap();
+    assert_eq!(history[0].tool_calls()[0].args["days"], json!(3));
+    assert_eq!(history[0].response_metadata()["finish_reason"], json!("stop"));
+    // Unchanged messages, in a list that grew, come back as the bytes Python wrote.
+    let mut grown = history.clone();
+    grown.push(Message::human("ok").with_id("h2"));
+    let (_, bytes) = dumps_typed(&ChannelValue::new(grown.clone())).unwrap();
+    let (_, alone) = dumps_typed(&ChannelValue::new(vec![grown[1].clone()])).unwrap();
+    assert_eq!(bytes, [&[0x92][..], &stored[1..], &alone[1..]].concat());
+    // An edited message is encoded afresh from its fields.
+    let edited = vec![history[0].clone().with_id("a2")];
+    let (_, bytes) = dumps_typed(&ChannelValue::new(edited.clone())).unwrap();
+    assert_ne!(bytes[..], stored[..]);
+    let back: Vec<Message> = loads_typed("msgpack", &bytes).unwrap().decode().unwrap();
+    assert_eq!(back, edited);
 }
 
 /// `[Interrupt(value={"q": 1}, id="abc")]`, as Python stores a node's `__interrupt__` write.
