@@ -108,6 +108,9 @@ impl<S: Store> EmbeddedMemory<S> {
         if !window.is_empty() {
             f.insert("created_at".into(), Value::Object(window));
         }
+        if let Some(min) = query.min_importance {
+            f.insert("importance".into(), json!({ "$gte": min }));
+        }
         if !query.include_retired {
             // `$ne` also matches items without the flag, i.e. every memory never retired.
             f.insert(RETIRED.into(), json!({ "$ne": true }));

@@ -52,6 +52,16 @@ impl Filter {
         Ok(self.push(field, "!=", &value))
     }
 
+    /// `field >= value` for a float field; `value` is written with enough digits to round-trip.
+    ///
+    /// # Panics
+    /// As [`eq_str`](Self::eq_str).
+    #[must_use]
+    pub fn gte_f32(self, field: &'static str, value: f32) -> Self {
+        // `{:?}` of an f32 is its shortest round-tripping form, always with a `.` or exponent.
+        self.push(field, ">=", &format!("{value:?}"))
+    }
+
     /// `field >= value`.
     ///
     /// # Panics

@@ -77,10 +77,10 @@ pub mod filter;
 pub mod llm_decider;
 #[cfg(feature = "local-embeddings")]
 mod local;
-#[cfg(feature = "local-embeddings")]
-mod multilingual;
 mod memory;
 mod milvus;
+#[cfg(feature = "local-embeddings")]
+mod multilingual;
 mod record;
 pub mod rerank;
 pub mod retire;
@@ -97,10 +97,10 @@ pub use filter::Filter;
 pub use llm_decider::{chat_fn, ChatCall, FnChat, LlmDecider};
 #[cfg(feature = "local-embeddings")]
 pub use local::MiniLmEmbeddings;
-#[cfg(feature = "local-embeddings")]
-pub use multilingual::MultilingualUseEmbeddings;
 pub use memory::Memory;
 pub use milvus::MilvusMemory;
+#[cfg(feature = "local-embeddings")]
+pub use multilingual::MultilingualUseEmbeddings;
 pub use record::{
     enriched_query, now_secs, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
     ENRICH_RECENT, ROLE_EXCHANGE, ROLE_SUMMARY,

@@ -69,7 +69,11 @@ pub(crate) fn finish(
     let now = query.now.unwrap_or_else(now_secs);
     let mut hits: Vec<MemoryHit> = candidates
         .into_iter()
-        .filter(|(r, _)| r.user_id == query.user_id && (query.include_retired || !r.is_retired()))
+        .filter(|(r, _)| {
+            r.user_id == query.user_id
+                && (query.include_retired || !r.is_retired())
+                && query.min_importance.is_none_or(|min| r.importance >= min)
+        })
         .map(|(record, relevance)| {
             let score = if query.rerank {
                 rerank.score(relevance, now - record.created_at, f64::from(record.importance))

@@ -225,6 +225,9 @@ pub struct RetrieveQuery {
     /// Whether memories retired as superseded (see [`Retire`](crate::Retire)) may be returned
     /// (default false: a stale fact is never recalled).
     pub include_retired: bool,
+    /// Only memories at least this important (the seed's importance "as a filter": small talk
+    /// scored low never takes a place in the top k). `None` (the default) filters nothing.
+    pub min_importance: Option<f32>,
 }
 
 /// How many recent messages the enriched query keeps (the seed's `messages[-4:]`).
@@ -245,6 +248,7 @@ impl RetrieveQuery {
             rerank: true,
             now: None,
             include_retired: false,
+            min_importance: None,
         }
     }
     /// Recent messages, oldest first; the last [`ENRICH_RECENT`] are used.
@@ -299,6 +303,13 @@ impl RetrieveQuery {
     #[must_use]
     pub fn include_retired(mut self, on: bool) -> Self {
         self.include_retired = on;
+        self
+    }
+    /// Only memories whose importance is at least `min` (clamped to `[0, 1]`; NaN filters
+    /// nothing).
+    #[must_use]
+    pub fn min_importance(mut self, min: f32) -> Self {
+        self.min_importance = if min.is_nan() { None } else { Some(min.clamp(0.0, 1.0)) };
         self
     }
 

@@ -33,6 +33,11 @@ async fn embedded_decay_and_importance_order() {
 }
 
 #[tokio::test]
+async fn embedded_min_importance_filters_candidates() {
+    memory_suite::min_importance_filters_candidates(&memory()).await;
+}
+
+#[tokio::test]
 async fn embedded_time_window_and_session_scope() {
     memory_suite::time_window_and_session_scope(&memory()).await;
 }

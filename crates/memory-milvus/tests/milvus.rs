@@ -146,6 +146,16 @@ async fn milvus_decay_and_importance_order() {
 }
 
 #[tokio::test]
+async fn milvus_min_importance_filters_candidates() {
+    with_milvus(
+        "minimp",
+        defaults,
+        |m| async move { memory_suite::min_importance_filters_candidates(&m).await },
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn milvus_time_window_and_session_scope() {
     with_milvus("window", defaults, |m| async move { memory_suite::time_window_and_session_scope(&m).await })
         .await;

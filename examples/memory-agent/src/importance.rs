@@ -15,17 +15,27 @@ user in future conversations. 1 means a lasting personal fact, preference, decis
 or a question that reveals nothing about the user. Reply with one number between 0 and 1 and \
 nothing else.";
 
-/// The offline rule: the user telling something outranks the user asking something.
+/// The offline rule's score of a statement: something the user told about themselves.
+pub const STATEMENT_IMPORTANCE: f32 = 0.7;
+/// The offline rule's score of a question: its exchange repeats what memory already holds (the
+/// answer came from it) or holds nothing, so it stays below [`MIN_RECALL_IMPORTANCE`].
+pub const QUESTION_IMPORTANCE: f32 = 0.2;
+/// The least importance a memory needs to be recalled (importance as a filter, not only a
+/// weight). Without it a new question matches an old question better than the fact that answers
+/// both, and the old exchange takes the fact's place in the top 3.
+pub const MIN_RECALL_IMPORTANCE: f32 = 0.3;
+
+/// The offline rule: the user telling something is worth recalling, the user asking is not.
 ///
 /// ```
 /// assert_eq!(memory_agent::importance("My dog is called Biscuit."), 0.7);
-/// assert_eq!(memory_agent::importance("What is my dog called?"), 0.4);
+/// assert_eq!(memory_agent::importance("What is my dog called?"), 0.2);
 /// ```
 pub fn importance(question: &str) -> f32 {
     if is_question(question) {
-        0.4
+        QUESTION_IMPORTANCE
     } else {
-        0.7
+        STATEMENT_IMPORTANCE
     }
 }
 
@@ -57,7 +67,7 @@ impl ImportanceScorer {
     /// A short description for the start-up banner.
     pub fn describe(&self) -> &'static str {
         match self {
-            Self::Rule => "offline rule (statement 0.7, question 0.4)",
+            Self::Rule => "offline rule (statement 0.7, question 0.2)",
             Self::Llm(_) => "the chat model scores 0-1 (offline rule if it fails)",
         }
     }

@@ -93,7 +93,10 @@ pub use demo::{
 pub use demo::{AFTER_COMPACTION, DEMO_COMPACT_AFTER_DAYS};
 pub use embedder::{EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_RULE_SIMILARITY};
 pub use error::{redact, Error, Result};
-pub use importance::{importance, parse_importance, score_with, ImportanceScorer, IMPORTANCE_PROMPT};
+pub use importance::{
+    importance, parse_importance, score_with, ImportanceScorer, IMPORTANCE_PROMPT, MIN_RECALL_IMPORTANCE,
+    QUESTION_IMPORTANCE, STATEMENT_IMPORTANCE,
+};
 pub use memory::AgentMemory;
 pub use nodes::{build_request, call_model, retrieve, save_memory, system_prompt, AgentContext};
 pub use offline::{is_question, OfflineModel, OFFLINE_NOTICE};

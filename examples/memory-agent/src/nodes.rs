@@ -7,7 +7,7 @@ use graph_models::{ChatModelExt, ChatRequest, SharedChatModel};
 use memory_milvus::{Memory, NewMemory, RetrieveQuery, SessionScope, ENRICH_RECENT};
 
 use crate::consolidate::{AgentConsolidator, Clock};
-use crate::importance::ImportanceScorer;
+use crate::importance::{ImportanceScorer, MIN_RECALL_IMPORTANCE};
 use crate::memory::AgentMemory;
 use crate::offline::is_question;
 use crate::state::{last_human, last_text, AgentState, AgentStateUpdate, Recalled};
@@ -108,6 +108,7 @@ pub async fn retrieve(
     let query = RetrieveQuery::new(s.user_id.as_str(), question)
         .recent(recent)
         .top_k(ctx.top_k)
+        .min_importance(MIN_RECALL_IMPORTANCE)
         .session(scope)
         .now(ctx.clock.now());
     let hits = ctx.memory.retrieve(query).await?;

@@ -28,7 +28,7 @@ async fn the_models_score_is_stored_with_the_memory() {
     agent.chat("ada", "monday", "My dog is called Biscuit.").await.unwrap();
     agent.chat("ada", "monday", "What is my dog called?").await.unwrap();
 
-    // The rule would have stored 0.7 and 0.4.
+    // The rule would have stored 0.7 and 0.2.
     assert_eq!(stored(&agent, "ada", "monday").await, [0.93, 0.15]);
 
     // Each request holds the scoring prompt and the whole exchange, at temperature 0.
@@ -48,8 +48,8 @@ async fn an_unreadable_reply_or_a_failed_call_falls_back_to_the_rule() {
         let turn = agent.chat("ada", "monday", text).await.expect("scoring never fails the turn");
         assert!(!turn.answer.is_empty());
     }
-    // Garbage and a failed call: the rule (statement 0.7, question 0.4); out of range: clamped.
-    assert_eq!(stored(&agent, "ada", "monday").await, [0.7, 0.7, 0.4, 1.0]);
+    // Garbage and a failed call: the rule (statement 0.7, question 0.2); out of range: clamped.
+    assert_eq!(stored(&agent, "ada", "monday").await, [0.7, 0.7, 0.2, 1.0]);
     assert_eq!(model.importance.remaining(), 0, "the model was asked every time");
 }
 
@@ -59,6 +59,6 @@ async fn offline_the_rule_scores_and_the_model_is_not_asked() {
     let agent = support::agent_with(model.shared(), |c| c);
     agent.chat("ada", "monday", "My dog is called Biscuit.").await.unwrap();
     agent.chat("ada", "monday", "What is my dog called?").await.unwrap();
-    assert_eq!(stored(&agent, "ada", "monday").await, [0.7, 0.4]);
+    assert_eq!(stored(&agent, "ada", "monday").await, [0.7, 0.2]);
     assert!(model.scored().is_empty());
 }

@@ -252,6 +252,9 @@ impl MilvusMemory {
         if let Some(until) = query.until {
             f = f.lte_i64(fields::CREATED_AT, until);
         }
+        if let Some(min) = query.min_importance {
+            f = f.gte_f32(fields::IMPORTANCE, min);
+        }
         if !query.include_retired {
             // Server-side, so retired rows take no candidate slots.
             f = f.lacks_json_key(fields::METADATA, SUPERSEDED_BY)?;

@@ -128,6 +128,29 @@ pub async fn decay_and_importance_order<M: Memory>(m: &M) {
     assert_eq!(tags, ["high", "mid", "low"]);
 }
 
+/// `min_importance` keeps low-importance memories out of the candidates, in both search modes,
+/// however relevant they are; the boundary value itself is kept.
+pub async fn min_importance_filters_candidates<M: Memory>(m: &M) {
+    for (imp, tag) in [(0.2, "chatter"), (0.3, "edge"), (0.7, "fact")] {
+        let t = NewMemory::turn("minimp", "s", "which vector index did we pick", tag)
+            .created_at(NOW)
+            .importance(imp);
+        m.save_turn(t.meta("tag", tag)).await.unwrap();
+    }
+    let tags = |hits: Vec<memory_milvus::MemoryHit>| {
+        let mut t: Vec<String> =
+            hits.iter().map(|h| h.record.metadata["tag"].as_str().unwrap().to_owned()).collect();
+        t.sort();
+        t
+    };
+    for mode in both_modes() {
+        let q = || RetrieveQuery::new("minimp", "vector index").mode(mode).top_k(10).now(NOW);
+        assert_eq!(tags(m.retrieve(q()).await.unwrap()), ["chatter", "edge", "fact"], "{mode:?}");
+        assert_eq!(tags(m.retrieve(q().min_importance(0.3)).await.unwrap()), ["edge", "fact"], "{mode:?}");
+        assert_eq!(tags(m.retrieve(q().min_importance(0.5)).await.unwrap()), ["fact"], "{mode:?}");
+    }
+}
+
 /// `since`/`until` and session scopes restrict candidates.
 pub async fn time_window_and_session_scope<M: Memory>(m: &M) {
     for (s, age) in [("old", 60), ("mid", 20), ("new", 2)] {
