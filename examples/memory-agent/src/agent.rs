@@ -233,7 +233,7 @@ impl Agent {
         Ok(Some(CheckpointSize {
             checkpoint_id: tuple.checkpoint.id,
             step: tuple.metadata.step,
-            document_bytes: document.to_string().len(),
+            document_bytes: document.into_value().to_string().len(),
             blob_bytes,
         }))
     }
