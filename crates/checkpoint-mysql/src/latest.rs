@@ -288,8 +288,7 @@ pub(crate) fn is_deadlock(err: &CheckpointError) -> bool {
 /// A short random pause before running a deadlocked transaction again, growing with `attempt`,
 /// so the writers that deadlocked do not meet again at once.
 pub(crate) async fn backoff(attempt: usize) {
-    use rand::Rng;
-    let millis = rand::thread_rng().gen_range(1..=2u64 << attempt.min(6));
+    let millis = rand::random_range(1..=2u64 << attempt.min(6));
     tokio::time::sleep(Duration::from_millis(millis)).await;
 }
 

@@ -2,7 +2,7 @@
 //! read answered one way with the read answered another (a cached read against the full one, one
 //! process's read against another's).
 
-use graph_core::checkpoint::{CheckpointTuple, Checkpointer};
+use graph_core::checkpoint::{ChannelVersions, CheckpointTuple, Checkpointer};
 use graph_core::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -44,15 +44,23 @@ pub fn tuple_view(t: &CheckpointTuple) -> Value {
         t.checkpoint.channel_values.iter().map(|(k, v)| (k.to_string(), decode(v))).collect();
     let writes: Vec<Value> =
         t.pending_writes.iter().map(|w| json!([w.task_id, w.channel, decode(&w.value)])).collect();
+    // `Arc<str>` has no serde impl without serde's `rc` feature, which this kit does not impose.
+    let versions = |v: &ChannelVersions| -> Value {
+        v.iter().map(|(channel, version)| (channel.to_string(), Value::from(&**version))).collect()
+    };
+    let seen: Map<String, Value> =
+        t.checkpoint.versions_seen.iter().map(|(node, v)| (node.to_string(), versions(v))).collect();
+    let updated =
+        t.checkpoint.updated_channels.as_ref().map(|u| u.iter().map(|c| c.to_string()).collect::<Vec<_>>());
     json!({
         "config": format!("{:?}", t.config),
         "parent": format!("{:?}", t.parent_config),
         "metadata": t.metadata.to_json(),
         "id": t.checkpoint.id,
         "ts": t.checkpoint.ts,
-        "versions": t.checkpoint.channel_versions,
-        "seen": t.checkpoint.versions_seen,
-        "updated": t.checkpoint.updated_channels,
+        "versions": versions(&t.checkpoint.channel_versions),
+        "seen": seen,
+        "updated": updated,
         "values": values,
         "writes": writes,
     })

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use rand::Rng;
+use rand::{Rng, RngExt};
 
 /// Kills aimed at the run's start: one in this many.
 const EARLY_ONE_IN: u32 = 4;
@@ -29,12 +29,12 @@ pub enum Kill {
 impl Kill {
     /// A kill for a run whose uninterrupted length is `window`.
     pub fn draw(rng: &mut impl Rng, window: Duration) -> Self {
-        if rng.gen_ratio(1, AT_DONE_ONE_IN) {
+        if rng.random_ratio(1, AT_DONE_ONE_IN) {
             return Self::AtDone;
         }
         let micros = window.as_micros().max(u128::from(EARLY_PART)) as u64;
-        let upper = if rng.gen_ratio(1, EARLY_ONE_IN) { micros / u64::from(EARLY_PART) } else { micros };
-        Self::After(Duration::from_micros(rng.gen_range(0..upper)))
+        let upper = if rng.random_ratio(1, EARLY_ONE_IN) { micros / u64::from(EARLY_PART) } else { micros };
+        Self::After(Duration::from_micros(rng.random_range(0..upper)))
     }
 }
 
