@@ -1,7 +1,8 @@
 //! A bilingual memory-quality set, generated deterministically, stored the way the `memory-agent`
-//! main command stores a conversation (examples/memory-agent/src/nodes.rs): one memory per
-//! exchange, `User: …\nAssistant: …`, importance 0.7 for a statement and 0.4 for a question, the
-//! offline model's replies ("Noted, I will remember that." to every statement).
+//! main command stores a conversation offline (examples/memory-agent/src/nodes.rs and
+//! importance.rs): one memory per exchange, `User: …\nAssistant: …`, importance 0.7 for a
+//! statement and 0.4 for a question, the offline model's replies ("Noted, I will remember that."
+//! to every statement).
 //!
 //! Per asking user (40 by default): four sessions of different ages (120, 60, 21 and 3 days old),
 //! six small-talk exchanges in each (Chinese and English, questions and statements, some touching
@@ -40,7 +41,7 @@ const FACTS_PER_USER: usize = 6;
 pub const STATEMENT_REPLY: &str = "Noted, I will remember that.";
 /// The offline model's reply to a question it finds no fact for.
 pub const UNKNOWN_REPLY: &str = "I don't remember you telling me anything about that.";
-/// The main command's importance of a statement (nodes.rs `importance`).
+/// The main command's offline importance of a statement (importance.rs `importance`).
 pub const STATEMENT_IMPORTANCE: f32 = 0.7;
 /// The main command's importance of a question.
 pub const QUESTION_IMPORTANCE: f32 = 0.4;
