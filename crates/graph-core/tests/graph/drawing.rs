@@ -45,6 +45,19 @@ fn hostile() -> CompiledGraph<S> {
 }
 
 #[test]
+fn mermaid_writes_dotted_middleware_names_unquoted() {
+    // Agent middleware nodes are named `<middleware>.<hook>`: LangGraph shows them as they are.
+    let g = StateGraph::<S>::new()
+        .add_node("trimming.before_model", update)
+        .add_edge(START, "trimming.before_model")
+        .compile()
+        .unwrap();
+    let m = g.draw_mermaid();
+    assert!(m.contains("\ttrimming_before_model(trimming.before_model)\n"), "{m}");
+    assert!(m.contains("\t__start__ --> trimming_before_model;\n"), "{m}");
+}
+
+#[test]
 fn mermaid_shows_plain_and_conditional_edges() {
     let g = StateGraph::<S>::new()
         .add_node("model", update)
@@ -86,7 +99,8 @@ fn statement(line: &str) -> Result<Statement, String> {
     if let Some(inner) = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
         let label = match inner.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
             Some(quoted) => unescape_mermaid(quoted)?,
-            None if inner == id => inner.to_owned(),
+            // LangGraph's dotted middleware names stay bare when their id is the name with `_`s.
+            None if inner == id || (inner.contains('.') && inner.replace('.', "_") == id) => inner.to_owned(),
             None => return Err(format!("unquoted label {inner:?} is not the id")),
         };
         return Ok(Statement::Node { id, label });

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::escape::mermaid_label;
+use super::escape::{is_bare_mermaid_label, mermaid_label};
 use super::ids::MermaidIds;
 use crate::graph::builder::{END, START};
 use crate::graph::compiled::CompiledGraph;
@@ -23,7 +23,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         let _ = writeln!(out, "\t{START}([<p>{START}</p>]):::first");
         for n in &d.nodes {
             let id = ids.get(n);
-            let _ = if id == n {
+            let _ = if id == n || is_bare_mermaid_label(n, id) {
                 writeln!(out, "\t{id}({n})")
             } else {
                 writeln!(out, "\t{id}(\"{}\")", mermaid_label(n))
