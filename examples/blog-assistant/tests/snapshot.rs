@@ -6,9 +6,9 @@ mod support;
 use std::time::Duration;
 
 use blog_assistant::routes::thread_id;
+use blog_assistant::Config;
 use graph_core::messages::{Message, MessageType};
 use graph_core::RunConfig;
-use blog_assistant::Config;
 use support::{answer, chat, ids, open_chat, start, start_with, thread_bytes, SHARED_DB};
 
 /// Most bytes a thread may hold in Redis after [`ROUNDS`] rounds.

@@ -1,7 +1,7 @@
 //! A bilingual memory-quality set, generated deterministically, stored the way the `memory-agent`
 //! main command stores a conversation offline (examples/memory-agent/src/nodes.rs and
 //! importance.rs): one memory per exchange, `User: …\nAssistant: …`, importance 0.7 for a
-//! statement and 0.4 for a question, the offline model's replies ("Noted, I will remember that."
+//! statement and 0.2 for a question, the offline model's replies ("Noted, I will remember that."
 //! to every statement).
 //!
 //! Per asking user (40 by default): four sessions of different ages (120, 60, 21 and 3 days old),
@@ -44,7 +44,9 @@ pub const UNKNOWN_REPLY: &str = "I don't remember you telling me anything about 
 /// The main command's offline importance of a statement (importance.rs `importance`).
 pub const STATEMENT_IMPORTANCE: f32 = 0.7;
 /// The main command's importance of a question.
-pub const QUESTION_IMPORTANCE: f32 = 0.4;
+pub const QUESTION_IMPORTANCE: f32 = 0.2;
+/// The least importance the main command recalls (importance.rs `MIN_RECALL_IMPORTANCE`).
+pub const MIN_RECALL_IMPORTANCE: f32 = 0.3;
 
 /// A language of the set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -334,7 +336,7 @@ const QUESTION_WORDS: [&str; 22] = [
 ];
 
 /// Whether the main command takes `text` for a question (examples/memory-agent/src/offline.rs
-/// `is_question`): questions are saved with importance 0.4 and never consolidated.
+/// `is_question`): questions are saved with importance 0.2 and never consolidated.
 pub fn is_question(text: &str) -> bool {
     let t = text.trim();
     if t.ends_with('?') || t.ends_with('？') || t.ends_with('吗') || t.contains("什么") {

@@ -99,7 +99,9 @@ impl Mode {
         match self {
             Mode::Dense => q.mode(SearchMode::Dense).rerank(false),
             Mode::Hybrid => q.mode(SearchMode::Hybrid).rerank(false),
-            Mode::Default => q.mode(SearchMode::Hybrid).rerank(true),
+            Mode::Default => {
+                q.mode(SearchMode::Hybrid).rerank(true).min_importance(data::MIN_RECALL_IMPORTANCE)
+            }
         }
     }
 }
