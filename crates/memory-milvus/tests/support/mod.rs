@@ -4,6 +4,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod bilingual;
+pub mod bilingual_corpus;
 pub mod bilingual_quality;
 pub mod consolidate_suite;
 pub mod dataset;
