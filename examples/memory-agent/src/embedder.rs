@@ -176,11 +176,7 @@ fn fetch_multilingual() -> Result<PathBuf> {
 mod tests {
     use super::*;
 
-    fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let pairs: Vec<(String, String)> =
-            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        move |k| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
-    }
+    use crate::test_env::lookup;
 
     #[test]
     fn the_multilingual_model_is_the_default() {

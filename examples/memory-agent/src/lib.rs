@@ -76,6 +76,8 @@ mod offline;
 mod settings;
 mod state;
 mod summarizer;
+#[cfg(test)]
+mod test_env;
 mod trim;
 
 pub use agent::{build_graph, Agent, CheckpointSize, Turn};

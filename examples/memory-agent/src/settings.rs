@@ -77,9 +77,7 @@ impl Settings {
 mod tests {
     use super::*;
 
-    fn lookup<'a>(pairs: &'a [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_owned())
-    }
+    use crate::test_env::lookup;
 
     #[test]
     fn variables_are_read_and_bad_values_named() {
