@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Fails when depending on graph-core turns on a feature that changes the rest of a user's program.
+# Fails when depending on graph-core turns on a feature that changes the rest of a user's program,
+# when a crate without its optional features still builds the heavy dependencies those features
+# gate, or when the workspace builds two rustls crypto providers. Reads `cargo tree` only.
 #
 # Cargo unifies a dependency's features across the whole program, so a feature graph-core asks
 # for is on in every crate of its users: serde_json's `preserve_order` changes the key order of
@@ -22,11 +24,13 @@ forbidden=(
   'tokio feature "macros"'
 )
 
-tree_args=(tree -p downstream -e normal,build,features --prefix none)
-# Offline first, so a machine without network works from its cache; online only if that fails.
-if ! tree=$(cargo "${tree_args[@]}" --offline 2>/dev/null); then
-  tree=$(cargo "${tree_args[@]}")
-fi
+# `cargo tree` with these arguments, offline first so a machine without network works from its
+# cache; online only if that fails.
+cargo_tree() {
+  cargo tree "$@" --offline 2>/dev/null || cargo tree "$@"
+}
+
+tree=$(cargo_tree -p downstream -e normal,build,features --prefix none)
 
 if ! grep -q '^graph-core v' <<<"$tree"; then
   echo "error: the dependency tree of tests/downstream does not contain graph-core" >&2
@@ -38,10 +42,47 @@ for feature in "${forbidden[@]}"; do
   if grep -qF "$feature" <<<"$tree"; then
     echo "error: depending on graph-core alone enables $feature; what turns it on:" >&2
     # The inverted tree of that crate: each feature with the dependents that ask for it.
-    cargo tree --offline -p downstream -e normal,build,features -i "${feature%% *}" >&2 || true
+    cargo_tree -p downstream -e normal,build,features -i "${feature%% *}" >&2 || true
     failed=1
   fi
 done
 [ "$failed" = 0 ] || exit 1
 
+# --- optional heavy dependencies ------------------------------------------------------------
+# What a dependent gets from a crate with its default features, or none: the normal and build
+# dependencies only (dev-dependencies, such as the crate itself with every feature for its own
+# tests, are not part of it).
+lean_failed=0
+lean() { # package, what it must not pull (crate names)...
+  local package=$1 deps crate
+  shift
+  deps=$(cargo_tree -p "$package" --no-default-features -e normal,build --prefix none)
+  for crate in "$@"; do
+    if grep -qE "^$crate v" <<<"$deps"; then
+      echo "error: $package with --no-default-features builds $crate; what pulls it:" >&2
+      cargo_tree -p "$package" --no-default-features -e normal,build -i "$crate" >&2 || true
+      lean_failed=1
+    fi
+  done
+}
+# graph-models: the OpenAI client (`openai`) and tiktoken (`tiktoken`) are opt-in.
+lean graph-models async-openai reqwest rustls tiktoken-rs
+# memory-milvus: the Milvus SDK (`milvus`) and candle (`local-embeddings`) are opt-in.
+lean memory-milvus milvus-sdk-rust tonic prost reqwest candle-core
+[ "$lean_failed" = 0 ] || exit 1
+
+# --- one rustls crypto provider -------------------------------------------------------------
+# With ring and aws-lc-rs both compiled in, rustls cannot choose and `ClientConfig::builder()`
+# (redis' `rediss://`, tonic) panics unless the program installs a provider by hand. The whole
+# workspace, dev-dependencies included, builds ring only.
+workspace=$(cargo_tree --workspace -e normal,build,dev --prefix none)
+if grep -qE '^ring v' <<<"$workspace" && grep -qE '^aws-lc-rs v' <<<"$workspace"; then
+  echo "error: the workspace builds both ring and aws-lc-rs; what asks for aws-lc-rs (a TLS feature" >&2
+  echo "       that names no provider picks it, e.g. reqwest's \`rustls\`: use a ring or no-provider form):" >&2
+  cargo_tree --workspace -e normal,build,dev,features -i aws-lc-rs >&2 || true
+  exit 1
+fi
+
+echo "ok: graph-models and memory-milvus without features build no HTTP, TLS, gRPC or tokenizer stack;"
+echo "ok: the workspace builds one rustls crypto provider ($(grep -oE '^ring v[^ ]+' <<<"$workspace" | head -1 || echo none))"
 echo "ok: a crate depending on graph-core alone gets: $(grep -oE '^(serde_json|serde|tokio) feature "[^"]+"' <<<"$tree" | sort -u | sed 's/ feature /:/' | tr -d '"' | tr '\n' ' ')"

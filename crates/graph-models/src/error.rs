@@ -8,9 +8,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// A failure of a model call, a tool lookup or a tokenizer.
 ///
 /// Model errors keep what a caller needs to decide on a retry: the HTTP status of
-/// [`Error::Api`], or the kind of transport failure. The OpenAI client already retries 429s,
-/// 5xx and connect failures (see [`OpenAiConfig::max_retries`](crate::OpenAiConfig)); what reaches
-/// the caller is the last attempt's error.
+/// [`Error::Api`], or the kind of transport failure. The OpenAI client (feature `openai`) already
+/// retries 429s, 5xx and connect failures (see `OpenAiConfig::max_retries`); what reaches the
+/// caller is the last attempt's error.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -105,6 +105,8 @@ impl Error {
     }
 }
 
+#[cfg(feature = "openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 impl From<async_openai::error::OpenAIError> for Error {
     fn from(e: async_openai::error::OpenAIError) -> Self {
         use async_openai::error::OpenAIError as E;

@@ -51,17 +51,43 @@
 //!   [`SharedChatModel`] erase the type; [`ChatModelExt`] binds tools and, with
 //!   [`invoke_in_graph`](ChatModelExt::invoke_in_graph), streams tokens into a graph run's
 //!   `messages` stream mode with node metadata.
-//! - [`OpenAiChatModel`] / [`OpenAiEmbeddings`]: any OpenAI-compatible endpoint, configured from
-//!   [`OpenAiConfig`] or `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_MODEL`.
+//! - `OpenAiChatModel` / `OpenAiEmbeddings` (feature `openai`): any OpenAI-compatible endpoint,
+//!   configured from `OpenAiConfig` or `OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_MODEL`.
 //! - [`Tool`], [`tool`], [`tool_with_schema`]: tools from async fns with JSON-schema arguments;
 //!   [`ToolNode`] runs a reply's calls concurrently and never fails; [`tools_condition`] routes.
-//! - [`TokenCounter`]: [`TiktokenCounter`] (cl100k_base, o200k_base) and the fast
-//!   [`ApproxTokenCounter`] for mixed Chinese/English text.
+//! - [`TokenCounter`]: the fast [`ApproxTokenCounter`] for mixed Chinese/English text, and the
+//!   exact `TiktokenCounter` (feature `tiktoken`; cl100k_base, o200k_base).
+//!
+//! ## Features
+//!
+//! | feature | default | what it adds | what it builds |
+//! |---|---|---|---|
+//! | `openai` | no | `OpenAiChatModel`, `OpenAiEmbeddings`, `OpenAiConfig`, `OPENAI_BASE_URL` | async-openai, reqwest, rustls with the ring provider |
+//! | `tiktoken` | no | `TiktokenCounter`, `Encoding` | tiktoken-rs and its vocabularies (8 MB) |
+//!
+//! Without features the crate is the traits and what needs no network: [`ChatModel`] and its
+//! extensions, messages and streaming chunks, tools and [`ToolNode`], [`ApproxTokenCounter`].
+//! Both features are off by default because a default feature cannot be turned off from below:
+//! a library that depends on graph-models (graph-agent does) would otherwise force the HTTP and
+//! TLS stack, or 8 MB of vocabularies, on every program that brings its own model. The
+//! application turns on what it uses:
+//!
+//! ```toml
+//! graph-models = { version = "0.1", features = ["openai"] }
+//! ```
+//!
+//! **TLS.** `openai` uses rustls with ring, the one crypto provider of this workspace, and the
+//! platform's certificate verifier; it installs no process-wide provider (one the application
+//! installed is used instead of ring). reqwest 0.13 gets its `rustls-no-provider` feature, so in a
+//! program that also builds its own `reqwest` 0.13 client *without* a TLS feature of its own,
+//! that client now needs a provider: enable reqwest's `rustls` feature (aws-lc-rs), or pass a
+//! rustls config with `ClientBuilder::tls_backend_preconfigured`.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod error;
 mod model;
+#[cfg(feature = "openai")]
 mod openai;
 mod tokens;
 mod tools;
@@ -71,11 +97,14 @@ pub use model::{
     collect_stream, BoxFuture, ChatChunk, ChatModel, ChatModelExt, ChatRequest, ChunkAggregator, ChunkStream,
     DynChatModel, SharedChatModel, ToolCallChunk, ToolChoice, WithTools,
 };
+#[cfg(feature = "openai")]
 pub use openai::{OpenAiChatModel, OpenAiConfig, OpenAiEmbeddings, OPENAI_BASE_URL};
 pub use tokens::{
-    ApproxTokenCounter, Encoding, TiktokenCounter, TokenCounter, REPLY_PRIMING_TOKENS, TOKENS_PER_IMAGE,
-    TOKENS_PER_MESSAGE, TOKENS_PER_TOOL_CALL,
+    ApproxTokenCounter, TokenCounter, REPLY_PRIMING_TOKENS, TOKENS_PER_IMAGE, TOKENS_PER_MESSAGE,
+    TOKENS_PER_TOOL_CALL,
 };
+#[cfg(feature = "tiktoken")]
+pub use tokens::{Encoding, TiktokenCounter};
 pub use tools::{
     tool, tool_with_schema, tools_condition, DynTool, FnTool, HasMessages, SharedTool, Tool, ToolNode,
     ToolNodeMarker, ToolOutput, ToolSpec,

@@ -8,6 +8,8 @@ use graph_core::store::{BoxError, StoreError};
 pub enum Error {
     /// A Milvus request failed (connection, server error, malformed response). Boxed: the SDK's
     /// error is large and would make every `Result` of this crate large.
+    #[cfg(feature = "milvus")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
     #[error("milvus request failed")]
     Milvus(#[source] Box<milvus::v2::prelude::Error>),
     /// The embedded memory's store failed.
@@ -74,6 +76,8 @@ pub enum Error {
     },
 }
 
+#[cfg(feature = "milvus")]
+#[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
 impl From<milvus::v2::prelude::Error> for Error {
     fn from(e: milvus::v2::prelude::Error) -> Self {
         Self::Milvus(Box::new(e))

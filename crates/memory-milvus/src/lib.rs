@@ -60,9 +60,21 @@
 //! ## Features
 //! | feature | default | what |
 //! |---|---|---|
+//! | `milvus` | no | the Milvus backends: `MilvusMemory`, `MilvusStore`, `MilvusConfig` and its schema types (`fields`, `Analyzer`, `Consistency`, `Metric`); builds milvus-sdk-rust (tonic, prost, protoc at build time, rustls with ring) |
 //! | `local-embeddings` | no | offline embeddings in pure Rust (candle): `MultilingualUseEmbeddings` (Universal Sentence Encoder multilingual v3, Chinese and English in one space) and `MiniLmEmbeddings` (all-MiniLM-L6-v2, English) |
+//!
+//! Without features the crate is the [`Memory`] API, [`EmbeddedMemory`], retrieval, reranking,
+//! compaction and consolidation: an application that keeps its memories in process builds no
+//! gRPC client. Both features are off by default, as a default feature cannot be turned off by
+//! the application when a library in between depends on this crate; turn on what you use:
+//!
+//! ```toml
+//! memory-milvus = { version = "0.1", features = ["milvus"] }
+//! ```
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// Without `milvus`, the docs still name the Milvus backend next to the embedded one.
+#![cfg_attr(not(feature = "milvus"), allow(rustdoc::broken_intra_doc_links))]
 
 #[cfg(test)]
 #[path = "../tests/support/bilingual.rs"]
@@ -78,14 +90,17 @@ pub mod llm_decider;
 #[cfg(feature = "local-embeddings")]
 mod local;
 mod memory;
+#[cfg(feature = "milvus")]
 mod milvus;
 #[cfg(feature = "local-embeddings")]
 mod multilingual;
 mod record;
 pub mod rerank;
 pub mod retire;
+#[cfg(feature = "milvus")]
 mod schema;
 mod sessions;
+#[cfg(feature = "milvus")]
 mod store;
 mod summarize;
 
@@ -96,10 +111,14 @@ pub use error::{Error, Result};
 pub use filter::Filter;
 pub use llm_decider::{chat_fn, ChatCall, FnChat, LlmDecider};
 #[cfg(feature = "local-embeddings")]
+#[cfg_attr(docsrs, doc(cfg(feature = "local-embeddings")))]
 pub use local::MiniLmEmbeddings;
 pub use memory::Memory;
+#[cfg(feature = "milvus")]
+#[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
 pub use milvus::MilvusMemory;
 #[cfg(feature = "local-embeddings")]
+#[cfg_attr(docsrs, doc(cfg(feature = "local-embeddings")))]
 pub use multilingual::MultilingualUseEmbeddings;
 pub use record::{
     enriched_query, now_secs, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
@@ -107,8 +126,12 @@ pub use record::{
 };
 pub use rerank::RerankConfig;
 pub use retire::{Retire, Retirement};
+#[cfg(feature = "milvus")]
+#[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
 pub use schema::{fields, Analyzer, Consistency, Metric, MilvusConfig};
 pub use sessions::{SessionInfo, Sessions};
+#[cfg(feature = "milvus")]
+#[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
 pub use store::{MilvusStore, MilvusStoreConfig};
 pub use summarize::{
     compact_and_consolidate, compact_session, summarizer_fn, CompactOptions, CompactReport, FnSummarizer,

@@ -10,9 +10,12 @@ use serde_json::json;
 use crate::embedded::{record, EmbeddedMemory, RETIRED};
 use crate::error::Result;
 use crate::memory::Memory;
+#[cfg(feature = "milvus")]
 use crate::milvus::{user_filter, MilvusMemory, QUERY_PAGE};
 use crate::record::{validate_id, ROLE_EXCHANGE, ROLE_SUMMARY};
+#[cfg(feature = "milvus")]
 use crate::retire::SUPERSEDED_BY;
+#[cfg(feature = "milvus")]
 use crate::schema::fields;
 
 /// One session of a user as long-term memory holds it: its live (not retired) memories only.
@@ -75,6 +78,7 @@ impl<S: Store> Sessions for EmbeddedMemory<S> {
     }
 }
 
+#[cfg(feature = "milvus")]
 impl Sessions for MilvusMemory {
     async fn sessions(&self, user_id: &str) -> Result<Vec<SessionInfo>> {
         let mut rows: Vec<(String, String, i64)> = Vec::new();

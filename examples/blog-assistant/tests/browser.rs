@@ -63,7 +63,7 @@ impl Driver {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
-        let driver = Self { child, base: format!("http://127.0.0.1:{port}"), http: reqwest::Client::new() };
+        let driver = Self { child, base: format!("http://127.0.0.1:{port}"), http: support::http_client() };
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             let status = driver.http.get(format!("{}/status", driver.base)).send().await;

@@ -72,7 +72,7 @@ async fn a_round_streams_tokens_tool_calls_citations_done_and_is_archived() {
 
     // And /history returns those bubbles.
     let url = format!("{}/history?user_id={user}&session_id={session}", t.server.url());
-    let history: Value = reqwest::get(url).await.unwrap().json().await.unwrap();
+    let history: Value = support::http_client().get(url).send().await.unwrap().json().await.unwrap();
     let bubbles: Vec<(&str, &str)> = history["messages"]
         .as_array()
         .unwrap()
@@ -185,7 +185,7 @@ async fn long_tool_results_are_truncated_in_the_checkpoint_and_never_archived() 
 #[tokio::test]
 async fn bad_requests_get_a_400_naming_the_field() {
     let Some(t) = start(SHARED_DB).await else { return };
-    let client = reqwest::Client::new();
+    let client = support::http_client();
     let res = client.get(format!("{}/history?user_id=u1", t.server.url())).send().await.unwrap();
     assert_eq!(res.status(), 400);
     let body: Value = res.json().await.unwrap();

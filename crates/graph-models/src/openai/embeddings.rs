@@ -32,6 +32,7 @@ const DEFAULT_BATCH_SIZE: usize = 256;
 /// assert_eq!(vectors[0].len(), 1536);
 /// # Ok(()) }
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 #[derive(Clone)]
 pub struct OpenAiEmbeddings {
     /// The HTTP client.

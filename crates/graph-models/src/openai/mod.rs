@@ -35,6 +35,7 @@ use crate::model::{ChatModel, ChatRequest, ChunkStream};
 /// assert_eq!(config.model, "qwen2.5:7b");
 /// assert!(!format!("{config:?}").contains("sk-"));
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct OpenAiConfig {
@@ -62,6 +63,7 @@ pub struct OpenAiConfig {
 }
 
 /// OpenAI's public endpoint, the default base URL.
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
 impl OpenAiConfig {
@@ -144,21 +146,44 @@ impl OpenAiConfig {
         self
     }
 
-    /// The async-openai client for this config: key, base URL, timeouts and retry layer.
+    /// The async-openai client for this config: key, base URL, TLS, timeouts and retry layer.
     pub(crate) fn client(&self) -> Result<Client<ClientConfig>> {
         let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls_config()?)
             .connect_timeout(self.connect_timeout)
             .read_timeout(self.read_timeout)
             .build()
             .map_err(|e| Error::Client { source: Box::new(e) })?;
         // async-openai's own retry layer: it reads `Retry-After`, and tells a 429 rate limit
         // (retried) from a 429 `insufficient_quota` (not retried).
-        let service = OpenAIRetryLayer::new(self.max_retries).layer(ReqwestService::new(http));
+        let service = OpenAIRetryLayer::new(self.max_retries).layer(ReqwestService::new(http.clone()));
         let config = ClientConfig::new()
             .with_api_base(self.base_url.trim_end_matches('/'))
             .with_api_key(self.api_key.clone().unwrap_or_default());
-        Ok(Client::with_config(config).with_http_service(service))
+        // `build` with our client: `Client::with_config` would build a default reqwest client,
+        // which has no crypto provider to use (reqwest's `rustls-no-provider`) and panics.
+        Ok(Client::build(http, config).with_http_service(service))
     }
+}
+
+/// The rustls config of the HTTP client: the process-wide crypto provider when the application
+/// installed one, else ring (never installed as the process default: that is the application's
+/// choice to make), with the platform's certificate verifier, as reqwest's own `rustls` feature
+/// would set it up, minus aws-lc-rs.
+fn tls_config() -> Result<rustls::ClientConfig> {
+    use rustls_platform_verifier::BuilderVerifierExt;
+
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|builder| builder.with_platform_verifier())
+        .map_err(|e| Error::Client { source: Box::new(e) })?
+        .with_no_client_auth();
+    // What reqwest offers when it builds the config itself without HTTP/2.
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
 }
 
 impl fmt::Debug for OpenAiConfig {
@@ -190,6 +215,7 @@ impl fmt::Debug for OpenAiConfig {
 /// println!("{}", reply.text());
 /// # Ok(()) }
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 #[derive(Clone)]
 pub struct OpenAiChatModel {
     /// The HTTP client (shares its connection pool across clones).

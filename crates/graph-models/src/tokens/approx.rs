@@ -47,8 +47,8 @@ enum Run {
 /// Chinese) pack common Chinese words, so there the estimate errs high, the safe side for a
 /// context budget. It reads the text once and allocates nothing, many times faster than
 /// tiktoken-rs (see the `tokens` benchmark), which is what a trimmer that recounts a long
-/// history before every model call needs. Prefer [`TiktokenCounter`](super::TiktokenCounter)
-/// when an exact budget matters more than speed.
+/// history before every model call needs. Prefer `TiktokenCounter` (feature `tiktoken`) when an
+/// exact budget matters more than speed.
 ///
 /// ```
 /// use graph_models::{ApproxTokenCounter, TokenCounter};

@@ -1,4 +1,4 @@
-//! Token counting: [`TokenCounter`], an exact [`TiktokenCounter`] and a fast
+//! Token counting: [`TokenCounter`], an exact `TiktokenCounter` (feature `tiktoken`) and a fast
 //! [`ApproxTokenCounter`] that is right for mixed Chinese/English text.
 //!
 //! Both count what the model is actually sent for a message: its text, its name, and for an AI
@@ -6,11 +6,13 @@
 //! list costs tokens like any text), plus OpenAI's fixed per-message framing.
 
 mod approx;
+#[cfg(feature = "tiktoken")]
 mod tiktoken;
 
 use graph_core::messages::{Content, Message, MessageType};
 
 pub use approx::ApproxTokenCounter;
+#[cfg(feature = "tiktoken")]
 pub use tiktoken::{Encoding, TiktokenCounter};
 
 /// Framing tokens per message (`<|start|>{role}<|message|>…<|end|>`), from OpenAI's cookbook.

@@ -9,6 +9,7 @@ use super::TokenCounter;
 use crate::error::Error;
 
 /// A tiktoken vocabulary.
+#[cfg_attr(docsrs, doc(cfg(feature = "tiktoken")))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Encoding {
@@ -62,6 +63,7 @@ impl FromStr for Encoding {
 /// let counter = TiktokenCounter::new(Encoding::Cl100kBase);
 /// assert_eq!(counter.count_text("hello world"), 2);
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tiktoken")))]
 #[derive(Clone, Copy)]
 pub struct TiktokenCounter {
     /// Which vocabulary.

@@ -10,7 +10,9 @@
 
 mod embedded;
 mod lock;
+#[cfg(feature = "milvus")]
 mod milvus;
+#[cfg(feature = "milvus")]
 mod version;
 
 use std::future::Future;

@@ -8,6 +8,7 @@
 
 #![allow(dead_code, unreachable_pub, reason = "each test file uses a different subset")]
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use blog_assistant::{App, Config, Server};
@@ -158,12 +159,24 @@ impl EventReader {
     }
 }
 
+/// A client for the loopback services, which speak plain HTTP. The workspace's reqwest has rustls
+/// without a crypto provider (graph-models' `openai` names ring for its own client), so a client
+/// built with defaults has no provider and panics: this one is handed a rustls config on ring.
+pub fn http_client() -> reqwest::Client {
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder().tls_backend_preconfigured(tls).build().expect("HTTP client")
+}
+
 /// Posts a question; the response must be an SSE stream.
 pub async fn open_chat(base: &str, user: &str, session: &str, message: &str) -> EventReader {
     let body = serde_json::json!({ "user_id": user, "session_id": session, "message": message });
     let response = timeout(
         Duration::from_secs(10),
-        reqwest::Client::new().post(format!("{base}/chat/stream")).json(&body).send(),
+        http_client().post(format!("{base}/chat/stream")).json(&body).send(),
     )
     .await
     .expect("the service answers within 10 s")

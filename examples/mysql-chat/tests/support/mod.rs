@@ -9,6 +9,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
@@ -103,7 +104,18 @@ pub async fn start_on(database: &str) -> Option<App> {
     let base = format!("http://{}", listener.local_addr().expect("local addr"));
     // The server lives as long as the test's runtime.
     tokio::spawn(mysql_chat::serve(listener, service.clone(), std::future::pending()));
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().expect("client");
+    // reqwest has rustls without a crypto provider (graph-models' `openai` names ring for its own
+    // client), so even a plain-HTTP client needs a rustls config, here on ring.
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    let http = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("client");
     Some(App { base, service, pool: saver.pool().clone(), http })
 }
 
