@@ -1,42 +1,22 @@
-//! The command line, parsed by hand: four commands and a handful of options do not justify an
-//! argument-parsing dependency in a tool whose build CI pays for.
+//! The command line: `checkpoint-inspect [--json] <URL> <command> [options]`, parsed by clap
+//! (`args/cli.rs` holds its definition), and turned into the [`Args`] that [`run`](crate::run) takes.
+//!
+//! Usage errors exit with 2 and say what is wrong, with the usage and a pointer to `--help`.
 
+mod cli;
+mod positive;
+
+use std::ffi::OsString;
 use std::path::PathBuf;
+
+use clap::error::ErrorKind;
+use clap::{CommandFactory as _, Parser as _};
+use clap_complete::Shell;
 
 use crate::error::{Error, Result};
 
-/// What `--help` prints.
-pub const USAGE: &str = "\
-checkpoint-inspect: read LangGraph-style checkpoints from MySQL or Redis
-
-usage:
-  checkpoint-inspect [--json] <URL> threads [--limit N]
-  checkpoint-inspect [--json] <URL> history <thread> [--ns NS] [--limit N] [--graph FILE.mmd]
-  checkpoint-inspect [--json] <URL> show <thread> [--checkpoint ID] [--ns NS]
-  checkpoint-inspect [--json] <URL> graph <thread> [--ns NS]
-
-URL:
-  mysql://user:password@host:3306/database    tables of checkpoint-mysql / langgraph-checkpoint-mysql
-  redis://host:6379/0 or rediss://...         keys of checkpoint-redis; add ?key-prefix=P when the
-                                              saver was built with another prefix (default graph:cp)
-
-commands:
-  threads    thread ids with their checkpoint count and latest step and time, newest first
-  history    one line per checkpoint, newest first: id, step, source, nodes that wrote, changes
-  show       one checkpoint (default: the latest) decoded: values, versions, metadata, pending writes
-  graph      the path the thread actually ran, as a Mermaid flowchart
-
-options:
-  --json             machine-readable output (one JSON document)
-  --limit N          at most N threads (default 50) or checkpoints (default all)
-  --ns NS            checkpoint namespace (default: the root graph, \"\")
-  --checkpoint ID    a checkpoint id, or a unique prefix of one
-  --graph FILE.mmd   print this Mermaid drawing (e.g. from draw_mermaid) above the history
-  -h, --help         this text
-  -V, --version      the version
-
-exit codes: 0 success, 1 error (server, data, unknown thread), 2 usage error
-";
+pub(crate) use self::cli::BIN;
+use self::cli::{Cli, CliCommand};
 
 /// How many threads `threads` lists when `--limit` is not given.
 pub const DEFAULT_THREAD_LIMIT: usize = 50;
@@ -92,138 +72,82 @@ pub enum Command {
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Parsed {
-    /// Run a command.
+    /// Run a command against a store.
     Run(Args),
-    /// Print [`USAGE`].
-    Help,
-    /// Print the version.
-    Version,
-}
-
-/// Options given on the command line, before we know which command takes them.
-#[derive(Debug, Default)]
-struct Options {
-    limit: Option<usize>,
-    ns: Option<String>,
-    checkpoint: Option<String>,
-    graph: Option<PathBuf>,
+    /// Print the completion script of this shell ([`crate::completions::write`]).
+    Completions(Shell),
+    /// Print this text on standard output and exit with 0: `--help` or `--version`.
+    Print(String),
 }
 
 /// Parses the arguments after the program name.
 ///
-/// Options may come anywhere (before or after the URL and command); `--opt value` and
-/// `--opt=value` are both accepted, and `--` ends the options, for thread ids starting with `-`.
+/// `--json` may come anywhere; a command's options come after the command, as `--opt value` or
+/// `--opt=value`; `--` ends the options, for thread ids starting with `-`.
 ///
 /// # Errors
-/// A usage error (see [`Error::is_usage`]) naming the offending argument.
+/// [`Error::CommandLine`] (a usage error: exit code 2) naming what is wrong.
 ///
 /// # Example
 /// ```
 /// use checkpoint_inspect::args::{parse, Command, Parsed};
 ///
-/// let parsed = parse(["redis://127.0.0.1/", "history", "u42:s7", "--limit", "5"].map(String::from))?;
+/// let parsed = parse(["redis://127.0.0.1/", "history", "u42:s7", "--limit", "5"])?;
 /// let Parsed::Run(args) = parsed else { unreachable!() };
 /// assert!(matches!(args.command, Command::History { limit: Some(5), .. }));
 /// # Ok::<(), checkpoint_inspect::Error>(())
 /// ```
-pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Parsed> {
-    let mut json = false;
-    let mut options = Options::default();
-    let mut positional = Vec::new();
-    let mut args = args.into_iter();
-    let mut options_done = false;
-    while let Some(arg) = args.next() {
-        if options_done || !arg.starts_with('-') || arg == "-" {
-            positional.push(arg);
-            continue;
+pub fn parse<I, T>(args: I) -> Result<Parsed>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let argv = std::iter::once(OsString::from(BIN)).chain(args.into_iter().map(Into::into));
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            return Ok(Parsed::Print(e.render().to_string()));
         }
-        let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) => (name.to_owned(), Some(value.to_owned())),
-            None => (arg.clone(), None),
-        };
-        let mut value =
-            |option: &'static str| inline.clone().or_else(|| args.next()).ok_or(Error::MissingValue(option));
-        match name.as_str() {
-            "--" => options_done = true,
-            "-h" | "--help" => return Ok(Parsed::Help),
-            "-V" | "--version" => return Ok(Parsed::Version),
-            "--json" => json = true,
-            "--limit" => options.limit = Some(number("--limit", &value("--limit")?)?),
-            "--ns" => options.ns = Some(value("--ns")?),
-            "--checkpoint" => options.checkpoint = Some(value("--checkpoint")?),
-            "--graph" => options.graph = Some(PathBuf::from(value("--graph")?)),
-            _ => {
-                let command = positional.get(1).map_or("checkpoint-inspect", |c| command_name(c));
-                return Err(Error::UnknownOption { option: arg, command });
-            }
-        }
-    }
-    let mut positional = positional.into_iter();
-    let url = positional.next().ok_or(Error::MissingArgument { what: "<URL> argument" })?;
-    let command = positional.next().ok_or(Error::MissingArgument { what: "command" })?;
-    let command = build(&command, &mut positional, options)?;
-    if let Some(extra) = positional.next() {
-        return Err(Error::UnexpectedArgument(extra));
-    }
-    Ok(Parsed::Run(Args { url, json, command }))
-}
-
-/// The static name of a command, for error messages.
-fn command_name(command: &str) -> &'static str {
-    match command {
-        "threads" => "threads",
-        "history" => "history",
-        "show" => "show",
-        "graph" => "graph",
-        _ => "checkpoint-inspect",
-    }
-}
-
-/// The command `name` with its thread argument and the options it accepts.
-fn build(name: &str, positional: &mut impl Iterator<Item = String>, o: Options) -> Result<Command> {
-    let command = command_name(name);
-    let reject = |given: bool, option: &str| -> Result<()> {
-        match given {
-            true => Err(Error::UnknownOption { option: option.to_owned(), command }),
-            false => Ok(()),
-        }
+        Err(e) => return Err(Error::CommandLine(e)),
     };
-    let mut thread = || positional.next().ok_or(Error::MissingArgument { what: "<thread> argument" });
-    let ns = o.ns.clone().unwrap_or_default();
-    Ok(match name {
-        "threads" => {
-            reject(o.ns.is_some(), "--ns")?;
-            reject(o.checkpoint.is_some(), "--checkpoint")?;
-            reject(o.graph.is_some(), "--graph")?;
-            Command::Threads { limit: o.limit.unwrap_or(DEFAULT_THREAD_LIMIT) }
+    let command = match cli.command {
+        Some(CliCommand::Completions { shell }) => {
+            return match cli.url {
+                None => Ok(Parsed::Completions(shell)),
+                // The URL is not repeated: it may hold a password.
+                Some(_) => Err(usage(ErrorKind::UnknownArgument, "`completions` takes no <URL>")),
+            };
         }
-        "history" => {
-            reject(o.checkpoint.is_some(), "--checkpoint")?;
-            Command::History { thread_id: thread()?, checkpoint_ns: ns, limit: o.limit, graph: o.graph }
+        Some(CliCommand::Threads { limit }) => Some(Command::Threads { limit }),
+        Some(CliCommand::History { thread, ns, limit, graph }) => {
+            Some(Command::History { thread_id: thread, checkpoint_ns: ns.unwrap_or_default(), limit, graph })
         }
-        "show" => {
-            reject(o.limit.is_some(), "--limit")?;
-            reject(o.graph.is_some(), "--graph")?;
-            Command::Show { thread_id: thread()?, checkpoint_ns: ns, checkpoint_id: o.checkpoint }
+        Some(CliCommand::Show { thread, ns, checkpoint }) => Some(Command::Show {
+            thread_id: thread,
+            checkpoint_ns: ns.unwrap_or_default(),
+            checkpoint_id: checkpoint,
+        }),
+        Some(CliCommand::Graph { thread, ns }) => {
+            Some(Command::Graph { thread_id: thread, checkpoint_ns: ns.unwrap_or_default() })
         }
-        "graph" => {
-            reject(o.limit.is_some(), "--limit")?;
-            reject(o.checkpoint.is_some(), "--checkpoint")?;
-            reject(o.graph.is_some(), "--graph")?;
-            Command::Graph { thread_id: thread()?, checkpoint_ns: ns }
-        }
-        other => return Err(Error::UnknownCommand(other.to_owned())),
-    })
+        None => None,
+    };
+    let Some(url) = cli.url else {
+        return Err(usage(ErrorKind::MissingRequiredArgument, "missing <URL> argument"));
+    };
+    let Some(command) = command else { return Err(usage(ErrorKind::MissingSubcommand, "missing command")) };
+    Ok(Parsed::Run(Args { url, json: cli.json, command }))
 }
 
-/// A positive count.
-fn number(option: &'static str, value: &str) -> Result<usize> {
-    match value.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(Error::InvalidNumber { option, value: value.to_owned() }),
-    }
+/// A usage error of ours, formatted as clap formats its own (usage lines, pointer to `--help`).
+fn usage(kind: ErrorKind, message: impl std::fmt::Display) -> Error {
+    Error::CommandLine(Cli::command().error(kind, message))
+}
+
+/// The clap definition of the command line, for generating completion scripts.
+pub(crate) fn command() -> clap::Command {
+    Cli::command()
 }
 
 #[cfg(test)]
@@ -231,14 +155,26 @@ mod tests {
     use super::*;
 
     fn run(args: &[&str]) -> Result<Args> {
-        match parse(args.iter().map(|s| (*s).to_owned()))? {
+        match parse(args)? {
             Parsed::Run(args) => Ok(args),
             other => panic!("expected a command, got {other:?}"),
         }
     }
 
+    /// The first line of a usage error's message.
+    fn first_line(args: &[&str]) -> String {
+        let err = run(args).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{args:?}");
+        err.to_string().lines().next().unwrap_or_default().to_owned()
+    }
+
     #[test]
-    fn options_may_come_anywhere() {
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn options_may_come_after_the_command_and_json_anywhere() {
         let args =
             run(&["--json", "mysql://h/db", "show", "t-1", "--checkpoint=1f0", "--ns", "sub"]).unwrap();
         assert!(args.json);
@@ -252,39 +188,61 @@ mod tests {
         );
         let args = run(&["redis://h/", "threads", "--json"]).unwrap();
         assert_eq!((args.json, args.command), (true, Command::Threads { limit: DEFAULT_THREAD_LIMIT }));
+        let args = run(&["redis://h/", "--json", "threads", "--limit", "3"]).unwrap();
+        assert_eq!((args.json, args.command), (true, Command::Threads { limit: 3 }));
         let args = run(&["redis://h/", "history", "--", "-odd-thread"]).unwrap();
         assert!(matches!(args.command, Command::History { thread_id, .. } if thread_id == "-odd-thread"));
+        let args = run(&["mysql://h/db", "history", "t", "--graph", "g.mmd", "--limit=2"]).unwrap();
+        let expected = Command::History {
+            thread_id: "t".into(),
+            checkpoint_ns: String::new(),
+            limit: Some(2),
+            graph: Some("g.mmd".into()),
+        };
+        assert_eq!(args.command, expected);
     }
 
     #[test]
     fn mistakes_are_usage_errors() {
-        let cases: [(&[&str], &str); 8] = [
+        let cases: [(&[&str], &str); 9] = [
             (&[], "missing <URL> argument"),
             (&["mysql://h/db"], "missing command"),
-            (&["mysql://h/db", "history"], "missing <thread> argument"),
-            (
-                &["mysql://h/db", "hist", "t"],
-                "unknown command `hist` (expected threads, history, show or graph)",
-            ),
+            (&["mysql://h/db", "history"], "the following required arguments were not provided:"),
+            (&["mysql://h/db", "hist", "t"], "unrecognized subcommand 'hist'"),
             (&["mysql://h/db", "threads", "--limit", "0"], "`--limit` expects a positive number, got `0`"),
-            (&["mysql://h/db", "threads", "--limit"], "option `--limit` needs a value"),
-            (&["mysql://h/db", "show", "t", "--limit", "3"], "unknown option `--limit` for `show`"),
-            (&["mysql://h/db", "graph", "t", "extra"], "unexpected argument `extra`"),
+            (&["mysql://h/db", "threads", "--limit", "-3"], "`--limit` expects a positive number, got `-3`"),
+            (
+                &["mysql://h/db", "threads", "--limit"],
+                "a value is required for '--limit <N>' but none was supplied",
+            ),
+            (&["mysql://h/db", "show", "t", "--limit", "3"], "unexpected argument '--limit' found"),
+            (&["mysql://h/db", "graph", "t", "extra"], "unexpected argument 'extra' found"),
         ];
         for (args, message) in cases {
-            let err = run(args).unwrap_err();
-            assert_eq!(err.to_string(), message, "{args:?}");
-            assert_eq!(err.exit_code(), 2);
+            assert_eq!(first_line(args), message, "{args:?}");
         }
-        assert!(matches!(
-            run(&["mysql://h/db", "threads", "--colour"]),
-            Err(Error::UnknownOption { command: "threads", .. })
-        ));
+        let err = run(&["mysql://h/db", "histroy", "t"]).unwrap_err().to_string();
+        assert!(err.contains("similar subcommand exists: 'history'"), "{err}");
+        let err = run(&[]).unwrap_err().to_string();
+        assert!(err.contains("<URL> history <thread>") && err.contains("--help"), "{err}");
     }
 
     #[test]
-    fn help_and_version_win() {
-        assert_eq!(parse(["x".to_owned(), "--help".to_owned()]).unwrap(), Parsed::Help);
-        assert_eq!(parse(["-V".to_owned()]).unwrap(), Parsed::Version);
+    fn help_and_version_are_printed() {
+        let Ok(Parsed::Print(help)) = parse(["x", "--help"]) else { panic!("no help") };
+        assert!(help.contains("checkpoint-inspect [--json] <URL> history <thread>"), "{help}");
+        assert!(help.contains("completions") && help.contains("exit codes:"), "{help}");
+        let version = parse(["-V"]).unwrap();
+        assert_eq!(version, Parsed::Print(format!("checkpoint-inspect {}\n", env!("CARGO_PKG_VERSION"))));
+    }
+
+    #[test]
+    fn completions_take_a_shell_and_no_url() {
+        assert_eq!(parse(["completions", "bash"]).unwrap(), Parsed::Completions(Shell::Bash));
+        assert_eq!(parse(["completions", "powershell"]).unwrap(), Parsed::Completions(Shell::PowerShell));
+        let err = parse(["completions", "tcsh"]).unwrap_err();
+        assert!(err.to_string().starts_with("invalid value 'tcsh' for '<SHELL>'"), "{err}");
+        let err = parse(["mysql://u:s3cret@h/db", "completions", "zsh"]).unwrap_err();
+        assert_eq!(err.to_string().lines().next(), Some("`completions` takes no <URL>"));
     }
 }

@@ -11,37 +11,11 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// No URL or no command was given.
-    #[error("missing {what}")]
-    MissingArgument {
-        /// What is missing, e.g. `"<thread> argument"`.
-        what: &'static str,
-    },
-    /// The command is not one of `threads`, `history`, `show`, `graph`.
-    #[error("unknown command `{0}` (expected threads, history, show or graph)")]
-    UnknownCommand(String),
-    /// An option the command does not take.
-    #[error("unknown option `{option}` for `{command}`")]
-    UnknownOption {
-        /// The option as typed.
-        option: String,
-        /// The command it was given to.
-        command: &'static str,
-    },
-    /// An option that needs a value came last.
-    #[error("option `{0}` needs a value")]
-    MissingValue(&'static str),
-    /// `--limit` was not a positive whole number.
-    #[error("`{option}` expects a positive number, got `{value}`")]
-    InvalidNumber {
-        /// The option.
-        option: &'static str,
-        /// What was given.
-        value: String,
-    },
-    /// More positional arguments than the command takes.
-    #[error("unexpected argument `{0}`")]
-    UnexpectedArgument(String),
+    /// The command line is wrong: a missing URL or command, an unknown command or option, a
+    /// missing or bad value. The message is clap's, followed by the usage lines and a pointer to
+    /// `--help`.
+    #[error("{}", command_line_message(.0))]
+    CommandLine(clap::Error),
     /// The URL does not start with `mysql://`, `redis://` or `rediss://`.
     #[error("unsupported URL `{url}` (expected mysql://, redis:// or rediss://)")]
     UnsupportedScheme {
@@ -115,6 +89,12 @@ pub enum Error {
     Output(#[from] std::io::Error),
 }
 
+/// clap's rendering of `e` without its leading `error: `, which `main` prints for every error.
+fn command_line_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    text.strip_prefix("error: ").unwrap_or(&text).trim_end().to_owned()
+}
+
 fn ns_suffix(ns: &str) -> String {
     if ns.is_empty() {
         String::new()
@@ -126,17 +106,7 @@ fn ns_suffix(ns: &str) -> String {
 impl Error {
     /// Whether the command line itself is wrong (as opposed to the data or the server).
     pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            Self::MissingArgument { .. }
-                | Self::UnknownCommand(_)
-                | Self::UnknownOption { .. }
-                | Self::MissingValue(_)
-                | Self::InvalidNumber { .. }
-                | Self::UnexpectedArgument(_)
-                | Self::UnsupportedScheme { .. }
-                | Self::InvalidUrl { .. }
-        )
+        matches!(self, Self::CommandLine(_) | Self::UnsupportedScheme { .. } | Self::InvalidUrl { .. })
     }
 
     /// The process exit code: 2 for usage errors, 1 for everything else.
@@ -152,35 +122,14 @@ impl Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// `url` with the password of its user-info part replaced by `***`, for messages and output.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    // The user info ends at the last `@` before the path; a password may itself contain `@`.
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else { return url.to_owned() };
-    let (user_info, host) = (&rest[..at], &rest[at..]);
-    match user_info.split_once(':') {
-        Some((user, _password)) => format!("{scheme}://{user}:***{host}"),
-        None => url.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn passwords_are_redacted() {
-        assert_eq!(redact("mysql://root:s3cr@t@db:3306/app"), "mysql://root:***@db:3306/app");
-        assert_eq!(redact("redis://:pw@127.0.0.1:6379/0"), "redis://:***@127.0.0.1:6379/0");
-        assert_eq!(redact("mysql://root@127.0.0.1/app"), "mysql://root@127.0.0.1/app");
-        assert_eq!(redact("redis://127.0.0.1/?a=b@c"), "redis://127.0.0.1/?a=b@c");
-        assert_eq!(redact("not a url"), "not a url");
-    }
-
-    #[test]
     fn usage_errors_exit_with_two() {
-        assert_eq!(Error::UnknownCommand("x".into()).exit_code(), 2);
+        let usage = Error::UnsupportedScheme { url: "postgres://h/db".into() };
+        assert_eq!(usage.exit_code(), 2);
         let unknown = Error::UnknownThread { thread_id: "t".into(), checkpoint_ns: String::new() };
         assert_eq!(unknown.exit_code(), 1);
         assert_eq!(unknown.to_string(), "thread `t` has no checkpoints");

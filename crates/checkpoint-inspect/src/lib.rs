@@ -12,7 +12,7 @@
 //! # async fn main() -> Result<(), checkpoint_inspect::Error> {
 //! // Needs a server: MariaDB with checkpoint-mysql's tables in database `app`.
 //! let argv = ["mysql://root@127.0.0.1:3306/app", "history", "u42:s7", "--limit", "3"];
-//! if let Parsed::Run(args) = parse(argv.map(String::from))? {
+//! if let Parsed::Run(args) = parse(argv)? {
 //!     checkpoint_inspect::run(&args, &mut std::io::stdout()).await?;
 //! }
 //! // 1f1ec79d-51ea-61ba-8001-…  step 1   loop   call_model  messages +1 (ai: "根据你上周的描述…")
@@ -48,7 +48,8 @@
 //! ```
 //!
 //! ## Layout
-//! - [`args`]: the command line (hand-parsed; usage errors exit with 2).
+//! - [`args`]: the command line, parsed by clap (usage errors exit with 2); [`completions`]:
+//!   the shell completion scripts generated from it (`checkpoint-inspect completions bash`).
 //! - [`source`]: MySQL and Redis readers. They use the savers' `Checkpointer::list`/`get_tuple`,
 //!   direct queries where the savers have no API (listing threads), and a raw read path that
 //!   decodes value by value when a saver refuses a thread because something stored is corrupt.
@@ -57,6 +58,7 @@
 //! - [`render`]: summaries (`messages +1 (ai: "…")`), Mermaid paths, text and JSON output.
 
 pub mod args;
+pub mod completions;
 pub mod decode;
 mod error;
 pub mod render;
@@ -65,7 +67,7 @@ pub mod source;
 
 use std::io::Write;
 
-pub use error::{redact, BoxError, Error, Result};
+pub use error::{BoxError, Error, Result};
 
 use args::{Args, Command};
 use render::graph::{highlight, lineage, Path};

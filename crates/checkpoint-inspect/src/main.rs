@@ -4,18 +4,24 @@ use std::error::Error as _;
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use checkpoint_inspect::args::{parse, Parsed, USAGE};
+use checkpoint_inspect::args::{parse, Parsed};
+use checkpoint_inspect::{completions, Error};
 
 fn main() -> ExitCode {
-    let parsed = match parse(std::env::args().skip(1)) {
+    let parsed = match parse(std::env::args_os().skip(1)) {
         Ok(parsed) => parsed,
         Err(e) => return fail(&e),
     };
     let args = match parsed {
-        Parsed::Help => return print(USAGE),
-        Parsed::Version => return print(&format!("checkpoint-inspect {}\n", env!("CARGO_PKG_VERSION"))),
         Parsed::Run(args) => args,
-        _ => return print(USAGE),
+        Parsed::Print(text) => return print(&text),
+        Parsed::Completions(shell) => {
+            let mut stdout = std::io::stdout().lock();
+            return match completions::write(shell, &mut stdout).and_then(|()| Ok(stdout.flush()?)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e),
+            };
+        }
     };
     // One command, a few queries in sequence: the current-thread runtime is enough.
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -41,7 +47,7 @@ fn print(text: &str) -> ExitCode {
 }
 
 /// Prints the error with its chain of causes; usage errors add a pointer to `--help`.
-fn fail(e: &checkpoint_inspect::Error) -> ExitCode {
+fn fail(e: &Error) -> ExitCode {
     eprintln!("error: {e}");
     let mut source = e.source();
     let mut previous = String::new();
@@ -54,7 +60,8 @@ fn fail(e: &checkpoint_inspect::Error) -> ExitCode {
         previous = text;
         source = cause.source();
     }
-    if e.is_usage() {
+    // clap's messages end with their own pointer.
+    if e.is_usage() && !matches!(e, Error::CommandLine(_)) {
         eprintln!("run `checkpoint-inspect --help` for usage");
     }
     ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1))

@@ -1,5 +1,5 @@
 //! Command-line behaviour that needs no server: usage errors exit with 2, connection errors
-//! with 1, and passwords never reach the output.
+//! with 1, passwords never reach the output, and `completions` prints a shell's script.
 
 mod support;
 
@@ -49,4 +49,17 @@ fn a_missing_drawing_fails_before_connecting() {
     let (code, err) = stderr(&["mysql://127.0.0.1:1/app", "history", "t", "--graph", "/nonexistent/g.mmd"]);
     assert_eq!(code, Some(1));
     assert!(err.contains("cannot read `/nonexistent/g.mmd`"), "{err}");
+}
+
+#[test]
+fn completions_print_a_script_for_the_shell_named() {
+    let out = inspect(&["completions", "bash"]);
+    assert_eq!(out.status.code(), Some(0));
+    let script = String::from_utf8_lossy(&out.stdout);
+    for command in ["threads", "history", "show", "graph", "--checkpoint"] {
+        assert!(script.contains(command), "the bash script lacks {command}");
+    }
+    let (code, err) = stderr(&["completions", "tcsh"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("invalid value 'tcsh'") && err.contains("possible values: bash"), "{err}");
 }

@@ -39,10 +39,6 @@ async fn saver() -> Option<RedisCheckpointer> {
     Some(builder.connect(&server).await.expect("connect the saver"))
 }
 
-fn hex(s: &str) -> String {
-    s.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
 #[tokio::test]
 async fn a_real_thread_reads_back_decoded() {
     let Some(saver) = saver().await else { return };
@@ -66,7 +62,8 @@ async fn corrupt_fields_are_shown_next_to_the_rest() {
         redis::Client::open(server_url()).unwrap().get_multiplexed_async_connection().await.unwrap();
     // The `retrieved` blob: a well-formed field whose msgpack payload is not.
     let fields: Vec<String> = redis::cmd("HKEYS").arg(&keys.blobs).query_async(&mut conn).await.unwrap();
-    let field = fields.iter().find(|f| f.split(':').nth(1) == Some(hex("retrieved").as_str())).expect("blob");
+    let field =
+        fields.iter().find(|f| f.split(':').nth(1) == Some(hex::encode("retrieved").as_str())).expect("blob");
     let mut wrapped = Vec::new();
     let record = rmpv::Value::Array(vec!["msgpack".into(), rmpv::Value::Binary(vec![0xc1])]);
     rmpv::encode::write_value(&mut wrapped, &record).unwrap();

@@ -85,9 +85,11 @@ mod exact;
 mod latest;
 mod migrate;
 mod oversized;
+mod params;
 mod put;
 mod pyjson;
 mod recent;
+mod redact;
 mod rows;
 mod saver;
 mod script;
@@ -99,6 +101,7 @@ mod writers;
 
 pub use delta::DeltaChannels;
 pub use error::{Error, Result};
+pub use redact::redact;
 pub use saver::MySqlCheckpointer;
 pub use shallow::MySqlShallowCheckpointer;
 

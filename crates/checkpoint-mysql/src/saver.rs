@@ -15,6 +15,7 @@ use sqlx::MySqlPool;
 use crate::delta::{self, DeltaChannels, DeltaState};
 use crate::error::{backend, Result};
 use crate::exact::{same, same_columns};
+use crate::params::url_params;
 use crate::recent::{self, Recent};
 use crate::sql::{self, Filter, Layout};
 use crate::writers::{Writers, DEFAULT_WRITE_CONNECTIONS};
@@ -319,21 +320,19 @@ impl WriterOptions {
     }
 }
 
-/// Pool and write-connection options from this crate's URL parameters (see
+/// Pool and write-connection options from this crate's URL parameters, percent-decoded (see
 /// [`MySqlCheckpointer::connect`]).
 pub(crate) fn url_options(url: &str) -> Result<UrlOptions> {
     let mut options = MySqlPoolOptions::new().max_connections(10).acquire_timeout(Duration::from_secs(30));
     let mut ping_after_idle = DEFAULT_PING_AFTER_IDLE;
     let mut write_connections = DEFAULT_WRITE_CONNECTIONS;
-    let query = url.split_once('?').map_or("", |(_, q)| q.split('#').next().unwrap_or(""));
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+    for (key, value) in url_params(url)? {
         let number = || {
             value
                 .parse::<u32>()
                 .map_err(|e| sqlx::Error::Configuration(format!("URL parameter `{key}={value}`: {e}").into()))
         };
-        options = match key {
+        options = match key.as_str() {
             "max-connections" | "max_connections" => options.max_connections(number()?),
             "min-connections" | "min_connections" => options.min_connections(number()?),
             "acquire-timeout" | "acquire_timeout" => {
@@ -550,5 +549,7 @@ mod tests {
         assert!(format!("{:?}", err).contains("ping-after-idle=-1"), "{err:?}");
         let err = url_options("mysql://h/db?write-connections=x").unwrap_err();
         assert!(format!("{:?}", err).contains("write-connections=x"), "{err:?}");
+        let encoded = url_options("mysql://h/db?max-connections=%33&write%2Dconnections=%32").unwrap();
+        assert_eq!((encoded.pool.get_max_connections(), encoded.writers.count), (3, 2));
     }
 }

@@ -91,18 +91,12 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// `url` with any password replaced by `***`, safe to print.
+/// `url` with any password replaced by `***`, safe to print: the workspace's one copy, shared
+/// with the other tools that print connection URLs.
 ///
 /// ```
 /// use memory_agent::redact;
 /// assert_eq!(redact("mysql://root:s3cret@db:3306/app"), "mysql://root:***@db:3306/app");
 /// assert_eq!(redact("redis://127.0.0.1:6379/"), "redis://127.0.0.1:6379/");
 /// ```
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let Some((auth, host)) = rest.split_once('@') else { return url.to_owned() };
-    match auth.split_once(':') {
-        Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_owned(),
-    }
-}
+pub use checkpoint_mysql::redact;

@@ -65,24 +65,6 @@ impl Config {
     }
 }
 
-/// `url` with the password, if any, replaced by `***`, for logs.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let Some((userinfo, host)) = rest.split_once('@') else { return url.to_owned() };
-    match userinfo.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn redact_hides_only_the_password() {
-        assert_eq!(redact("mysql://app:s3cret@db:3306/chat"), "mysql://app:***@db:3306/chat");
-        assert_eq!(redact("mysql://root@127.0.0.1/chat"), "mysql://root@127.0.0.1/chat");
-        assert_eq!(redact("not a url"), "not a url");
-    }
-}
+/// `url` with the password, if any, replaced by `***`, for logs: the workspace's one copy, shared
+/// with the other tools that print connection URLs.
+pub use checkpoint_mysql::redact;

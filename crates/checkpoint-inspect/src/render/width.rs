@@ -1,33 +1,14 @@
 //! Terminal width of text, and cutting it to a width: Chinese, Japanese and Korean characters
-//! take two columns, and a cut must fall between characters (slicing a `str` at a byte index
-//! inside one panics).
+//! and emoji take two columns, combining marks none, and a cut must fall between characters
+//! (slicing a `str` at a byte index inside one panics). Widths are Unicode's (UAX #11 and the
+//! emoji presentation data), as the `unicode-width` crate tables them.
 
-/// Columns a character takes in a terminal: 2 for East Asian wide and fullwidth characters
-/// (CJK ideographs, kana, Hangul, fullwidth forms, most emoji), 0 for combining marks, else 1.
-pub fn char_width(c: char) -> usize {
-    match u32::from(c) {
-        0x0300..=0x036F | 0x200B..=0x200F | 0xFE00..=0xFE0F => 0,
-        0x1100..=0x115F
-        | 0x2E80..=0x303E
-        | 0x3041..=0x33FF
-        | 0x3400..=0x4DBF
-        | 0x4E00..=0x9FFF
-        | 0xA000..=0xA4CF
-        | 0xAC00..=0xD7A3
-        | 0xF900..=0xFAFF
-        | 0xFE30..=0xFE4F
-        | 0xFF00..=0xFF60
-        | 0xFFE0..=0xFFE6
-        | 0x1F300..=0x1F64F
-        | 0x1F900..=0x1F9FF
-        | 0x20000..=0x3FFFD => 2,
-        _ => 1,
-    }
-}
+use unicode_width::UnicodeWidthStr;
 
-/// Display width of a string.
+/// Display width of a string; emoji sequences (skin tones, `ZWJ` families, flags) count as the
+/// one picture they draw.
 pub fn width(s: &str) -> usize {
-    s.chars().map(char_width).sum()
+    s.width()
 }
 
 /// `s` on one line (runs of whitespace, newlines included, become one space) and at most
@@ -39,15 +20,14 @@ pub fn truncate(s: &str, max_width: usize) -> String {
         return one_line;
     }
     let mut out = String::new();
-    let mut used = 0;
     for c in one_line.chars() {
-        let w = char_width(c);
-        // Keep one column for the ellipsis.
-        if used + w + 1 > max_width {
+        out.push(c);
+        // Measured whole rather than summed per character: a variation selector or a joiner
+        // changes the width of what comes before it. One column stays free for the ellipsis.
+        if width(&out) + 1 > max_width {
+            out.pop();
             break;
         }
-        out.push(c);
-        used += w;
     }
     out.push('…');
     out
@@ -75,6 +55,20 @@ mod tests {
         assert_eq!(truncate("根据你上周的描述，我们", 15), "根据你上周的描…");
         assert_eq!(truncate("mixed 中文 text", 9), "mixed 中…");
         assert_eq!(truncate("😀😀😀", 4), "😀…");
+    }
+
+    #[test]
+    fn emoji_are_wide_and_combining_marks_are_not() {
+        for emoji in ["👍", "🚀", "✅", "🫠", "👍🏽", "👨\u{200d}👩\u{200d}👧", "🇨🇳"] {
+            assert_eq!(width(emoji), 2, "{emoji}");
+        }
+        assert_eq!(width("e\u{301}"), 1, "e and a combining acute accent");
+        assert_eq!(width("a\u{20dd}"), 1, "a and a combining enclosing circle");
+        assert_eq!(width("\u{5e9}\u{5b4}"), 1, "a Hebrew letter and its vowel point");
+        assert_eq!(width("a\u{200b}b"), 2, "a zero-width space");
+        assert_eq!(truncate("🚀🚀🚀", 4), "🚀…");
+        // The emoji variation selector widens the heart to two columns: kept, it would make five.
+        assert_eq!(truncate("ab\u{2764}\u{fe0f}cd", 4), "ab\u{2764}…");
     }
 
     #[test]

@@ -9,9 +9,10 @@
 mod mysql;
 mod redis;
 
+use checkpoint_mysql::redact;
 use graph_core::checkpoint::{CheckpointConfig, CheckpointError, DynCheckpointer, ListOptions};
 
-use crate::error::{redact, Error, Result};
+use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 
 pub use self::mysql::MySqlSource;

@@ -6,14 +6,14 @@ use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
 
-use checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
+use checkpoint_mysql::{redact, MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
 use serde_json::Value as Json;
 use sqlx::mysql::{MySqlConnection, MySqlRow};
 use sqlx::{Connection as _, Row as _};
 
 use super::ThreadInfo;
 use crate::decode::Decoded;
-use crate::error::{redact, Error, Result};
+use crate::error::{Error, Result};
 use crate::snapshot::{RawCheckpoint, Snapshot};
 
 /// How long connecting may take before the server counts as unreachable.

@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use checkpoint_mysql::redact;
 use checkpoint_redis::{RedisCheckpointer, ThreadKeys, DEFAULT_PREFIX};
 use graph_core::checkpoint::serde::parse_json;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -15,7 +16,7 @@ use serde_json::Value as Json;
 
 use super::ThreadInfo;
 use crate::decode::Decoded;
-use crate::error::{redact, BoxError, Error, Result};
+use crate::error::{BoxError, Error, Result};
 use crate::snapshot::{RawCheckpoint, Snapshot};
 
 /// The URL parameter naming the saver's key prefix; removed before the URL reaches the driver.
@@ -45,11 +46,6 @@ impl RedisSource {
     pub async fn connect(url: &str) -> Result<Self> {
         let shown = redact(url);
         let (url, prefix) = split_prefix(url);
-        if url.get(..9).is_some_and(|s| s.eq_ignore_ascii_case("rediss://")) {
-            // Several rustls providers are compiled into the workspace; name one. An error means
-            // one is installed already, which is as good.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
         let client = redis::Client::open(url.as_str())
             .map_err(|e| Error::InvalidUrl { url: shown.clone(), source: e.into() })?;
         let config = ConnectionManagerConfig::new()
@@ -156,7 +152,7 @@ impl RedisSource {
         limit: Option<usize>,
     ) -> Result<Vec<Snapshot>> {
         let keys = self.saver.thread_keys(thread_id);
-        let ns_hex = hex(ns.as_bytes());
+        let ns_hex = hex::encode(ns);
         let mut conn = self.conn.clone();
         let mut members: Vec<String> = redis::cmd("ZRANGEBYLEX")
             .arg(&keys.index)
@@ -222,7 +218,7 @@ impl RedisSource {
                 continue;
             }
             let version = version.as_str().map_or_else(|| version.to_string(), str::to_owned);
-            let field = format!("{ns_hex}:{}:{}", hex(channel.as_bytes()), hex(version.as_bytes()));
+            let field = format!("{ns_hex}:{}:{}", hex::encode(channel), hex::encode(version));
             let bytes: Option<Vec<u8>> = redis::cmd("HGET")
                 .arg(&keys.blobs)
                 .arg(&field)
@@ -246,7 +242,7 @@ impl RedisSource {
         ns_hex: &str,
         id: &str,
     ) -> Result<Vec<(String, i64, String, Decoded)>> {
-        let id_hex = hex(id.as_bytes());
+        let id_hex = hex::encode(id);
         let mut conn = self.conn.clone();
         let fields: Vec<String> = redis::cmd("ZRANGEBYLEX")
             .arg(&keys.write_index)
@@ -279,22 +275,28 @@ impl RedisSource {
     }
 }
 
-/// The URL without the `key-prefix` parameter, and the prefix (default [`DEFAULT_PREFIX`]).
+/// The URL without the `key-prefix` parameter, and the prefix, percent-decoded (default
+/// [`DEFAULT_PREFIX`]). A URL that does not parse is returned whole, for the driver to report.
 fn split_prefix(url: &str) -> (String, String) {
-    let Some((base, query)) = url.split_once('?') else { return (url.to_owned(), DEFAULT_PREFIX.to_owned()) };
     let mut prefix = DEFAULT_PREFIX.to_owned();
-    let kept: Vec<&str> = query
-        .split('&')
-        .filter(|pair| match pair.split_once('=') {
-            Some((PREFIX_PARAM, value)) => {
-                prefix = value.to_owned();
-                false
-            }
-            _ => !pair.is_empty(),
-        })
-        .collect();
-    let url = if kept.is_empty() { base.to_owned() } else { format!("{base}?{}", kept.join("&")) };
-    (url, prefix)
+    let Ok(mut parsed) = url::Url::parse(url) else { return (url.to_owned(), prefix) };
+    if parsed.query().is_none() {
+        return (url.to_owned(), prefix);
+    }
+    let mut kept = Vec::new();
+    for (key, value) in parsed.query_pairs() {
+        match key == PREFIX_PARAM {
+            true => prefix = value.into_owned(),
+            false => kept.push((key.into_owned(), value.into_owned())),
+        }
+    }
+    match kept.is_empty() {
+        true => parsed.set_query(None),
+        false => {
+            parsed.query_pairs_mut().clear().extend_pairs(kept);
+        }
+    }
+    (parsed.into(), prefix)
 }
 
 /// The `SCAN` pattern of every thread's index key, and the text before and after the hex tag.
@@ -315,19 +317,9 @@ fn index_pattern(prefix: &str) -> (String, String, String) {
     (pattern, head.to_owned(), tail.to_owned())
 }
 
-/// Lowercase hex of `bytes`, the encoding of the saver's key and field names.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The UTF-8 string hex-encoded in `s`.
+/// The UTF-8 string hex-encoded in `s`, as the saver encodes key and field names.
 fn unhex(s: &str) -> Option<String> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> =
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect();
-    String::from_utf8(bytes?).ok()
+    String::from_utf8(hex::decode(s).ok()?).ok()
 }
 
 /// A field the saver wrote as a msgpack array of `N` strings and a binary payload.
@@ -360,6 +352,11 @@ mod tests {
             split_prefix("rediss://h/?protocol=resp3&key-prefix=p"),
             ("rediss://h/?protocol=resp3".into(), "p".into())
         );
+        assert_eq!(
+            split_prefix("redis://:p%40ss@h/0?key-prefix=a%3Ab"),
+            ("redis://:p%40ss@h/0".into(), "a:b".into())
+        );
+        assert_eq!(split_prefix("redis://h:port/"), ("redis://h:port/".into(), DEFAULT_PREFIX.into()));
     }
 
     #[test]
@@ -369,7 +366,7 @@ mod tests {
         let key = ThreadKeys::new("a*b", "线程:1").index;
         let tag = key.strip_prefix(&head).and_then(|k| k.strip_suffix(&tail)).unwrap();
         assert_eq!(unhex(tag).as_deref(), Some("线程:1"));
-        assert_eq!(hex("线程:1".as_bytes()), tag);
+        assert_eq!(hex::encode("线程:1"), tag);
         assert_eq!(unhex("zz"), None);
     }
 

@@ -28,6 +28,7 @@ pub(crate) use write::{insert, plan, Planned};
 
 use cache::Cache;
 
+use crate::params::url_params;
 use crate::MySqlCheckpointer;
 
 /// Longest delta chain a read follows; also the largest [`DeltaChannels::snapshot_every`].
@@ -133,19 +134,20 @@ impl DeltaChannels {
     }
 
     /// Reads the `delta-channels` (comma-separated names) and `delta-snapshot-every` parameters
-    /// of a connection URL; `None` when `delta-channels` is absent or empty.
+    /// of a connection URL, percent-decoded; `None` when `delta-channels` is absent or empty.
     ///
     /// # Errors
-    /// [`sqlx::Error::Configuration`] when `delta-snapshot-every` is not a positive integer.
+    /// [`sqlx::Error::Configuration`] when `url` is not a URL or `delta-snapshot-every` is not a
+    /// positive integer.
     pub(crate) fn from_url(url: &str) -> Result<Option<Self>, sqlx::Error> {
-        let query = url.split_once('?').map_or("", |(_, q)| q.split('#').next().unwrap_or(""));
         let mut channels = None;
         let mut every = None;
-        for pair in query.split('&') {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            match key {
+        for (key, value) in url_params(url)? {
+            match key.as_str() {
                 "delta-channels" | "delta_channels" => {
-                    channels = Some(value.split(',').filter(|c| !c.is_empty()).map(str::to_owned))
+                    channels = Some(
+                        value.split(',').filter(|c| !c.is_empty()).map(str::to_owned).collect::<Vec<_>>(),
+                    )
                 }
                 "delta-snapshot-every" | "delta_snapshot_every" => {
                     let n = value.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
@@ -251,6 +253,10 @@ mod tests {
         assert_eq!(d.unwrap().snapshot_interval(), 8);
         assert_eq!(DeltaChannels::from_url("mysql://h/db").unwrap(), None);
         assert_eq!(DeltaChannels::from_url("mysql://h/db?delta-channels=").unwrap(), None);
+        let d =
+            DeltaChannels::from_url("mysql://h/db?delta-channels=a%3Ab,c&delta-snapshot-every=%34").unwrap();
+        let d = d.unwrap();
+        assert_eq!((d.channels().collect::<Vec<_>>(), d.snapshot_interval()), (vec!["a:b", "c"], 4));
         for bad in ["0", "-1", "many", ""] {
             let url = format!("mysql://h/db?delta-channels=m&delta-snapshot-every={bad}");
             let err = DeltaChannels::from_url(&url).unwrap_err();
