@@ -73,6 +73,24 @@ impl<S: Store> EmbeddedMemory<S> {
         &self.store
     }
 
+    /// The dense hits of `text` among the user's memories passing `filter`, relevance = cosine.
+    async fn dense(
+        &self,
+        ns: &[String],
+        text: String,
+        filter: &Value,
+        limit: usize,
+    ) -> Result<Vec<(MemoryRecord, f64)>> {
+        let q = SearchQuery::new().query(text).filter(filter.clone()).limit(limit);
+        Ok(self
+            .store
+            .search(ns, q)
+            .await?
+            .into_iter()
+            .filter_map(|h| Some((record(&h.value)?, h.score?.clamp(0.0, 1.0))))
+            .collect())
+    }
+
     /// The per-user locks of this value and its clones.
     pub(crate) fn locks(&self) -> &UserLocks {
         &self.locks
@@ -160,17 +178,20 @@ impl<S: Store> Memory for EmbeddedMemory<S> {
         let ns = self.namespace(&query.user_id);
         let filter = Self::filter(&query);
         let cand = query.candidates();
-        let dense_q = SearchQuery::new().query(query.dense_text()).filter(filter.clone()).limit(cand);
-        let dense: Vec<(MemoryRecord, f64)> = self
-            .store
-            .search(&ns, dense_q)
-            .await?
-            .into_iter()
-            .filter_map(|h| Some((record(&h.value)?, h.score?.clamp(0.0, 1.0))))
-            .collect();
-        let candidates = match query.mode {
-            SearchMode::Dense => dense,
-            SearchMode::Hybrid => {
+        let dense = self.dense(&ns, query.dense_text(), &filter, cand).await?;
+        let context = match query.context_text() {
+            Some(text) => Some(self.dense(&ns, text, &filter, cand).await?),
+            None => None,
+        };
+        let candidates = match (query.mode, context) {
+            (SearchMode::Dense, None) => dense,
+            (SearchMode::Dense, Some(context)) => {
+                let lists = [ids(&dense), ids(&context)];
+                let fused = self.rerank.fuse_query(&lists[0], Some(&lists[1]), None);
+                let records = dense.into_iter().chain(context).map(|(r, _)| r).collect::<Vec<_>>();
+                attach(fused, &records, cand)
+            }
+            (SearchMode::Hybrid, context) => {
                 // Keyword search scans all of the user's (filtered) memories: BM25 needs document
                 // frequencies over the whole set, not just the dense candidates.
                 let all: Vec<MemoryRecord> = self
@@ -185,14 +206,11 @@ impl<S: Store> Memory for EmbeddedMemory<S> {
                     bm25::scores(&query.query, &docs).into_iter().enumerate().filter(|s| s.1 > 0.0).collect();
                 lexical.sort_by(|a, b| b.1.total_cmp(&a.1));
                 lexical.truncate(cand);
-                let dense_list: Vec<(i64, f64)> = dense.iter().map(|(r, s)| (r.id, *s)).collect();
                 let keyword_list: Vec<(i64, f64)> = lexical.iter().map(|&(i, s)| (all[i].id, s)).collect();
-                self.rerank
-                    .fuse(&dense_list, &keyword_list)
-                    .into_iter()
-                    .take(cand)
-                    .filter_map(|(id, relevance)| Some((all.iter().find(|r| r.id == id)?.clone(), relevance)))
-                    .collect()
+                let context_list = context.as_deref().map(ids);
+                let fused =
+                    self.rerank.fuse_query(&ids(&dense), context_list.as_deref(), Some(&keyword_list));
+                attach(fused, &all, cand)
             }
         };
         Ok(finish(candidates, &query, &self.rerank))
@@ -222,4 +240,18 @@ impl<S: Store> Memory for EmbeddedMemory<S> {
         }
         Ok(())
     }
+}
+
+/// `(id, score)` of scored records, in their order.
+fn ids(scored: &[(MemoryRecord, f64)]) -> Vec<(i64, f64)> {
+    scored.iter().map(|(r, s)| (r.id, *s)).collect()
+}
+
+/// The first `limit` fused ids with their records (from `records`) and fused relevance.
+fn attach(fused: Vec<(i64, f64)>, records: &[MemoryRecord], limit: usize) -> Vec<(MemoryRecord, f64)> {
+    fused
+        .into_iter()
+        .take(limit)
+        .filter_map(|(id, relevance)| Some((records.iter().find(|r| r.id == id)?.clone(), relevance)))
+        .collect()
 }

@@ -197,7 +197,8 @@ pub enum SearchMode {
 ///     .top_k(5)
 ///     .since(1_700_000_000)
 ///     .session(SessionScope::Exclude("s-today".into()));
-/// assert!(q.dense_text().starts_with("we talked about chunk sizes\n"));
+/// assert_eq!(q.dense_text(), "which RAG parameters did we change?");
+/// assert!(q.context_text().unwrap().starts_with("we talked about chunk sizes\n"));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -313,11 +314,19 @@ impl RetrieveQuery {
         self
     }
 
-    /// The text embedded for the dense search: the last [`ENRICH_RECENT`] recent messages, then
-    /// the question (the seed's enriched query). The keyword search uses the bare question, since
-    /// words of older messages would match memories about those instead.
+    /// The text of the main dense search: the question alone. The keyword search uses it too,
+    /// since words of older messages would match memories about those instead.
     pub fn dense_text(&self) -> String {
-        enriched_query(&self.query, &self.recent_context)
+        self.query.clone()
+    }
+
+    /// The text of the second dense search when the query has recent context: the last
+    /// [`ENRICH_RECENT`] recent messages, then the question (the seed's enriched query). Its hits
+    /// are fused with the question's at
+    /// [`RerankConfig::context_weight`](crate::RerankConfig::context_weight).
+    pub fn context_text(&self) -> Option<String> {
+        let recent = self.recent_context.iter().any(|m| !m.trim().is_empty());
+        recent.then(|| enriched_query(&self.query, &self.recent_context))
     }
 
     /// How many candidates to fetch before reranking: enough that decay and importance can

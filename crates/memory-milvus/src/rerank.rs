@@ -44,7 +44,19 @@ pub struct RerankConfig {
     /// Weight of the keyword (BM25) list in hybrid fusion, against 1 for the dense list
     /// (see [`KEYWORD_WEIGHT`]).
     pub keyword_weight: f64,
+    /// Weight of the dense list of the enriched query (recent messages and the question), against
+    /// 1 for the dense list of the question alone (see [`CONTEXT_WEIGHT`]).
+    pub context_weight: f64,
 }
+
+/// The default [`RerankConfig::context_weight`]: the enriched query's hits count half of the
+/// question's own.
+///
+/// The recent messages resolve a follow-up ("and her birthday?"), but embedded together with the
+/// question they also pull towards whatever they talk about: a greeting before a question drags
+/// the vector towards small talk. Searching both and fusing keeps the follow-up's context while
+/// the question's own words decide (docs/benchmarks.md measures both alone and fused).
+pub const CONTEXT_WEIGHT: f64 = 0.5;
 
 /// The default [`RerankConfig::keyword_weight`]: keyword hits count 0.3 of dense ones.
 pub const KEYWORD_WEIGHT: f64 = 0.3;
@@ -60,6 +72,7 @@ impl Default for RerankConfig {
             importance_weight: 0.2,
             rrf_k: RRF_K,
             keyword_weight: KEYWORD_WEIGHT,
+            context_weight: CONTEXT_WEIGHT,
         }
     }
 }
@@ -96,6 +109,13 @@ impl RerankConfig {
         self.keyword_weight = weight.clamp(0.0, 1.0);
         self
     }
+    /// Sets the weight of the enriched query's dense list (clamped to `[0, 1]`; 0 searches with
+    /// the question alone, 1 counts the enriched query as much as the question).
+    #[must_use]
+    pub fn context_weight(mut self, weight: f64) -> Self {
+        self.context_weight = weight.clamp(0.0, 1.0);
+        self
+    }
 
     /// Fuses a dense and a keyword result list (`(id, score)`, best first) by weighted RRF: the
     /// dense list with weight 1, the keyword list with [`keyword_weight`](Self::keyword_weight).
@@ -104,10 +124,37 @@ impl RerankConfig {
     /// between them. Returns ids with their relevance in `[0, 1]` (the fused score over its
     /// maximum), best first.
     pub fn fuse(&self, dense: &[(i64, f64)], keywords: &[(i64, f64)]) -> Vec<(i64, f64)> {
-        let lists = [(competition_ranks(dense), 1.0), (competition_ranks(keywords), self.keyword_weight)];
-        let max = (1.0 + self.keyword_weight) / (f64::from(self.rrf_k) + 1.0);
-        let fused = fuse_ranked(&lists, self.rrf_k);
-        fused.into_iter().map(|(id, s)| (id, (s / max).clamp(0.0, 1.0))).collect()
+        self.fuse_weighted(&[(dense, 1.0), (keywords, self.keyword_weight)])
+    }
+
+    /// Fuses the lists of one retrieval: the question's dense list (weight 1), the enriched
+    /// query's dense list when the query has recent context
+    /// ([`context_weight`](Self::context_weight)) and the keyword list when the search is hybrid
+    /// ([`keyword_weight`](Self::keyword_weight)). Ranks and relevance as in [`fuse`](Self::fuse).
+    pub fn fuse_query(
+        &self,
+        dense: &[(i64, f64)],
+        context: Option<&[(i64, f64)]>,
+        keywords: Option<&[(i64, f64)]>,
+    ) -> Vec<(i64, f64)> {
+        let mut lists = vec![(dense, 1.0)];
+        lists.extend(context.map(|c| (c, self.context_weight)));
+        lists.extend(keywords.map(|k| (k, self.keyword_weight)));
+        self.fuse_weighted(&lists)
+    }
+
+    /// Weighted RRF over scored lists with competition ranks, normalised by the score of an item
+    /// first in every list.
+    fn fuse_weighted(&self, lists: &[(&[(i64, f64)], f64)]) -> Vec<(i64, f64)> {
+        let ranked: Vec<(Vec<(i64, usize)>, f64)> =
+            lists.iter().map(|&(list, w)| (competition_ranks(list), w)).collect();
+        let total: f64 = lists.iter().map(|l| l.1).sum();
+        let max = total / (f64::from(self.rrf_k) + 1.0);
+        let fused = fuse_ranked(&ranked, self.rrf_k);
+        fused
+            .into_iter()
+            .map(|(id, s)| (id, if max > 0.0 { (s / max).clamp(0.0, 1.0) } else { 0.0 }))
+            .collect()
     }
 
     /// `0.5^(age / half_life)`; memories from the future (clock skew) count as new.
@@ -242,6 +289,23 @@ mod tests {
         assert_eq!(fused[0].0, 30);
         assert_eq!(fused.len(), 4);
         assert!(rrf(&[], 60).is_empty());
+    }
+
+    #[test]
+    fn the_question_outweighs_its_context_and_agreement_is_one() {
+        let r = RerankConfig::default();
+        let (question, context, keywords) = ([(1, 0.9), (2, 0.8)], [(2, 0.9), (1, 0.8)], [(1, 3.0)]);
+        let fused = r.fuse_query(&question, Some(&context), None);
+        assert_eq!(fused[0].0, 1, "the question's own first hit stays first: {fused:?}");
+        let all = r.fuse_query(&question, Some(&question), Some(&keywords));
+        assert!((all[0].1 - 1.0).abs() < 1e-12, "first everywhere is relevance 1: {all:?}");
+        // Without context it is the hybrid fusion; at weight 0 the context changes nothing.
+        assert_eq!(r.fuse_query(&question, None, Some(&keywords)), r.fuse(&question, &keywords));
+        let blind = r.context_weight(0.0).fuse_query(&question, Some(&context), None);
+        assert_eq!(blind.iter().map(|f| f.0).collect::<Vec<_>>(), [1, 2]);
+        // Equal weights: the context's order ties the question's; a stable sort keeps the latter.
+        let tied = r.context_weight(1.0).fuse_query(&[(1, 0.9), (3, 0.5)], Some(&[(2, 0.9), (1, 0.5)]), None);
+        assert_eq!(tied[0].0, 1, "in both lists: {tied:?}");
     }
 
     #[test]

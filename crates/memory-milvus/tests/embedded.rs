@@ -38,6 +38,11 @@ async fn embedded_min_importance_filters_candidates() {
 }
 
 #[tokio::test]
+async fn embedded_recent_context_helps_but_the_question_decides() {
+    memory_suite::recent_context_helps_but_the_question_decides(&memory()).await;
+}
+
+#[tokio::test]
 async fn embedded_time_window_and_session_scope() {
     memory_suite::time_window_and_session_scope(&memory()).await;
 }

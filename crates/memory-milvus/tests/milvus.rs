@@ -156,6 +156,14 @@ async fn milvus_min_importance_filters_candidates() {
 }
 
 #[tokio::test]
+async fn milvus_recent_context_helps_but_the_question_decides() {
+    with_milvus("context", defaults, |m| async move {
+        memory_suite::recent_context_helps_but_the_question_decides(&m).await
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn milvus_time_window_and_session_scope() {
     with_milvus("window", defaults, |m| async move { memory_suite::time_window_and_session_scope(&m).await })
         .await;

@@ -60,50 +60,89 @@ impl Memory for MilvusMemory {
 
     async fn retrieve(&self, query: RetrieveQuery) -> Result<Vec<MemoryHit>> {
         let filter = self.scope_filter(&query)?.to_expr();
-        let vector =
-            DynEmbeddings::embed_query(&*self.embed, &query.dense_text()).await.map_err(Error::Embedding)?;
-        self.check_dims(&vector)?;
+        let context_text = query.context_text();
+        let mut texts = vec![query.dense_text()];
+        texts.extend(context_text.iter().cloned());
+        let mut vectors =
+            DynEmbeddings::embed_documents(&*self.embed, &texts).await.map_err(Error::Embedding)?;
+        if vectors.len() != texts.len() {
+            return Err(Error::Response {
+                detail: format!("{} vectors for {} texts", vectors.len(), texts.len()),
+            });
+        }
+        for v in &vectors {
+            self.check_dims(v)?;
+        }
+        let context_vector = context_text.is_some().then(|| vectors.pop()).flatten();
+        let question_vector = vectors.pop().unwrap_or_default();
         let cand = query.candidates() as i64;
         let ef = HashMap::from([("ef".to_owned(), self.config.ef_search.max(cand as u32).to_string())]);
         let hybrid = query.mode == SearchMode::Hybrid && self.config.bm25 && !query.query.trim().is_empty();
         let consistency = self.config.consistency.to_milvus();
         let collection = &self.config.collection;
-        let dense = SearchRequest::builder()
-            .collection_name(collection)
-            .vector_field(fields::EMBEDDING)
-            .vectors(SearchVectors::Float(vec![vector]))
-            .filter(filter.clone())
-            .extra_params(ef)
-            .limit(cand)
-            .output_fields(OUTPUT)
-            .consistency_level(consistency);
-        if !hybrid {
-            let response = self.client.search(dense.build()?).await?;
+        let dense = |vector: Vec<f32>| {
+            SearchRequest::builder()
+                .collection_name(collection)
+                .vector_field(fields::EMBEDDING)
+                .vectors(SearchVectors::Float(vec![vector]))
+                .filter(filter.clone())
+                .extra_params(ef.clone())
+                .limit(cand)
+                .output_fields(OUTPUT)
+                .consistency_level(consistency)
+        };
+        if !hybrid && context_vector.is_none() {
+            let response = self.client.search(dense(question_vector).build()?).await?;
             let candidates = self.scored_rows(&response, false)?;
             return Ok(finish(candidates, &query, &self.config.rerank));
         }
-        // Hybrid: the dense and the keyword (BM25 on `content`) searches run concurrently and are
-        // fused here rather than by the server's `RRFRanker`, so that the keyword list can weigh
-        // less than the dense one (`RerankConfig::keyword_weight`) and so that both memories
-        // fuse with the same formula.
+        // The searches run concurrently and are fused here rather than by the server's
+        // `RRFRanker`, so that each list has its own weight (`RerankConfig::keyword_weight`,
+        // `context_weight`) and both memories fuse with the same formula.
         let keywords = SearchRequest::builder()
             .collection_name(collection)
             .vector_field(fields::SPARSE)
             .vectors(SearchVectors::EmbeddedText(vec![query.query.clone()]))
-            .filter(filter)
+            .filter(filter.clone())
             .limit(cand)
             .output_fields(OUTPUT)
-            .consistency_level(consistency);
-        let (dense, keywords) = futures_util::future::try_join(
-            self.client.search(dense.build()?),
-            self.client.search(keywords.build()?),
+            .consistency_level(consistency)
+            .build()?;
+        // Boxed: a search future is large, and three of them side by side overflow a test
+        // thread's stack.
+        let question = Box::pin(self.client.search(dense(question_vector).build()?));
+        let context = match context_vector {
+            Some(v) => Some(Box::pin(self.client.search(dense(v).build()?))),
+            None => None,
+        };
+        let keywords = hybrid.then(|| Box::pin(self.client.search(keywords)));
+        let (question, context, keywords) = futures_util::future::try_join3(
+            question,
+            async move {
+                Ok(match context {
+                    Some(f) => Some(f.await?),
+                    None => None,
+                })
+            },
+            async move {
+                Ok(match keywords {
+                    Some(f) => Some(f.await?),
+                    None => None,
+                })
+            },
         )
         .await?;
-        let (dense, keywords) = (self.scored_rows(&dense, false)?, self.scored_rows(&keywords, true)?);
+        let question = self.scored_rows(&question, false)?;
+        let context = context.map(|r| self.scored_rows(&r, false)).transpose()?;
+        let keywords = keywords.map(|r| self.scored_rows(&r, true)).transpose()?;
         let list = |rows: &[(MemoryRecord, f64)]| rows.iter().map(|(r, s)| (r.id, *s)).collect::<Vec<_>>();
-        let fused = self.config.rerank.fuse(&list(&dense), &list(&keywords));
+        let (context_list, keyword_list) = (context.as_deref().map(list), keywords.as_deref().map(list));
+        let fused =
+            self.config.rerank.fuse_query(&list(&question), context_list.as_deref(), keyword_list.as_deref());
         let mut records: HashMap<i64, MemoryRecord> = HashMap::new();
-        for (record, _) in dense.into_iter().chain(keywords) {
+        for (record, _) in
+            question.into_iter().chain(context.into_iter().flatten()).chain(keywords.into_iter().flatten())
+        {
             records.entry(record.id).or_insert(record);
         }
         let candidates = fused

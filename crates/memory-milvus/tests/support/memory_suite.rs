@@ -151,6 +151,35 @@ pub async fn min_importance_filters_candidates<M: Memory>(m: &M) {
     }
 }
 
+/// The recent context is searched beside the question, not instead of it: a follow-up's context
+/// decides between memories the question alone cannot tell apart, and small talk before a
+/// question does not pull the answer down.
+pub async fn recent_context_helps_but_the_question_decides<M: Memory>(m: &M) {
+    let user = "context";
+    for (said, reply) in [
+        ("My sister Anna lives in Berlin.", "Noted."),
+        ("My brother Tom lives in Paris.", "Noted."),
+        ("Hi, it's me again, hello there.", "Hello again! Nice to see you."),
+        ("I play tennis every Saturday.", "Noted."),
+    ] {
+        m.save_turn(NewMemory::turn(user, "earlier", said, reply).created_at(NOW - DAY)).await.unwrap();
+    }
+    let first = |hits: Vec<memory_milvus::MemoryHit>| hits.first().map(|h| h.record.content.clone());
+    for mode in both_modes() {
+        let q = |text: &str| RetrieveQuery::new(user, text).mode(mode).top_k(2).now(NOW);
+        let follow_up = q("which city?").recent(["Tell me about my sister Anna.", "Sure."]);
+        let got = first(m.retrieve(follow_up).await.unwrap());
+        assert!(got.as_deref().is_some_and(|c| c.contains("Berlin")), "{mode:?}: follow-up got {got:?}");
+        let after_greeting =
+            q("what do I play every Saturday?").recent(["Hi, it's me again, hello there.", "Hello again!"]);
+        let got = first(m.retrieve(after_greeting).await.unwrap());
+        assert!(
+            got.as_deref().is_some_and(|c| c.contains("tennis")),
+            "{mode:?}: after a greeting got {got:?}"
+        );
+    }
+}
+
 /// `since`/`until` and session scopes restrict candidates.
 pub async fn time_window_and_session_scope<M: Memory>(m: &M) {
     for (s, age) in [("old", 60), ("mid", 20), ("new", 2)] {
