@@ -3,9 +3,9 @@
 //! Long-term, cross-session memory for graph-core agents: the checkpointer keeps *this*
 //! conversation, this crate lets an agent recall what a user said *last week*. It follows the
 //! design of the memory-agent seed: one memory per question-and-answer exchange, written on the hot
-//! path; retrieval with an enriched query (recent context + question), hybrid dense + BM25 search
-//! fused with RRF, then time decay and importance; and a background job that compacts long sessions
-//! into summaries.
+//! path; retrieval by the question and by the query enriched with recent context, each searched
+//! densely and fused with a BM25 keyword search by weighted RRF, then time decay and importance;
+//! and a background job that compacts long sessions into summaries.
 //!
 //! The same [`Memory`] API has two backends: [`MilvusMemory`] (a Milvus collection with the seed's
 //! schema) and [`EmbeddedMemory`] (a graph-core [`Store`](graph_core::store::Store), in process, no
