@@ -58,6 +58,13 @@
 //! - [`TokenCounter`]: the fast [`ApproxTokenCounter`] for mixed Chinese/English text, and the
 //!   exact `TiktokenCounter` (feature `tiktoken`; cl100k_base, o200k_base).
 //!
+//! ## Tracing
+//! Each `OpenAiChatModel` call is an `info` span `chat` and each [`ToolNode`] call an `info`
+//! span `execute_tool`, with OpenTelemetry's GenAI attributes (`gen_ai.request.model`,
+//! `gen_ai.response.model`, `gen_ai.usage.input_tokens`/`output_tokens`,
+//! `gen_ai.response.finish_reasons`, `gen_ai.tool.name`, `gen_ai.tool.call.id`) and the
+//! outcome (`error.type` on failure). Messages, arguments and results are never recorded.
+//!
 //! ## Features
 //!
 //! | feature | default | what it adds | what it builds |

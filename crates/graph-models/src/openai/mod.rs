@@ -2,6 +2,7 @@
 //! DeepSeek, Qwen (DashScope compatible mode), or anything else speaking `/chat/completions`.
 
 mod embeddings;
+mod telemetry;
 mod wire;
 
 use std::fmt;
@@ -17,6 +18,7 @@ use futures_util::StreamExt;
 use graph_core::messages::Message;
 use serde_json::{Map, Value};
 use tower::Layer;
+use tracing::Instrument;
 
 pub use embeddings::OpenAiEmbeddings;
 
@@ -256,23 +258,57 @@ impl OpenAiChatModel {
 impl ChatModel for OpenAiChatModel {
     fn invoke(&self, request: ChatRequest) -> impl Future<Output = Result<Message>> + Send {
         let body = wire::request_body(&self.config, &request, false);
-        async move {
+        let span = telemetry::chat_span(&self.config.model, false);
+        let call = async move {
             let reply: Value = self.client.chat().create_byot(body).await?;
             wire::parse_response(reply)
+        };
+        let recorded = span.clone();
+        async move {
+            let outcome = call.await;
+            match &outcome {
+                Ok(m) => telemetry::record_response(&recorded, m.response_metadata(), m.usage()),
+                Err(e) => telemetry::record_error(&recorded, e),
+            }
+            outcome
         }
+        .instrument(span)
     }
 
     fn stream(&self, request: ChatRequest) -> impl Future<Output = Result<ChunkStream>> + Send {
         let body = wire::request_body(&self.config, &request, true);
+        let span = telemetry::chat_span(&self.config.model, true);
+        let opened = span.clone();
         async move {
-            let events = self.client.chat().create_stream_byot::<Value, Value>(body).await?;
-            Ok(checked_stream(events.map(|event| wire::parse_chunk(&event?))))
+            let events = match self.client.chat().create_stream_byot::<Value, Value>(body).await {
+                Ok(events) => events,
+                Err(e) => {
+                    let e = Error::from(e);
+                    telemetry::record_error(&opened, &e);
+                    return Err(e);
+                }
+            };
+            let chunks = checked_stream(events.map(|event| wire::parse_chunk(&event?)));
+            Ok(recorded_stream(chunks, opened))
         }
+        .instrument(span)
     }
 
     fn model_name(&self) -> &str {
         &self.config.model
     }
+}
+
+/// The chunks of `chunks`, recording on `span` what they say about the response and the error
+/// that ends them; the span lasts as long as the stream.
+fn recorded_stream(chunks: ChunkStream, span: tracing::Span) -> ChunkStream {
+    Box::pin(chunks.map(move |chunk| {
+        match &chunk {
+            Ok(c) => telemetry::record_response(&span, &c.response_metadata, c.usage.as_ref()),
+            Err(e) => telemetry::record_error(&span, e),
+        }
+        chunk
+    }))
 }
 
 /// Ends the stream after its first error, and adds [`Error::StreamIncomplete`] when it closes

@@ -11,6 +11,7 @@ use graph_core::messages::{
 use graph_core::state::State;
 use graph_core::{BoxedNode, IntoNode, NodeOutput, END};
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::{SharedTool, ToolSpec};
 
@@ -91,12 +92,38 @@ impl ToolNode {
     }
 
     /// Runs one call; never fails (see the type's docs).
+    ///
+    /// Each call runs in an `info` span named `execute_tool`, with OpenTelemetry's GenAI
+    /// attributes (`gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.call.id`) and, once
+    /// it ends, `outcome` (`ok` or `error`) and for a failure `error.type` (`unknown_tool`,
+    /// `tool_error` or `panic`). Arguments and results are not recorded: they may hold user data.
     pub async fn call(&self, call: &ToolCall) -> Message {
         let id = call.id.clone().unwrap_or_default();
+        let span = tracing::info_span!(
+            "execute_tool",
+            otel.name = %format_args!("execute_tool {}", call.name),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %call.name,
+            gen_ai.tool.call.id = %id,
+            outcome = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
+        let (message, failure) = self.answer(call, id).instrument(span.clone()).await;
+        match failure {
+            None => span.record("outcome", "ok"),
+            Some(kind) => span.record("outcome", "error").record("error.type", kind),
+        };
+        message
+    }
+
+    /// The answer to one call and, when it failed, the kind of failure.
+    async fn answer(&self, call: &ToolCall, id: String) -> (Message, Option<&'static str>) {
         let Some(tool) = self.tools.get(&call.name) else {
             let available = self.order.join(", ");
             let text = format!("Error: {} is not a valid tool, try one of [{available}].", call.name);
-            return Message::tool(text, id).with_name(call.name.as_str()).with_status(ToolStatus::Error);
+            let message =
+                Message::tool(text, id).with_name(call.name.as_str()).with_status(ToolStatus::Error);
+            return (message, Some("unknown_tool"));
         };
         // A panicking tool must not take the graph down with it; it becomes an error answer.
         let outcome = AssertUnwindSafe(tool.call(call.args.clone())).catch_unwind().await;
@@ -106,10 +133,10 @@ impl ToolNode {
                 if let Some(artifact) = out.artifact {
                     message = message.with_artifact(artifact);
                 }
-                message
+                (message, None)
             }
-            Ok(Err(e)) => error_message(&call.name, id, &e.to_string()),
-            Err(_) => error_message(&call.name, id, "the tool panicked"),
+            Ok(Err(e)) => (error_message(&call.name, id, &e.to_string()), Some("tool_error")),
+            Err(_) => (error_message(&call.name, id, "the tool panicked"), Some("panic")),
         }
     }
 

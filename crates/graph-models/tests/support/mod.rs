@@ -2,6 +2,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod spans;
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
