@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::bm25;
 use crate::error::Result;
-use crate::memory::{finish, Memory};
+use crate::memory::{finish, scored_ids, Memory};
 use crate::record::{
     now_secs, validate_id, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
 };
@@ -186,7 +186,7 @@ impl<S: Store> Memory for EmbeddedMemory<S> {
         let candidates = match (query.mode, context) {
             (SearchMode::Dense, None) => dense,
             (SearchMode::Dense, Some(context)) => {
-                let lists = [ids(&dense), ids(&context)];
+                let lists = [scored_ids(&dense), scored_ids(&context)];
                 let fused = self.rerank.fuse_query(&lists[0], Some(&lists[1]), None);
                 let records = dense.into_iter().chain(context).map(|(r, _)| r).collect::<Vec<_>>();
                 attach(fused, &records, cand)
@@ -207,9 +207,9 @@ impl<S: Store> Memory for EmbeddedMemory<S> {
                 lexical.sort_by(|a, b| b.1.total_cmp(&a.1));
                 lexical.truncate(cand);
                 let keyword_list: Vec<(i64, f64)> = lexical.iter().map(|&(i, s)| (all[i].id, s)).collect();
-                let context_list = context.as_deref().map(ids);
+                let context_list = context.as_deref().map(scored_ids);
                 let fused =
-                    self.rerank.fuse_query(&ids(&dense), context_list.as_deref(), Some(&keyword_list));
+                    self.rerank.fuse_query(&scored_ids(&dense), context_list.as_deref(), Some(&keyword_list));
                 attach(fused, &all, cand)
             }
         };
@@ -240,11 +240,6 @@ impl<S: Store> Memory for EmbeddedMemory<S> {
         }
         Ok(())
     }
-}
-
-/// `(id, score)` of scored records, in their order.
-fn ids(scored: &[(MemoryRecord, f64)]) -> Vec<(i64, f64)> {
-    scored.iter().map(|(r, s)| (r.id, *s)).collect()
 }
 
 /// The first `limit` fused ids with their records (from `records`) and fused relevance.

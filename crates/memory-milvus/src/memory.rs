@@ -57,6 +57,11 @@ pub trait Memory: Send + Sync + 'static {
     fn delete(&self, user_id: &str, ids: &[i64]) -> impl Future<Output = Result<()>> + Send;
 }
 
+/// `(id, score)` of scored records, in their order: what fusion ranks.
+pub(crate) fn scored_ids(scored: &[(MemoryRecord, f64)]) -> Vec<(i64, f64)> {
+    scored.iter().map(|(r, s)| (r.id, *s)).collect()
+}
+
 /// Turns candidates with a relevance into the final, reranked, truncated hits.
 ///
 /// Candidates of another user, and retired ones unless asked for, are dropped here too: the

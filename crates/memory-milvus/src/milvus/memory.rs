@@ -3,13 +3,14 @@
 
 use std::collections::HashMap;
 
+use futures_util::future::OptionFuture;
 use graph_core::store::DynEmbeddings;
 use milvus::v2::prelude::*;
 use serde_json::{json, Value};
 
 use super::{to_record, truncate_bytes, user_filter, MilvusMemory, OUTPUT, QUERY_PAGE};
 use crate::error::{Error, Result};
-use crate::memory::{finish, Memory};
+use crate::memory::{finish, scored_ids, Memory};
 use crate::record::{now_secs, validate_id, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode};
 use crate::schema::fields;
 
@@ -116,29 +117,20 @@ impl Memory for MilvusMemory {
             None => None,
         };
         let keywords = hybrid.then(|| Box::pin(self.client.search(keywords)));
-        let (question, context, keywords) = futures_util::future::try_join3(
-            question,
-            async move {
-                Ok(match context {
-                    Some(f) => Some(f.await?),
-                    None => None,
-                })
-            },
-            async move {
-                Ok(match keywords {
-                    Some(f) => Some(f.await?),
-                    None => None,
-                })
-            },
-        )
-        .await?;
+        let (question, context, keywords) =
+            futures_util::future::join3(question, OptionFuture::from(context), OptionFuture::from(keywords))
+                .await;
+        let (question, context, keywords) = (question?, context.transpose()?, keywords.transpose()?);
         let question = self.scored_rows(&question, false)?;
         let context = context.map(|r| self.scored_rows(&r, false)).transpose()?;
         let keywords = keywords.map(|r| self.scored_rows(&r, true)).transpose()?;
-        let list = |rows: &[(MemoryRecord, f64)]| rows.iter().map(|(r, s)| (r.id, *s)).collect::<Vec<_>>();
-        let (context_list, keyword_list) = (context.as_deref().map(list), keywords.as_deref().map(list));
-        let fused =
-            self.config.rerank.fuse_query(&list(&question), context_list.as_deref(), keyword_list.as_deref());
+        let (context_list, keyword_list) =
+            (context.as_deref().map(scored_ids), keywords.as_deref().map(scored_ids));
+        let fused = self.config.rerank.fuse_query(
+            &scored_ids(&question),
+            context_list.as_deref(),
+            keyword_list.as_deref(),
+        );
         let mut records: HashMap<i64, MemoryRecord> = HashMap::new();
         for (record, _) in
             question.into_iter().chain(context.into_iter().flatten()).chain(keywords.into_iter().flatten())
