@@ -285,8 +285,8 @@ async fn delta_history_is_the_plain_history_value_by_value() {
 /// The 200-turn echo chat of `examples/chat_turns.rs` (docs/benchmarks.md, "a 200-turn chat
 /// thread under 1 MB") in delta mode with the default snapshot interval: every checkpoint stored
 /// before the next step, the thread's `checkpoint_blobs` bytes summed on the server. The bytes
-/// depend only on the workload (0.69 MB when measured for the benchmarks), so the bound that
-/// mode is documented to keep is checked as it is: under 1 MB.
+/// depend only on the workload (docs/benchmarks.md has the figure), so the bound that mode is
+/// documented to keep is checked as it is: under 1 MB.
 #[tokio::test]
 async fn a_200_turn_chat_stays_under_1_mb_of_blobs() {
     let Some((db, saver)) = support::fresh_database("delta_200").await else { return };

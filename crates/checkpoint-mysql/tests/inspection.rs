@@ -1,5 +1,5 @@
-//! The inspection queries people run against LangGraph's MySQL tables (seed 002: a chat service
-//! mapping `conversation_id` to `thread_id = conv_{conversation_id}`) work on what this crate
+//! The inspection queries people run against LangGraph's MySQL tables (for a chat service that
+//! maps `conversation_id` to `thread_id = conv_{conversation_id}`) work on what this crate
 //! writes and show the expected chain, writes and blob versions.
 
 mod support;
@@ -19,7 +19,7 @@ fn chat() -> StateGraph<MessagesState> {
         .add_edge(START, "agent")
 }
 
-/// Runs `sql` with the seed's placeholder `conv_{conversation_id}` replaced by `thread_id`, as a
+/// Runs `sql` with its placeholder `conv_{conversation_id}` replaced by `thread_id`, as a
 /// person pastes it into a client.
 async fn run(saver: &MySqlCheckpointer, sql: &str, thread_id: &str) -> Vec<MySqlRow> {
     let sql = sql.replace("conv_{conversation_id}", thread_id);
@@ -32,7 +32,7 @@ fn text(row: &MySqlRow, column: &str) -> Option<String> {
 }
 
 #[tokio::test]
-async fn seed_002_inspection_queries() {
+async fn chat_service_inspection_queries() {
     let Some(saver) = support::saver().await else { return };
     let conversation_id = graph_core::checkpoint::uuid6(0);
     let thread_id = format!("conv_{conversation_id}");

@@ -28,9 +28,9 @@ async fn put_next(
     saver.put_expecting_latest(at, cp, meta, new_versions).await
 }
 
-/// Regression: the first checkpoints of a hundred threads whose ids sort next to each other,
-/// written at once, used to deadlock on the gap locks of the parent check (99 of 100 threads
-/// failed in the reliability load test). Every write must now go through.
+/// The first checkpoints of a hundred threads whose ids sort next to each other, written at
+/// once: the parent check must not take gap locks that deadlock neighbouring inserts, so every
+/// write goes through.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn first_checkpoints_of_adjacent_threads_at_once_all_commit() {
     let Some(saver) = support::saver().await else { return };

@@ -9,13 +9,15 @@ use crate::conn::Conn;
 use crate::error::{RedisSaverError, Result};
 use crate::saver::RedisCheckpointer;
 
-/// The expiry a thread gets when none is configured: the seed's "running snapshot" lives 7 days.
+/// The expiry a thread gets when none is configured: a conversation's running snapshot lives a
+/// week, long enough to pick the conversation up again, short enough that idle threads free
+/// their memory.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 
 /// How long a command may wait for its reply when none is configured. The `redis` crate's own
-/// default (500 ms) is too short for a saver: one multiplexed connection carries every thread's
-/// commands, a put script moves a whole checkpoint, and under load the queue alone can take
-/// longer. A reply that times out does not mean the command did not run.
+/// default is too short for a saver: one multiplexed connection carries every thread's commands, a
+/// put script moves a whole checkpoint, and under load the queue alone can take longer. A reply
+/// that times out does not mean the command did not run.
 pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The key prefix used when none is configured.

@@ -1,9 +1,9 @@
 //! # graph-agent
 //!
 //! LangChain v1's `create_agent` on [graph-core](graph_core): the ReAct loop as an ordinary
-//! compiled graph, middleware hooks that are their own nodes, the seed application's trimming
-//! middleware, a summarization middleware, and a `trim_messages` that keeps tool calls and
-//! their results together.
+//! compiled graph, middleware hooks that are their own nodes, a trimming middleware that keeps the
+//! checkpointed conversation small, a summarization middleware, and a `trim_messages` that keeps
+//! tool calls and their results together.
 //!
 //! ```
 //! use graph_agent::{create_agent, AgentState, TrimmingMiddleware};
@@ -53,7 +53,7 @@
 //! - [`Middleware`]: node hooks (`before_agent`, `before_model`, `after_model`, `after_agent`)
 //!   whose updates go through the reducers, and the `wrap_model_call` / `wrap_tool_call` onion
 //!   (first registered = outermost); [`JumpTo`] for `jump_to`. See [`middleware`].
-//! - [`TrimmingMiddleware`] (the seed's `@before_model` compaction) and
+//! - [`TrimmingMiddleware`] (a `@before_model` compaction) and
 //!   [`SummarizationMiddleware`].
 //! - [`trim_messages`]: LangChain's trimmer (last/first, max tokens, include system,
 //!   start_on/end_on) that never orphans a ToolMessage or a tool call.

@@ -17,10 +17,8 @@
 //! Runtime: a current-thread tokio runtime by default. The engine polls every task of a superstep
 //! inside the run's own future (a `FuturesUnordered`, no `tokio::spawn`), and these nodes never
 //! await anything, so a multi-thread runtime cannot run them in parallel; it only adds the cost of
-//! its worker/park machinery. Measured on both (`GRAPH_BENCH_RT=multi` selects the multi-thread
-//! runtime): the multi-thread one executes 0.6–1.9 % more instructions per run and was not faster
-//! in wall time (differences within the noise of a shared machine), so current-thread stays;
-//! docs/benchmarks.md has the figures.
+//! its worker/park machinery, so current-thread is the default. `GRAPH_BENCH_RT=multi` selects
+//! the multi-thread runtime to compare (docs/benchmarks.md, "Runtime").
 
 use std::cell::OnceCell;
 use std::future::{ready, Ready};

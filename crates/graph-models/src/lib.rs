@@ -87,7 +87,7 @@
 //! platform's certificate verifier; it installs no process-wide provider (one the application
 //! installed is used instead of ring). reqwest 0.13 gets its `rustls-no-provider` feature, so in a
 //! program that also builds its own `reqwest` 0.13 client *without* a TLS feature of its own,
-//! that client now needs a provider: enable reqwest's `rustls` feature (aws-lc-rs), or pass a
+//! that client needs a provider: enable reqwest's `rustls` feature (aws-lc-rs), or pass a
 //! rustls config with `ClientBuilder::tls_backend_preconfigured`.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -43,8 +43,8 @@ fn approx_error_against_tiktoken_on_mixed_corpus() {
 }
 
 /// The benchmark text (the corpus repeated to about 100 KiB) counts exactly as Python
-/// `tiktoken` 0.14.0 counts it (`encode_ordinary`, same vocabulary files), so the throughput
-/// comparison in the benchmark notes is on equal work.
+/// `tiktoken` 0.14.0 counts it (`encode_ordinary`, same vocabulary files), so a throughput
+/// comparison of the two is on equal work.
 #[test]
 fn tiktoken_rs_counts_match_python_tiktoken_on_the_bench_text() {
     let corpus = include_str!("fixtures/mixed_corpus.txt");

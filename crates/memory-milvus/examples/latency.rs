@@ -9,9 +9,8 @@
 //!
 //! `-- query NAME [QUERIES]` only times retrievals on an existing collection. Use it for
 //! comparisons: after a bulk load, Milvus Lite keeps compacting and building HNSW indexes in the
-//! background for up to a minute (100k rows on 2 cores), and searches timed meanwhile are about
-//! twice as slow, so the figures printed right after loading are not comparable with a later
-//! pymilvus run.
+//! background for a while, and searches timed meanwhile are slower, so the figures printed right
+//! after loading are not comparable with a later pymilvus run (docs/benchmarks.md, **Speed**).
 
 use std::time::Instant;
 

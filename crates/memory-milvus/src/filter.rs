@@ -1,9 +1,10 @@
 //! Milvus boolean expressions built from typed clauses, never by pasting raw values.
 //!
-//! The seed's `f'user_id == "{user_id}"'` lets a user id such as `x" or user_id != "` widen a search
-//! to every user. Here a string value only ever reaches an expression through [`quote`], which
-//! escapes `\` and `"` (the only characters with a meaning inside a Milvus double-quoted literal)
-//! and refuses control characters, whose escapes Milvus servers do not all read the same way.
+//! Pasting a value into an expression, as in Python's `f'user_id == "{user_id}"'`, lets a user id
+//! such as `x" or user_id != "` widen a search to every user. Here a string value only ever reaches
+//! an expression through [`quote`], which escapes `\` and `"` (the only characters with a meaning
+//! inside a Milvus double-quoted literal) and refuses control characters, whose escapes Milvus
+//! servers do not all read the same way.
 
 use crate::error::{Error, Result};
 

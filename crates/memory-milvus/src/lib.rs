@@ -1,15 +1,15 @@
 //! # memory-milvus
 //!
 //! Long-term, cross-session memory for graph-core agents: the checkpointer keeps *this*
-//! conversation, this crate lets an agent recall what a user said *last week*. It follows the
-//! design of the memory-agent seed: one memory per question-and-answer exchange, written on the hot
-//! path; retrieval by the question and by the query enriched with recent context, each searched
-//! densely and fused with a BM25 keyword search by weighted RRF, then time decay and importance;
-//! and a background job that compacts long sessions into summaries.
+//! conversation, this crate lets an agent recall what a user said *last week*. Its design: one
+//! memory per question-and-answer exchange, written on the hot path; retrieval by the question and
+//! by the query enriched with recent context, each searched densely and fused with a BM25 keyword
+//! search by weighted RRF, then time decay and importance; and a background job that compacts long
+//! sessions into summaries.
 //!
-//! The same [`Memory`] API has two backends: [`MilvusMemory`] (a Milvus collection with the seed's
-//! schema) and [`EmbeddedMemory`] (a graph-core [`Store`](graph_core::store::Store), in process, no
-//! server), so examples and tests run anywhere and production switches by constructor.
+//! The same [`Memory`] API has two backends: [`MilvusMemory`] (a Milvus collection, fields in
+//! [`fields`]) and [`EmbeddedMemory`] (a graph-core [`Store`](graph_core::store::Store), in
+//! process, no server), so examples and tests run anywhere and production switches by constructor.
 //!
 //! ```
 //! use graph_core::store::HashingEmbeddings;
@@ -41,13 +41,13 @@
 //!   [`Summarizer`] you provide (an LLM call), so this crate needs no model crate;
 //!   [`compact_and_retire`] retires them in favour of their summary instead of deleting them, and
 //!   [`Sessions`] lists a user's sessions to pick those to compact.
-//! - **Superseded facts**: when a fact changes ("we moved to Lisbon"), decay alone ranks the new
-//!   version first only about half the time. A [`Consolidator`] finds the same user's most
-//!   similar older memories, lets a [`SupersedeDecider`] pick those the new one replaces (an
-//!   [`LlmDecider`] over your chat model, or the offline [`RuleDecider`]) and retires them
-//!   ([`Retire`]): marked with `superseded_by` / `superseded_at` / `superseded_reason` in metadata,
-//!   left out of retrieval, restorable. Opt in on the hot path with [`Consolidator::save_turn`],
-//!   in the background with [`Consolidator::consolidate_session`] or
+//! - **Superseded facts**: when a fact changes ("we moved to Lisbon"), decay alone often leaves
+//!   the old version first, since its wording may match the question better. A [`Consolidator`]
+//!   finds the same user's most similar older memories, lets a [`SupersedeDecider`] pick those the
+//!   new one replaces (an [`LlmDecider`] over your chat model, or the offline [`RuleDecider`]) and
+//!   retires them ([`Retire`]): marked with `superseded_by` / `superseded_at` / `superseded_reason`
+//!   in metadata, left out of retrieval, restorable. Opt in on the hot path with
+//!   [`Consolidator::save_turn`], in the background with [`Consolidator::consolidate_session`] or
 //!   [`compact_and_consolidate`].
 //! - **[`MilvusStore`]** is graph-core's [`Store`](graph_core::store::Store) (LangGraph's
 //!   `BaseStore`) on Milvus, for `CompiledGraph::with_store`: namespaces, filters, semantic search

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::record::{now_secs, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery};
 use crate::rerank::RerankConfig;
 
-/// Long-term conversational memory: the seed's write, retrieve and compaction operations.
+/// Long-term conversational memory: write, retrieve and compaction operations.
 ///
 /// Implemented by [`MilvusMemory`](crate::MilvusMemory) and [`EmbeddedMemory`](crate::EmbeddedMemory),
 /// so an agent can be written once and run with or without a server.
@@ -20,8 +20,8 @@ pub trait Memory: Send + Sync + 'static {
     /// character; embedding or backend failures.
     fn save(&self, memories: Vec<NewMemory>) -> impl Future<Output = Result<Vec<i64>>> + Send;
 
-    /// Stores one exchange (build it with [`NewMemory::turn`]): the seed's hot-path write, one row
-    /// per question and answer.
+    /// Stores one exchange (build it with [`NewMemory::turn`]): the hot-path write, one row per
+    /// question and answer.
     ///
     /// # Errors
     /// As [`save`](Self::save).

@@ -11,12 +11,12 @@ pub const ROLE_EXCHANGE: &str = "exchange";
 /// `turn_role` of a summary written by [`compact_session`](crate::compact_session).
 pub const ROLE_SUMMARY: &str = "summary";
 
-/// Seconds since the Unix epoch, the unit of `created_at` (as in the seed's schema).
+/// Seconds since the Unix epoch, the unit of `created_at`.
 pub fn now_secs() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
-/// A memory to store: one row of the seed's schema without its id.
+/// A memory to store: one row of the memory collection without its id.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct NewMemory {
@@ -30,7 +30,7 @@ pub struct NewMemory {
     pub content: String,
     /// Seconds since the epoch; `None` means now.
     pub created_at: Option<i64>,
-    /// In `[0, 1]`; weighs reranking (the seed suggests an LLM score, 0.5 when unknown).
+    /// In `[0, 1]`; weighs reranking (an LLM's score, say; 0.5 when unknown).
     pub importance: f32,
     /// Free-form JSON object.
     pub metadata: Map<String, Value>,
@@ -55,8 +55,9 @@ impl NewMemory {
         }
     }
 
-    /// One question-and-answer exchange, as the seed's `save_turn` stores it: the content is
-    /// `"User: {question}\nAssistant: {answer}"`, role `exchange`, metadata `{"type": "dialogue_turn"}`.
+    /// One question-and-answer exchange, as [`Memory::save_turn`](crate::Memory::save_turn) stores
+    /// it: the content is `"User: {question}\nAssistant: {answer}"`, role `exchange`, metadata
+    /// `{"type": "dialogue_turn"}`.
     pub fn turn(
         user_id: impl Into<String>,
         session_id: impl Into<String>,
@@ -173,7 +174,7 @@ pub enum SessionScope {
     /// Only this session.
     Only(String),
     /// Every session but this one: the current conversation is already in the checkpointed
-    /// messages, so recalling it again wastes tokens (the seed's first pitfall).
+    /// messages, so recalling it again wastes tokens.
     Exclude(String),
 }
 
@@ -187,7 +188,8 @@ pub enum SearchMode {
     Hybrid,
 }
 
-/// A retrieval: the seed's `retrieve(user, query, top_k)` plus time window and session scope.
+/// A retrieval: a user, a query and how many memories (`top_k`), plus time window and session
+/// scope.
 ///
 /// ```
 /// use memory_milvus::{RetrieveQuery, SessionScope};
@@ -226,12 +228,13 @@ pub struct RetrieveQuery {
     /// Whether memories retired as superseded (see [`Retire`](crate::Retire)) may be returned
     /// (default false: a stale fact is never recalled).
     pub include_retired: bool,
-    /// Only memories at least this important (the seed's importance "as a filter": small talk
-    /// scored low never takes a place in the top k). `None` (the default) filters nothing.
+    /// Only memories at least this important (importance as a filter: small talk scored low
+    /// never takes a place in the top k). `None` (the default) filters nothing.
     pub min_importance: Option<f32>,
 }
 
-/// How many recent messages the enriched query keeps (the seed's `messages[-4:]`).
+/// How many recent messages the enriched query keeps: the last two exchanges, enough to resolve a
+/// follow-up ("and her birthday?") without letting an older topic steer the search.
 pub const ENRICH_RECENT: usize = 4;
 
 impl RetrieveQuery {
@@ -321,7 +324,7 @@ impl RetrieveQuery {
     }
 
     /// The text of the second dense search when the query has recent context: the last
-    /// [`ENRICH_RECENT`] recent messages, then the question (the seed's enriched query). Its hits
+    /// [`ENRICH_RECENT`] recent messages, then the question (see [`enriched_query`]). Its hits
     /// are fused with the question's at
     /// [`RerankConfig::context_weight`](crate::RerankConfig::context_weight).
     pub fn context_text(&self) -> Option<String> {
@@ -336,7 +339,7 @@ impl RetrieveQuery {
     }
 }
 
-/// The seed's enriched query: up to [`ENRICH_RECENT`] recent messages and the question, one per line.
+/// The enriched query: up to [`ENRICH_RECENT`] recent messages and the question, one per line.
 ///
 /// ```
 /// use memory_milvus::enriched_query;

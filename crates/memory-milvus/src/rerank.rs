@@ -9,17 +9,16 @@ use std::time::Duration;
 /// `final = relevance × (1 − decay_weight + decay_weight × 0.5^(age / half_life))
 ///                     × (1 − importance_weight + importance_weight × importance)`
 ///
-/// The weights blend each factor with 1, so at weight 0 a factor is off and at weight 1 it is the
-/// seed's plain multiplication. They default to partial weights: a full decay would let any recent
+/// The weights blend each factor with 1, so at weight 0 a factor is off and at weight 1 it is a
+/// plain multiplication. They default to partial weights: a full decay would let any recent
 /// memory outrank a clearly better old one.
 ///
 /// Hybrid fusion is weighted RRF with a small `k` and the keyword list at 0.3 of the dense one,
-/// not the RRF paper's `k = 60` with equal weights. Measured on the hard planted-fact set
-/// (`tests/support/hard_dataset.rs`, MiniLM, docs/benchmarks.md): at `k = 60` ranks are so flat
-/// (rank 1 and rank 5 differ by ~6 %) that any keyword hit outweighs the dense order, so
-/// same-user distractors that repeat the question's words win, and decay then dominates the flat
-/// relevance; hybrid + decay recalled 0.361 of the facts there against 0.722 with these defaults
-/// (hybrid alone 0.528 against 0.792), which keep keyword search's edge on exact identifiers.
+/// not the RRF paper's `k = 60` with equal weights. At `k = 60` ranks are so flat that any keyword
+/// hit outweighs the dense order, so same-user distractors that repeat the question's words win,
+/// and decay then dominates the flat relevance. A steep `k` with a light keyword list lets the
+/// dense order decide while keeping keyword search's edge on exact identifiers; docs/benchmarks.md
+/// measures both fusions on the hard planted-fact set (`tests/support/hard_dataset.rs`).
 ///
 /// ```
 /// use memory_milvus::RerankConfig;
@@ -33,7 +32,8 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct RerankConfig {
-    /// Age at which the decay factor is one half (default 30 days, as in the seed).
+    /// Age at which the decay factor is one half (default 30 days: memories fade over weeks,
+    /// not hours).
     pub half_life: Duration,
     /// Weight of time decay in `[0, 1]` (default 0.3).
     pub decay_weight: f64,
@@ -259,7 +259,7 @@ mod tests {
     fn score_blends_factors_by_weight() {
         let full = RerankConfig::default().decay_weight(1.0).importance_weight(1.0);
         let r30 = full.half_life(Duration::from_secs(30 * DAY as u64));
-        // The seed's plain product: relevance × decay × importance.
+        // Full weights give the plain product: relevance × decay × importance.
         assert!((r30.score(0.8, 30 * DAY, 0.5) - 0.8 * 0.5 * 0.5).abs() < 1e-12);
         let off = RerankConfig::default().decay_weight(0.0).importance_weight(0.0);
         assert_eq!(off.score(0.8, 365 * DAY, 0.0), 0.8);

@@ -1,4 +1,4 @@
-//! [`MilvusConfig`] and the seed's collection schema.
+//! [`MilvusConfig`] and the memory collection's schema.
 
 use std::collections::HashMap;
 
@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::rerank::RerankConfig;
 
-/// Field names of the memory collection (the seed's schema, plus `sparse` for BM25).
+/// Field names of the memory collection (one row per memory, plus `sparse` for BM25).
 pub mod fields {
     /// INT64 primary key, assigned by Milvus.
     pub const ID: &str = "id";
@@ -35,7 +35,7 @@ pub mod fields {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Metric {
-    /// Cosine similarity (the seed's choice; for normalised sentence embeddings).
+    /// Cosine similarity (the default; right for normalised sentence embeddings).
     #[default]
     Cosine,
     /// Inner product.
@@ -151,7 +151,7 @@ pub struct MilvusConfig {
     pub url: String,
     /// `user:password` or an API key; `None` for an open server such as Milvus Lite.
     pub token: Option<String>,
-    /// Collection name (default `agent_history`, as in the seed).
+    /// Collection name (default `agent_history`).
     pub collection: String,
     /// Metric of the HNSW index (default cosine).
     pub metric: Metric,
@@ -261,8 +261,8 @@ impl MilvusConfig {
         }
     }
 
-    /// The seed's schema for `dims`-long embeddings, with `analyzer` (`analyzer_params`) on
-    /// `content` when BM25 is on.
+    /// The memory collection's schema for `dims`-long embeddings, with `analyzer`
+    /// (`analyzer_params`) on `content` when BM25 is on.
     pub(crate) fn schema(&self, dims: usize, analyzer: &serde_json::Value) -> CollectionSchema {
         let varchar =
             |name: &str, max: u32| FieldSchema::new().name(name).data_type(DataType::VarChar).max_length(max);
@@ -305,8 +305,8 @@ impl MilvusConfig {
         schema
     }
 
-    /// HNSW on `embedding`, BM25 on `sparse`, and a TRIE index on `user_id` (the seed's advice for
-    /// fast user filters).
+    /// HNSW on `embedding`, BM25 on `sparse`, and a TRIE index on `user_id` (every search filters
+    /// on the user, and a TRIE index makes that string match fast).
     pub(crate) fn index_params(&self) -> Vec<IndexParam> {
         let hnsw = HashMap::from([
             ("M".to_owned(), self.hnsw_m.to_string()),

@@ -1,4 +1,4 @@
-//! The background job of the seed: compacting a long session into a few summary memories.
+//! The background job: compacting a long session into a few summary memories.
 
 use std::future::Future;
 

@@ -242,7 +242,7 @@ async fn milvus_index_is_hnsw_with_the_configured_metric() {
                 assert_eq!(index.get_index_type(), IndexType::Hnsw);
                 assert_eq!(index.get_metric_type(), expected);
                 // Milvus Lite 3.2 reports type and metric but echoes no build params; a real
-                // Milvus does, and then they must be the seed's.
+                // Milvus does, and then they must be the ones `MilvusConfig` asked for.
                 let params = index.get_extra_params();
                 if !params.is_empty() {
                     let text = format!("{params:?}");

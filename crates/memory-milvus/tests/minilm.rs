@@ -93,9 +93,8 @@ async fn recall<M: Memory>(label: &str, m: &M) {
 /// ranking or fusion) costs many more.
 const SLACK: usize = 1;
 
-/// Hits out of the hard set's 72 questions that docs/benchmarks.md reports for MiniLM, per mode:
-/// dense 0.875, dense + decay 0.833, hybrid 0.792 in process and 0.833 on Milvus (the server's
-/// ranking of its BM25 list differs), hybrid + decay 0.722.
+/// Hits out of the hard set's 72 questions that docs/benchmarks.md reports for MiniLM in process,
+/// per mode (on Milvus the hybrid figure differs: the server ranks its BM25 list its own way).
 const HARD_SET_EMBEDDED: [(hard_recall::Mode, usize); 4] = [
     (hard_recall::Mode::Dense, 63),
     (hard_recall::Mode::DenseDecay, 60),

@@ -1,5 +1,5 @@
 //! The agent graph: graph-agent's `create_agent` with the blog tools, the trimming middleware
-//! (the seed's `@before_model` compaction) and a small repair for runs a client cancelled.
+//! (a `@before_model` compaction) and a small repair for runs a client cancelled.
 
 use std::collections::HashSet;
 use std::sync::Arc;

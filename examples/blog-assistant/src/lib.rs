@@ -1,5 +1,5 @@
 //! The blog assistant service: SSE chat over a Redis checkpointer with a MySQL archive and
-//! cold-start recovery (the seed-000 design). Needs Redis and MySQL/MariaDB; see the README.
+//! cold-start recovery. Needs Redis and MySQL/MariaDB; see the README.
 //!
 //! Two stores, two jobs:
 //! - **Redis** holds the running snapshot of each conversation (thread `user_id:session_id`):

@@ -27,7 +27,7 @@ pub enum Recovery {
 }
 
 /// Makes sure `config`'s thread has a checkpoint, rebuilding it from the archive when it has
-/// none (the seed's `_cold_start_recovery`).
+/// none.
 ///
 /// The messages are written with `update_state` as if the model node had produced them: the
 /// conversation ends with an AI answer, so the agent's routing after `model` sends it to the

@@ -105,7 +105,7 @@ async fn history(State(app): State<App>, Query(query): Query<HistoryQuery>) -> R
     Ok(Json(HistoryResponse { thread_id: thread_id(&user_id, &session_id), messages }))
 }
 
-/// The checkpoint thread of a session (the seed's `f"{user_id}:{session_id}"`). Ids cannot
+/// The checkpoint thread of a session, `"{user_id}:{session_id}"`. Ids cannot
 /// contain `:` (see [`check_id`]), so two different pairs never share a thread.
 pub fn thread_id(user_id: &str, session_id: &str) -> String {
     format!("{user_id}:{session_id}")

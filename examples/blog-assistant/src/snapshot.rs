@@ -12,13 +12,11 @@
 //! the snapshot stays exactly what it was before the round and a question asked again is not
 //! there twice.
 //!
-//! Measured with the offline model, two tool calls a round, summing `MEMORY USAGE <key> SAMPLES
-//! 0` over the thread's keys (the README has the table): keeping every checkpoint grows without
-//! bound (about 5 MB after 20 rounds, 13 MB after 50, committing every superstep; 1.6 MB after
-//! 50 committing once a round). Pruning to the newest checkpoint after each round
-//! ([`RedisCheckpointer::prune`]) and shallow mode both stay flat at about 34 KB, but pruning is
-//! a second script after every round that reads the whole thread, and until it runs the old
-//! checkpoints are still there (for good, if the process stops in between). Shallow mode drops
+//! Keeping every checkpoint grows a thread's keys without bound, committing every superstep or once
+//! a round (the example's README measures each layout with `MEMORY USAGE`). Pruning to the newest
+//! checkpoint after each round ([`RedisCheckpointer::prune`]) and shallow mode both stay flat, but
+//! pruning is a second script after every round that reads the whole thread, and until it runs the
+//! old checkpoints are still there (for good, if the process stops in between). Shallow mode drops
 //! them inside the put itself, so it is the one used.
 
 use checkpoint_redis::{RedisCheckpointer, RedisCheckpointerBuilder};

@@ -1,13 +1,12 @@
-//! The `POST /chat/stream` response body: the agent's run as Server-Sent Events, with the
-//! seed's stream-safety rule.
+//! The `POST /chat/stream` response body: the agent's run as Server-Sent Events, with a
+//! stream-safety rule.
 //!
 //! **Stream safety.** The whole round (the agent run, then the archive write) lives inside the
 //! response stream. When the client disconnects, hyper drops the body, which drops this stream:
 //! the `GraphStream` inside it is dropped, and dropping it aborts the agent run. The archive
-//! write is reached only after the run's stream has been iterated to its end (the seed's
-//! `stream_completed = True`), so a half-told answer is never archived. Once the run has
-//! completed, the write is spawned as its own task: a client leaving during the few
-//! milliseconds of the write cannot cut the transaction short. The run commits its checkpoint
+//! write is reached only after the run's stream has been iterated to its end, so a half-told
+//! answer is never archived. Once the run has completed, the write is spawned as its own task: a
+//! client leaving during the write cannot cut the transaction short. The run commits its checkpoint
 //! only when it completes (see [`crate::snapshot`]), so a cut-off or failed round leaves the
 //! Redis snapshot as it was before the round, too.
 
@@ -104,7 +103,7 @@ impl Driver {
                         self.queue.push_back(RoundEvent::Error { message });
                         self.phase = Phase::Finished;
                     }
-                    // Iterated to the end: the round completed (the seed's stream_completed).
+                    // Iterated to the end: the round completed.
                     None => {
                         self.queue.push_back(RoundEvent::Citations { citations: self.log.citations() });
                         self.phase = Phase::Completed;

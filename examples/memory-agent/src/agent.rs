@@ -18,7 +18,7 @@ use crate::settings::Settings;
 use crate::state::{last_text, thread_id, AgentState, AgentStateUpdate, Recalled};
 use crate::summarizer::AgentSummarizer;
 
-/// The seed's graph, without checkpointer or context: `START → retrieve → call_model →
+/// The agent's graph, without checkpointer or context: `START → retrieve → call_model →
 /// save_memory → END`. [`Agent`] adds both; [`draw_mermaid`](CompiledGraph::draw_mermaid) on it
 /// gives the README's diagram.
 ///

@@ -1,4 +1,4 @@
-//! Compaction, the seed's background job: a session that has ended (or grown long) is replaced in
+//! Compaction, the background job: a session that has ended (or grown long) is replaced in
 //! long-term memory by summaries, so recall stops paying for many small exchanges. The exchanges
 //! are retired in favour of their summary, not deleted.
 

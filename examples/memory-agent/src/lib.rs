@@ -1,6 +1,6 @@
 //! # memory-agent
 //!
-//! The memory agent of the design seed (003): a graph `retrieve → call_model → save_memory` with
+//! An agent that remembers across sessions: a graph `retrieve → call_model → save_memory` with
 //! two layers of memory.
 //!
 //! - **Short-term**: the conversation of one session, the `messages` of [`AgentState`],

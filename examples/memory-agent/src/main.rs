@@ -1,4 +1,4 @@
-//! `memory-agent`: an agent that remembers across sessions (design seed 003).
+//! `memory-agent`: an agent that remembers across sessions.
 //!
 //! Needs no services: `cargo run -p memory-agent` plays a scripted conversation with an offline
 //! model, embedded long-term memory and in-memory checkpoints. `OPENAI_API_KEY`, `MILVUS_URL`,

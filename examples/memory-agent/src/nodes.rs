@@ -1,4 +1,4 @@
-//! The three nodes of the seed's graph (retrieve → call_model → save_memory) and the prompt that
+//! The three nodes of the agent's graph (retrieve → call_model → save_memory) and the prompt that
 //! injects recalled memories.
 
 use graph_core::messages::{Message, MessageType};
@@ -21,7 +21,8 @@ pub struct AgentContext {
     pub memory: AgentMemory,
     /// The chat model (offline or OpenAI-compatible).
     pub model: SharedChatModel,
-    /// How many memories to recall per question (the seed's `top_k = 3`).
+    /// How many memories to recall per question (default 3: enough for a fact and its context,
+    /// few enough to keep the prompt short).
     pub top_k: usize,
     /// Retires what a new statement supersedes (the update path).
     pub consolidator: AgentConsolidator,
@@ -36,7 +37,7 @@ pub struct AgentContext {
 }
 
 impl AgentContext {
-    /// A context recalling the seed's 3 memories per question, consolidating, scoring importance
+    /// A context recalling 3 memories per question, consolidating, scoring importance
     /// and summarizing with the offline rules, trimming requests to
     /// [`DEFAULT_MAX_CONTEXT_TOKENS`], on the system clock.
     pub fn new(memory: impl Into<AgentMemory>, model: SharedChatModel) -> Self {
@@ -86,9 +87,9 @@ pub(crate) const MEMORY_HEADER: &str = "[memory ";
 
 /// `retrieve`: recalls the user's long-term memories relevant to the latest question.
 ///
-/// The query is enriched with the last few messages before it (the seed's step 1), scoped to the
-/// user (isolation), and excludes the current session: that conversation is already in the
-/// checkpointed messages, and recalling it again only costs tokens (the seed's first pitfall).
+/// The query is enriched with the last few messages before it, scoped to the user (isolation),
+/// and excludes the current session: that conversation is already in the checkpointed messages,
+/// and recalling it again only costs tokens.
 ///
 /// # Errors
 /// A memory backend failure or an invalid user id.

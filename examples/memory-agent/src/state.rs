@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// The agent's state: one per thread (`"{user_id}:{session_id}"`), checkpointed after every step.
 ///
 /// `messages` is the short-term memory of this conversation; `retrieved_history` is what the
-/// `retrieve` node found in long-term memory for the current question (the seed's `AgentState`).
+/// `retrieve` node found in long-term memory for the current question.
 #[derive(State, Clone, Default, Debug)]
 pub struct AgentState {
     /// The conversation of this thread, merged by message id (LangGraph's `add_messages`).

@@ -113,7 +113,7 @@ async fn mysql_checkpointer_runs_the_demo() {
 
 #[tokio::test]
 async fn milvus_memory_with_mysql_checkpointer_runs_the_demo() {
-    // The production layout of the seed: Milvus for long-term memory, SQL for threads.
+    // The production layout: Milvus for long-term memory, SQL for threads.
     let Some(memory) = milvus() else { return };
     let (database, url) = mysql_database();
     let config = Config::embedded()

@@ -5,8 +5,7 @@
 //!
 //! A chat service whose conversation state lives in LangGraph's MySQL checkpoint tables
 //! (`checkpoints`, `checkpoint_writes`, `checkpoint_blobs`, written by [`checkpoint_mysql`]),
-//! with the application's older `conversations` / `messages` tables kept for display, as seed
-//! 002 describes:
+//! with the application's older `conversations` / `messages` tables kept for display:
 //!
 //! - `thread_id = "conv_{conversation_id}"` ([`thread_id`]); every round runs a
 //!   `create_agent` graph (`START → model → END`) on that thread, so the model sees the

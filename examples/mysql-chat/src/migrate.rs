@@ -1,8 +1,7 @@
-//! First-access migration of legacy conversations into checkpoints (the seed's
-//! `services/migration.py`): a conversation that exists only in the legacy `messages` table gets
-//! a thread whose first checkpoint holds its history, so the model sees what was said before the
-//! service moved to checkpoints. New conversations start in the checkpoint tables directly, and
-//! the legacy tables stay for display.
+//! First-access migration of legacy conversations into checkpoints: a conversation that exists only
+//! in the legacy `messages` table gets a thread whose first checkpoint holds its history, so the
+//! model sees what was said before the service moved to checkpoints. New conversations start in the
+//! checkpoint tables directly, and the legacy tables stay for display.
 
 use checkpoint_mysql::MySqlCheckpointer;
 use graph_agent::{AgentState, AgentStateUpdate, MODEL_NODE};

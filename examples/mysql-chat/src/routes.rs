@@ -1,4 +1,4 @@
-//! The HTTP API (the seed's `routes/chat.py`).
+//! The HTTP API.
 //!
 //! | route | body | answer |
 //! |---|---|---|

@@ -1,6 +1,6 @@
 //! [`ChatService`]: one chat round = lock the conversation, migrate it if it is legacy-only, run
 //! the agent graph on `thread_id = conv_{conversation_id}`, append the round to the legacy
-//! tables, unlock (the seed's `LangGraphChatService`).
+//! tables, unlock.
 
 use std::str::FromStr;
 use std::sync::Arc;

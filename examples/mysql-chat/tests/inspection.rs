@@ -15,7 +15,7 @@ use sqlx::{Column as _, Row as _};
 const DOC: &str = include_str!("../../../docs/sql-inspection.md");
 /// The page's conversation.
 const CONVERSATION_ID: &str = "0aec2add-0d09-4777-9c71-7a1f695294b5";
-/// Queries whose `ORDER BY` leaves ties (the seed's writes query orders by checkpoint only):
+/// Queries whose `ORDER BY` leaves ties (the writes query orders by checkpoint only):
 /// their rows are compared in any order.
 const PARTLY_ORDERED: [&str; 1] = ["seed_checkpoint_writes"];
 
@@ -135,8 +135,8 @@ async fn replay(app: &support::App) {
 async fn doc_queries_return_the_documented_rows() {
     let queries = doc_queries();
     let names: Vec<&str> = queries.iter().map(|q| q.name.as_str()).collect();
-    for seed in ["seed_checkpoint_history", "seed_checkpoint_writes", "seed_message_blobs"] {
-        assert!(names.contains(&seed), "the page lost the seed's query {seed}: {names:?}");
+    for name in ["seed_checkpoint_history", "seed_checkpoint_writes", "seed_message_blobs"] {
+        assert!(names.contains(&name), "the page lost the query {name}: {names:?}");
     }
 
     // A database of its own: the legacy row ids (`legacy-1`, `legacy-2`) end up in the message

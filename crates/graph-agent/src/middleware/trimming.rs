@@ -1,4 +1,5 @@
-//! [`TrimmingMiddleware`]: the seed application's `@before_model` compaction.
+//! [`TrimmingMiddleware`]: a `@before_model` compaction that keeps the checkpointed conversation
+//! small.
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,8 +15,8 @@ use crate::trim::{trim_messages, TrimOptions};
 /// Default longest ToolMessage kept whole, in characters.
 pub const DEFAULT_MAX_TOOL_CHARS: usize = 2000;
 
-/// Keeps the checkpointed conversation small, before every model call (the seed's
-/// `@before_model` middleware):
+/// Keeps the checkpointed conversation small, before every model call (a `@before_model`
+/// middleware):
 ///
 /// 1. drops empty AI messages (no text and no tool calls; failed or aborted generations);
 /// 2. truncates every ToolMessage longer than [`max_tool_chars`](Self::max_tool_chars)

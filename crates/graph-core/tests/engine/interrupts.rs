@@ -1,4 +1,4 @@
-//! `interrupt()` and resume (LangGraph §1.6, §7 items 15-16).
+//! `interrupt()` and resume, with LangGraph's semantics.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

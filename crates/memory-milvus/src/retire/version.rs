@@ -9,7 +9,7 @@
 //! module turns the situation into [`Error::Unsupported`] instead of that opaque refusal, and
 //! spares the request when the server's version already says it will fail.
 //!
-//! A full upsert as a fallback was ruled out: on an auto-id collection, Milvus before 2.6 gives
+//! A full upsert is no fallback: on an auto-id collection, Milvus before 2.6 gives
 //! the replacement row a new primary key on some versions (milvus-io/milvus#40816) and keeps it on
 //! others (#43257), and a new id would break every `superseded_by` pointing at the memory.
 

@@ -1,5 +1,5 @@
 //! A harder planted-fact dataset than [`super::dataset`], built so that the retrieval modes score
-//! differently instead of all reaching 1.000 with a real model.
+//! differently instead of all finding every fact with a real model.
 //!
 //! Each user has the same kinds of facts (with different values, so every other user holds a
 //! near-duplicate: the isolation trap) in four categories:
