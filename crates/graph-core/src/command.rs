@@ -1,7 +1,9 @@
-//! What a node returns: updates, [`Command`]s and [`Push`]es.
+//! What a run starts from ([`Input`]), what a node returns (updates, [`Command`]s and [`Push`]es),
+//! and where a routing function sends control ([`Route`]).
 
 use std::fmt;
 
+use crate::interrupt::Resume;
 use crate::state::{State, StateWrite};
 
 /// A task to run a node with its own input (LangGraph's `Send`, named after LangGraph's internal
@@ -180,5 +182,80 @@ impl<S: State> IntoNodeOutput<S> for Vec<Push<S>> {
 impl<S: State> IntoNodeOutput<S> for () {
     fn into_node_output(self) -> NodeOutput<S> {
         NodeOutput::empty()
+    }
+}
+
+/// Where a routing function sends control: node names (or path-map keys), `END`, and pushes.
+pub struct Route<S>(pub(crate) Vec<Goto<S>>);
+
+impl<S> fmt::Debug for Route<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Route").field(&self.0).finish()
+    }
+}
+
+impl<S> Route<S> {
+    /// Nowhere (same as returning `END`).
+    pub fn none() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<S> From<&str> for Route<S> {
+    fn from(s: &str) -> Self {
+        Self(vec![Goto::Node(s.to_owned())])
+    }
+}
+impl<S> From<String> for Route<S> {
+    fn from(s: String) -> Self {
+        Self(vec![Goto::Node(s)])
+    }
+}
+impl<S> From<Vec<&str>> for Route<S> {
+    fn from(v: Vec<&str>) -> Self {
+        Self(v.into_iter().map(|s| Goto::Node(s.to_owned())).collect())
+    }
+}
+impl<S> From<Vec<String>> for Route<S> {
+    fn from(v: Vec<String>) -> Self {
+        Self(v.into_iter().map(Goto::Node).collect())
+    }
+}
+impl<S> From<Vec<Push<S>>> for Route<S> {
+    fn from(v: Vec<Push<S>>) -> Self {
+        Self(v.into_iter().map(Goto::Push).collect())
+    }
+}
+impl<S> From<Vec<Goto<S>>> for Route<S> {
+    fn from(v: Vec<Goto<S>>) -> Self {
+        Self(v)
+    }
+}
+impl<S> From<Push<S>> for Route<S> {
+    fn from(p: Push<S>) -> Self {
+        Self(vec![Goto::Push(p)])
+    }
+}
+
+/// What a run starts from.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Input<S: State> {
+    /// New input: written to the state through the reducers, then the graph runs from START.
+    Update(S::Update),
+    /// No input (LangGraph's `None`): continue the thread from its checkpoint — after a failure,
+    /// at a breakpoint, or from an older checkpoint (time travel).
+    Resume,
+    /// Answer the pending interrupt(s) and continue (LangGraph's `Command(resume=...)`).
+    ResumeWith(Resume),
+    /// A whole state as input: every field is written through its reducer (LangGraph's
+    /// `invoke(full_state_dict)`). Subgraphs receive their parent's state this way.
+    State(S),
+}
+
+impl<S: State> Input<S> {
+    /// Resume the single pending interrupt with `value`.
+    pub fn resume(value: impl serde::Serialize) -> Self {
+        Self::ResumeWith(Resume::value(value))
     }
 }

@@ -15,6 +15,8 @@ use serde::de::value::SeqDeserializer;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::checkpoint::serde::decode;
+
 /// A live Rust value that can be stored in a checkpoint.
 ///
 /// Implemented for every `T: Serialize + Debug + Send + Sync + 'static`; you never implement it by hand.
@@ -48,7 +50,7 @@ where
         rmp_serde::to_vec_named(self).map_err(|e| ValueError::Encode(e.to_string()))
     }
     fn to_json_scalar(&self) -> Option<serde_json::Value> {
-        crate::checkpoint::serde::json_scalar(self)
+        decode::json_scalar(self)
     }
     fn type_name(&self) -> &'static str {
         std::any::type_name::<T>()
@@ -148,10 +150,10 @@ impl ChannelValue {
                     if let Some(messages) = message_list::<T>(&e.bytes) {
                         return Ok(messages);
                     }
-                    crate::checkpoint::serde::decode_msgpack(&e.bytes).map_err(decode_err::<T>)
+                    decode::decode_msgpack(&e.bytes).map_err(decode_err::<T>)
                 }
                 "json" => {
-                    let json = crate::checkpoint::serde::json_value(&e.bytes).map_err(decode_err::<T>)?;
+                    let json = decode::json_value(&e.bytes).map_err(decode_err::<T>)?;
                     T::deserialize(json).map_err(decode_err::<T>)
                 }
                 "bytes" | "bytearray" => {
@@ -181,8 +183,7 @@ impl ChannelValue {
             Self::Live(v) => v.to_json(),
             Self::Json(v) => Ok((**v).clone()),
             Self::Encoded(e) => match &*e.kind {
-                "msgpack" => crate::checkpoint::serde::msgpack_to_json(&e.bytes)
-                    .map_err(decode_err::<serde_json::Value>),
+                "msgpack" => decode::msgpack_to_json(&e.bytes).map_err(decode_err::<serde_json::Value>),
                 _ => self.decode::<serde_json::Value>(),
             },
             Self::Overwrite(inner) => {
@@ -199,7 +200,7 @@ fn message_list<T: 'static>(bytes: &[u8]) -> Option<T> {
     if TypeId::of::<T>() != TypeId::of::<Vec<crate::messages::Message>>() {
         return None;
     }
-    let messages: Box<dyn Any> = Box::new(crate::checkpoint::serde::decode_message_list(bytes)?);
+    let messages: Box<dyn Any> = Box::new(decode::decode_message_list(bytes)?);
     messages.downcast::<T>().ok().map(|t| *t)
 }
 

@@ -1,62 +1,8 @@
 //! Conditional edges: a routing function over the state, and an optional path map.
 
 use std::any::TypeId;
-use std::fmt;
-use std::sync::Arc;
 
-use crate::command::{Goto, Push};
-
-/// Where a routing function sends control: node names (or path-map keys), `END`, and pushes.
-pub struct Route<S>(pub(crate) Vec<Goto<S>>);
-
-impl<S> fmt::Debug for Route<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Route").field(&self.0).finish()
-    }
-}
-
-impl<S> Route<S> {
-    /// Nowhere (same as returning `END`).
-    pub fn none() -> Self {
-        Self(Vec::new())
-    }
-}
-
-impl<S> From<&str> for Route<S> {
-    fn from(s: &str) -> Self {
-        Self(vec![Goto::Node(s.to_owned())])
-    }
-}
-impl<S> From<String> for Route<S> {
-    fn from(s: String) -> Self {
-        Self(vec![Goto::Node(s)])
-    }
-}
-impl<S> From<Vec<&str>> for Route<S> {
-    fn from(v: Vec<&str>) -> Self {
-        Self(v.into_iter().map(|s| Goto::Node(s.to_owned())).collect())
-    }
-}
-impl<S> From<Vec<String>> for Route<S> {
-    fn from(v: Vec<String>) -> Self {
-        Self(v.into_iter().map(Goto::Node).collect())
-    }
-}
-impl<S> From<Vec<Push<S>>> for Route<S> {
-    fn from(v: Vec<Push<S>>) -> Self {
-        Self(v.into_iter().map(Goto::Push).collect())
-    }
-}
-impl<S> From<Vec<Goto<S>>> for Route<S> {
-    fn from(v: Vec<Goto<S>>) -> Self {
-        Self(v)
-    }
-}
-impl<S> From<Push<S>> for Route<S> {
-    fn from(p: Push<S>) -> Self {
-        Self(vec![Goto::Push(p)])
-    }
-}
+pub(crate) use crate::pregel::plan::PathFn;
 
 /// The path map of a conditional edge: routing keys → node names. `()` means "no map: the routing
 /// function returns node names, and any node may be named".
@@ -91,8 +37,6 @@ impl IntoPathMap for Vec<String> {
         Some(self.into_iter().map(|k| (k.clone(), k)).collect())
     }
 }
-
-pub(crate) type PathFn<S> = Arc<dyn Fn(&S) -> Route<S> + Send + Sync>;
 
 /// What a routing function can return, read from its return type (the function itself is opaque
 /// until it runs). `compile()`'s flow checks rely on it.

@@ -4,19 +4,13 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::branch::{BranchSpec, IntoPathMap, Route, RouteShape};
-use super::compiled::CompiledGraph;
-use super::node::{BoxedNode, IntoNode};
-use super::validate;
-use crate::checkpoint::Checkpointer;
-use crate::error::{GraphIssue, Result};
+use super::branch::{BranchSpec, IntoPathMap, RouteShape};
+use super::node::IntoNode;
+use crate::command::Route;
+use crate::error::GraphIssue;
+use crate::pregel::node::BoxedNode;
 use crate::retry::RetryPolicy;
 use crate::state::State;
-
-/// The name of the virtual entry node.
-pub const START: &str = "__start__";
-/// The name of the virtual exit node.
-pub const END: &str = "__end__";
 
 /// Per-node options (LangGraph's `add_node` keyword arguments).
 #[derive(Debug, Clone, Default)]
@@ -209,37 +203,5 @@ impl<S: State, C: Send + Sync + 'static> StateGraph<S, C> {
     {
         self.interrupt_after.extend(nodes.into_iter().map(Into::into));
         self
-    }
-
-    /// Validates the graph and compiles it.
-    ///
-    /// Names that do not exist, edges from END or to START, a missing entry point and the like
-    /// are errors. A node no run can reach ([`GraphIssue::UnreachableNode`]) and a loop no run can
-    /// leave ([`GraphIssue::EndlessLoop`]) are warnings, as LangGraph compiles such graphs: each
-    /// is logged with `tracing::warn!` and listed by [`CompiledGraph::warnings`]. The checks
-    /// behind them never flag a graph that can run correctly: a conditional edge without a path
-    /// map, a routing function that may return pushes, and a node that may return a [`Command`]
-    /// all count as reaching every node.
-    ///
-    /// [`GraphIssue::UnreachableNode`]: crate::GraphIssue::UnreachableNode
-    /// [`GraphIssue::EndlessLoop`]: crate::GraphIssue::EndlessLoop
-    /// [`Command`]: crate::Command
-    ///
-    /// # Errors
-    /// [`Error::InvalidGraph`](crate::Error::InvalidGraph) listing every error found.
-    pub fn compile(self) -> Result<CompiledGraph<S, C>> {
-        let warnings = validate::validate(&self)?;
-        for warning in &warnings {
-            tracing::warn!("{warning}");
-        }
-        Ok(CompiledGraph::build(self, warnings))
-    }
-
-    /// Compiles the graph with a checkpointer.
-    ///
-    /// # Errors
-    /// As [`compile`](Self::compile).
-    pub fn compile_with(self, checkpointer: impl Checkpointer) -> Result<CompiledGraph<S, C>> {
-        Ok(self.compile()?.with_checkpointer(checkpointer))
     }
 }

@@ -9,10 +9,11 @@ use tokio::task::JoinHandle;
 
 use super::compiled::CompiledGraph;
 use crate::checkpoint::CheckpointError;
+use crate::command::Input;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::interrupt::RunOutcome;
-use crate::pregel::run::{run, run_from, Input, Sink};
+use crate::pregel::run::{run, run_from, Sink};
 use crate::state::State;
 use crate::stream::{StreamEvent, StreamMode, StreamModes};
 
@@ -32,7 +33,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     /// failure. Writes of tasks that finished are saved first, so [`Input::Resume`] re-runs only
     /// what failed.
     pub async fn invoke(&self, input: S::Update, config: &RunConfig) -> Result<RunOutcome<S>> {
-        run(self, Input::Update(input), config, None).await
+        run(&self.pregel, Input::Update(input), config, None).await
     }
 
     /// Like [`invoke`](Self::invoke), with an explicit [`Input`] (e.g. [`Input::Resume`]).
@@ -40,7 +41,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     /// # Errors
     /// As [`invoke`](Self::invoke).
     pub async fn invoke_input(&self, input: Input<S>, config: &RunConfig) -> Result<RunOutcome<S>> {
-        run(self, input, config, None).await
+        run(&self.pregel, input, config, None).await
     }
 
     /// Like [`invoke`](Self::invoke), but when another writer commits to the thread before this
@@ -92,7 +93,8 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         loop {
             let mut started_at = None;
             // Cloned per attempt: a refused attempt consumed its copy.
-            let result = run_from(self, Input::Update(input.clone()), config, None, &mut started_at).await;
+            let result =
+                run_from(&self.pregel, Input::Update(input.clone()), config, None, &mut started_at).await;
             match result {
                 Err(Error::Checkpoint(CheckpointError::Conflict { expected, .. }))
                     if expected == started_at && attempt < max_retries && config.checkpoint_id.is_none() =>
@@ -112,7 +114,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     /// # Errors
     /// As [`invoke`](Self::invoke).
     pub async fn resume(&self, config: &RunConfig) -> Result<RunOutcome<S>> {
-        run(self, Input::Resume, config, None).await
+        run(&self.pregel, Input::Resume, config, None).await
     }
 
     /// Streams a run. The run starts when the stream is first polled and is cancelled when the
@@ -153,7 +155,7 @@ trait Runner<S: State>: Send {
 impl<S: State, C: Send + Sync + 'static> Runner<S> for CompiledGraph<S, C> {
     fn spawn(self: Box<Self>, input: Input<S>, config: RunConfig, sink: Sink<S>) -> JoinHandle<()> {
         tokio::spawn(async move {
-            match run(&self, input, &config, Some(&sink)).await {
+            match run(&self.pregel, input, &config, Some(&sink)).await {
                 Ok(outcome) if outcome.is_interrupted() => {
                     let _ = sink.tx.send(Ok(StreamEvent::Interrupt(outcome.interrupts, outcome.breakpoint)));
                 }

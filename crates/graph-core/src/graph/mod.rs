@@ -2,10 +2,12 @@
 
 pub(crate) mod branch;
 pub(crate) mod builder;
+mod compile;
 pub(crate) mod compiled;
 mod draw;
 mod flow;
 pub(crate) mod invoke;
+mod lower;
 pub(crate) mod node;
 pub(crate) mod state_api;
 pub(crate) mod subgraph;

@@ -5,59 +5,20 @@
 //! only keeps the two blanket impls apart (the same trick axum uses for handlers).
 
 use std::any::TypeId;
-use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::command::{IntoNodeOutput, NodeOutput};
+use crate::command::IntoNodeOutput;
 use crate::error::BoxError;
+use crate::pregel::node::{BoxedNode, ErasedNode, NodeFuture};
 use crate::runtime::Runtime;
 use crate::state::State;
-
-pub(crate) type NodeFuture<S> = Pin<Box<dyn Future<Output = Result<NodeOutput<S>, BoxError>> + Send>>;
-
-/// The object-safe form every node is erased to, so a graph has one type parameter per state.
-pub(crate) trait ErasedNode<S: State, C>: Send + Sync {
-    fn call(&self, state: S, runtime: Runtime<C>) -> NodeFuture<S>;
-
-    /// The compiled graph behind a subgraph node (for `get_state_with_subgraphs`).
-    fn subgraph(&self) -> Option<&super::compiled::CompiledGraph<S, C>> {
-        None
-    }
-
-    /// Whether the node's output can send control beyond its edges (a [`Command`]'s `goto`,
-    /// pushes). `compile()`'s reachability check counts such a node as reaching every node, so
-    /// the answer is `true` unless the output type rules it out.
-    ///
-    /// [`Command`]: crate::Command
-    fn may_goto(&self) -> bool {
-        true
-    }
-}
 
 /// Whether a node returning `O` may send control beyond its edges: the state's update, its
 /// `Option` and `()` cannot; anything else (a `Command`, pushes, a user type) might.
 fn output_may_goto<S: State, O: 'static>() -> bool {
     let o = TypeId::of::<O>();
     ![TypeId::of::<S::Update>(), TypeId::of::<Option<S::Update>>(), TypeId::of::<()>()].contains(&o)
-}
-
-/// A node, erased. Build one with [`node`] (needed only for [`StateGraph::add_sequence`]).
-///
-/// [`StateGraph::add_sequence`]: crate::StateGraph::add_sequence
-pub struct BoxedNode<S: State, C>(pub(crate) Arc<dyn ErasedNode<S, C>>);
-
-impl<S: State, C> Clone for BoxedNode<S, C> {
-    fn clone(&self) -> Self {
-        Self(Arc::clone(&self.0))
-    }
-}
-
-impl<S: State, C> fmt::Debug for BoxedNode<S, C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("BoxedNode")
-    }
 }
 
 /// Erases a node function (for APIs that take several nodes of different types at once).

@@ -7,8 +7,8 @@ use crate::checkpoint::{
 };
 use crate::command::NodeOutput;
 use crate::config::RunConfig;
+use crate::constants::START;
 use crate::error::{Error, Result};
-use crate::graph::builder::START;
 use crate::interrupt::Interrupt;
 use crate::pregel::persist::{self, CheckpointCache, VersionText};
 use crate::pregel::task::{self, Task};
@@ -57,7 +57,7 @@ pub struct StateSnapshot<S> {
 
 impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     fn saver_config(&self, config: &RunConfig) -> Result<CheckpointConfig> {
-        if self.checkpointer.is_none() {
+        if self.pregel.checkpointer.is_none() {
             return Err(Error::NoCheckpointer);
         }
         config.checkpoint_config().ok_or(Error::MissingThreadId)
@@ -71,7 +71,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     /// No checkpointer or thread id, or a checkpointer failure.
     pub async fn get_state(&self, config: &RunConfig) -> Result<StateSnapshot<S>> {
         let cfg = self.saver_config(config)?;
-        let saver = self.checkpointer.as_deref().ok_or(Error::NoCheckpointer)?;
+        let saver = self.pregel.checkpointer.as_deref().ok_or(Error::NoCheckpointer)?;
         match saver.get_tuple(&cfg).await? {
             Some(t) => self.snapshot(t, config.checkpoint_id.is_none()),
             None => Ok(StateSnapshot {
@@ -104,15 +104,16 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         snap: &'a mut StateSnapshot<S>,
     ) -> crate::checkpoint::BoxFuture<'a, Result<()>> {
         Box::pin(async move {
-            let (Some(cfg), Some(saver)) = (snap.config.clone(), self.checkpointer.as_deref()) else {
+            let (Some(cfg), Some(saver)) = (snap.config.clone(), self.pregel.checkpointer.as_deref()) else {
                 return Ok(());
             };
-            let layout = &self.inner.layout;
+            let layout = &self.pregel.layout;
             for task in &snap.tasks {
                 let Some(child) = layout
                     .node(&task.name)
                     .and_then(|n| layout.nodes[n].node.as_ref())
                     .and_then(|n| n.0.subgraph())
+                    .and_then(|g| g.downcast_ref::<CompiledGraph<S, C>>())
                 else {
                     continue;
                 };
@@ -139,13 +140,13 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     ) -> Result<Vec<StateSnapshot<S>>> {
         let mut cfg = self.saver_config(config)?;
         cfg.checkpoint_id = None;
-        let saver = self.checkpointer.as_deref().ok_or(Error::NoCheckpointer)?;
+        let saver = self.pregel.checkpointer.as_deref().ok_or(Error::NoCheckpointer)?;
         let tuples = saver.list(Some(&cfg), options).await?;
         tuples.into_iter().map(|t| self.snapshot(t, false)).collect()
     }
 
     fn snapshot(&self, t: CheckpointTuple, apply_pending: bool) -> Result<StateSnapshot<S>> {
-        let layout = &self.inner.layout;
+        let layout = &self.pregel.layout;
         let mut vt = VersionText::default();
         let mut ch = persist::from_checkpoint(layout, &t.checkpoint, &mut vt)
             .map_err(|e| persist::in_thread(e, &t.config.thread_id))?;
@@ -217,8 +218,8 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         as_node: Option<&str>,
     ) -> Result<CheckpointConfig> {
         let cfg = self.saver_config(config)?;
-        let saver = self.checkpointer.as_deref().ok_or(Error::NoCheckpointer)?;
-        let layout = &self.inner.layout;
+        let saver = self.pregel.checkpointer.as_deref().ok_or(Error::NoCheckpointer)?;
+        let layout = &self.pregel.layout;
         let loaded = saver.get_tuple(&cfg).await?;
         let mut vt = VersionText::default();
         let (mut ch, step, parent, saved_versions) = match &loaded {

@@ -12,15 +12,18 @@
 //! which finds its own checkpoint (the namespace is the same, since task ids are deterministic) and
 //! resumes from it with the resume value.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use super::compiled::CompiledGraph;
-use super::node::{BoxedNode, ErasedNode, IntoNode, NodeFuture};
+use super::node::IntoNode;
 use crate::checkpoint::CheckpointConfig;
+use crate::command::Input;
 use crate::command::NodeOutput;
 use crate::config::RunConfig;
 use crate::interrupt::{NodeInterrupt, Resume};
-use crate::pregel::run::{full_update, run, Input};
+use crate::pregel::node::{BoxedNode, ErasedNode, NodeFuture};
+use crate::pregel::run::{full_update, run};
 use crate::runtime::Runtime;
 use crate::state::{State, StateWrite};
 
@@ -37,7 +40,7 @@ impl<S: State, C: Send + Sync + 'static> IntoNode<S, C, Subgraph> for CompiledGr
 }
 
 impl<S: State, C: Send + Sync + 'static> ErasedNode<S, C> for SubgraphNode<S, C> {
-    fn subgraph(&self) -> Option<&CompiledGraph<S, C>> {
+    fn subgraph(&self) -> Option<&dyn Any> {
         Some(&self.0)
     }
 
@@ -49,12 +52,12 @@ impl<S: State, C: Send + Sync + 'static> ErasedNode<S, C> for SubgraphNode<S, C>
     fn call(&self, state: S, runtime: Runtime<C>) -> NodeFuture<S> {
         let mut graph = self.0.clone();
         let scope = runtime.scope();
-        if graph.checkpointer.is_none() {
-            graph.checkpointer.clone_from(&scope.checkpointer);
+        if graph.pregel.checkpointer.is_none() {
+            graph.pregel.checkpointer.clone_from(&scope.checkpointer);
         }
-        graph.context = Some(runtime.context_arc());
-        if graph.store.is_none() {
-            graph.store.clone_from(&scope.store);
+        graph.pregel.context = Some(runtime.context_arc());
+        if graph.pregel.store.is_none() {
+            graph.pregel.store.clone_from(&scope.store);
         }
         let (task_ns, null_resume, resume_map) = {
             let pad = scope.scratchpad.lock();
@@ -70,7 +73,7 @@ impl<S: State, C: Send + Sync + 'static> ErasedNode<S, C> for SubgraphNode<S, C>
         Box::pin(async move {
             // A child checkpoint in this namespace means this task ran before and stopped (at an
             // interrupt or a failure): continue it instead of starting over.
-            let existing = match (&graph.checkpointer, &config.thread_id) {
+            let existing = match (&graph.pregel.checkpointer, &config.thread_id) {
                 (Some(saver), Some(thread)) => {
                     let cfg = CheckpointConfig::thread(thread.clone()).with_ns(config.checkpoint_ns.clone());
                     saver.get_tuple(&cfg).await?.is_some()
@@ -87,7 +90,7 @@ impl<S: State, C: Send + Sync + 'static> ErasedNode<S, C> for SubgraphNode<S, C>
                     None => Input::Resume,
                 },
             };
-            let out = run(&graph, input, &config, None).await?;
+            let out = run(&graph.pregel, input, &config, None).await?;
             if !out.interrupts.is_empty() {
                 return Err(NodeInterrupt::Subgraph(out.interrupts).into());
             }

@@ -1,7 +1,8 @@
 //! `compile()`'s checks: every problem is collected, none panics.
 
-use super::builder::{StateGraph, END, START};
+use super::builder::StateGraph;
 use super::flow;
+use crate::constants::{END, START};
 use crate::error::{Error, GraphIssue, Result};
 use crate::state::State;
 

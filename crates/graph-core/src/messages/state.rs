@@ -6,8 +6,8 @@
 //! magic.
 
 use super::{add_messages, Message};
+use crate::command::Input;
 use crate::command::{IntoNodeOutput, NodeOutput};
-use crate::pregel::run::Input;
 use crate::state::{reduce, Field, FieldSet, InvalidUpdate, ReducerOutput, State, StateWrite};
 use crate::value::{ChannelValue, ValueError};
 

@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::plan::{ChannelKind, Layout};
 use super::task::{IdPrefix, Task, TaskKind, TaskWrites};
 use crate::command::Push;
 use crate::error::{Error, Result};
-use crate::graph::compiled::{ChannelKind, Layout};
 use crate::state::{FieldSet, State, StateWrite};
 use crate::value::ChannelValue;
 

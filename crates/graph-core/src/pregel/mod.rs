@@ -1,5 +1,9 @@
-//! The Pregel engine: supersteps over channels (LangGraph's `pregel/`).
+//! The Pregel engine: supersteps over channels (LangGraph's `pregel/`). It runs a [`plan`] and
+//! knows nothing of the builder that made it.
 //!
+//! - [`plan`]: the channels and nodes a run works on, addressed by index;
+//! - [`node`]: nodes as the engine calls them;
+//! - [`runnable`]: a plan bound to its saver, store and context;
 //! - [`channels`]: the run's channel table and the pure `prepare_tasks` / `apply_writes` steps;
 //! - [`task`]: tasks, their deterministic ids, routing a node's output to edge channels;
 //! - [`persist`]: converting the channel table to and from LangGraph's checkpoint model;
@@ -9,7 +13,10 @@
 
 pub(crate) mod channels;
 pub(crate) mod commit;
+pub(crate) mod node;
 pub(crate) mod persist;
+pub(crate) mod plan;
 pub(crate) mod run;
+pub(crate) mod runnable;
 pub(crate) mod task;
 pub(crate) mod version_text;

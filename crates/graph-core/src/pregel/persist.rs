@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::{json, Value as Json};
 
 use super::channels::Channels;
+use super::plan::{ChannelKind, Layout};
 use super::task::TaskWrites;
 pub(crate) use super::version_text::VersionText;
 use crate::checkpoint::serde;
@@ -14,7 +15,6 @@ use crate::checkpoint::CheckpointError;
 use crate::checkpoint::{ChannelVersions, Checkpoint, PendingWrite, CHECKPOINT_VERSION};
 use crate::command::Push;
 use crate::error::{Error, Result};
-use crate::graph::compiled::{ChannelKind, Layout};
 use crate::state::{State, StateWrite};
 use crate::value::ChannelValue;
 

@@ -10,17 +10,16 @@ use tracing::Instrument;
 use super::channels::Channels;
 use super::commit::Persistence;
 use super::persist::{self, CheckpointCache, VersionText};
+use super::plan::{ChannelKind, Layout};
+use super::runnable::Pregel;
 use super::task::{self, Job, Task, TaskWrites};
 use crate::checkpoint::{
     uuid6, CheckpointMetadata, CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch, NULL_TASK_ID,
 };
-use crate::command::NodeOutput;
+use crate::command::{Input, NodeOutput};
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
-use crate::graph::compiled::{ChannelKind, CompiledGraph, Layout};
-use crate::interrupt::{
-    interrupt_id, Breakpoint, Interrupt, NodeInterrupt, NullResume, Resume, RunOutcome, Scratchpad,
-};
+use crate::interrupt::{interrupt_id, Breakpoint, Interrupt, NullResume, Resume, RunOutcome, Scratchpad};
 use crate::runtime::{Runtime, SideEvent, SideSink, TaskScope};
 use crate::state::{FieldSet, State, StateWrite};
 use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes, TaskEvent};
@@ -29,29 +28,6 @@ use crate::value::ChannelValue;
 pub(crate) mod remembered;
 mod save;
 mod tasks;
-
-/// What a run starts from.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Input<S: State> {
-    /// New input: written to the state through the reducers, then the graph runs from START.
-    Update(S::Update),
-    /// No input (LangGraph's `None`): continue the thread from its checkpoint — after a failure,
-    /// at a breakpoint, or from an older checkpoint (time travel).
-    Resume,
-    /// Answer the pending interrupt(s) and continue (LangGraph's `Command(resume=...)`).
-    ResumeWith(Resume),
-    /// A whole state as input: every field is written through its reducer (LangGraph's
-    /// `invoke(full_state_dict)`). Subgraphs receive their parent's state this way.
-    State(S),
-}
-
-impl<S: State> Input<S> {
-    /// Resume the single pending interrupt with `value`.
-    pub fn resume(value: impl serde::Serialize) -> Self {
-        Self::ResumeWith(Resume::value(value))
-    }
-}
 
 /// Where stream events go, and which ones are wanted.
 pub(crate) struct Sink<S: State> {
@@ -118,7 +94,7 @@ struct Stop {
 }
 
 pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
-    graph: &CompiledGraph<S, C>,
+    graph: &Pregel<S, C>,
     input: Input<S>,
     config: &RunConfig,
     sink: Option<&Sink<S>>,
@@ -130,7 +106,7 @@ pub(crate) async fn run<S: State, C: Send + Sync + 'static>(
 /// a caller can tell a conflict on the run's first commit (whose expected parent is that id:
 /// nothing was committed) from one on a later commit.
 pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
-    graph: &CompiledGraph<S, C>,
+    graph: &Pregel<S, C>,
     input: Input<S>,
     config: &RunConfig,
     sink: Option<&Sink<S>>,
@@ -142,7 +118,7 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
 /// [`run_from`] starting from `preloaded` instead of the checkpoint the saver reads, when given
 /// (see [`remembered`]); `committed` is told of the run's first successful commit.
 async fn run_loaded<S: State, C: Send + Sync + 'static>(
-    graph: &CompiledGraph<S, C>,
+    graph: &Pregel<S, C>,
     input: Input<S>,
     config: &RunConfig,
     sink: Option<&Sink<S>>,
@@ -150,7 +126,7 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
     preloaded: Option<CheckpointTuple>,
     committed: Option<remembered::Committed>,
 ) -> Result<RunOutcome<S>> {
-    let layout = &graph.inner.layout;
+    let layout = &graph.layout;
     let context = graph.context_or_unit()?;
     let mut vt = VersionText::default();
     let mut pending: HashMap<String, Vec<PendingWrite>> = HashMap::new();
@@ -298,20 +274,6 @@ pub(crate) fn full_update<S: State>(state: &S, fields: Option<FieldSet>) -> Resu
         .filter(|i| fields.is_none_or(|set| set.contains(*i)))
         .map(|i| Ok(S::update_from_value(i, &state.get_field(i))?))
         .collect()
-}
-
-/// The interrupt a node's error carries, if it is one (returned bare, or inside graph-core's
-/// `Error`, as a node using `graph_core::Result` produces with `?`).
-pub(crate) fn as_interrupt(e: &crate::error::BoxError) -> Option<Vec<Interrupt>> {
-    let ni = e.downcast_ref::<NodeInterrupt>().or_else(|| match e.downcast_ref::<Error>() {
-        Some(Error::Interrupt(ni)) => Some(ni),
-        _ => None,
-    });
-    match ni {
-        Some(NodeInterrupt::Pending(i)) => Some(vec![i.clone()]),
-        Some(NodeInterrupt::Subgraph(list)) => Some(list.clone()),
-        _ => None,
-    }
 }
 
 fn side_sink<S: State>(tx: UnboundedSender<Result<StreamEvent<S>>>) -> SideSink {

@@ -4,18 +4,15 @@ use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_128;
 
+use super::node::BoxedNode;
+use super::plan::{Layout, NodeDef};
 use crate::command::{Goto, NodeOutput, Push};
+use crate::constants::{END, PUSH, TASKS};
 use crate::error::{BoxError, Error, Result};
-use crate::graph::builder::END;
-use crate::graph::compiled::{Layout, NodeDef};
-use crate::graph::node::BoxedNode;
+use crate::interrupt::{Interrupt, NodeInterrupt};
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
 use crate::state::{State, StateWrite};
-
-/// LangGraph's task kinds (`PULL`: triggered by channels; `PUSH`: created by a [`Push`]).
-pub(crate) const PULL: &str = "__pregel_pull";
-pub(crate) const PUSH: &str = "__pregel_push";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TaskKind {
@@ -108,7 +105,7 @@ impl<S: State> Task<S> {
             // and a bool renders as an integer.
             path: format!("~{PUSH}, {index:010}, 0000000000").into(),
             input: Some(arg),
-            triggers: Arc::from([Arc::from(crate::graph::compiled::TASKS)]),
+            triggers: Arc::from([Arc::from(TASKS)]),
             writes: None,
         }
     }
@@ -262,11 +259,7 @@ pub(crate) async fn execute<S: State, C>(
         match attempt(&node, input.clone(), runtime.clone(), timeout).await {
             Ok(out) => return Ok(out),
             // An interrupt is an outcome, never retried.
-            Err(e)
-                if n < policy.max_attempts
-                    && super::run::as_interrupt(&e).is_none()
-                    && policy.should_retry(&e) =>
-            {
+            Err(e) if n < policy.max_attempts && as_interrupt(&e).is_none() && policy.should_retry(&e) => {
                 let wait = policy.backoff(n);
                 tracing::warn!(node = runtime.node(), attempt = n, ?wait, error = %e, "node failed; retrying");
                 tokio::time::sleep(wait).await;
@@ -293,9 +286,24 @@ async fn attempt<S: State, C>(
     }
 }
 
+/// The interrupt a node's error carries, if it is one (returned bare, or inside graph-core's
+/// `Error`, as a node using `graph_core::Result` produces with `?`).
+pub(crate) fn as_interrupt(e: &BoxError) -> Option<Vec<Interrupt>> {
+    let ni = e.downcast_ref::<NodeInterrupt>().or_else(|| match e.downcast_ref::<Error>() {
+        Some(Error::Interrupt(ni)) => Some(ni),
+        _ => None,
+    });
+    match ni {
+        Some(NodeInterrupt::Pending(i)) => Some(vec![i.clone()]),
+        Some(NodeInterrupt::Subgraph(list)) => Some(list.clone()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::constants::PULL;
 
     fn id(checkpoint_id: &str, parts: &[&str]) -> String {
         let parts: Vec<&[u8]> = parts.iter().map(|p| p.as_bytes()).collect();

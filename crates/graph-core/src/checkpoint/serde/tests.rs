@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::decode::msgpack_to_json;
 use super::*;
 use crate::checkpoint::{Checkpoint, CheckpointSource};
 use crate::messages::{Message, MessageType, ToolCall, ToolStatus, UsageMetadata};

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::escape::dot_string;
-use crate::graph::builder::{END, START};
+use crate::constants::{END, START};
 use crate::graph::compiled::CompiledGraph;
 use crate::state::State;
 
@@ -13,7 +13,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     /// Every id is a quoted string and every node has an explicit label, both escaped for DOT,
     /// so any node name or path-map key draws as it is written.
     pub fn draw_dot(&self) -> String {
-        let d = &self.inner.drawing;
+        let d = &self.built.drawing;
         let mut out = String::from("digraph G {\n");
         let mut node = |name: &str, shape: &str| {
             let q = dot_string(name);

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::escape::{is_bare_mermaid_label, mermaid_label};
 use super::ids::MermaidIds;
-use crate::graph::builder::{END, START};
+use crate::constants::{END, START};
 use crate::graph::compiled::CompiledGraph;
 use crate::state::State;
 
@@ -15,7 +15,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     /// Any node name draws: a name that is not a plain Mermaid word gets a sanitized id and
     /// keeps its text in a quoted, entity-escaped label, and so does an unusual path-map key.
     pub fn draw_mermaid(&self) -> String {
-        let d = &self.inner.drawing;
+        let d = &self.built.drawing;
         let names = [START].into_iter().chain(d.nodes.iter().map(String::as_str)).chain([END]);
         let ids = MermaidIds::new(names.chain(d.edges.iter().flat_map(|e| [e.from.as_str(), e.to.as_str()])));
         let mut out = String::from("---\nconfig:\n  flowchart:\n    curve: linear\n---\ngraph TD;\n");

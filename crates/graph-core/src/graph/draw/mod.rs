@@ -8,7 +8,8 @@ mod escape;
 mod ids;
 mod mermaid;
 
-use super::builder::{StateGraph, END};
+use super::builder::StateGraph;
+use crate::constants::END;
 use crate::state::State;
 
 /// One drawn edge.

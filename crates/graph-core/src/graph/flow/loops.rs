@@ -11,8 +11,9 @@ use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::Vertices;
+use crate::constants::END;
 use crate::graph::branch::RouteShape;
-use crate::graph::builder::{StateGraph, END};
+use crate::graph::builder::StateGraph;
 use crate::state::State;
 
 /// The loops of reachable nodes a run cannot leave, each as its members in insertion order,

@@ -7,7 +7,8 @@ mod reachability;
 
 use std::collections::HashMap;
 
-use super::builder::{StateGraph, END, START};
+use super::builder::StateGraph;
+use crate::constants::{END, START};
 use crate::error::GraphIssue;
 use crate::state::State;
 

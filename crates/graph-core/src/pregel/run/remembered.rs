@@ -19,12 +19,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::{run_loaded, Input, Sink};
+use super::{run_loaded, Sink};
 use crate::checkpoint::CheckpointTuple;
+use crate::command::Input;
 use crate::config::{Durability, RunConfig};
 use crate::error::Result;
-use crate::graph::compiled::CompiledGraph;
 use crate::interrupt::RunOutcome;
+use crate::pregel::runnable::Pregel;
 use crate::state::State;
 
 /// Whether the run's first commit has succeeded: shared with its persistence, so that it can be
@@ -47,14 +48,14 @@ impl Committed {
 /// The remembered checkpoint to start `input` from, and a copy of the input for a second
 /// attempt; `None` when the run must read its checkpoint (see the module documentation).
 fn start<S: State, C>(
-    graph: &CompiledGraph<S, C>,
+    graph: &Pregel<S, C>,
     input: &Input<S>,
     config: &RunConfig,
     sink: Option<&Sink<S>>,
 ) -> Option<(CheckpointTuple, Input<S>)> {
     let Input::Update(update) = input else { return None };
     let saver = graph.checkpointer.as_ref()?;
-    let plain_start = graph.inner.layout.nodes.first().is_some_and(|start| start.branches.is_empty());
+    let plain_start = graph.layout.nodes.first().is_some_and(|start| start.branches.is_empty());
     if sink.is_some()
         || config.durability != Durability::Sync
         || config.checkpoint_id.is_some()
@@ -69,7 +70,7 @@ fn start<S: State, C>(
 /// Runs `input` from the remembered checkpoint when that is allowed, and again from a real read
 /// when the first attempt failed before its first commit; otherwise from a real read at once.
 pub(super) async fn run<S: State, C: Send + Sync + 'static>(
-    graph: &CompiledGraph<S, C>,
+    graph: &Pregel<S, C>,
     input: Input<S>,
     config: &RunConfig,
     sink: Option<&Sink<S>>,

@@ -137,7 +137,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 }
             },
             Err(source) => {
-                if let Some(raised) = as_interrupt(&source) {
+                if let Some(raised) = task::as_interrupt(&source) {
                     tracing::debug!(node = %name, step, count = raised.len(), "node interrupted");
                     let mut special = vec![("__interrupt__".to_owned(), ChannelValue::new(raised.clone()))];
                     special.extend(resumed.map(resume_write));

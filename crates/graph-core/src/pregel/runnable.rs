@@ -1,0 +1,46 @@
+//! [`Pregel`]: a plan bound to what a run needs besides its input — the saver, the store and the
+//! context handed to nodes (LangGraph's `Pregel`, which `CompiledStateGraph` extends).
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::plan::Layout;
+use crate::checkpoint::DynCheckpointer;
+use crate::error::{Error, Result};
+use crate::state::State;
+use crate::store::DynStore;
+
+/// What the engine runs. Cheap to clone (shares everything).
+pub(crate) struct Pregel<S: State, C> {
+    pub(crate) layout: Arc<Layout<S, C>>,
+    pub(crate) checkpointer: Option<Arc<dyn DynCheckpointer>>,
+    pub(crate) context: Option<Arc<C>>,
+    pub(crate) store: Option<Arc<dyn DynStore>>,
+}
+
+impl<S: State, C> Clone for Pregel<S, C> {
+    fn clone(&self) -> Self {
+        Self {
+            layout: Arc::clone(&self.layout),
+            checkpointer: self.checkpointer.clone(),
+            context: self.context.clone(),
+            store: self.store.clone(),
+        }
+    }
+}
+
+impl<S: State, C: Send + Sync + 'static> Pregel<S, C> {
+    /// A plan with nothing bound yet.
+    pub(crate) fn new(layout: Layout<S, C>) -> Self {
+        Self { layout: Arc::new(layout), checkpointer: None, context: None, store: None }
+    }
+
+    /// The context nodes receive; graphs whose nodes take none use `()`, which needs no binding.
+    pub(crate) fn context_or_unit(&self) -> Result<Arc<C>> {
+        if let Some(c) = &self.context {
+            return Ok(Arc::clone(c));
+        }
+        let unit: Arc<dyn Any + Send + Sync> = Arc::new(());
+        unit.downcast::<C>().map_err(|_| Error::MissingContext(std::any::type_name::<C>()))
+    }
+}
