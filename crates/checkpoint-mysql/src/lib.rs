@@ -78,26 +78,24 @@
 //! ## Requirements
 //! MySQL 8.0.19+ (row aliases in upserts) or MariaDB 10.7+ (`JSON_TABLE`, `VALUE()`).
 
-mod deferred;
+mod commit;
 mod delta;
 mod error;
 mod exact;
-mod latest;
+mod keys;
 mod migrate;
 mod oversized;
 mod params;
-mod put;
 mod pyjson;
-mod recent;
+mod read_cache;
 mod redact;
 mod rows;
 mod saver;
 mod script;
 mod shallow;
 mod sql;
-mod tx;
-mod write;
-mod writers;
+mod statement;
+mod texts;
 
 pub use delta::DeltaChannels;
 pub use error::{Error, Result};

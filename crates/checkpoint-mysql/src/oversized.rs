@@ -16,9 +16,9 @@ use sqlx::{MySqlPool, Row as _};
 
 use crate::error::backend;
 use crate::exact::same;
+use crate::keys::ns_hash;
 use crate::rows::{RawBlob, RawTuple};
 use crate::sql::{self, Layout};
-use crate::write;
 
 /// A stored value: channel, type tag and bytes (`None`: a NULL blob).
 pub(crate) type Blob = (String, String, Option<Vec<u8>>);
@@ -59,7 +59,7 @@ pub(crate) async fn blobs(
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
-    let hash = write::ns_hash(checkpoint_ns);
+    let hash = ns_hash(checkpoint_ns);
     let (row, select) = match layout {
         Layout::Full => ("(?, ?)", "SELECT channel, version, type, `blob` {BLOBS} (channel, version) IN ("),
         Layout::Shallow => ("?", "SELECT channel, type, `blob` {BLOBS} channel IN ("),
@@ -99,7 +99,7 @@ pub(crate) async fn writes(
     checkpoint_ns: &str,
     checkpoint_id: &str,
 ) -> Result<Vec<Write>, CheckpointError> {
-    let hash = write::ns_hash(checkpoint_ns);
+    let hash = ns_hash(checkpoint_ns);
     let rows = sqlx::query(WRITES)
         .bind(thread_id)
         .bind(thread_id)

@@ -12,14 +12,17 @@ use graph_core::checkpoint::{
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::MySqlPool;
 
+use crate::commit::connections::{Writers, DEFAULT_WRITE_CONNECTIONS};
+use crate::commit::put::Store;
+use crate::commit::{delete, pending_writes};
 use crate::delta::{self, DeltaChannels, DeltaState};
 use crate::error::{backend, Result};
 use crate::exact::{same, same_columns};
+use crate::keys::ns_hash;
 use crate::params::url_params;
-use crate::recent::{self, Recent};
+use crate::read_cache::{self, Recent};
 use crate::sql::{self, Filter, Layout};
-use crate::writers::{Writers, DEFAULT_WRITE_CONNECTIONS};
-use crate::{migrate, pyjson, rows, write};
+use crate::{migrate, pyjson, rows};
 
 /// A [`Checkpointer`] storing checkpoints in MySQL 8.0.19+ or MariaDB 10.7+, in the tables and
 /// row format of LangGraph's Python MySQL saver (`langgraph-checkpoint-mysql`).
@@ -47,13 +50,13 @@ use crate::{migrate, pyjson, rows, write};
 pub struct MySqlCheckpointer {
     /// Shared by clones; every call takes a connection only for its own statements.
     pub(crate) pool: MySqlPool,
-    /// Connections kept for put transactions (see [`crate::writers`]).
+    /// Connections kept for put transactions (see [`crate::commit::connections`]).
     pub(crate) writers: Arc<Writers>,
     /// Delta mode: the channels, the interval and the cache of last stored values; `None` for
     /// plain (LangGraph's) storage.
     pub(crate) delta: Option<Arc<DeltaState>>,
     /// The last checkpoint stored per thread, so reading it back sends only what may have changed
-    /// (see [`recent`]).
+    /// (see [`read_cache`]).
     pub(crate) recent: Arc<Recent>,
 }
 
@@ -123,7 +126,7 @@ impl MySqlCheckpointer {
     /// Uses an existing pool (e.g. the application's own).
     pub fn from_pool(pool: MySqlPool) -> Self {
         let writers = WriterOptions::default().writers(&pool);
-        Self { pool, writers, delta: None, recent: Recent::new(recent::DEFAULT_CAPACITY) }
+        Self { pool, writers, delta: None, recent: Recent::new(read_cache::DEFAULT_CAPACITY) }
     }
 
     /// How many connections this saver keeps open for its put transactions (default 4; 0 keeps
@@ -168,9 +171,51 @@ impl MySqlCheckpointer {
         self
     }
 
+    /// Stores these channels as deltas (opt-in, Rust-only), a full snapshot every
+    /// [`DeltaChannels::DEFAULT_SNAPSHOT_EVERY`] versions: a new value that extends the stored
+    /// one is saved as just the appended items. Reads return exactly what plain mode returns.
+    /// LangGraph's Python savers cannot read such checkpoints; see [`DeltaChannels`].
+    ///
+    /// # Example
+    /// ```no_run
+    /// # async fn demo() -> Result<(), checkpoint_mysql::Error> {
+    /// use checkpoint_mysql::MySqlCheckpointer;
+    ///
+    /// let saver = MySqlCheckpointer::connect("mysql://root@127.0.0.1:3306/app")
+    ///     .await?
+    ///     .with_delta_channels(["messages"]);
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_delta_channels<I, S>(self, channels: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.with_delta(DeltaChannels::new(channels))
+    }
+
+    /// Stores channels as deltas with explicit settings; see [`DeltaChannels`]. Replaces earlier
+    /// settings and starts with an empty cache (clones made before keep theirs).
+    #[must_use]
+    pub fn with_delta(mut self, delta: DeltaChannels) -> Self {
+        self.delta = Some(Arc::new(DeltaState::new(delta)));
+        self
+    }
+
+    /// The delta settings, `None` in plain mode.
+    pub fn delta(&self) -> Option<&DeltaChannels> {
+        self.delta.as_ref().map(|d| &d.config)
+    }
+
     /// The connection pool.
     pub fn pool(&self) -> &MySqlPool {
         &self.pool
+    }
+
+    /// What a put of this saver writes to and updates.
+    fn store(&self) -> Store<'_> {
+        Store { pool: &self.pool, writers: &self.writers, delta: self.delta.as_deref(), recent: &self.recent }
     }
 
     /// Creates or upgrades the tables: LangGraph's 22 migrations, recorded in
@@ -398,7 +443,7 @@ async fn get_tuple_remembering(
 ) -> Result<Option<CheckpointTuple>, CheckpointError> {
     let filter = Filter {
         thread_id: Some(&config.thread_id),
-        ns_hash: Some(write::ns_hash(&config.checkpoint_ns)),
+        ns_hash: Some(ns_hash(&config.checkpoint_ns)),
         checkpoint_id: config.checkpoint_id.as_deref(),
         ..Filter::default()
     };
@@ -433,7 +478,7 @@ pub(crate) async fn list(
     };
     let filter = Filter {
         thread_id: config.map(|c| c.thread_id.as_str()),
-        ns_hash: config.map(|c| write::ns_hash(&c.checkpoint_ns)),
+        ns_hash: config.map(|c| ns_hash(&c.checkpoint_ns)),
         checkpoint_id: config.and_then(|c| c.checkpoint_id.as_deref()),
         metadata,
         before: options.before.as_deref(),
@@ -478,7 +523,7 @@ impl Checkpointer for MySqlCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_one(config, &checkpoint, &metadata, &new_versions, false).await
+        self.store().put(config, &checkpoint, &metadata, &new_versions, false).await
     }
 
     /// Atomic: the parent row is locked inside the put transaction.
@@ -489,7 +534,7 @@ impl Checkpointer for MySqlCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_one(config, &checkpoint, &metadata, &new_versions, true).await
+        self.store().put(config, &checkpoint, &metadata, &new_versions, true).await
     }
 
     /// One transaction for the whole chain: one commit, and on a conflict nothing is stored. In
@@ -501,7 +546,7 @@ impl Checkpointer for MySqlCheckpointer {
         chain: Vec<ChainLink>,
         expect_latest: bool,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_chain_links(config, &chain, expect_latest).await
+        self.store().put_chain(config, &chain, expect_latest).await
     }
 
     async fn put_writes(
@@ -511,11 +556,11 @@ impl Checkpointer for MySqlCheckpointer {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        write::put_writes(&self.pool, config, &writes, task_id, task_path).await
+        pending_writes::put_writes(&self.pool, config, &writes, task_id, task_path).await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        write::delete_thread(&self.pool, thread_id).await?;
+        delete::delete_thread(&self.pool, thread_id).await?;
         if let Some(delta) = &self.delta {
             delta.forget_thread(thread_id);
         }

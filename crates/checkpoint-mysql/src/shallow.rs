@@ -4,20 +4,19 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed, metadata_to_json};
 use graph_core::checkpoint::{
     ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
     CheckpointTuple, Checkpointer, ListOptions,
 };
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
-use sqlx::{MySqlConnection, MySqlPool};
+use sqlx::MySqlPool;
 
-use crate::error::{backend, Error, Result};
-use crate::exact::same;
+use crate::commit::connections::Writers;
+use crate::commit::{delete, pending_writes, shallow_put};
+use crate::error::Result;
 use crate::saver::WriterOptions;
-use crate::sql::{self, Layout};
-use crate::writers::Writers;
-use crate::{latest, migrate, pyjson, saver, write};
+use crate::sql::Layout;
+use crate::{migrate, saver};
 
 /// A [`Checkpointer`] that keeps only the latest checkpoint of each thread and namespace, in the
 /// tables and row format of LangGraph's `ShallowPyMySQLSaver` (deprecated upstream, kept for
@@ -47,7 +46,7 @@ use crate::{latest, migrate, pyjson, saver, write};
 pub struct MySqlShallowCheckpointer {
     /// Shared by clones.
     pool: MySqlPool,
-    /// Connections kept for put transactions (see [`crate::writers`]).
+    /// Connections kept for put transactions (see [`crate::commit::connections`]).
     writers: Arc<Writers>,
 }
 
@@ -58,42 +57,13 @@ impl fmt::Debug for MySqlShallowCheckpointer {
     }
 }
 
-/// Drops writes of checkpoints that are neither the new one nor its parent. The thread id is
-/// compared exactly (see [`crate::exact`]), so bound twice.
-const DELETE_OLD_WRITES: &str = concat!(
-    "DELETE FROM checkpoint_writes WHERE ",
-    same!("thread_id"),
-    " AND checkpoint_ns_hash = ? AND checkpoint_id NOT IN (?, ?)"
-);
-
-/// The thread ids stored in the namespace's row under the column's collation, locked. The
-/// primary key is `(thread_id, checkpoint_ns_hash)` in the database's collation, so a row of
-/// `User-1` is also the row of `user-1` and `user-1 `: the upserts would overwrite that other
-/// thread's checkpoint and blobs.
-const SAME_KEY: &str = "SELECT thread_id FROM checkpoints \
-    WHERE thread_id = ? AND checkpoint_ns_hash = ? FOR UPDATE";
-
-/// One row per channel: the latest value replaces the previous one.
-const UPSERT_BLOBS: &str = "INSERT INTO checkpoint_blobs \
-    (thread_id, checkpoint_ns, checkpoint_ns_hash, channel, type, `blob`) VALUES ";
-const UPSERT_BLOBS_TAIL: &str = " /*!50700 AS new*/ ON DUPLICATE KEY UPDATE \
-    type = /*!50700 new.type*//*M! VALUE(type)*/, \
-    `blob` = /*!50700 new.`blob`*//*M! VALUE(`blob`)*/";
-
-/// The thread's one checkpoint row (no id column: the id is the document's `$.id`).
-const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints \
-    (thread_id, checkpoint_ns, checkpoint_ns_hash, checkpoint, metadata) \
-    VALUES (?, ?, ?, ?, ?) /*!50700 AS new*/ \
-    ON DUPLICATE KEY UPDATE \
-    checkpoint = /*!50700 new.checkpoint*//*M! VALUE(checkpoint)*/, \
-    metadata = /*!50700 new.metadata*//*M! VALUE(metadata)*/";
-
 impl MySqlShallowCheckpointer {
     /// Connects a pool to `url`; the URL parameters are those of
     /// [`MySqlCheckpointer::connect`](crate::MySqlCheckpointer::connect).
     ///
     /// # Errors
-    /// [`Error::Sqlx`] for a malformed URL or parameter, or when the server cannot be reached.
+    /// [`Error::Sqlx`](crate::Error::Sqlx) for a malformed URL or parameter, or when the server
+    /// cannot be reached.
     pub async fn connect(url: &str) -> Result<Self> {
         let connect = MySqlConnectOptions::from_str(url)?;
         let options = saver::url_options(url)?;
@@ -105,7 +75,7 @@ impl MySqlShallowCheckpointer {
     /// Connects a pool built from explicit options.
     ///
     /// # Errors
-    /// [`Error::Sqlx`] when the server cannot be reached.
+    /// [`Error::Sqlx`](crate::Error::Sqlx) when the server cannot be reached.
     pub async fn connect_with(connect: MySqlConnectOptions, pool: MySqlPoolOptions) -> Result<Self> {
         Ok(Self::from_pool(pool.connect_with(connect).await?))
     }
@@ -136,135 +106,11 @@ impl MySqlShallowCheckpointer {
     /// DDL) apply.
     ///
     /// # Errors
-    /// [`Error::Schema`] when the database holds the full saver's tables (nothing is changed),
-    /// otherwise as [`MySqlCheckpointer::setup`](crate::MySqlCheckpointer::setup).
+    /// [`Error::Schema`](crate::Error::Schema) when the database holds the full saver's tables
+    /// (nothing is changed), otherwise as [`MySqlCheckpointer::setup`](crate::MySqlCheckpointer::setup).
     pub async fn setup(&self) -> Result<usize> {
         migrate::run(&self.pool, migrate::Layout::Shallow).await
     }
-
-    async fn put_inner(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: &Checkpoint,
-        metadata: &CheckpointMetadata,
-        new_versions: &ChannelVersions,
-        expect_latest: bool,
-    ) -> Result<(), CheckpointError> {
-        write::check_address(config)?;
-        write::fits("checkpoint_id", &checkpoint.id, write::ID_LEN)?;
-        for channel in checkpoint.channel_versions.keys() {
-            write::fits("channel", channel, write::ID_LEN)?;
-        }
-        let (mut document, _) = checkpoint_to_json(checkpoint).map_err(Error::from)?;
-        // Every value lives in the blob table here, primitives included, as in LangGraph's
-        // shallow saver: the document carries versions only.
-        document.remove("channel_values");
-        let mut blobs = Vec::with_capacity(new_versions.len());
-        for channel in new_versions.keys() {
-            // A channel without a value gets LangGraph's `empty` row, which reads back as absent.
-            let (kind, bytes) = match checkpoint.channel_values.get(channel) {
-                Some(value) => {
-                    let (kind, bytes) = dumps_typed(value).map_err(Error::from)?;
-                    (kind, Some(bytes))
-                }
-                None => ("empty".to_owned(), None),
-            };
-            write::fits("type", &kind, write::ID_LEN)?;
-            blobs.push((&**channel, kind, bytes));
-        }
-        let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
-        let metadata = pyjson::dumps(&metadata_to_json(metadata))
-            .map_err(|e| CheckpointError::Invalid(e.to_string()))?;
-        let hash = write::ns_hash(&config.checkpoint_ns);
-
-        let rows = (config, hash, checkpoint.id.as_str(), blobs, document, metadata);
-        latest::put_transaction(
-            &self.writers,
-            Layout::Shallow,
-            config,
-            expect_latest,
-            None,
-            &rows,
-            |tx, rows| {
-                let (config, hash, id, blobs, document, metadata) = rows;
-                Box::pin(async move {
-                    // Prepared statements, one round trip each: the shallow saver keeps its
-                    // statement-by-statement transaction.
-                    let tx = tx.connection().await.map_err(backend)?;
-                    refuse_colliding_thread(tx, config, hash).await?;
-                    sqlx::query(DELETE_OLD_WRITES)
-                        .bind(&config.thread_id)
-                        .bind(&config.thread_id)
-                        .bind(&hash[..])
-                        .bind(*id)
-                        .bind(config.checkpoint_id.as_deref().unwrap_or(""))
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(backend)?;
-                    upsert_blobs(tx, config, hash, blobs).await.map_err(backend)?;
-                    sqlx::query(UPSERT_CHECKPOINT)
-                        .bind(&config.thread_id)
-                        .bind(&config.checkpoint_ns)
-                        .bind(&hash[..])
-                        .bind(document.as_str())
-                        .bind(metadata.as_str())
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(backend)?;
-                    Ok(())
-                })
-            },
-        )
-        .await
-    }
-}
-
-/// `Err(Invalid)` when the namespace's row belongs to a thread whose id differs from
-/// `config.thread_id` but is equal to it under the column's collation (see [`SAME_KEY`]).
-async fn refuse_colliding_thread(
-    tx: &mut MySqlConnection,
-    config: &CheckpointConfig,
-    hash: &[u8; 16],
-) -> Result<(), CheckpointError> {
-    let stored: Vec<String> = sqlx::query_scalar(SAME_KEY)
-        .bind(&config.thread_id)
-        .bind(&hash[..])
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(backend)?;
-    match stored.into_iter().find(|other| *other != config.thread_id) {
-        Some(other) => Err(CheckpointError::Invalid(format!(
-            "thread id `{}` cannot be stored next to the thread `{other}`: the database's collation \
-             does not tell them apart, and the shallow tables key a checkpoint by thread id",
-            config.thread_id
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// `(channel, type, blob)` rows, upserted in as few statements as fit.
-async fn upsert_blobs(
-    tx: &mut MySqlConnection,
-    config: &CheckpointConfig,
-    hash: &[u8; 16],
-    blobs: &[(&str, String, Option<Vec<u8>>)],
-) -> Result<(), sqlx::Error> {
-    let size = |b: &(&str, String, Option<Vec<u8>>)| b.2.as_ref().map_or(0, Vec::len);
-    for batch in write::batches(blobs, size, write::MAX_PLACEHOLDERS / 6) {
-        let text = sql::multi_row(UPSERT_BLOBS, "(?, ?, ?, ?, ?, ?)", batch.len(), UPSERT_BLOBS_TAIL);
-        let mut query = sqlx::query(&text);
-        for (channel, kind, bytes) in batch {
-            query = query
-                .bind(&config.thread_id)
-                .bind(&config.checkpoint_ns)
-                .bind(&hash[..])
-                .bind(*channel)
-                .bind(kind)
-                .bind(bytes.as_deref());
-        }
-        query.execute(&mut *tx).await?;
-    }
-    Ok(())
 }
 
 impl Checkpointer for MySqlShallowCheckpointer {
@@ -287,7 +133,7 @@ impl Checkpointer for MySqlShallowCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_inner(config, &checkpoint, &metadata, &new_versions, false).await?;
+        shallow_put::put(&self.writers, config, &checkpoint, &metadata, &new_versions, false).await?;
         Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 
@@ -300,7 +146,7 @@ impl Checkpointer for MySqlShallowCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.put_inner(config, &checkpoint, &metadata, &new_versions, true).await?;
+        shallow_put::put(&self.writers, config, &checkpoint, &metadata, &new_versions, true).await?;
         Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 
@@ -311,10 +157,10 @@ impl Checkpointer for MySqlShallowCheckpointer {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        write::put_writes(&self.pool, config, &writes, task_id, task_path).await
+        pending_writes::put_writes(&self.pool, config, &writes, task_id, task_path).await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        write::delete_thread(&self.pool, thread_id).await
+        delete::delete_thread(&self.pool, thread_id).await
     }
 }

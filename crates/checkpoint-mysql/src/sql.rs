@@ -5,12 +5,12 @@
 //! `/*M! …*/` by MariaDB only.
 //!
 //! All statements bind their values (`?`); the only text spliced in is fixed SQL (values are
-//! written into a text only as hex literals, by [`crate::script`]).
+//! written into a text only as hex literals, by [`crate::statement`]).
 
 use std::fmt::Write as _;
 
 use crate::exact::{same, same_columns};
-pub(crate) use crate::script::{Bind, Statement};
+use crate::statement::{Bind, Statement};
 
 /// One row of `checkpoint_blobs`: thread, ns, ns hash, channel, version, type, blob.
 pub(crate) const BLOB_ROW: &str = "(?, ?, ?, ?, ?, ?, ?)";

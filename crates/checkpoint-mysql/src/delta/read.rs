@@ -9,11 +9,11 @@ use sqlx::{MySqlPool, Row as _};
 
 use super::cache::Stored;
 use super::format::{self, DELTA_TYPE};
+use super::settings::{DeltaState, MAX_CHAIN};
 use super::write::ordered;
-use super::{DeltaState, MAX_CHAIN};
 use crate::error::backend;
+use crate::keys::ns_hash;
 use crate::rows::RawTuple;
-use crate::write::ns_hash;
 
 /// Range conditions per statement; each binds five values.
 const RANGES_PER_STATEMENT: usize = 200;

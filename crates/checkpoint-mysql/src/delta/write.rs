@@ -8,10 +8,10 @@ use sqlx::MySqlConnection;
 
 use super::cache::Stored;
 use super::format::{self, DELTA_TYPE};
-use super::DeltaState;
+use super::settings::DeltaState;
+use crate::commit::blobs::Blob;
 use crate::exact::same;
 use crate::sql;
-use crate::write::Blob;
 
 /// A delta that references its base row, inserted only if that row exists (the `SELECT` also
 /// takes a shared lock on it, so a concurrent `prune` cannot remove it before this commits).
@@ -86,7 +86,7 @@ pub(crate) fn plan<'a>(
         let list: Arc<[u8]> = blob.bytes.into();
         let cached = state.cache.get(&config.thread_id, &config.checkpoint_ns, blob.channel);
         let delta = cached.and_then(|base| {
-            delta_on(&base, blob.version, &list[header_len..], count, state.config.snapshot_every)
+            delta_on(&base, blob.version, &list[header_len..], count, state.config.snapshot_interval())
         });
         planned.push(Planned {
             channel: blob.channel,

@@ -1,7 +1,7 @@
 //! The parent check of a put on a connection with autocommit off, queued to travel with the
 //! `COMMIT` instead of being read back first.
 //!
-//! On a kept write connection (see [`crate::writers`]) a transaction begins with its first
+//! On a kept write connection (see [`super::connections`]) a transaction begins with its first
 //! statement, so the statements that must run prepared (a long conversation's messages) go first,
 //! and everything else, parent check included, follows in the one script that ends with `COMMIT`:
 //! a put is two round trips instead of three. The server runs a script's statements in order and
@@ -11,28 +11,28 @@
 //! one statement adds whether the check failed to the largest `BIGINT UNSIGNED`: `0` leaves it as
 //! it is, `1` overflows, which both MySQL and MariaDB report as error 1690 in every SQL mode. It
 //! first reads the parent row with a lock, by its whole primary key (a record lock only, as in
-//! [`crate::latest`]), then, with a plain read, whether anything newer exists; that read comes
-//! after the lock was granted, so it sees what the lock waited for.
+//! [`super::parent_check`]), then, with a plain read, whether anything newer exists; that read
+//! comes after the lock was granted, so it sees what the lock waited for.
 //!
 //! When the check fails the transaction is rolled back, and the newest checkpoint is read for the
-//! [`CheckpointError::Conflict`], as a failed check of [`crate::latest`] reports it.
+//! [`CheckpointError::Conflict`], as a failed check of [`super::parent_check`] reports it.
 //!
 //! The lock is taken with `NOWAIT`: when another writer holds it, the put is rolled back and run
-//! again with the check of [`crate::latest`], which waits for the lock in a round trip of its own
-//! before anything is sent with a `COMMIT`. A put cancelled while it waits for a lock then commits
-//! nothing, as before; waiting inside the script that ends with `COMMIT` would commit it after
+//! again with the check of [`super::parent_check`], which waits for the lock in a round trip of
+//! its own before anything is sent with a `COMMIT`. A put cancelled while it waits for a lock
+//! then commits nothing; waiting inside the script that ends with `COMMIT` would commit it after
 //! its caller gave up.
 
 use graph_core::checkpoint::{CheckpointConfig, CheckpointError};
-use md5::{Digest, Md5};
 use sqlx::MySqlPool;
 
+use super::newest::{first_id, newest_of_all};
+use super::tx::{Mark, Tx};
 use crate::error::backend;
 use crate::exact::same;
-use crate::latest::{first_id, newest_of_all};
-use crate::recent::Texts;
-use crate::script::{Bind, Statement};
-use crate::tx::{fetch_together, Mark, Tx};
+use crate::script::fetch_together;
+use crate::statement::{Bind, Statement};
+use crate::texts::Texts;
 
 /// The check, one statement: an overflow (error 1690) unless the parent's row exists (`$texts`:
 /// and holds the texts whose MD5 digests are bound) and no newer checkpoint does. The parent is
@@ -121,13 +121,5 @@ pub(crate) async fn conflict(
     match rows.await.map_err(backend).and_then(|mut rows| first_id(&rows.pop().unwrap_or_default())) {
         Ok(newest) => CheckpointError::conflict(config, newest),
         Err(e) => e,
-    }
-}
-
-impl Texts {
-    /// The MD5 digests of the document and the metadata, as `UNHEX(MD5(…))` gives them (compared
-    /// as bytes, so no collation is involved).
-    pub(crate) fn md5(&self) -> [[u8; 16]; 2] {
-        [Md5::digest(self.document().as_bytes()).into(), Md5::digest(self.metadata().as_bytes()).into()]
     }
 }

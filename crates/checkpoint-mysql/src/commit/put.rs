@@ -1,7 +1,7 @@
 //! Storing checkpoints in the full layout: a chain of checkpoints, each after the pending writes
-//! it carries, checked and encoded, then written in one transaction (see [`latest`]).
+//! it carries, checked and encoded into [`Rows`], then written in one put transaction (see
+//! [`super::transaction`]).
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed, metadata_to_json, JsonObject};
@@ -9,17 +9,36 @@ use graph_core::checkpoint::{
     ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, WriteBatch,
 };
+use sqlx::MySqlPool;
 
+use super::blobs::Blob;
+use super::connections::Writers;
+use super::full_rows::Rows;
+use super::limits::{check_address, fits, ID_LEN};
+use super::pending_writes::prepare_writes;
+use super::transaction::{self, Body};
+use crate::delta::{self, DeltaState};
 use crate::error::{backend, Error};
-use crate::saver::MySqlCheckpointer;
-use crate::script::{Bind, Statement};
-use crate::sql::{self, Layout};
-use crate::tx::Tx;
-use crate::{delta, latest, pyjson, write};
+use crate::keys::ns_hash;
+use crate::pyjson;
+use crate::read_cache::Recent;
 
-impl MySqlCheckpointer {
+/// What a full-layout put writes to and updates: the saver's pool and kept connections, its delta
+/// state and its read cache.
+pub(crate) struct Store<'a> {
+    /// The pool, for a put that is a single statement.
+    pub(crate) pool: &'a MySqlPool,
+    /// The connections kept for put transactions.
+    pub(crate) writers: &'a Writers,
+    /// Delta mode's state; `None` in plain mode.
+    pub(crate) delta: Option<&'a DeltaState>,
+    /// The checkpoints stored last, remembered for reading them back.
+    pub(crate) recent: &'a Recent,
+}
+
+impl Store<'_> {
     /// `put`, and with `expect_latest` `put_expecting_latest`: a chain of one.
-    pub(crate) async fn put_one(
+    pub(crate) async fn put(
         &self,
         config: &CheckpointConfig,
         checkpoint: &Checkpoint,
@@ -35,7 +54,7 @@ impl MySqlCheckpointer {
     /// `put_chain`: one transaction for the whole chain, except in delta mode, where a chain of
     /// several checkpoints is stored one checkpoint per transaction (each delta is planned on the
     /// value the one before stored). Returns the last checkpoint's address.
-    pub(crate) async fn put_chain_links(
+    pub(crate) async fn put_chain(
         &self,
         config: &CheckpointConfig,
         chain: &[ChainLink],
@@ -64,7 +83,7 @@ impl MySqlCheckpointer {
     }
 
     /// Stores `links` in order, each the child of the one before, in one transaction that first
-    /// checks the first one's parent when `expect_latest` (see [`latest`]), then stores each
+    /// checks the first one's parent when `expect_latest` (see [`super::parent_check`]), then stores each
     /// link's pending writes, blobs and checkpoint row: `put`, `put_expecting_latest` and
     /// `put_chain`.
     async fn put_links(&self, links: &[Link<'_>], expect_latest: bool) -> Result<(), CheckpointError> {
@@ -73,12 +92,12 @@ impl MySqlCheckpointer {
         };
         let mut encoded = Vec::with_capacity(links.len());
         for link in links {
-            write::check_address(&link.config)?;
-            write::fits("checkpoint_id", &link.checkpoint.id, write::ID_LEN)?;
+            check_address(&link.config)?;
+            fits("checkpoint_id", &link.checkpoint.id, ID_LEN)?;
             for channel in link.checkpoint.channel_versions.keys() {
                 // JSON_TABLE reads channel names as VARCHAR(150): a longer name would never find
                 // its blob again.
-                write::fits("channel", channel, write::ID_LEN)?;
+                fits("channel", channel, ID_LEN)?;
             }
             encoded.push(checkpoint_to_json(link.checkpoint).map_err(Error::from)?);
         }
@@ -89,22 +108,15 @@ impl MySqlCheckpointer {
         let single = all.len() == 1 && all[0].writes.is_none() && all[0].blobs.is_empty();
         let stored = if !expect_latest && single && all[0].planned.is_empty() {
             // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
-            all[0].upsert().query().execute(&self.pool).await.map_err(backend)?;
+            all[0].upsert().query().execute(self.pool).await.map_err(backend)?;
             vec![Vec::new()]
         } else {
             // A parent this saver remembers may be where a run started without reading it back:
             // its row must still be the one stored.
             let parent = expect_latest.then(|| self.recent.parent(&first.config)).flatten();
-            let stored = latest::put_transaction(
-                &self.writers,
-                Layout::Full,
-                &first.config,
-                expect_latest,
-                parent.as_ref().map(|p| &p.fingerprint),
-                &all,
-                |tx, all| Box::pin(write_all(tx, all)),
-            )
-            .await;
+            let texts = parent.as_ref().map(|p| &p.fingerprint);
+            let stored =
+                transaction::run(self.writers, &first.config, expect_latest, texts, Body::Full(&all)).await;
             match stored {
                 Ok(stored) => stored,
                 Err(e) => {
@@ -116,7 +128,7 @@ impl MySqlCheckpointer {
                 }
             }
         };
-        if let Some(delta) = &self.delta {
+        if let Some(delta) = self.delta {
             for (rows, stored) in all.iter().zip(stored) {
                 delta.remember(rows.config, &rows.planned, stored);
             }
@@ -149,28 +161,26 @@ impl MySqlCheckpointer {
         let mut blobs = Vec::new();
         for (channel, _, value) in values {
             if let Some(version) = link.new_versions.get(channel) {
-                write::fits("version", version, write::ID_LEN)?;
+                fits("version", version, ID_LEN)?;
                 let (kind, bytes) = dumps_typed(value).map_err(Error::from)?;
-                write::fits("type", &kind, write::ID_LEN)?;
-                blobs.push(write::Blob { channel, version, kind, bytes });
+                fits("type", &kind, ID_LEN)?;
+                blobs.push(Blob { channel, version, kind, bytes });
             }
         }
         // Delta mode: list values of delta channels leave `blobs`, to be stored as deltas or
         // snapshots by `delta::insert`.
-        let planned = match &self.delta {
+        let planned = match self.delta {
             Some(delta) => delta::plan(delta, config, &mut blobs),
             None => Vec::new(),
         };
         let writes = match link.writes {
-            Some(batch) => {
-                Some(write::prepare_writes(config, &batch.writes, &batch.task_id, &batch.task_path)?)
-            }
+            Some(batch) => Some(prepare_writes(config, &batch.writes, &batch.task_id, &batch.task_path)?),
             None => None,
         };
         let invalid = |e: serde_json::Error| CheckpointError::Invalid(e.to_string());
         Ok(Rows {
             config,
-            hash: write::ns_hash(&config.checkpoint_ns),
+            hash: ns_hash(&config.checkpoint_ns),
             checkpoint_id: &link.checkpoint.id,
             writes,
             blobs,
@@ -194,97 +204,4 @@ struct Link<'a> {
     metadata: &'a CheckpointMetadata,
     /// The channels whose values are new in it.
     new_versions: &'a ChannelVersions,
-}
-
-/// Stores every link's rows on `tx`; returns what delta mode stored for each link.
-///
-/// By kind of row rather than link by link, so that a chain costs a few statements whatever its
-/// length: the plain blobs of all links in one multi-row statement, every link's pending writes
-/// (each against its own parent), the delta rows link by link (a delta may extend a value an
-/// earlier link stored), then all checkpoint rows in one statement. The statements are queued
-/// on `tx` and sent with its `COMMIT`, in one round trip; only large ones (a long conversation's
-/// messages) and delta rows, whose outcome decides what is remembered, are sent as they come.
-async fn write_all(
-    tx: &mut Tx,
-    all: &[Rows<'_>],
-) -> Result<Vec<Vec<Option<delta::Stored>>>, CheckpointError> {
-    let Some(first) = all.first() else { return Ok(Vec::new()) };
-    // The blobs first: they are the statements large enough to run prepared, and whatever is
-    // queued before one is sent ahead of it in a round trip of its own (on a kept connection,
-    // autocommit off, a large one runs before the queued parent check instead, which then goes
-    // with the COMMIT; nothing the check reads is written by them). The links of a chain are
-    // one thread and namespace (each the child of the one before), so the blob rows share their
-    // address columns.
-    let blobs: Vec<&write::Blob<'_>> = all.iter().flat_map(|rows| &rows.blobs).collect();
-    for statement in write::blob_statements(first.config, &first.hash, &blobs) {
-        tx.execute_unordered(&statement).await.map_err(backend)?;
-    }
-    for rows in all {
-        if let Some(writes) = &rows.writes {
-            write::insert_writes(tx, rows.config, writes).await.map_err(backend)?;
-        }
-    }
-    let mut stored = Vec::with_capacity(all.len());
-    for rows in all {
-        if rows.planned.is_empty() {
-            stored.push(Vec::new());
-            continue;
-        }
-        let conn = tx.connection().await.map_err(backend)?;
-        stored.push(delta::insert(conn, rows.config, &rows.hash, &rows.planned).await.map_err(backend)?);
-    }
-    let size = |rows: &Rows<'_>| rows.document.len() + rows.metadata.len();
-    for batch in write::batches(all, size, write::MAX_PLACEHOLDERS / 7) {
-        let text = sql::multi_row(
-            sql::UPSERT_CHECKPOINTS,
-            sql::CHECKPOINT_ROW,
-            batch.len(),
-            sql::UPSERT_CHECKPOINTS_TAIL,
-        );
-        tx.execute(&upsert_checkpoints(text, batch)).await.map_err(backend)?;
-    }
-    Ok(stored)
-}
-
-/// `text` (an upsert of `batch.len()` checkpoint rows) with the rows of `batch` bound.
-fn upsert_checkpoints<'q>(text: impl Into<Cow<'q, str>>, batch: &'q [Rows<'q>]) -> Statement<'q> {
-    let mut statement = Statement::with_capacity(text, 7 * batch.len());
-    for rows in batch {
-        statement
-            .push(Bind::Text(&rows.config.thread_id))
-            .push(Bind::Text(&rows.config.checkpoint_ns))
-            .push(Bind::Hash(rows.hash))
-            .push(Bind::Text(rows.checkpoint_id))
-            .push(Bind::OptText(rows.config.checkpoint_id.as_deref()))
-            .push(Bind::Text(&rows.document))
-            .push(Bind::Text(&rows.metadata));
-    }
-    statement
-}
-
-/// What one put stores, encoded and checked: its blob rows (or deltas) and its checkpoint row.
-struct Rows<'a> {
-    /// Thread, namespace and parent.
-    config: &'a CheckpointConfig,
-    /// `checkpoint_ns_hash`.
-    hash: [u8; 16],
-    /// The checkpoint's id.
-    checkpoint_id: &'a str,
-    /// Pending writes against the parent, stored first (`put_chain`).
-    writes: Option<write::TaskWrites<'a>>,
-    /// Values whose version is new, stored in full.
-    blobs: Vec<write::Blob<'a>>,
-    /// Values of delta channels, stored as deltas or snapshots.
-    planned: Vec<delta::Planned<'a>>,
-    /// The checkpoint document, as Python's JSON.
-    document: String,
-    /// The metadata, as Python's JSON.
-    metadata: String,
-}
-
-impl<'a> Rows<'a> {
-    /// The statement that upserts the checkpoint row.
-    fn upsert(&'a self) -> Statement<'a> {
-        upsert_checkpoints(sql::UPSERT_CHECKPOINT, std::slice::from_ref(self))
-    }
 }

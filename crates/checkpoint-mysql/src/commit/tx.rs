@@ -11,23 +11,23 @@
 //! than it copies a bound value. The server runs a script's statements in order and stops at the
 //! first that fails, so the transaction means what the separate statements meant.
 //!
-//! On a connection the saver keeps for puts ([`crate::writers`]) autocommit is off: no `BEGIN` is
-//! sent, the large statements that nothing queued reads (blobs, pending writes) run first, and the
-//! parent check is queued as a statement that fails when it does not hold ([`crate::deferred`]),
-//! so it travels with the inserts and the `COMMIT`: a put is two round trips, or one.
+//! On a connection the saver keeps for puts ([`super::connections`]) autocommit is off: no
+//! `BEGIN` is sent, the large statements that nothing queued reads (blobs, pending writes) run
+//! first, and the parent check is queued as a statement that fails when it does not hold
+//! ([`super::check_with_commit`]), so it travels with the inserts and the `COMMIT`: a put is two
+//! round trips, or one.
 //!
 //! The transaction is begun and ended by text rather than by sqlx's `Transaction`, which does not
 //! know about it. So a `Tx` that is dropped while the server may hold it open (its future was
 //! cancelled, or a `ROLLBACK` failed) marks its connection to be closed instead of pooled: the
 //! server rolls back a session's transaction when the session ends.
 
-use futures_util::future::BoxFuture;
-use futures_util::TryStreamExt as _;
 use sqlx::mysql::{MySqlDatabaseError, MySqlRow};
-use sqlx::{Either, MySqlConnection};
+use sqlx::MySqlConnection;
 
-use crate::script::Statement;
-use crate::writers::Lease;
+use super::connections::Lease;
+use crate::script::{prepared, prepared_each, run_script, script};
+use crate::statement::Statement;
 
 /// A statement whose values carry more than this runs prepared, in binary, instead of being
 /// queued. The server lexes a script's text at roughly 25 ns a byte (MariaDB 10.11 here: a 60 KB
@@ -51,7 +51,7 @@ pub(crate) struct Tx {
     /// server may hold the transaction open.
     open: bool,
     /// The connection runs with autocommit off (a kept write connection, see
-    /// [`crate::writers`]): a transaction begins with its first statement, so no `BEGIN` is
+    /// [`super::connections`]): a transaction begins with its first statement, so no `BEGIN` is
     /// sent, and [`execute_unordered`](Self::execute_unordered) can run ahead of the queue.
     implicit: bool,
     /// Whether the parent check is queued to travel with the `COMMIT` (autocommit off, and the
@@ -279,92 +279,6 @@ impl Tx {
             e
         })
     }
-}
-
-/// Runs `statements` as one script, in one round trip, and returns the rows of each; outside a
-/// transaction (each statement is its own). A statement that cannot be written out runs
-/// prepared instead, each in turn, and the driver reports what is wrong with it.
-pub(crate) async fn fetch_together(
-    conn: &mut MySqlConnection,
-    statements: &[Statement<'_>],
-) -> Result<Vec<Vec<MySqlRow>>, sqlx::Error> {
-    let mut text = String::new();
-    for statement in statements {
-        if !text.is_empty() {
-            text.push(';');
-        }
-        if !statement.render_into(&mut text) {
-            return prepared_each(conn, statements).await;
-        }
-    }
-    script(conn, &text, statements.len()).await
-}
-
-/// Runs each of `statements` prepared, in turn, and returns the rows of each: for statements that
-/// cannot be written into a script, where the driver then reports what is wrong with them.
-async fn prepared_each(
-    conn: &mut MySqlConnection,
-    statements: &[Statement<'_>],
-) -> Result<Vec<Vec<MySqlRow>>, sqlx::Error> {
-    let mut all = Vec::with_capacity(statements.len());
-    for statement in statements {
-        all.push(prepared(&mut *conn, statement).await?);
-    }
-    Ok(all)
-}
-
-/// Runs `text`, a script of `statements` statements, and collects the rows of each; a reply with
-/// another number of results is a protocol error.
-///
-/// Boxed, here and in [`prepared`], so that the driver's futures are `Send` where they are made:
-/// awaited inside the higher-ranked put bodies, rustc cannot prove it for sqlx's executor
-/// lifetimes.
-pub(crate) fn script<'c>(
-    conn: &'c mut MySqlConnection,
-    text: &'c str,
-    statements: usize,
-) -> BoxFuture<'c, Result<Vec<Vec<MySqlRow>>, sqlx::Error>> {
-    Box::pin(async move { run_script(conn, text, statements).await.map_err(|(_, e)| e) })
-}
-
-/// How a script failed: how many of its statements had completed (the position of the one that
-/// failed, since the server stops there), and the error.
-type Stopped = (usize, sqlx::Error);
-
-/// [`script`], telling on failure where it stopped.
-fn run_script<'c>(
-    conn: &'c mut MySqlConnection,
-    text: &'c str,
-    statements: usize,
-) -> BoxFuture<'c, Result<Vec<Vec<MySqlRow>>, Stopped>> {
-    Box::pin(async move {
-        let mut results = Vec::new();
-        let mut rows = Vec::new();
-        let mut stream = sqlx::raw_sql(text).fetch_many(conn);
-        while let Some(item) = stream.try_next().await.map_err(|e| (results.len(), e))? {
-            match item {
-                Either::Right(row) => rows.push(row),
-                // Every statement's result ends with one of these, rows or not.
-                Either::Left(_) => results.push(std::mem::take(&mut rows)),
-            }
-        }
-        if results.len() != statements {
-            let error = sqlx::Error::Protocol(format!(
-                "a script of {statements} statements returned {} results",
-                results.len()
-            ));
-            return Err((results.len(), error));
-        }
-        Ok(results)
-    })
-}
-
-/// Runs `statement` prepared, its values in binary, and returns its rows.
-fn prepared<'c>(
-    conn: &'c mut MySqlConnection,
-    statement: &'c Statement<'_>,
-) -> BoxFuture<'c, Result<Vec<MySqlRow>, sqlx::Error>> {
-    Box::pin(statement.query().fetch_all(conn))
 }
 
 impl Drop for Tx {

@@ -26,10 +26,11 @@ use sqlx::{MySqlPool, Row as _};
 
 use crate::error::backend;
 use crate::exact::same;
+use crate::keys::ns_hash;
 use crate::rows::{self, corrupt_at};
-use crate::script::{Bind, Statement};
-use crate::tx::fetch_together;
-use crate::write::ns_hash;
+use crate::script::fetch_together;
+use crate::statement::{Bind, Statement};
+use crate::texts::Texts;
 
 /// How many (thread, namespace) pairs are remembered; the least recently written go first.
 pub(crate) const DEFAULT_CAPACITY: usize = graph_core::checkpoint::DEFAULT_RECENT_CAPACITY;
@@ -50,36 +51,6 @@ const WRITES_OF: &str = concat!(
     " AND checkpoint_ns_hash = ? AND ",
     same!("checkpoint_id")
 );
-
-/// The stored texts of a remembered checkpoint: its document and its metadata, as sent.
-#[derive(Debug)]
-pub(crate) struct Texts {
-    /// The document text.
-    document: String,
-    /// The metadata text.
-    metadata: String,
-}
-
-impl Texts {
-    /// The document text.
-    pub(crate) fn document(&self) -> &str {
-        &self.document
-    }
-
-    /// The metadata text.
-    pub(crate) fn metadata(&self) -> &str {
-        &self.metadata
-    }
-
-    /// Whether `row`'s columns 1 and 2 (document and metadata as `CHAR`) are the texts
-    /// remembered.
-    pub(crate) fn match_row(&self, row: &sqlx::mysql::MySqlRow) -> Result<bool, CheckpointError> {
-        let document: Option<String> = row.try_get(1).map_err(backend)?;
-        let metadata: Option<String> = row.try_get(2).map_err(backend)?;
-        Ok(document.as_deref() == Some(self.document.as_str())
-            && metadata.as_deref() == Some(self.metadata.as_str()))
-    }
-}
 
 /// Whether the server gives back a checkpoint's texts as they were sent: not yet known, yes
 /// (MariaDB keeps a JSON column's text), or no (MySQL 8 stores JSON in a binary form and renders
@@ -150,7 +121,7 @@ impl Recent {
         if self.capacity() == 0 {
             return;
         }
-        let texts = Texts { document: document.to_owned(), metadata: metadata_text.to_owned() };
+        let texts = Texts::new(document, metadata_text);
         self.memory.remember(config, checkpoint, metadata, new_versions, texts);
     }
 

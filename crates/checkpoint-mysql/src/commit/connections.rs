@@ -2,20 +2,21 @@
 //!
 //! sqlx pings every connection handed back to its pool, in a task of its own: a round trip per
 //! put, on the server and on the client, which on a chat turn (two puts) costs as much as the
-//! turn's own statements of a kind (measured: 8–9 % of the server's and the client's CPU per
-//! turn). And the next put gets whichever connection is free, not the one that was warm. So the
-//! savers keep a few connections of their own for their put transactions ([`Writers`]): a put
-//! takes an idle one (pinged first only when it sat idle for `ping-after-idle`, like the pool's),
-//! and gives it back when its transaction is over, with no ping. When all of them are busy, a put
-//! runs on a pooled connection as before, so the number kept bounds no throughput.
+//! turn's own statements of a kind. And the next put gets whichever connection is free, not the
+//! one that was warm. So the savers keep a few connections of their own for their put
+//! transactions ([`Writers`]): a put takes an idle one (pinged first only when it sat idle for
+//! `ping-after-idle`, like the pool's), and gives it back when its transaction is over, with no
+//! ping. When all of them are busy, a put runs on a pooled connection, so the number kept bounds
+//! no throughput.
 //!
 //! A kept connection is taken out of the pool ([`PoolConnection::detach`]) and so no longer
 //! counts against its size: it was opened the pool's way (options, `after_connect`), and is
 //! closed when the saver and its clones are dropped. It runs with autocommit off, so a put
 //! transaction begins with its first statement: no `BEGIN` is sent, and a large statement can
-//! run before the parent check, which then travels with the `COMMIT` (see [`crate::deferred`]).
-//! One whose transaction may still be open (a failed `ROLLBACK`, a cancelled put) is never given
-//! back: it is closed, and the server rolls back with the session.
+//! run before the parent check, which then travels with the `COMMIT` (see
+//! [`super::check_with_commit`]). One whose transaction may still be open (a failed `ROLLBACK`,
+//! a cancelled put) is never given back: it is closed, and the server rolls back with the
+//! session.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -25,6 +26,8 @@ use parking_lot::Mutex;
 use sqlx::pool::PoolConnection;
 use sqlx::{Connection as _, MySql, MySqlConnection, MySqlPool};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::script::script;
 
 /// How many connections a saver keeps for its put transactions unless told otherwise.
 pub(crate) const DEFAULT_WRITE_CONNECTIONS: usize = 4;
@@ -82,8 +85,8 @@ impl Writers {
             drop(conn);
         }
         let mut conn = self.pool.acquire().await?.detach();
-        // A put transaction on it then begins with its first statement (see `crate::tx`).
-        crate::tx::script(&mut conn, "SET autocommit = 0", 1).await?;
+        // A put transaction on it then begins with its first statement (see `super::tx`).
+        script(&mut conn, "SET autocommit = 0", 1).await?;
         Ok(Lease::Kept(conn, permit))
     }
 
