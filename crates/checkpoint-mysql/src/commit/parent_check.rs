@@ -4,7 +4,7 @@
 //! threads need. A locking *range* read (`checkpoint_id >= parent ... FOR UPDATE`) would do the
 //! first part, but under InnoDB's default `REPEATABLE READ` it also locks the gap after the
 //! thread's newest row, and that gap is where the rows of every thread whose id sorts next go:
-//! with a hundred new threads at once (ids `load-…-1`, `load-…-10`, …) their inserts deadlock on
+//! with many new threads at once (ids `load-…-1`, `load-…-10`, …) their inserts deadlock on
 //! each other's gap locks far more often than any retry budget covers. So the check takes only
 //! locks that belong to the one namespace:
 //!

@@ -1,9 +1,9 @@
 //! A put transaction whose statements travel together: `BEGIN` with the first read, and every
 //! write with the `COMMIT`.
 //!
-//! A prepared statement costs a round trip of its own, and a chat turn's two transactions were
-//! fifteen of them (`BEGIN`, the parent check's two reads, an insert per kind of row, `COMMIT`),
-//! more time on a fast network than the server spends on the rows. Here statements whose results
+//! A prepared statement costs a round trip of its own, and a chat turn's two transactions hold
+//! many statements (`BEGIN`, the parent check's two reads, an insert per kind of row, `COMMIT`):
+//! sent one by one they cost more time on a fast network than the server spends on the rows. Here statements whose results
 //! nobody waits for are queued, as text ([`Statement::render_into`]), and sent as one
 //! multi-statement script when a result is needed: `BEGIN` goes with the parent check, and the
 //! inserts go with `COMMIT`. A statement carrying large values (a long conversation's messages)
@@ -30,9 +30,8 @@ use crate::script::{prepared, prepared_each, run_script, script};
 use crate::statement::Statement;
 
 /// A statement whose values carry more than this runs prepared, in binary, instead of being
-/// queued. The server lexes a script's text at roughly 25 ns a byte (MariaDB 10.11 here: a 60 KB
-/// blob as a literal costs 1.5–2 ms, against 0.05 ms for a small row), while a bound value is
-/// copied as it is; at this size a literal costs about half a round trip on loopback.
+/// queued. The server lexes a script's text byte by byte, while a bound value is copied as it
+/// is; around this size a literal starts to cost as much as a round trip on loopback.
 const INLINE_PAYLOAD: usize = 2 << 10;
 
 /// A queued script is sent before it grows past this many bytes.
