@@ -1,5 +1,6 @@
 //! [`CheckpointError`]: what a checkpointer reports.
 
+use super::serde::SerdeError;
 use super::{CheckpointConfig, ValueError};
 
 /// A boxed error from a backend.
@@ -82,6 +83,16 @@ impl std::fmt::Display for DisplayId<'_> {
         match self.0 {
             Some(id) => write!(f, "`{id}`"),
             None => f.write_str("none"),
+        }
+    }
+}
+
+impl From<SerdeError> for CheckpointError {
+    /// Encoding failures are the caller's value; everything else means stored data is corrupt.
+    fn from(e: SerdeError) -> Self {
+        match e {
+            SerdeError::Encode(_) => CheckpointError::Backend(Box::new(e)),
+            other => CheckpointError::Corrupt(other.to_string()),
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::config::RunConfig;
 use crate::constants::START;
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
+use crate::pregel::channels::writes;
 use crate::pregel::persist::{self, CheckpointCache, VersionText};
 use crate::pregel::task::{self, Task};
 use crate::state::State;
@@ -177,7 +178,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             let name = layout.nodes[task.node].name.to_string();
             info.push(SnapshotTask { id: task.id.to_string(), name: name.clone(), error, interrupts });
             if finished {
-                task.writes = Some(persist::pending_to_writes(layout, &output)?);
+                task.writes = Some(writes::pending_to_writes(layout, &output)?);
                 done.push(task);
             } else {
                 next.push(name);
@@ -241,7 +242,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         let writes = task::route(layout, node, &ch.state, NodeOutput::update(values))?;
         // LangGraph files the update's writes under a task of the checkpoint it builds on: the
         // task prepared for `as_node` there, if any, else one named after the update.
-        let mut pairs = persist::writes_to_pending(layout, &writes)?;
+        let mut pairs = writes::writes_to_pending(layout, &writes)?;
         let pushes: Vec<_> = {
             let tasks_channel = &*layout.channels[layout.tasks_channel].name;
             let (pushes, rest) = pairs.into_iter().partition(|(c, _)| c.as_str() == tasks_channel);

@@ -9,17 +9,34 @@
 //! forking from an older checkpoint is what it asked for; its later checkpoints build on that
 //! first one and are checked again.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use tokio::task::JoinHandle;
 
-use super::run::remembered::Committed;
 use crate::checkpoint::{
     ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
     DynCheckpointer, WriteBatch,
 };
 use crate::config::Durability;
 use crate::error::Result;
+
+/// Whether the run's first commit has succeeded: shared with its persistence, so that it can be
+/// told after the run failed.
+#[derive(Clone, Default)]
+pub(crate) struct Committed(Arc<AtomicBool>);
+
+impl Committed {
+    /// Records a successful commit.
+    pub(crate) fn set(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Whether a commit succeeded.
+    pub(crate) fn get(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
 
 /// The result of a checkpoint save running in the background.
 type Inflight = JoinHandle<std::result::Result<CheckpointConfig, CheckpointError>>;

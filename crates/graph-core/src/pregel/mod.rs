@@ -4,7 +4,8 @@
 //! - [`plan`]: the channels and nodes a run works on, addressed by index;
 //! - [`node`]: nodes as the engine calls them;
 //! - [`runnable`]: a plan bound to its saver, store and context;
-//! - [`channels`]: the run's channel table and the pure `prepare_tasks` / `apply_writes` steps;
+//! - [`channels`]: the run's channel table, one file per kind of channel;
+//! - [`step`]: the pure halves of a superstep, `prepare_tasks` and `apply_writes`;
 //! - [`task`]: tasks, their deterministic ids, routing a node's output to edge channels;
 //! - [`persist`]: converting the channel table to and from LangGraph's checkpoint model;
 //! - [`version_text`]: the texts of a run's channel versions;
@@ -18,5 +19,6 @@ pub(crate) mod persist;
 pub(crate) mod plan;
 pub(crate) mod run;
 pub(crate) mod runnable;
+mod step;
 pub(crate) mod task;
 pub(crate) mod version_text;

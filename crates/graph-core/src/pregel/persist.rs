@@ -1,21 +1,15 @@
-//! Converting a run's channel table to LangGraph's checkpoint model and back, and task writes to
-//! pending writes and back.
+//! Converting a run's channel table to LangGraph's checkpoint model and back.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{json, Value as Json};
-
 use super::channels::Channels;
 use super::plan::{ChannelKind, Layout};
-use super::task::TaskWrites;
 pub(crate) use super::version_text::VersionText;
-use crate::checkpoint::serde;
 use crate::checkpoint::CheckpointError;
-use crate::checkpoint::{ChannelVersions, Checkpoint, PendingWrite, CHECKPOINT_VERSION};
-use crate::command::Push;
+use crate::checkpoint::{ChannelVersions, Checkpoint, CHECKPOINT_VERSION};
 use crate::error::{Error, Result};
-use crate::state::{State, StateWrite};
+use crate::state::State;
 use crate::value::ChannelValue;
 
 /// The `versions_seen` key under which the versions at the last resume are kept.
@@ -23,11 +17,6 @@ const INTERRUPT: &str = "__interrupt__";
 
 /// The `versions_seen` key LangGraph always writes, for the input.
 const INPUT: &str = "__input__";
-
-/// A value that cannot be written in LangGraph's form, as the engine's error.
-fn ser(e: serde::SerdeError) -> Error {
-    Error::Checkpoint(e.into())
-}
 
 /// `e` with `thread_id` filled in when it is a decode error: [`from_checkpoint`] knows the
 /// checkpoint and channel but not the thread, and an error about stored data must say where the
@@ -140,29 +129,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
         }
         let value = match &spec.kind {
             ChannelKind::Field(f) => Some(cache.field(&ch.state, *f, v)),
-            ChannelKind::Start => match &ch.start {
-                Some(updates) => Some(updates_value::<S>(updates)?),
-                None => None,
-            },
-            ChannelKind::Branch => ch.present[i].then_some(ChannelValue::Null),
-            ChannelKind::Deferred => {
-                ch.present[i].then(|| ChannelValue::Json(json!([null, ch.finished[i]]).into()))
-            }
-            // A barrier and the tasks topic are stored whenever they have a version, empty or
-            // not, as Python stores them (an empty `set()` / `[]`).
-            ChannelKind::Join { sources } => {
-                let seen = sources
-                    .iter()
-                    .enumerate()
-                    .filter(|(b, _)| ch.seen[i] & (1 << b) != 0)
-                    .map(|(_, s)| rmpv::Value::from(s.as_str()))
-                    .collect();
-                Some(serde::tree_value(&serde::set_value(seen).map_err(ser)?).map_err(ser)?)
-            }
-            ChannelKind::Tasks => {
-                let pushes = ch.pushes.iter().map(push_tree).collect::<Result<_>>()?;
-                Some(serde::tree_value(&rmpv::Value::Array(pushes)).map_err(ser)?)
-            }
+            kind => ch.value(kind, i)?,
         };
         if let Some(value) = value {
             values.push((Arc::clone(&spec.name), value));
@@ -247,30 +214,7 @@ pub(crate) fn from_checkpoint<S: State, C>(
         };
         ch.versions[i] = n;
         let Some(value) = value else { continue };
-        match &layout.channels[i].kind {
-            ChannelKind::Field(f) => ch.state.set_field(*f, value).map_err(|e| decode_err(name, e))?,
-            ChannelKind::Start => ch.start = Some(updates_from_json::<S>(&value.to_json()?)?),
-            ChannelKind::Branch => ch.present[i] = true,
-            ChannelKind::Deferred => {
-                ch.present[i] = true;
-                ch.finished[i] = value.to_json()?.get(1).and_then(Json::as_bool).unwrap_or(false);
-            }
-            ChannelKind::Join { sources } => {
-                let names: Vec<String> = value.decode().map_err(|e| decode_err(name, e))?;
-                for (b, s) in sources.iter().enumerate() {
-                    if names.contains(s) {
-                        ch.seen[i] |= 1 << b;
-                    }
-                }
-            }
-            ChannelKind::Tasks => {
-                if let Json::Array(items) = value.to_json()? {
-                    for item in &items {
-                        ch.pushes.push(push_from_json(item)?);
-                    }
-                }
-            }
-        }
+        ch.restore(&layout.channels[i].kind, i, value, |e| decode_err(name, e))?;
     }
     for (node, seen) in &cp.versions_seen {
         if &**node == INTERRUPT {
@@ -293,115 +237,4 @@ pub(crate) fn from_checkpoint<S: State, C>(
         }
     }
     Ok(ch)
-}
-
-/// The pending writes of a finished task, as `(channel, value)` pairs in write order.
-pub(crate) fn writes_to_pending<S: State, C>(
-    layout: &Layout<S, C>,
-    w: &TaskWrites<S>,
-) -> Result<Vec<(String, ChannelValue)>> {
-    let mut out = Vec::new();
-    for sw in &w.state {
-        for (f, v) in S::update_values(&sw.update) {
-            let v = if sw.overwrite { ChannelValue::Overwrite(Box::new(v)) } else { v };
-            out.push((S::FIELDS[f].name.to_owned(), v));
-        }
-    }
-    for c in &w.channels {
-        out.push((String::from(&*layout.channels[*c].name), ChannelValue::Null));
-    }
-    for (c, bit) in &w.joins {
-        if let ChannelKind::Join { sources } = &layout.channels[*c].kind {
-            let source = &sources[bit.trailing_zeros() as usize];
-            out.push((String::from(&*layout.channels[*c].name), ChannelValue::new(source.clone())));
-        }
-    }
-    for p in &w.pushes {
-        out.push((
-            String::from(&*layout.channels[layout.tasks_channel].name),
-            serde::tree_value(&push_tree(p)?).map_err(ser)?,
-        ));
-    }
-    Ok(out)
-}
-
-/// Rebuilds a task's writes from its stored pending writes.
-pub(crate) fn pending_to_writes<S: State, C>(
-    layout: &Layout<S, C>,
-    writes: &[&PendingWrite],
-) -> Result<TaskWrites<S>> {
-    let mut w = TaskWrites::empty();
-    for pw in writes {
-        let Some(&i) = layout.channel_index.get(pw.channel.as_str()) else { continue };
-        match &layout.channels[i].kind {
-            ChannelKind::Field(f) => {
-                let (value, overwrite) = match &pw.value {
-                    ChannelValue::Overwrite(inner) => (&**inner, true),
-                    other => (other, false),
-                };
-                let update = S::update_from_value(*f, value)?;
-                w.state.push(StateWrite { update, overwrite });
-            }
-            ChannelKind::Branch | ChannelKind::Deferred => w.channels.push(i),
-            ChannelKind::Join { sources } => {
-                let source: String = pw.value.decode()?;
-                if let Some(b) = sources.iter().position(|s| *s == source) {
-                    w.joins.push((i, 1 << b));
-                }
-            }
-            ChannelKind::Tasks => w.pushes.push(push_from_json(&pw.value.to_json()?)?),
-            ChannelKind::Start => {}
-        }
-    }
-    Ok(w)
-}
-
-/// The input of the `__start__` channel as Python stores it: a map of the written fields (a later
-/// update of the same field wins, as in a dict).
-fn updates_value<S: State>(updates: &[S::Update]) -> Result<ChannelValue> {
-    let mut fields: Vec<(&str, ChannelValue)> = Vec::new();
-    for u in updates {
-        for (f, v) in S::update_values(u) {
-            let name = S::FIELDS[f].name;
-            match fields.iter_mut().find(|(n, _)| *n == name) {
-                Some(slot) => slot.1 = v,
-                None => fields.push((name, v)),
-            }
-        }
-    }
-    serde::tree_value(&serde::fields_tree(fields).map_err(ser)?).map_err(ser)
-}
-
-fn updates_from_json<S: State>(json: &Json) -> Result<Vec<S::Update>> {
-    let mut out = Vec::new();
-    if let Json::Object(map) = json {
-        for (k, v) in map {
-            if let Some(f) = S::field_index(k) {
-                out.push(S::update_from_value(f, &ChannelValue::Json(v.clone().into()))?);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// A push as Python's `Send(node, arg)`, `arg` holding every field of the pushed state.
-fn push_tree<S: State>(p: &Push<S>) -> Result<rmpv::Value> {
-    let fields = S::FIELDS.iter().enumerate().map(|(f, field)| (field.name, p.arg.get_field(f)));
-    serde::send_value(&p.node, serde::fields_tree(fields).map_err(ser)?).map_err(ser)
-}
-
-fn push_from_json<S: State>(json: &Json) -> Result<Push<S>> {
-    let node = json
-        .get("node")
-        .and_then(Json::as_str)
-        .ok_or_else(|| Error::Checkpoint(CheckpointError::Corrupt("push without a node".into())))?;
-    let mut arg = S::default();
-    if let Some(Json::Object(fields)) = json.get("arg") {
-        for (k, v) in fields {
-            if let Some(f) = S::field_index(k) {
-                arg.set_field(f, &ChannelValue::Json(v.clone().into()))?;
-            }
-        }
-    }
-    Ok(Push::new(node, arg))
 }

@@ -6,10 +6,10 @@ use serde::de::DeserializeOwned;
 
 use super::convert;
 pub(crate) use super::convert::json_scalar;
+use super::error::SerdeError;
 use super::ext::{self, EXT_PYDANTIC_V2};
 use super::msgpack;
 use super::text;
-use super::SerdeError;
 use crate::messages::Message;
 
 /// Reads LangGraph msgpack into `T`: Python's ext values are turned into plain data first (see

@@ -7,8 +7,8 @@ use rmpv::Value;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
 
+use super::error::SerdeError;
 use super::msgpack;
-use super::SerdeError;
 use crate::messages::MessageType;
 
 /// `cls(arg)`: UUID, Decimal, set, Enum, ...

@@ -64,12 +64,14 @@ mod canonical;
 mod convert;
 pub(crate) mod decode;
 mod document;
+mod error;
 mod ext;
 mod msgpack;
 mod object;
 mod text;
 
 pub use document::{checkpoint_from_json, checkpoint_to_json, Blob};
+pub use error::SerdeError;
 pub use object::JsonObject;
 pub use text::parse as parse_json;
 
@@ -80,42 +82,8 @@ pub(crate) use ext::{
     PYDANTIC_V2_METHOD,
 };
 
-use crate::checkpoint::{CheckpointError, CheckpointMetadata};
+use crate::checkpoint::CheckpointMetadata;
 use crate::value::ChannelValue;
-
-/// Why a value or document could not be encoded or decoded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SerdeError {
-    /// The serializer type tag is not one LangGraph's `JsonPlusSerializer` writes (e.g. `pickle`).
-    #[error("unknown serializer type `{0}`")]
-    UnknownType(String),
-    /// The bytes are not valid msgpack (truncated, trailing bytes, too deeply nested, ...).
-    #[error("malformed msgpack: {0}")]
-    Msgpack(String),
-    /// The bytes are not valid JSON.
-    #[error("malformed json: {0}")]
-    Json(String),
-    /// A live value could not be serialized.
-    #[error("cannot encode value: {0}")]
-    Encode(String),
-    /// A checkpoint document is missing a required key or has one of the wrong shape.
-    #[error("invalid checkpoint document: {0}")]
-    Document(String),
-    /// Checkpoint metadata is malformed.
-    #[error("invalid checkpoint metadata: {0}")]
-    Metadata(String),
-}
-
-impl From<SerdeError> for CheckpointError {
-    /// Encoding failures are the caller's value; everything else means stored data is corrupt.
-    fn from(e: SerdeError) -> Self {
-        match e {
-            SerdeError::Encode(_) => CheckpointError::Backend(Box::new(e)),
-            other => CheckpointError::Corrupt(other.to_string()),
-        }
-    }
-}
 
 /// Encodes a channel value or pending write as LangGraph's `(type, bytes)`; see the module docs.
 ///

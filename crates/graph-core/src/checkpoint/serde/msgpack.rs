@@ -9,7 +9,7 @@
 
 use rmpv::Value;
 
-use super::SerdeError;
+use super::error::SerdeError;
 
 /// Deepest nesting accepted when reading (arrays, maps and ext payloads each count a level), so
 /// hostile input cannot exhaust the stack: the reader, normalisation and rmp-serde all recurse

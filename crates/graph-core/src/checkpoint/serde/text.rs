@@ -17,7 +17,7 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value as Json};
 
-use super::SerdeError;
+use super::error::SerdeError;
 
 /// Parses one JSON value from `bytes` (surrounding whitespace allowed) with exact floats.
 ///

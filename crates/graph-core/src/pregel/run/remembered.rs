@@ -16,77 +16,27 @@
 //! conflict, sends the run to a real read: a failure on a state that was not the latest says
 //! nothing about the latest.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
-use super::{run_loaded, Sink};
 use crate::checkpoint::CheckpointTuple;
 use crate::command::Input;
 use crate::config::{Durability, RunConfig};
-use crate::error::Result;
-use crate::interrupt::RunOutcome;
 use crate::pregel::runnable::Pregel;
 use crate::state::State;
 
-/// Whether the run's first commit has succeeded: shared with its persistence, so that it can be
-/// told after the run failed.
-#[derive(Clone, Default)]
-pub(crate) struct Committed(Arc<AtomicBool>);
-
-impl Committed {
-    /// Records a successful commit.
-    pub(crate) fn set(&self) {
-        self.0.store(true, Ordering::Release);
-    }
-
-    /// Whether a commit succeeded.
-    fn get(&self) -> bool {
-        self.0.load(Ordering::Acquire)
-    }
-}
-
 /// The remembered checkpoint to start `input` from, and a copy of the input for a second
 /// attempt; `None` when the run must read its checkpoint (see the module documentation).
-fn start<S: State, C>(
+/// `streamed` tells whether the run's events are streamed.
+pub(super) fn start<S: State, C>(
     graph: &Pregel<S, C>,
     input: &Input<S>,
     config: &RunConfig,
-    sink: Option<&Sink<S>>,
+    streamed: bool,
 ) -> Option<(CheckpointTuple, Input<S>)> {
     let Input::Update(update) = input else { return None };
     let saver = graph.checkpointer.as_ref()?;
     let plain_start = graph.layout.nodes.first().is_some_and(|start| start.branches.is_empty());
-    if sink.is_some()
-        || config.durability != Durability::Sync
-        || config.checkpoint_id.is_some()
-        || !plain_start
-    {
+    if streamed || config.durability != Durability::Sync || config.checkpoint_id.is_some() || !plain_start {
         return None;
     }
     let tuple = saver.remembered_latest(&config.checkpoint_config()?)?;
     Some((tuple, Input::Update(update.clone())))
-}
-
-/// Runs `input` from the remembered checkpoint when that is allowed, and again from a real read
-/// when the first attempt failed before its first commit; otherwise from a real read at once.
-pub(super) async fn run<S: State, C: Send + Sync + 'static>(
-    graph: &Pregel<S, C>,
-    input: Input<S>,
-    config: &RunConfig,
-    sink: Option<&Sink<S>>,
-    started_at: &mut Option<String>,
-) -> Result<RunOutcome<S>> {
-    let Some((remembered, again)) = start(graph, &input, config, sink) else {
-        return run_loaded(graph, input, config, sink, started_at, None, None).await;
-    };
-    let committed = Committed::default();
-    let first =
-        run_loaded(graph, input, config, sink, started_at, Some(remembered), Some(committed.clone())).await;
-    match first {
-        Err(e) if !committed.get() => {
-            tracing::debug!(error = %e, "the remembered checkpoint was not the thread's latest; reading it");
-            run_loaded(graph, again, config, sink, started_at, None, None).await
-        }
-        other => other,
-    }
 }

@@ -1,8 +1,16 @@
 //! What a run hands its saver: finished tasks' writes (or, for a step's last task, keeping them
 //! for the step's checkpoint), special writes, and the checkpoints themselves.
 
-// The run's types and imports (`Loop`, `Persistence`, `persist`, ...).
-use super::*;
+use super::{tasks, Loop};
+use crate::checkpoint::{uuid6, CheckpointMetadata, CheckpointSource, WriteBatch};
+use crate::config::Durability;
+use crate::error::{Error, Result};
+use crate::pregel::channels::writes;
+use crate::pregel::persist;
+use crate::pregel::task::{Task, TaskWrites};
+use crate::state::State;
+use crate::stream::{StreamEvent, StreamMode};
+use crate::value::ChannelValue;
 
 /// LangGraph's marker write of a task that finished without output.
 const NO_WRITES: &str = "__no_writes__";
@@ -22,7 +30,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         let Some(p) = self.persistence.as_ref().filter(|p| p.durability != Durability::Exit) else {
             return Ok(());
         };
-        let mut pairs = persist::writes_to_pending(self.layout, writes)?;
+        let mut pairs = writes::writes_to_pending(self.layout, writes)?;
         if pairs.is_empty() {
             pairs.push((NO_WRITES.to_owned(), ChannelValue::Null));
         }

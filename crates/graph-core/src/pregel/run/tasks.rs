@@ -1,8 +1,19 @@
 //! Running a superstep's tasks: building each one's runtime, awaiting them (in place when there
 //! is one, concurrently otherwise), and handling each result as it arrives.
 
-// The run's types and imports (`Loop`, `Task`, `Error`, ...).
-use super::*;
+use std::sync::Arc;
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+
+use super::{Finished, Loop};
+use crate::command::NodeOutput;
+use crate::error::{BoxError, Error, Result};
+use crate::interrupt::{interrupt_id, Interrupt, Scratchpad};
+use crate::pregel::task::{self, Job, Task, TaskWrites};
+use crate::runtime::{Runtime, TaskScope};
+use crate::state::{State, StateWrite};
+use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes, TaskEvent};
+use crate::value::ChannelValue;
 
 impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     /// Runs every task that has no writes yet, concurrently; saves each one's writes as it finishes.
@@ -116,7 +127,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     pub(super) async fn complete(
         &mut self,
         t: &mut Task<S>,
-        result: std::result::Result<NodeOutput<S>, crate::error::BoxError>,
+        result: std::result::Result<NodeOutput<S>, BoxError>,
         resumed: Option<Vec<serde_json::Value>>,
         step: i64,
         done: &mut Finished,

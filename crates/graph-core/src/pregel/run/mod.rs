@@ -3,26 +3,23 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
-use super::channels::Channels;
-use super::commit::Persistence;
+use super::channels::{writes, Channels};
+use super::commit::{Committed, Persistence};
 use super::persist::{self, CheckpointCache, VersionText};
 use super::plan::{ChannelKind, Layout};
 use super::runnable::Pregel;
-use super::task::{self, Job, Task, TaskWrites};
-use crate::checkpoint::{
-    uuid6, CheckpointMetadata, CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch, NULL_TASK_ID,
-};
-use crate::command::{Input, NodeOutput};
+use super::task::{Task, TaskWrites};
+use crate::checkpoint::{CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch, NULL_TASK_ID};
+use crate::command::Input;
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
-use crate::interrupt::{interrupt_id, Breakpoint, Interrupt, NullResume, Resume, RunOutcome, Scratchpad};
-use crate::runtime::{Runtime, SideEvent, SideSink, TaskScope};
-use crate::state::{FieldSet, State, StateWrite};
-use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes, TaskEvent};
+use crate::interrupt::{Breakpoint, Interrupt, NullResume, Resume, RunOutcome};
+use crate::runtime::{SideEvent, SideSink};
+use crate::state::{FieldSet, State};
+use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes};
 use crate::value::ChannelValue;
 
 pub(crate) mod remembered;
@@ -112,7 +109,21 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
     sink: Option<&Sink<S>>,
     started_at: &mut Option<String>,
 ) -> Result<RunOutcome<S>> {
-    remembered::run(graph, input, config, sink, started_at).await
+    // From the remembered checkpoint when that is allowed, and again from a real read when the
+    // first attempt failed before its first commit; otherwise from a real read at once.
+    let Some((remembered, again)) = remembered::start(graph, &input, config, sink.is_some()) else {
+        return run_loaded(graph, input, config, sink, started_at, None, None).await;
+    };
+    let committed = Committed::default();
+    let first =
+        run_loaded(graph, input, config, sink, started_at, Some(remembered), Some(committed.clone())).await;
+    match first {
+        Err(e) if !committed.get() => {
+            tracing::debug!(error = %e, "the remembered checkpoint was not the thread's latest; reading it");
+            run_loaded(graph, again, config, sink, started_at, None, None).await
+        }
+        other => other,
+    }
 }
 
 /// [`run_from`] starting from `preloaded` instead of the checkpoint the saver reads, when given
@@ -124,7 +135,7 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
     sink: Option<&Sink<S>>,
     started_at: &mut Option<String>,
     preloaded: Option<CheckpointTuple>,
-    committed: Option<remembered::Committed>,
+    committed: Option<Committed>,
 ) -> Result<RunOutcome<S>> {
     let layout = &graph.layout;
     let context = graph.context_or_unit()?;
@@ -340,7 +351,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                         let refs: Vec<&PendingWrite> =
                             ws.iter().filter(|w| !crate::checkpoint::is_control_write(&w.channel)).collect();
                         if !refs.is_empty() {
-                            t.writes = Some(persist::pending_to_writes(self.layout, &refs)?);
+                            t.writes = Some(writes::pending_to_writes(self.layout, &refs)?);
                         }
                     }
                 }
