@@ -53,6 +53,23 @@ impl Default for RedisCheckpointerBuilder {
     }
 }
 
+// The entry points live beside the builder they hand out, so the saver itself needs no
+// knowledge of its settings type.
+impl RedisCheckpointer {
+    /// Settings to connect with; the defaults are a 7-day TTL, no refresh on read, full history.
+    pub fn builder() -> RedisCheckpointerBuilder {
+        RedisCheckpointerBuilder::default()
+    }
+
+    /// Connects to one server with the default settings.
+    ///
+    /// # Errors
+    /// See [`RedisCheckpointerBuilder::connect`].
+    pub async fn connect(url: &str) -> Result<Self> {
+        Self::builder().connect(url).await
+    }
+}
+
 impl RedisCheckpointerBuilder {
     /// Prepends `prefix` to every key (default [`DEFAULT_PREFIX`]); several savers can share a
     /// server under different prefixes. It may not contain `{` or `}`, which would change the

@@ -61,6 +61,7 @@
 
 mod builder;
 mod cache;
+mod cached_read;
 mod conn;
 mod encode;
 mod error;

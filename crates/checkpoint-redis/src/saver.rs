@@ -8,7 +8,6 @@ use graph_core::checkpoint::{
     CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, RecentCheckpoints,
 };
 
-use crate::builder::RedisCheckpointerBuilder;
 use crate::cache::Stored;
 use crate::conn::Conn;
 use crate::encode;
@@ -34,7 +33,7 @@ pub struct RedisCheckpointer {
     /// Whether only the latest checkpoint per namespace is kept.
     shallow: bool,
     /// The checkpoint stored last per thread and namespace, shared by clones (see
-    /// [`RedisCheckpointerBuilder::read_cache`]).
+    /// [`RedisCheckpointerBuilder::read_cache`](crate::RedisCheckpointerBuilder::read_cache)).
     recent: Arc<RecentCheckpoints<Stored>>,
 }
 
@@ -53,19 +52,6 @@ impl RedisCheckpointer {
     ) -> Self {
         let recent = Arc::new(RecentCheckpoints::new(read_cache));
         Self { conn, prefix, ttl_ms, refresh_on_read, shallow, recent }
-    }
-
-    /// Settings to connect with; the defaults are a 7-day TTL, no refresh on read, full history.
-    pub fn builder() -> RedisCheckpointerBuilder {
-        RedisCheckpointerBuilder::default()
-    }
-
-    /// Connects to one server with the default settings.
-    ///
-    /// # Errors
-    /// See [`RedisCheckpointerBuilder::connect`].
-    pub async fn connect(url: &str) -> Result<Self> {
-        Self::builder().connect(url).await
     }
 
     /// The keys that hold `thread_id`.
