@@ -93,6 +93,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod error;
+mod future;
 mod model;
 #[cfg(feature = "openai")]
 mod openai;
@@ -100,8 +101,9 @@ mod tokens;
 mod tools;
 
 pub use error::{Error, Result};
+pub use future::BoxFuture;
 pub use model::{
-    collect_stream, BoxFuture, ChatChunk, ChatModel, ChatModelExt, ChatRequest, ChunkAggregator, ChunkStream,
+    collect_stream, ChatChunk, ChatModel, ChatModelExt, ChatRequest, ChunkAggregator, ChunkStream,
     DynChatModel, SharedChatModel, ToolCallChunk, ToolChoice, WithTools,
 };
 #[cfg(feature = "openai")]

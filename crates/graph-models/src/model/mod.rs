@@ -17,13 +17,11 @@ pub use chunk::{ChatChunk, ChunkAggregator, ToolCallChunk};
 pub use request::{ChatRequest, ToolChoice};
 
 use crate::error::Result;
+use crate::future::BoxFuture;
 use crate::tools::ToolSpec;
 
 /// A stream of reply chunks, as [`ChatModel::stream`] returns it.
 pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<ChatChunk>> + Send>>;
-
-/// A boxed future, as the object-safe [`DynChatModel`] returns it.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A chat model: messages (and tool specs) in, one AI message out (LangChain's
 /// `BaseChatModel`).

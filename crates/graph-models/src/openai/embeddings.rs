@@ -8,7 +8,7 @@ use graph_core::store::Embeddings;
 use graph_core::BoxError;
 use serde_json::{json, Value};
 
-use super::OpenAiConfig;
+use super::config::OpenAiConfig;
 use crate::error::{Error, Result};
 
 /// Texts per request: well under OpenAI's 2,048-input cap, and small enough that one slow batch

@@ -6,7 +6,7 @@
 use graph_core::messages::{Content, InvalidToolCall, Message, MessageType, ToolCall, UsageMetadata};
 use serde_json::{json, Map, Value};
 
-use super::OpenAiConfig;
+use super::config::OpenAiConfig;
 use crate::error::{Error, Result};
 use crate::model::{ChatChunk, ChatRequest, ToolCallChunk};
 
