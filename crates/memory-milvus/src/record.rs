@@ -5,6 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::retire::marks::{is_retired, SUPERSEDED_BY};
 
 /// `turn_role` of a saved question-and-answer exchange.
 pub const ROLE_EXCHANGE: &str = "exchange";
@@ -133,11 +134,11 @@ impl MemoryRecord {
     /// The id of the memory that superseded this one, when it was retired (see
     /// [`Retire`](crate::Retire)).
     pub fn superseded_by(&self) -> Option<i64> {
-        self.metadata.get(crate::retire::SUPERSEDED_BY).and_then(Value::as_i64)
+        self.metadata.get(SUPERSEDED_BY).and_then(Value::as_i64)
     }
     /// Whether it was retired as superseded.
     pub fn is_retired(&self) -> bool {
-        crate::retire::is_retired(&self.metadata)
+        is_retired(&self.metadata)
     }
     /// The record `m` became when saved with `id` at `created_at`.
     pub(crate) fn saved(id: i64, m: NewMemory, created_at: i64) -> Self {

@@ -10,6 +10,7 @@
 
 mod embedded;
 mod lock;
+pub(crate) mod marks;
 #[cfg(feature = "milvus")]
 mod milvus;
 #[cfg(feature = "milvus")]
@@ -23,13 +24,8 @@ use crate::error::Result;
 use crate::memory::Memory;
 
 pub(crate) use lock::UserLocks;
-
-/// Metadata key: id of the memory that superseded this one.
-pub const SUPERSEDED_BY: &str = "superseded_by";
-/// Metadata key: when it was retired (seconds since the epoch).
-pub const SUPERSEDED_AT: &str = "superseded_at";
-/// Metadata key: why (the decider's reason).
-pub const SUPERSEDED_REASON: &str = "superseded_reason";
+pub(crate) use marks::is_retired;
+pub use marks::{SUPERSEDED_AT, SUPERSEDED_BY, SUPERSEDED_REASON};
 
 /// One memory to retire, and the audit trail it gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,11 +97,6 @@ pub trait Retire: Memory {
     /// # Errors
     /// As [`retire`](Self::retire).
     fn restore(&self, user_id: &str, ids: &[i64]) -> impl Future<Output = Result<Vec<i64>>> + Send;
-}
-
-/// Whether metadata carries a retirement mark.
-pub(crate) fn is_retired(metadata: &Map<String, Value>) -> bool {
-    metadata.contains_key(SUPERSEDED_BY)
 }
 
 /// Adds the marks of `r` to `metadata`, unless it is already retired; returns whether it changed.
