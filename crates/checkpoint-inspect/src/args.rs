@@ -18,8 +18,7 @@ use crate::error::{Error, Result};
 pub(crate) use self::cli::BIN;
 use self::cli::{Cli, CliCommand};
 
-/// How many threads `threads` lists when `--limit` is not given.
-pub const DEFAULT_THREAD_LIMIT: usize = 50;
+pub use self::cli::DEFAULT_THREAD_LIMIT;
 
 /// A parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]

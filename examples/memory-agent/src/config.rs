@@ -6,7 +6,6 @@
 
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use checkpoint_mysql::MySqlCheckpointer;
 use checkpoint_redis::RedisCheckpointer;
@@ -14,14 +13,13 @@ use graph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer};
 use graph_models::{ChatModelExt, OpenAiChatModel, OpenAiConfig, SharedChatModel};
 use memory_milvus::{Consistency, EmbeddedMemory, MilvusConfig, MilvusMemory};
 
+pub use crate::connect::CONNECT_TIMEOUT;
 use crate::connect::{create_database, Service, MILVUS_HINT, MYSQL_HINT, REDIS_HINT};
 use crate::embedder::EmbedderChoice;
 use crate::error::{redact, Error, Result};
 use crate::memory::AgentMemory;
 use crate::offline::OfflineModel;
 
-/// How long connecting to a server may take before the agent gives up with [`Error::Timeout`].
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Milvus collection used when `MILVUS_COLLECTION` is unset.
 pub const DEFAULT_COLLECTION: &str = "memory_agent";
 /// Model used when `OPENAI_API_KEY` is set and `OPENAI_MODEL` is not.

@@ -3,13 +3,16 @@
 
 use std::future::Future;
 use std::str::FromStr;
+use std::time::Duration;
 
 use checkpoint_mysql::MySqlConnectOptions;
 use graph_core::BoxError;
 use sqlx::Connection;
 
-use crate::config::CONNECT_TIMEOUT;
 use crate::error::{redact, Error, Result};
+
+/// How long connecting to a server may take before the agent gives up with [`Error::Timeout`].
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What to do when Milvus does not answer.
 pub(crate) const MILVUS_HINT: &str =

@@ -5,7 +5,7 @@ use graph_core::messages::Message;
 use graph_models::{ChatModel, ChatRequest, SharedChatModel};
 
 use crate::error::{Error, Result};
-use crate::offline::is_question;
+use crate::question::is_question;
 
 /// The instructions the model scores an exchange with.
 pub const IMPORTANCE_PROMPT: &str = "\

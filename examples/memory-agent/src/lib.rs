@@ -73,6 +73,7 @@ mod importance;
 mod memory;
 mod nodes;
 mod offline;
+mod question;
 mod settings;
 mod state;
 mod summarizer;
@@ -101,7 +102,8 @@ pub use importance::{
 };
 pub use memory::AgentMemory;
 pub use nodes::{build_request, call_model, retrieve, save_memory, system_prompt, AgentContext};
-pub use offline::{is_question, OfflineModel, OFFLINE_NOTICE};
+pub use offline::{OfflineModel, OFFLINE_NOTICE};
+pub use question::is_question;
 pub use settings::Settings;
 pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate, Recalled};
 pub use summarizer::{extractive_summary, AgentSummarizer, SUMMARY_PROMPT};

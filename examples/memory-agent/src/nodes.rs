@@ -9,7 +9,7 @@ use memory_milvus::{Memory, NewMemory, RetrieveQuery, SessionScope, ENRICH_RECEN
 use crate::consolidate::{AgentConsolidator, Clock};
 use crate::importance::{ImportanceScorer, MIN_RECALL_IMPORTANCE};
 use crate::memory::AgentMemory;
-use crate::offline::is_question;
+use crate::question::is_question;
 use crate::state::{last_human, last_text, AgentState, AgentStateUpdate, Recalled};
 use crate::summarizer::AgentSummarizer;
 use crate::trim::{trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};

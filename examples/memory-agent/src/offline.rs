@@ -5,6 +5,7 @@ use graph_core::messages::{Message, MessageType};
 use graph_models::{ChatModel, ChatRequest, Result};
 
 use crate::nodes::MEMORY_HEADER;
+use crate::question::is_question;
 
 /// Printed whenever the offline model is in use, so nobody mistakes its answers for an LLM's.
 pub const OFFLINE_NOTICE: &str = "[offline model: answering from recalled memories]";
@@ -16,12 +17,6 @@ const STOP_WORDS: &[&str] = &[
     "me", "my", "of", "on", "or", "please", "remember", "should", "so", "tell", "that", "the", "this", "to",
     "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you",
     "your", "我", "的", "是", "吗", "什么", "你", "了",
-];
-
-/// Words that open an English question.
-const QUESTION_WORDS: &[&str] = &[
-    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "do", "does", "did", "is", "are",
-    "am", "can", "could", "should", "would", "will", "have", "has",
 ];
 
 /// A real [`ChatModel`] with no network and no randomness: it answers a question by quoting the
@@ -115,18 +110,6 @@ fn facts(messages: &[Message]) -> Vec<Fact> {
     }
     out.retain(|f| !is_question(&f.text));
     out
-}
-
-/// Whether `text` asks something: a question mark, a leading question word, or a Chinese
-/// question particle.
-pub fn is_question(text: &str) -> bool {
-    let t = text.trim();
-    if t.ends_with('?') || t.ends_with('？') || t.ends_with('吗') || t.contains("什么") {
-        return true;
-    }
-    let first = t.split_whitespace().next().unwrap_or("").to_lowercase();
-    let first = first.split('\'').next().unwrap_or("");
-    QUESTION_WORDS.contains(&first)
 }
 
 /// Lowercased words minus stop words, with English possessives and contractions cut ("dog's" →

@@ -7,7 +7,7 @@ use graph_models::{ChatModel, ChatRequest, SharedChatModel};
 use memory_milvus::{MemoryRecord, Summarizer};
 
 use crate::error::Error;
-use crate::offline::is_question;
+use crate::question::is_question;
 
 /// The instructions the model summarizes exchanges with.
 pub const SUMMARY_PROMPT: &str = "\

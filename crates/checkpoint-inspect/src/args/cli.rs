@@ -9,7 +9,9 @@ use clap::{Parser, Subcommand};
 use clap_complete::Shell;
 
 use super::positive::Positive;
-use super::DEFAULT_THREAD_LIMIT;
+
+/// How many threads `threads` lists when `--limit` is not given.
+pub const DEFAULT_THREAD_LIMIT: usize = 50;
 
 /// The program name in usage lines and completion scripts.
 pub(crate) const BIN: &str = "checkpoint-inspect";

@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 use sqlx::mysql::{MySqlConnection, MySqlRow};
 use sqlx::{Connection as _, Row as _};
 
-use super::ThreadInfo;
+use super::thread::ThreadInfo;
 use crate::decode::Decoded;
 use crate::error::{Error, Result};
 use crate::snapshot::{RawCheckpoint, Snapshot};

@@ -14,7 +14,7 @@ use graph_core::checkpoint::serde::parse_json;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde_json::Value as Json;
 
-use super::ThreadInfo;
+use super::thread::ThreadInfo;
 use crate::decode::Decoded;
 use crate::error::{BoxError, Error, Result};
 use crate::snapshot::{RawCheckpoint, Snapshot};
