@@ -8,7 +8,8 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use graph_core::checkpoint::{uuid6, CheckpointSource, DynCheckpointer, InMemoryCheckpointer, ListOptions};
+use graph_core::checkpoint::backend::uuid6;
+use graph_core::checkpoint::{CheckpointSource, DynCheckpointer, InMemoryCheckpointer, ListOptions};
 use graph_core::messages::{Message, ToolCall};
 use graph_core::prelude::*;
 

@@ -3,7 +3,7 @@
 
 use base64::Engine as _;
 use graph_core::checkpoint::serde::loads_typed;
-use graph_core::checkpoint::ChannelValue;
+use graph_core::value::ChannelValue;
 use serde_json::{json, Map, Value as Json};
 
 /// A stored value, decoded for display.

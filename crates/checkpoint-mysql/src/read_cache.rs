@@ -17,10 +17,11 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
+use graph_core::checkpoint::backend::{RecentCheckpoints, Remembered};
 use graph_core::checkpoint::serde::loads_typed;
 use graph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    PendingWrite, RecentCheckpoints, Remembered,
+    PendingWrite,
 };
 use sqlx::{MySqlPool, Row as _};
 
@@ -33,7 +34,7 @@ use crate::statement::{Bind, Statement};
 use crate::texts::Texts;
 
 /// How many (thread, namespace) pairs are remembered; the least recently written go first.
-pub(crate) const DEFAULT_CAPACITY: usize = graph_core::checkpoint::DEFAULT_RECENT_CAPACITY;
+pub(crate) const DEFAULT_CAPACITY: usize = graph_core::checkpoint::backend::DEFAULT_RECENT_CAPACITY;
 
 /// The latest checkpoint of a namespace, or none when it is older than the one bound: its id, and
 /// its document and metadata as stored, to tell that the row is still the one written. A range

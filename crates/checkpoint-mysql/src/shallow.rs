@@ -5,9 +5,10 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use graph_core::checkpoint::{
-    ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    Checkpointer, ListOptions,
 };
+use graph_core::value::ChannelValue;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::MySqlPool;
 

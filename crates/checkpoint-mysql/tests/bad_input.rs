@@ -9,11 +9,13 @@
 mod support;
 
 use checkpoint_mysql::{Error, MySqlCheckpointer};
+use graph_core::checkpoint::backend::{checkpoint_id, next_version, uuid6};
 use graph_core::checkpoint::{
-    checkpoint_id, next_version, uuid6, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointError, CheckpointMetadata, CheckpointSource, CheckpointTuple, Checkpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
+    CheckpointTuple, Checkpointer, ListOptions,
 };
 use graph_core::messages::Message;
+use graph_core::value::ChannelValue;
 
 /// This file's database; tests share it and keep apart by thread id.
 const DB: &str = "bad_input_test";
@@ -29,7 +31,7 @@ fn checkpoint(step: i64, messages: Vec<Message>) -> (Checkpoint, ChannelVersions
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(step),
-        ts: graph_core::checkpoint::now_iso(),
+        ts: graph_core::checkpoint::backend::now_iso(),
         ..Default::default()
     };
     let version: std::sync::Arc<str> = next_version(Some(&step.max(0).to_string())).into();
@@ -252,7 +254,7 @@ async fn lost_channel_values(names: &[&str]) -> Vec<String> {
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(0),
-        ts: graph_core::checkpoint::now_iso(),
+        ts: graph_core::checkpoint::backend::now_iso(),
         ..Default::default()
     };
     for name in names {

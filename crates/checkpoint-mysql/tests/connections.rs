@@ -7,9 +7,8 @@ mod support;
 use std::time::Duration;
 
 use checkpoint_mysql::MySqlCheckpointer;
-use graph_core::checkpoint::{
-    ChannelValue, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
-};
+use graph_core::checkpoint::{CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer};
+use graph_core::value::ChannelValue;
 use sqlx::Connection as _;
 
 /// Puts a checkpoint at `step` under `at` whose channel `a` holds a new list; returns its address.

@@ -10,13 +10,15 @@ mod support;
 use std::process::Command;
 
 use checkpoint_mysql::{DeltaChannels, MySqlCheckpointer};
+use graph_core::checkpoint::backend::{checkpoint_id, next_version};
 use graph_core::checkpoint::serde::dumps_typed;
 use graph_core::checkpoint::{
-    checkpoint_id, next_version, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointError, CheckpointMetadata, CheckpointSource, CheckpointTuple, Checkpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
+    CheckpointTuple, Checkpointer, ListOptions,
 };
 use graph_core::messages::ToolCall;
 use graph_core::prelude::*;
+use graph_core::value::ChannelValue;
 
 /// Writes every checkpoint and write to two savers; reads from the first (the delta one), so a
 /// run exercises delta reads and the cache as a graph uses them.
@@ -336,7 +338,7 @@ async fn put_messages(
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(step),
-        ts: graph_core::checkpoint::now_iso(),
+        ts: graph_core::checkpoint::backend::now_iso(),
         ..Checkpoint::default()
     };
     cp.channel_values.insert("messages".into(), messages);

@@ -12,10 +12,11 @@ mod support;
 use std::process::Command;
 
 use checkpoint_mysql::MySqlShallowCheckpointer;
+use graph_core::checkpoint::backend::{checkpoint_id, next_version};
 use graph_core::checkpoint::{
-    checkpoint_id, next_version, ChannelValue, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointSource, Checkpointer, ListOptions,
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer, ListOptions,
 };
+use graph_core::value::ChannelValue;
 use serde_json::{json, Value};
 
 /// The server URL with database `db`, in the plain form pymysql accepts.
@@ -91,7 +92,7 @@ async fn each_reads_what_the_other_wrote() {
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(0),
-        ts: graph_core::checkpoint::now_iso(),
+        ts: graph_core::checkpoint::backend::now_iso(),
         ..Default::default()
     };
     for (channel, value) in
@@ -138,7 +139,7 @@ async fn shallow_savers_share_a_database() {
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(0),
-        ts: graph_core::checkpoint::now_iso(),
+        ts: graph_core::checkpoint::backend::now_iso(),
         ..Default::default()
     };
     cp.channel_values.insert("log".into(), ChannelValue::new(vec!["rs"]));

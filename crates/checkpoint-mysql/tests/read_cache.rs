@@ -58,7 +58,7 @@ async fn pending_writes_another_process_saved_are_seen() {
     let at = CheckpointConfig::thread(&thread);
     let latest = saver.get_tuple(&at).await.unwrap().unwrap();
     assert!(latest.pending_writes.is_empty());
-    let write = ("messages".to_owned(), graph_core::checkpoint::ChannelValue::new(vec![Message::human("w")]));
+    let write = ("messages".to_owned(), graph_core::value::ChannelValue::new(vec![Message::human("w")]));
     elsewhere(&saver).put_writes(&latest.config, vec![write], "their-task", "").await.unwrap();
     let again = saver.get_tuple(&at).await.unwrap().unwrap();
     assert_eq!(again.checkpoint.id, latest.checkpoint.id);

@@ -7,9 +7,10 @@ use std::time::Instant;
 
 use checkpoint_mysql::{Error, MySqlCheckpointer};
 use graph_core::checkpoint::{
-    ChannelValue, ChannelVersions, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
-    Checkpointer, ListOptions,
+    ChannelVersions, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource, Checkpointer,
+    ListOptions,
 };
+use graph_core::value::ChannelValue;
 
 async fn put(
     saver: &MySqlCheckpointer,

@@ -4,11 +4,13 @@
 mod support;
 
 use checkpoint_mysql::{Error, MySqlCheckpointer, MySqlShallowCheckpointer};
+use graph_core::checkpoint::backend::checkpoint_id;
 use graph_core::checkpoint::{
-    checkpoint_id, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointSource, Checkpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
+    ListOptions,
 };
 use graph_core::prelude::*;
+use graph_core::value::ChannelValue;
 
 /// A fresh database with the shallow tables.
 async fn shallow(label: &str) -> Option<(String, MySqlShallowCheckpointer)> {

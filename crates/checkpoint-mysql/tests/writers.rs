@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use checkpoint_mysql::MySqlCheckpointer;
 use graph_core::checkpoint::{
-    ChannelValue, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource, Checkpointer,
-    ListOptions,
+    CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource, Checkpointer, ListOptions,
 };
+use graph_core::value::ChannelValue;
 use sqlx::{Connection, MySqlConnection};
 use tokio::task::JoinSet;
 
@@ -206,7 +206,7 @@ async fn a_writer_waits_for_a_locked_parent_and_refuses_its_new_child() {
     put_next(&saver, &warm, 0).await.unwrap();
 
     // Another session locks the parent and stores a child of it, without committing.
-    let child_id = graph_core::checkpoint::checkpoint_id(0);
+    let child_id = graph_core::checkpoint::backend::checkpoint_id(0);
     let mut other = MySqlConnection::connect_with(&support::options(&name)).await.unwrap();
     sqlx::query("BEGIN").execute(&mut other).await.unwrap();
     sqlx::query(

@@ -17,11 +17,12 @@ use std::time::{Duration, Instant};
 
 use checkpoint_redis::RedisCheckpointer;
 use criterion::{black_box, criterion_main, Criterion};
+use graph_core::checkpoint::backend::checkpoint_id;
 use graph_core::checkpoint::{
-    checkpoint_id, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointSource, Checkpointer,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
 };
 use graph_core::prelude::*;
+use graph_core::value::ChannelValue;
 use tokio::runtime::Runtime as TokioRuntime;
 
 /// Every bench thread id starts with this, so a run's leftovers are easy to find.

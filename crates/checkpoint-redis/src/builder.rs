@@ -48,7 +48,7 @@ impl Default for RedisCheckpointerBuilder {
             refresh_on_read: false,
             shallow: false,
             response_timeout: Some(DEFAULT_RESPONSE_TIMEOUT),
-            read_cache: graph_core::checkpoint::DEFAULT_RECENT_CAPACITY,
+            read_cache: graph_core::checkpoint::backend::DEFAULT_RECENT_CAPACITY,
         }
     }
 }

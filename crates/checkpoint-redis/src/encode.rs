@@ -1,9 +1,9 @@
 //! A checkpoint and pending writes encoded as the arguments of the writing scripts.
 
+use graph_core::checkpoint::backend::write_index;
 use graph_core::checkpoint::serde as codec;
-use graph_core::checkpoint::{
-    write_index, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-};
+use graph_core::checkpoint::{ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata};
+use graph_core::value::ChannelValue;
 
 use crate::error::RedisSaverError;
 use crate::keys::Ns;

@@ -7,7 +7,8 @@
 //! value for value.
 
 use graph_core::checkpoint::serde::{self as codec, JsonObject};
-use graph_core::checkpoint::{ChannelValue, CheckpointMetadata};
+use graph_core::checkpoint::CheckpointMetadata;
+use graph_core::value::ChannelValue;
 use rmpv::{Utf8StringRef, ValueRef};
 use serde_json::Value;
 

@@ -3,10 +3,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use graph_core::checkpoint::backend::RecentCheckpoints;
 use graph_core::checkpoint::{
-    ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions, RecentCheckpoints,
+    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, ListOptions,
 };
+use graph_core::value::ChannelValue;
 
 use crate::cache::Stored;
 use crate::conn::Conn;

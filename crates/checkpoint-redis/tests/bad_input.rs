@@ -12,11 +12,13 @@ mod support;
 use std::time::Duration;
 
 use checkpoint_redis::{RedisCheckpointer, ThreadKeys};
+use graph_core::checkpoint::backend::{checkpoint_id, next_version, uuid6};
 use graph_core::checkpoint::{
-    checkpoint_id, next_version, uuid6, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointError, CheckpointMetadata, CheckpointSource, CheckpointTuple, Checkpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
+    CheckpointTuple, Checkpointer, ListOptions,
 };
 use graph_core::messages::Message;
+use graph_core::value::ChannelValue;
 use support::{raw, saver_with};
 
 /// A saver with a key prefix of its own (`label` plus a uuid) and a short TTL, so whatever a
@@ -34,7 +36,7 @@ fn checkpoint(step: i64, messages: Vec<Message>) -> (Checkpoint, ChannelVersions
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(step),
-        ts: graph_core::checkpoint::now_iso(),
+        ts: graph_core::checkpoint::backend::now_iso(),
         ..Default::default()
     };
     let version: std::sync::Arc<str> = next_version(Some(&step.max(0).to_string())).into();

@@ -6,10 +6,12 @@ mod support;
 use std::time::Duration;
 
 use checkpoint_redis::{RedisCheckpointer, RedisSaverError, ThreadKeys};
+use graph_core::checkpoint::backend::checkpoint_id;
 use graph_core::checkpoint::{
-    checkpoint_id, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointSource, Checkpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
+    Checkpointer, ListOptions,
 };
+use graph_core::value::ChannelValue;
 use support::{deadlines, existing, raw, saver_with, thread};
 
 /// A LangGraph-shaped version with counter `n`.

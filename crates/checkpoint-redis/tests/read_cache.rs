@@ -5,8 +5,9 @@
 mod support;
 
 use checkpoint_redis::{RedisCheckpointer, RedisCheckpointerBuilder};
-use graph_core::checkpoint::{ChannelValue, CheckpointConfig, Checkpointer};
+use graph_core::checkpoint::{CheckpointConfig, Checkpointer};
 use graph_core::prelude::*;
+use graph_core::value::ChannelValue;
 use graph_test::echo::{echo_chat, say, tuple_view};
 use redis::AsyncCommands as _;
 use support::{raw, saver_with, thread};

@@ -4,8 +4,8 @@
 
 use criterion::{black_box, criterion_main, Criterion};
 use graph_core::checkpoint::serde::{dumps_typed, loads_typed};
-use graph_core::checkpoint::ChannelValue;
 use graph_core::messages::Message;
+use graph_core::value::ChannelValue;
 
 /// The `messages` value after `turns` turns of `chat_turns`: a human message and its echo per
 /// turn, each with the id `add_messages` gives it.

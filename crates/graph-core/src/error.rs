@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-pub use crate::checkpoint::BoxError;
+pub use crate::checkpoint::error::BoxError;
 use crate::checkpoint::CheckpointError;
 use crate::state::InvalidUpdate;
 use crate::value::ValueError;

@@ -67,6 +67,7 @@ pub mod store;
 mod stream;
 pub mod value;
 
+pub use checkpoint::saver::BoxFuture;
 pub use command::{Command, Goto, Input, IntoNodeOutput, NodeOutput, Push, Route};
 pub use config::{Durability, RunConfig, DEFAULT_RECURSION_LIMIT};
 pub use constants::{END, START};

@@ -1,7 +1,10 @@
 //! The [`State`] trait: a typed struct whose fields are the graph's channels.
 //!
 //! `#[derive(State)]` implements everything here; the trait is also meant to be implemented by hand
-//! (see the `hand_written_state` test in `tests/`), so nothing the derive does is magic.
+//! (see the `hand_written_state` test in `tests/`), so nothing the derive does is magic. The
+//! helpers only the derive's generated code calls (`last_value`, `reduce`, `ReducerOutput`) are
+//! public for that code and hidden from these docs. A reducer function takes `(&mut T, T)` and
+//! returns `()` or `Result<(), E: Display>`.
 
 use std::fmt;
 
@@ -177,6 +180,7 @@ pub trait State: Clone + Default + Send + Sync + 'static {
 ///
 /// # Errors
 /// [`InvalidUpdate::ConcurrentWrites`] when there is more than one.
+#[doc(hidden)]
 pub fn last_value<T>(field: &'static str, slot: &mut T, values: Vec<T>) -> Result<bool, InvalidUpdate> {
     let mut values = values.into_iter();
     match (values.next(), values.next()) {
@@ -195,6 +199,7 @@ pub fn last_value<T>(field: &'static str, slot: &mut T, values: Vec<T>) -> Resul
 ///
 /// # Errors
 /// [`InvalidUpdate`] when two overwrites arrive or the reducer fails.
+#[doc(hidden)]
 pub fn reduce<T, R>(
     field: &'static str,
     slot: &mut T,
@@ -224,6 +229,7 @@ where
 
 /// What a reducer function may return: nothing, or a `Result` whose error is reported as
 /// [`InvalidUpdate::Reducer`].
+#[doc(hidden)]
 pub trait ReducerOutput {
     /// Converts to the engine's form.
     fn into_reducer_result(self) -> Result<(), String>;

@@ -27,9 +27,10 @@ use graph_core::checkpoint::serde::{
     SerdeError,
 };
 use graph_core::checkpoint::{
-    ChannelValue, ChannelVersions, Checkpoint, CheckpointError, CheckpointMetadata, CheckpointSource,
+    ChannelVersions, Checkpoint, CheckpointError, CheckpointMetadata, CheckpointSource,
 };
 use graph_core::messages::Message;
+use graph_core::value::ChannelValue;
 use graph_core::Interrupt;
 use proptest::prelude::*;
 use proptest::test_runner::{RngSeed, TestRunner};

@@ -10,8 +10,8 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use graph_core::checkpoint::serde::{dumps_typed, loads_typed};
-use graph_core::checkpoint::ChannelValue;
 use graph_core::messages::{Message, ToolCall, ToolStatus, UsageMetadata};
+use graph_core::value::ChannelValue;
 use serde::Deserialize;
 use serde_json::{json, Value};
 

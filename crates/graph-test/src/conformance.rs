@@ -17,11 +17,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use graph_core::checkpoint::backend::{checkpoint_id, uuid6};
 use graph_core::checkpoint::CheckpointSource::{Fork, Input, Loop, Update};
 use graph_core::checkpoint::{
-    checkpoint_id, uuid6, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointTuple, DynCheckpointer, ListOptions, PendingWrite, CHECKPOINT_VERSION,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, DynCheckpointer,
+    ListOptions, PendingWrite, CHECKPOINT_VERSION,
 };
+use graph_core::value::ChannelValue;
 use serde_json::{json, Value};
 
 mod chain;

@@ -39,7 +39,7 @@ pub fn say(text: &str) -> MessagesStateUpdate {
 /// # Panics
 /// When a value does not decode as JSON (a test's data always does).
 pub fn tuple_view(t: &CheckpointTuple) -> Value {
-    let decode = |v: &graph_core::checkpoint::ChannelValue| v.decode::<Value>().expect("decodable");
+    let decode = |v: &graph_core::value::ChannelValue| v.decode::<Value>().expect("decodable");
     let values: Map<String, Value> =
         t.checkpoint.channel_values.iter().map(|(k, v)| (k.to_string(), decode(v))).collect();
     let writes: Vec<Value> =

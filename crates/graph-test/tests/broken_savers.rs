@@ -10,9 +10,10 @@ use std::sync::Once;
 
 use futures_util::FutureExt as _;
 use graph_core::checkpoint::{
-    ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, InMemoryCheckpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    Checkpointer, InMemoryCheckpointer, ListOptions,
 };
+use graph_core::value::ChannelValue;
 use graph_test::conformance;
 use parking_lot::Mutex;
 

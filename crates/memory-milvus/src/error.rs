@@ -1,6 +1,7 @@
 //! The crate's error type.
 
-use graph_core::store::{BoxError, StoreError};
+use graph_core::store::StoreError;
+use graph_core::BoxError;
 
 /// Everything that can go wrong in memory-milvus.
 #[derive(Debug, thiserror::Error)]

@@ -9,7 +9,7 @@
 use std::future::Future;
 
 use graph_core::messages::Message;
-use graph_core::store::BoxError;
+use graph_core::BoxError;
 use serde_json::Value;
 
 use crate::decide::{Candidate, SupersedeDecider, Supersession};

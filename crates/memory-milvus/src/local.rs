@@ -7,7 +7,8 @@ use std::sync::Arc;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config, DTYPE};
-use graph_core::store::{BoxError, Embeddings};
+use graph_core::store::Embeddings;
+use graph_core::BoxError;
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};

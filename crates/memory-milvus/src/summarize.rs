@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use graph_core::store::BoxError;
+use graph_core::BoxError;
 
 use std::collections::HashSet;
 

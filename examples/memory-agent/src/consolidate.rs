@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use graph_core::messages::Message;
-use graph_core::store::BoxError;
+use graph_core::BoxError;
 use graph_models::{ChatModel, ChatRequest, SharedChatModel};
 use memory_milvus::{
     now_secs, ChatCall, ConsolidateReport, Consolidator, LlmDecider, Memory, NewMemory, Result, RuleDecider,

@@ -2,7 +2,7 @@
 //! the chat model or, offline, an extractive rule.
 
 use graph_core::messages::Message;
-use graph_core::store::BoxError;
+use graph_core::BoxError;
 use graph_models::{ChatModel, ChatRequest, SharedChatModel};
 use memory_milvus::{MemoryRecord, Summarizer};
 

@@ -17,7 +17,7 @@ const DOC: &str = include_str!("../../../docs/sql-inspection.md");
 const CONVERSATION_ID: &str = "0aec2add-0d09-4777-9c71-7a1f695294b5";
 /// Queries whose `ORDER BY` leaves ties (the writes query orders by checkpoint only):
 /// their rows are compared in any order.
-const PARTLY_ORDERED: [&str; 1] = ["seed_checkpoint_writes"];
+const PARTLY_ORDERED: [&str; 1] = ["chat_checkpoint_writes"];
 
 /// One ```` ```sql ```` block of the page and the ```` ```text ```` block after it.
 #[derive(Debug)]
@@ -135,7 +135,7 @@ async fn replay(app: &support::App) {
 async fn doc_queries_return_the_documented_rows() {
     let queries = doc_queries();
     let names: Vec<&str> = queries.iter().map(|q| q.name.as_str()).collect();
-    for name in ["seed_checkpoint_history", "seed_checkpoint_writes", "seed_message_blobs"] {
+    for name in ["chat_checkpoint_history", "chat_checkpoint_writes", "chat_message_blobs"] {
         assert!(names.contains(&name), "the page lost the query {name}: {names:?}");
     }
 
@@ -185,7 +185,7 @@ async fn doc_queries_return_the_documented_rows() {
     }
 
     // Beyond the printed values: the history is one chain, oldest first, on this thread only.
-    let history = queries.iter().find(|q| q.name == "seed_checkpoint_history").unwrap();
+    let history = queries.iter().find(|q| q.name == "chat_checkpoint_history").unwrap();
     let rows = sqlx::raw_sql(&history.sql.replace("{conversation_id}", CONVERSATION_ID))
         .fetch_all(&app.pool)
         .await

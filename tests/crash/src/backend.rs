@@ -80,7 +80,8 @@ impl Backend {
     /// this process.
     pub fn redis_from_env() -> Self {
         let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into());
-        let prefix = format!("crash-test:{}:{}", std::process::id(), graph_core::checkpoint::uuid6(0));
+        let prefix =
+            format!("crash-test:{}:{}", std::process::id(), graph_core::checkpoint::backend::uuid6(0));
         Self::Redis { url, prefix }
     }
 

@@ -13,9 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use graph_core::checkpoint::{
-    ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, Checkpointer, DynCheckpointer, ListOptions,
+    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, DynCheckpointer, ListOptions,
 };
+use graph_core::value::ChannelValue;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// `inner`, with each checkpoint save delayed by up to `max_delay`.

@@ -24,7 +24,8 @@ async fn history(mode: Mode) -> Vec<StateSnapshot<Work>> {
 
 /// The reference run, as the harness makes it.
 async fn reference() -> Reference {
-    let path = std::env::temp_dir().join(format!("crash-checkers-{}.log", graph_core::checkpoint::uuid6(0)));
+    let path = std::env::temp_dir()
+        .join(format!("crash-checkers-{}.log", graph_core::checkpoint::backend::uuid6(0)));
     let reference = Reference::run(&path).await.unwrap();
     std::fs::remove_file(&path).unwrap();
     reference

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
 use checkpoint_redis::RedisCheckpointer;
-use graph_core::checkpoint::{uuid6, DynCheckpointer, InMemoryCheckpointer};
+use graph_core::checkpoint::backend::uuid6;
+use graph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer};
 use redis::aio::{ConnectionManager, MultiplexedConnection};
 use sqlx::{Connection, MySqlConnection};
 

@@ -13,7 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use graph_core::checkpoint::{uuid6, BoxError, CheckpointError};
+use graph_core::checkpoint::backend::uuid6;
+use graph_core::checkpoint::CheckpointError;
+use graph_core::BoxError;
 use graph_core::{Error, RunConfig};
 use reliability::backend::{self, Backend};
 use reliability::chat;

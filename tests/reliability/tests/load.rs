@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use graph_core::checkpoint::uuid6;
+use graph_core::checkpoint::backend::uuid6;
 use graph_core::RunConfig;
 use reliability::backend::{self, Backend};
 use reliability::chat;

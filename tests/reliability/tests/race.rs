@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use graph_core::checkpoint::uuid6;
+use graph_core::checkpoint::backend::uuid6;
 use graph_core::messages::MessagesState;
 use graph_core::{CompiledGraph, Durability, Error, RunConfig};
 use reliability::backend::{self, Backend};

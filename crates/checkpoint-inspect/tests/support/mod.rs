@@ -91,7 +91,7 @@ pub async fn populate<C: Checkpointer>(saver: C, thread_id: &str) -> String {
 
 /// A thread id no other test run uses.
 pub fn unique(label: &str) -> String {
-    format!("inspect-{label}-{}", graph_core::checkpoint::uuid6(0))
+    format!("inspect-{label}-{}", graph_core::checkpoint::backend::uuid6(0))
 }
 
 /// Reports an unreachable server: a panic under CI, otherwise a printed skip and `None`.

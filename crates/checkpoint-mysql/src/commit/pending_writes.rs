@@ -1,8 +1,10 @@
 //! The pending writes of tasks, `checkpoint_writes` rows: `put_writes` of both savers, and the
 //! writes a link of `put_chain` carries.
 
+use graph_core::checkpoint::backend::write_index;
 use graph_core::checkpoint::serde::dumps_typed;
-use graph_core::checkpoint::{write_index, ChannelValue, CheckpointConfig, CheckpointError, WRITES_IDX_MAP};
+use graph_core::checkpoint::{CheckpointConfig, CheckpointError, WRITES_IDX_MAP};
+use graph_core::value::ChannelValue;
 use sqlx::MySqlPool;
 
 use super::batches::{batches, MAX_PLACEHOLDERS};

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed, metadata_to_json, JsonObject};
 use graph_core::checkpoint::{
-    ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, WriteBatch,
+    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, WriteBatch,
 };
+use graph_core::value::ChannelValue;
 use sqlx::MySqlPool;
 
 use super::blobs::Blob;

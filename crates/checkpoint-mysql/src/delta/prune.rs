@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use graph_core::checkpoint::version_number;
+use graph_core::checkpoint::backend::version_number;
 use sqlx::{MySql, Row as _, Transaction};
 
 use super::format::{self, DELTA_TYPE};

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use graph_core::checkpoint::{version_number, CheckpointError};
+use graph_core::checkpoint::backend::version_number;
+use graph_core::checkpoint::CheckpointError;
 use sqlx::{MySqlPool, Row as _};
 
 use super::cache::Stored;

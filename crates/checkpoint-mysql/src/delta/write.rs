@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use graph_core::checkpoint::{version_number, CheckpointConfig};
+use graph_core::checkpoint::backend::version_number;
+use graph_core::checkpoint::CheckpointConfig;
 use sqlx::MySqlConnection;
 
 use super::cache::Stored;

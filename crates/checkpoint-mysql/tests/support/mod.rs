@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
-use graph_core::checkpoint::{checkpoint_id, next_version, ChannelValue, ChannelVersions, Checkpoint};
+use graph_core::checkpoint::backend::{checkpoint_id, next_version};
+use graph_core::checkpoint::{ChannelVersions, Checkpoint};
+use graph_core::value::ChannelValue;
 use sqlx::{Connection, MySqlConnection};
 
 /// Used when `MYSQL_URL` is not set.
@@ -130,7 +132,7 @@ pub async fn drop_database(name: &str) {
 
 /// A thread id no other test or run uses.
 pub fn unique(label: &str) -> String {
-    format!("{label}-{}", graph_core::checkpoint::uuid6(0))
+    format!("{label}-{}", graph_core::checkpoint::backend::uuid6(0))
 }
 
 /// [`url`] naming database `name` instead, with the URL parameters `params` (`k=v&...`) added.
@@ -161,7 +163,7 @@ pub fn checkpoint(step: i64, values: &[(&str, ChannelValue)]) -> (Checkpoint, Ch
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(step),
-        ts: graph_core::checkpoint::now_iso(),
+        ts: graph_core::checkpoint::backend::now_iso(),
         ..Checkpoint::default()
     };
     for (channel, value) in values {

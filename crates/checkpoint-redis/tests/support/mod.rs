@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use checkpoint_redis::{RedisCheckpointer, RedisCheckpointerBuilder, ThreadKeys};
-use graph_core::checkpoint::uuid6;
+use graph_core::checkpoint::backend::uuid6;
 
 /// `REDIS_URL`, or the local default.
 pub fn redis_url() -> String {

@@ -24,7 +24,7 @@ static LAST_TIMESTAMP: AtomicU64 = AtomicU64::new(0);
 ///
 /// # Example
 /// ```
-/// # use graph_core::checkpoint::uuid6;
+/// # use graph_core::checkpoint::backend::uuid6;
 /// let a = uuid6(-1);
 /// let b = uuid6(0);
 /// assert!(a < b);
@@ -52,7 +52,7 @@ pub fn uuid6(clock_seq: i64) -> String {
 ///
 /// # Example
 /// ```
-/// # use graph_core::checkpoint::checkpoint_id;
+/// # use graph_core::checkpoint::backend::checkpoint_id;
 /// assert_eq!(&checkpoint_id(1)[19..23], "8001");
 /// ```
 pub fn checkpoint_id(step: i64) -> String {

@@ -40,10 +40,12 @@ type Threads = HashMap<String, Sorted<String, Box<Namespace>>>;
 ///
 /// # Example
 /// ```
+/// use graph_core::checkpoint::backend::{checkpoint_id, next_version};
 /// use graph_core::checkpoint::{
-///     checkpoint_id, next_version, ChannelValue, Checkpoint, CheckpointConfig,
-///     CheckpointMetadata, CheckpointSource, Checkpointer, InMemoryCheckpointer,
+///     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
+///     InMemoryCheckpointer,
 /// };
+/// use graph_core::value::ChannelValue;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -294,7 +296,8 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::checkpoint::{checkpoint_id, next_version, CheckpointSource};
+    use crate::checkpoint::backend::checkpoint_id;
+    use crate::checkpoint::{next_version, CheckpointSource};
 
     /// The stored data of `(thread, ns)`.
     fn ns<'a>(threads: &'a Threads, thread: &str, ns: &str) -> &'a Namespace {

@@ -6,11 +6,12 @@
 //! [`ChannelValue`]s; a saver stores a value only for the channels listed in `new_versions`
 //! (unchanged channels keep pointing at the value stored for their version).
 
-mod error;
+pub mod backend;
+pub(crate) mod error;
 mod id;
 mod memory;
 mod recent;
-mod saver;
+pub(crate) mod saver;
 pub mod serde;
 mod time;
 mod version;
@@ -19,17 +20,15 @@ mod versions;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub use error::{BoxError, CheckpointError};
-pub use id::{checkpoint_id, uuid6};
+pub(crate) use backend::{next_version, now_iso, uuid6, version_number, write_index};
+pub use error::CheckpointError;
 pub use memory::InMemoryCheckpointer;
-pub use recent::{RecentCheckpoints, Remembered, DEFAULT_RECENT_CAPACITY};
-pub use saver::{BoxFuture, ChainLink, Checkpointer, DynCheckpointer, WriteBatch};
-pub use time::{format_iso, now_iso};
-pub use version::{next_version, version_number};
+pub(crate) use saver::BoxFuture;
+pub use saver::{ChainLink, Checkpointer, DynCheckpointer, WriteBatch};
 pub(crate) use version::{write_version_text, VERSION_TEXT_LEN};
 pub use versions::{ChannelVersions, Iter as ChannelVersionsIter};
 
-pub use crate::value::{ChannelValue, Encoded, ValueError};
+pub(crate) use crate::value::{ChannelValue, ValueError};
 
 /// Current checkpoint format version (LangGraph's `LATEST_VERSION`).
 pub const CHECKPOINT_VERSION: u32 = 4;
@@ -47,11 +46,6 @@ pub const WRITES_IDX_MAP: [(&str, i64); 4] =
 /// rather than what it produced: LangGraph counts a task as finished once it wrote anything else.
 pub(crate) fn is_control_write(channel: &str) -> bool {
     channel == "__error_source_node__" || WRITES_IDX_MAP.iter().any(|(c, _)| *c == channel)
-}
-
-/// The index a pending write is stored under: its position, or the fixed index of a special channel.
-pub fn write_index(channel: &str, position: usize) -> i64 {
-    WRITES_IDX_MAP.iter().find(|(c, _)| *c == channel).map_or(position as i64, |(_, i)| *i)
 }
 
 /// Addresses a thread, a namespace within it, and optionally one checkpoint.

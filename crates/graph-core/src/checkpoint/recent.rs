@@ -72,9 +72,8 @@ struct Entries<F> {
 ///
 /// # Example
 /// ```
-/// use graph_core::checkpoint::{
-///     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, RecentCheckpoints,
-/// };
+/// use graph_core::checkpoint::backend::RecentCheckpoints;
+/// use graph_core::checkpoint::{Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource};
 ///
 /// let recent = RecentCheckpoints::new(16);
 /// let parent = CheckpointConfig::thread("t1").with_checkpoint_id("a");

@@ -18,7 +18,7 @@
 ///
 /// # Example
 /// ```
-/// # use graph_core::checkpoint::{next_version, version_number};
+/// # use graph_core::checkpoint::backend::{next_version, version_number};
 /// let v1 = next_version(None);
 /// assert!(v1.starts_with("00000000000000000000000000000001.0."));
 /// let v2 = next_version(Some(&v1));
@@ -72,7 +72,7 @@ pub(crate) fn write_digits(out: &mut [u8], mut value: u64) {
 ///
 /// # Example
 /// ```
-/// # use graph_core::checkpoint::version_number;
+/// # use graph_core::checkpoint::backend::version_number;
 /// assert_eq!(version_number("00000000000000000000000000000007.0.25"), Some(7));
 /// assert_eq!(version_number("3"), Some(3));
 /// assert_eq!(version_number("x.1"), None);

@@ -44,8 +44,8 @@ pub use item::{Item, ListNamespaces, NamespaceMatch, SearchItem, SearchQuery};
 pub use memory::{InMemoryStore, IndexConfig, TtlConfig};
 pub use namespace::{namespace, validate_namespace};
 
-pub use crate::checkpoint::BoxFuture;
-pub use crate::BoxError;
+use crate::checkpoint::saver::BoxFuture;
+use crate::error::BoxError;
 
 /// A failure of a [`Store`].
 #[derive(Debug, thiserror::Error)]

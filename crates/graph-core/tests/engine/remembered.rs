@@ -7,11 +7,12 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt as _;
 use graph_core::checkpoint::{
-    ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, Checkpointer, InMemoryCheckpointer, ListOptions,
+    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, InMemoryCheckpointer, ListOptions,
 };
 use graph_core::messages::{MessagesState, MessagesStateUpdate};
 use graph_core::prelude::*;
+use graph_core::value::ChannelValue;
 
 /// The in-memory saver, answering `remembered_latest` with whatever the test set, and counting
 /// the reads the engine makes.

@@ -5,10 +5,11 @@
 use std::sync::{Arc, Mutex};
 
 use graph_core::checkpoint::{
-    ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, Checkpointer, InMemoryCheckpointer, ListOptions,
+    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, InMemoryCheckpointer, ListOptions,
 };
 use graph_core::prelude::*;
+use graph_core::value::ChannelValue;
 
 use crate::support::*;
 

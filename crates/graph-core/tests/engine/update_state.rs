@@ -2,9 +2,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use graph_core::checkpoint::backend::uuid6;
 use graph_core::checkpoint::{
-    uuid6, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointSource, CheckpointTuple, Checkpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
+    CheckpointTuple, Checkpointer, ListOptions,
 };
 use graph_core::prelude::*;
 
@@ -57,7 +58,7 @@ impl Checkpointer for MovedAfterRead {
     async fn put_writes(
         &self,
         config: &CheckpointConfig,
-        writes: Vec<(String, graph_core::checkpoint::ChannelValue)>,
+        writes: Vec<(String, graph_core::value::ChannelValue)>,
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {

@@ -2,9 +2,10 @@
 //! writes that hold garbage.
 
 use graph_core::checkpoint::serde::loads_typed;
-use graph_core::checkpoint::{ChannelValue, CheckpointConfig, CheckpointError, InMemoryCheckpointer};
+use graph_core::checkpoint::{CheckpointConfig, CheckpointError, InMemoryCheckpointer};
 use graph_core::messages::Message;
 use graph_core::prelude::*;
+use graph_core::value::ChannelValue;
 use graph_core::Input;
 use proptest::prelude::*;
 

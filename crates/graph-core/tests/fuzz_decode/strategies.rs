@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use graph_core::checkpoint::serde::dumps_typed;
-use graph_core::checkpoint::ChannelValue;
 use graph_core::messages::{Message, ToolCall};
+use graph_core::value::ChannelValue;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};

@@ -2,7 +2,8 @@
 //! each the child of the one before, and the pending writes each carries for its parent, saved by
 //! one call, read back exactly as if `put_writes` and `put` had been called in turn.
 
-use graph_core::checkpoint::{ChainLink, ChannelValue, CheckpointError, DynCheckpointer, WriteBatch};
+use graph_core::checkpoint::{ChainLink, CheckpointError, DynCheckpointer, WriteBatch};
+use graph_core::value::ChannelValue;
 use serde_json::{json, Value};
 
 use super::{cp, id, int, meta, one, w, Config, Cp, Ctx};

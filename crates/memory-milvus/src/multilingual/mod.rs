@@ -9,7 +9,8 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use graph_core::store::{BoxError, Embeddings};
+use graph_core::store::Embeddings;
+use graph_core::BoxError;
 
 use crate::error::{Error, Result};
 use encoder::Encoder;

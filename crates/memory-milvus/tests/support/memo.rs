@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use graph_core::store::{BoxError, Embeddings};
+use graph_core::store::Embeddings;
+use graph_core::BoxError;
 
 /// Vectors by text, documents and queries apart (a model may embed them differently).
 #[derive(Default)]

@@ -1,6 +1,6 @@
 //! Behaviours every [`Memory`] backend must have; each function is one test.
 
-use graph_core::store::BoxError;
+use graph_core::BoxError;
 use memory_milvus::{
     compact_session, summarizer_fn, CompactOptions, Error, Memory, MemoryRecord, NewMemory, RetrieveQuery,
     SearchMode, SessionScope, ROLE_SUMMARY,

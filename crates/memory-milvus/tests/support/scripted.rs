@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use graph_core::messages::Message;
-use graph_core::store::BoxError;
+use graph_core::BoxError;
 use memory_milvus::ChatCall;
 
 /// Replies from a script; records every call's messages. An exhausted script is an error, so a

@@ -48,7 +48,7 @@
 //!
 //! ```
 //! use graph_core::checkpoint::serde::{dumps_typed, loads_typed};
-//! use graph_core::checkpoint::ChannelValue;
+//! use graph_core::value::ChannelValue;
 //! use graph_core::messages::Message;
 //!
 //! let history = vec![Message::human("hi").with_id("h1")];
