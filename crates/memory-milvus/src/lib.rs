@@ -49,6 +49,9 @@
 //!   in metadata, left out of retrieval, restorable. Opt in on the hot path with
 //!   [`Consolidator::save_turn`], in the background with [`Consolidator::consolidate_session`] or
 //!   [`compact_and_consolidate`].
+//! - **A backend chosen at run time**: [`SharedMemory`] holds either backend (or any other with
+//!   [`Memory`], [`Retire`] and [`Sessions`]) behind one cheap-to-clone type, through their
+//!   object-safe form [`DynMemory`].
 //! - **[`MilvusStore`]** is graph-core's [`Store`](graph_core::store::Store) (LangGraph's
 //!   `BaseStore`) on Milvus, for `CompiledGraph::with_store`: namespaces, filters, semantic search
 //!   and TTL with `InMemoryStore`'s semantics, shared across processes.
@@ -100,6 +103,7 @@ pub mod retire;
 #[cfg(feature = "milvus")]
 mod schema;
 mod sessions;
+mod shared;
 #[cfg(feature = "milvus")]
 mod store;
 mod summarize;
@@ -130,6 +134,7 @@ pub use retire::{Retire, Retirement};
 #[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
 pub use schema::{fields, Analyzer, Consistency, Metric, MilvusConfig};
 pub use sessions::{SessionInfo, Sessions};
+pub use shared::{DynMemory, SharedMemory};
 #[cfg(feature = "milvus")]
 #[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
 pub use store::{MilvusStore, MilvusStoreConfig};

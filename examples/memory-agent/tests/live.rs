@@ -6,9 +6,7 @@
 
 mod support;
 
-use memory_agent::{
-    run_demo, Agent, AgentMemory, CheckpointerChoice, Config, Error, MemoryChoice, Result, SCRIPT,
-};
+use memory_agent::{run_demo, Agent, CheckpointerChoice, Config, Error, MemoryChoice, Result, SCRIPT};
 use memory_milvus::Memory;
 use sqlx::Connection;
 
@@ -67,7 +65,7 @@ async fn drop_database(url: &str, database: &str) {
 
 /// Drops the agent's Milvus collection, if it has one.
 async fn drop_collection(agent: &Agent) {
-    if let AgentMemory::Milvus(m) = &agent.context().memory {
+    if let Some(m) = agent.context().memory.downcast_ref::<memory_milvus::MilvusMemory>() {
         m.drop_collection().await.expect("drop the test collection");
     }
 }
