@@ -96,6 +96,7 @@ mod shallow;
 mod sql;
 mod statement;
 mod texts;
+mod url_options;
 
 pub use delta::DeltaChannels;
 pub use error::{Error, Result};

@@ -15,8 +15,8 @@ use sqlx::MySqlPool;
 use crate::commit::connections::Writers;
 use crate::commit::{delete, pending_writes, shallow_put};
 use crate::error::Result;
-use crate::saver::WriterOptions;
 use crate::sql::Layout;
+use crate::url_options::{self, WriterOptions};
 use crate::{migrate, saver};
 
 /// A [`Checkpointer`] that keeps only the latest checkpoint of each thread and namespace, in the
@@ -67,7 +67,7 @@ impl MySqlShallowCheckpointer {
     /// cannot be reached.
     pub async fn connect(url: &str) -> Result<Self> {
         let connect = MySqlConnectOptions::from_str(url)?;
-        let options = saver::url_options(url)?;
+        let options = url_options::url_options(url)?;
         let mut saver = Self::connect_with(connect, options.pool).await?;
         saver.writers = options.writers.writers(&saver.pool);
         Ok(saver)
