@@ -4,25 +4,21 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use graph_core::checkpoint::backend::Remembering;
 use graph_core::checkpoint::{
-    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    Checkpointer, Commit, ListOptions,
 };
 use graph_core::value::ChannelValue;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::MySqlPool;
 
-use crate::commit::connections::Writers;
-use crate::commit::put::Store;
-use crate::commit::{delete, pending_writes};
 use crate::delta::{self, DeltaChannels, DeltaState};
-use crate::error::{backend, Result};
+use crate::error::Result;
 use crate::exact::{same, same_columns};
-use crate::keys::ns_hash;
-use crate::read_cache::{self, Recent};
-use crate::sql::{self, Filter, Layout};
+use crate::full_store::FullStore;
+use crate::migrate;
 use crate::url_options::{url_options, WriterOptions};
-use crate::{migrate, pyjson, rows};
 
 /// A [`Checkpointer`] storing checkpoints in MySQL 8.0.19+ or MariaDB 10.7+, in the tables and
 /// row format of LangGraph's Python MySQL saver (`langgraph-checkpoint-mysql`).
@@ -48,26 +44,21 @@ use crate::{migrate, pyjson, rows};
 /// ```
 #[derive(Clone)]
 pub struct MySqlCheckpointer {
-    /// Shared by clones; every call takes a connection only for its own statements.
-    pub(crate) pool: MySqlPool,
-    /// Connections kept for put transactions (see [`crate::commit::connections`]).
-    pub(crate) writers: Arc<Writers>,
-    /// Delta mode: the channels, the interval and the cache of last stored values; `None` for
-    /// plain (LangGraph's) storage.
-    pub(crate) delta: Option<Arc<DeltaState>>,
-    /// The last checkpoint stored per thread, so reading it back sends only what may have changed
-    /// (see [`read_cache`]).
-    pub(crate) recent: Arc<Recent>,
+    /// The saver behind the cache of the checkpoints it stored last (see
+    /// [`with_read_cache`](Self::with_read_cache)).
+    layer: Remembering<FullStore>,
 }
 
 impl fmt::Debug for MySqlCheckpointer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The pool's own Debug prints its options, which include the password.
+        let store = self.store();
         f.debug_struct("MySqlCheckpointer")
-            .field("connections", &self.pool.size())
-            .field("idle", &self.pool.num_idle())
-            .field("writers", &self.writers)
-            .field("delta", &self.delta.as_ref().map(|d| &d.config))
+            .field("connections", &store.pool.size())
+            .field("idle", &store.pool.num_idle())
+            .field("writers", &store.writers)
+            .field("delta", &store.delta.as_ref().map(|d| &d.config))
+            .field("read_cache", &self.layer.capacity())
             .finish()
     }
 }
@@ -126,7 +117,7 @@ impl MySqlCheckpointer {
     /// Uses an existing pool (e.g. the application's own).
     pub fn from_pool(pool: MySqlPool) -> Self {
         let writers = WriterOptions::default().writers(&pool);
-        Self { pool, writers, delta: None, recent: Recent::new(read_cache::DEFAULT_CAPACITY) }
+        Self { layer: Remembering::new(FullStore::new(pool, writers)) }
     }
 
     /// How many connections this saver keeps open for its put transactions (default 4; 0 keeps
@@ -146,8 +137,14 @@ impl MySqlCheckpointer {
 
     /// The saver with its kept write connections made anew from `options`.
     fn with_writers(mut self, options: &WriterOptions) -> Self {
-        self.writers = options.writers(&self.pool);
+        let store = self.layer.saver_mut();
+        store.writers = options.writers(&store.pool);
         self
+    }
+
+    /// The saver under the read cache.
+    fn store(&self) -> &FullStore {
+        self.layer.saver()
     }
 
     /// How many threads' last stored checkpoints are kept in memory (default 1024; 0 keeps none).
@@ -159,16 +156,15 @@ impl MySqlCheckpointer {
     /// another checkpoint and the read is the full one, so nothing newer is ever hidden.
     ///
     /// A turn with new input does not even ask (see
-    /// [`Checkpointer::remembered_latest`](graph_core::checkpoint::Checkpointer::remembered_latest)):
+    /// [`Checkpointer::remembered_latest`]):
     /// once a row read back has shown that the server keeps the texts this saver stores
     /// (MariaDB; MySQL 8 renders JSON its own way, and there every turn reads), the run starts
     /// from the remembered checkpoint, and the parent check of its first transaction also
     /// compares that row's texts. A newer checkpoint, or a row rewritten in place, is refused
     /// there, and the run reads the thread and starts again.
     #[must_use]
-    pub fn with_read_cache(mut self, threads: usize) -> Self {
-        self.recent = Recent::new(threads);
-        self
+    pub fn with_read_cache(self, threads: usize) -> Self {
+        Self { layer: Remembering::with_capacity(self.layer.into_saver(), threads) }
     }
 
     /// Stores these channels as deltas (opt-in, Rust-only), a full snapshot every
@@ -199,23 +195,18 @@ impl MySqlCheckpointer {
     /// settings and starts with an empty cache (clones made before keep theirs).
     #[must_use]
     pub fn with_delta(mut self, delta: DeltaChannels) -> Self {
-        self.delta = Some(Arc::new(DeltaState::new(delta)));
+        self.layer.saver_mut().delta = Some(Arc::new(DeltaState::new(delta)));
         self
     }
 
     /// The delta settings, `None` in plain mode.
     pub fn delta(&self) -> Option<&DeltaChannels> {
-        self.delta.as_ref().map(|d| &d.config)
+        self.store().delta.as_ref().map(|d| &d.config)
     }
 
     /// The connection pool.
     pub fn pool(&self) -> &MySqlPool {
-        &self.pool
-    }
-
-    /// What a put of this saver writes to and updates.
-    fn store(&self) -> Store<'_> {
-        Store { pool: &self.pool, writers: &self.writers, delta: self.delta.as_deref(), recent: &self.recent }
+        &self.store().pool
     }
 
     /// Creates or upgrades the tables: LangGraph's 22 migrations, recorded in
@@ -237,7 +228,7 @@ impl MySqlCheckpointer {
     /// rejects a migration (e.g. missing `ALTER` privilege), [`Error::Sqlx`](crate::Error::Sqlx)
     /// otherwise.
     pub async fn setup(&self) -> Result<usize> {
-        migrate::run(&self.pool, migrate::Layout::Full).await
+        migrate::run(self.pool(), migrate::Layout::Full).await
     }
 
     /// Keeps the `keep_last` newest checkpoints of each namespace of `thread_id` and removes the
@@ -251,7 +242,7 @@ impl MySqlCheckpointer {
     /// # Errors
     /// [`Error::Sqlx`](crate::Error::Sqlx) when a statement fails (nothing is removed then).
     pub async fn prune(&self, thread_id: &str, keep_last: usize) -> Result<u64> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool().begin().await?;
         let namespaces: Vec<Vec<u8>> =
             sqlx::query_scalar(PRUNE_NAMESPACES).bind(thread_id).bind(thread_id).fetch_all(&mut *tx).await?;
         let mut removed = 0;
@@ -277,11 +268,11 @@ impl MySqlCheckpointer {
             delta::prune_blobs(&mut tx, thread_id, &hash, PRUNE_BLOBS).await?;
         }
         tx.commit().await?;
-        if let Some(delta) = &self.delta {
+        if let Some(delta) = &self.store().delta {
             // A cached base may be gone; a delta on it would fall back to a snapshot anyway.
             delta.forget_thread(thread_id);
         }
-        self.recent.forget_thread(thread_id);
+        self.layer.forget_thread(thread_id);
         Ok(removed)
     }
 }
@@ -333,88 +324,10 @@ const PRUNE_BLOBS: &str = concat!(
             '$.channel_versions'))"
 );
 
-/// `get_tuple` of both savers.
-pub(crate) async fn get_tuple(
-    pool: &MySqlPool,
-    layout: Layout,
-    config: &CheckpointConfig,
-) -> Result<Option<CheckpointTuple>, CheckpointError> {
-    get_tuple_remembering(pool, layout, config, None).await
-}
-
-/// `get_tuple`, delta blobs resolved (full layout), and the values of delta channels recorded in
-/// `delta`'s cache for the next `put`.
-async fn get_tuple_remembering(
-    pool: &MySqlPool,
-    layout: Layout,
-    config: &CheckpointConfig,
-    delta: Option<&DeltaState>,
-) -> Result<Option<CheckpointTuple>, CheckpointError> {
-    let filter = Filter {
-        thread_id: Some(&config.thread_id),
-        ns_hash: Some(ns_hash(&config.checkpoint_ns)),
-        checkpoint_id: config.checkpoint_id.as_deref(),
-        ..Filter::default()
-    };
-    let statement = sql::select(layout, &filter, Some(1));
-    let row = statement.query().fetch_optional(pool).await.map_err(backend)?;
-    let Some(row) = row else { return Ok(None) };
-    let mut raw = [rows::raw(pool, layout, &row).await?];
-    if layout == Layout::Full {
-        let resolved = delta::resolve(pool, &mut raw).await?;
-        if let Some(delta) = delta {
-            delta.remember_read(&raw, 0, &resolved);
-        }
-    }
-    let [raw] = raw;
-    raw.finish().map(Some)
-}
-
-/// `list` of both savers.
-pub(crate) async fn list(
-    pool: &MySqlPool,
-    layout: Layout,
-    config: Option<&CheckpointConfig>,
-    options: ListOptions,
-) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-    if options.limit == Some(0) {
-        return Ok(Vec::new());
-    }
-    // Python's `json.dumps` form: on MariaDB, JSON_CONTAINS compares strings as written.
-    let metadata = match options.filter.filter(|f| !f.is_empty()) {
-        Some(f) => Some(pyjson::dumps(&f).map_err(|e| CheckpointError::Invalid(e.to_string()))?),
-        None => None,
-    };
-    let filter = Filter {
-        thread_id: config.map(|c| c.thread_id.as_str()),
-        ns_hash: config.map(|c| ns_hash(&c.checkpoint_ns)),
-        checkpoint_id: config.and_then(|c| c.checkpoint_id.as_deref()),
-        metadata,
-        before: options.before.as_deref(),
-    };
-    let statement = sql::select(layout, &filter, options.limit);
-    let found = statement.query().fetch_all(pool).await.map_err(backend)?;
-    let mut raw = Vec::with_capacity(found.len());
-    for row in &found {
-        raw.push(rows::raw(pool, layout, row).await?);
-    }
-    if layout == Layout::Full {
-        // The chains of all listed checkpoints in one statement.
-        delta::resolve(pool, &mut raw).await?;
-    }
-    raw.into_iter().map(rows::RawTuple::finish).collect()
-}
-
+/// Every call goes through the read cache.
 impl Checkpointer for MySqlCheckpointer {
-    fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
-        self.recent.remembered_latest(config)
-    }
-
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        if let Some(tuple) = self.recent.get_tuple(&self.pool, config).await? {
-            return Ok(Some(tuple));
-        }
-        get_tuple_remembering(&self.pool, Layout::Full, config, self.delta.as_deref()).await
+        self.layer.get_tuple(config).await
     }
 
     async fn list(
@@ -422,7 +335,7 @@ impl Checkpointer for MySqlCheckpointer {
         config: Option<&CheckpointConfig>,
         options: ListOptions,
     ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        list(&self.pool, Layout::Full, config, options).await
+        self.layer.list(config, options).await
     }
 
     async fn put(
@@ -432,30 +345,7 @@ impl Checkpointer for MySqlCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.store().put(config, &checkpoint, &metadata, &new_versions, false).await
-    }
-
-    /// Atomic: the parent row is locked inside the put transaction.
-    async fn put_expecting_latest(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        self.store().put(config, &checkpoint, &metadata, &new_versions, true).await
-    }
-
-    /// One transaction for the whole chain: one commit, and on a conflict nothing is stored. In
-    /// delta mode a chain of several checkpoints is stored one checkpoint per transaction (each
-    /// delta is planned on the value the one before stored).
-    async fn put_chain(
-        &self,
-        config: &CheckpointConfig,
-        chain: Vec<ChainLink>,
-        expect_latest: bool,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        self.store().put_chain(config, &chain, expect_latest).await
+        self.layer.put(config, checkpoint, metadata, new_versions).await
     }
 
     async fn put_writes(
@@ -465,15 +355,21 @@ impl Checkpointer for MySqlCheckpointer {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        pending_writes::put_writes(&self.pool, config, &writes, task_id, task_path).await
+        self.layer.put_writes(config, writes, task_id, task_path).await
+    }
+
+    /// One transaction for the whole chain: one commit, and on a conflict nothing is stored. In
+    /// delta mode a chain of several checkpoints is stored one checkpoint per transaction (each
+    /// delta is planned on the value the one before stored).
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        self.layer.commit(commit).await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        delete::delete_thread(&self.pool, thread_id).await?;
-        if let Some(delta) = &self.delta {
-            delta.forget_thread(thread_id);
-        }
-        self.recent.forget_thread(thread_id);
-        Ok(())
+        self.layer.delete_thread(thread_id).await
+    }
+
+    fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
+        self.layer.remembered_latest(config)
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use graph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    Checkpointer, ListOptions,
+    Checkpointer, Commit, ExpectParent, ListOptions,
 };
 use graph_core::value::ChannelValue;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
@@ -17,7 +17,7 @@ use crate::commit::{delete, pending_writes, shallow_put};
 use crate::error::Result;
 use crate::sql::Layout;
 use crate::url_options::{self, WriterOptions};
-use crate::{migrate, saver};
+use crate::{migrate, reads};
 
 /// A [`Checkpointer`] that keeps only the latest checkpoint of each thread and namespace, in the
 /// tables and row format of LangGraph's `ShallowPyMySQLSaver` (deprecated upstream, kept for
@@ -116,7 +116,7 @@ impl MySqlShallowCheckpointer {
 
 impl Checkpointer for MySqlShallowCheckpointer {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        saver::get_tuple(&self.pool, Layout::Shallow, config).await
+        reads::get_tuple(&self.pool, Layout::Shallow, config).await
     }
 
     async fn list(
@@ -124,7 +124,7 @@ impl Checkpointer for MySqlShallowCheckpointer {
         config: Option<&CheckpointConfig>,
         options: ListOptions,
     ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        saver::list(&self.pool, Layout::Shallow, config, options).await
+        reads::list(&self.pool, Layout::Shallow, config, options).await
     }
 
     async fn put(
@@ -138,17 +138,32 @@ impl Checkpointer for MySqlShallowCheckpointer {
         Ok(config.clone().with_checkpoint_id(checkpoint.id))
     }
 
-    /// Atomic: the thread's one checkpoint row is locked and compared inside the put
-    /// transaction. The parent is compared with the checkpoint kept, which is the latest.
-    async fn put_expecting_latest(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        shallow_put::put(&self.writers, config, &checkpoint, &metadata, &new_versions, true).await?;
-        Ok(config.clone().with_checkpoint_id(checkpoint.id))
+    /// Each link in turn: its writes, then its checkpoint in a transaction that locks the
+    /// namespace's one row and compares it with the parent (which is the latest, the only one
+    /// kept) when the link expects that. A later link's check refuses when another writer came
+    /// between the links; what the earlier links stored stays, as it does for separate calls.
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        if commit.chain.is_empty() {
+            return Err(CheckpointError::empty_chain());
+        }
+        let mut parent = commit.parent;
+        for (i, link) in commit.chain.into_iter().enumerate() {
+            if let Some(batch) = &link.writes {
+                pending_writes::put_writes(
+                    &self.pool,
+                    &parent,
+                    &batch.writes,
+                    &batch.task_id,
+                    &batch.task_path,
+                )
+                .await?;
+            }
+            let expect_latest = commit.expect == ExpectParent::Latest || i > 0;
+            let (checkpoint, metadata, versions) = (&link.checkpoint, &link.metadata, &link.new_versions);
+            shallow_put::put(&self.writers, &parent, checkpoint, metadata, versions, expect_latest).await?;
+            parent = parent.with_checkpoint_id(link.checkpoint.id);
+        }
+        Ok(parent)
     }
 
     async fn put_writes(

@@ -5,6 +5,8 @@
 //! checkpoint checks that the parent's row is unchanged, since what is put was computed from the
 //! row as it was.
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
 use graph_core::checkpoint::CheckpointError;
 use md5::{Digest, Md5};
 use sqlx::mysql::MySqlRow;
@@ -39,5 +41,31 @@ impl Texts {
     /// as bytes, so no collation is involved).
     pub(crate) fn md5(&self) -> [[u8; 16]; 2] {
         [Md5::digest(self.document.as_bytes()).into(), Md5::digest(self.metadata.as_bytes()).into()]
+    }
+}
+
+/// What reading rows back showed of the server (see [`TextsSeen`]).
+const TEXTS_UNKNOWN: u8 = 0;
+const TEXTS_KEPT: u8 = 1;
+const TEXTS_CHANGED: u8 = 2;
+
+/// Whether the server gives back a checkpoint's texts as they were sent: not yet known, yes
+/// (MariaDB keeps a JSON column's text), or no (MySQL 8 stores JSON in a binary form and renders
+/// it its own way, or a row was rewritten). Runs start from memory, and commits compare a
+/// remembered parent's texts, only once a row read back was found unchanged: on a server that
+/// renders JSON anew, every comparison would fail.
+#[derive(Debug, Default)]
+pub(crate) struct TextsSeen(AtomicU8);
+
+impl TextsSeen {
+    /// Whether rows read back were found as this saver wrote them.
+    pub(crate) fn kept(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == TEXTS_KEPT
+    }
+
+    /// Records what the first comparison showed; a later edit does not change what was learnt.
+    pub(crate) fn learn(&self, unchanged: bool) {
+        let learnt = if unchanged { TEXTS_KEPT } else { TEXTS_CHANGED };
+        let _ = self.0.compare_exchange(TEXTS_UNKNOWN, learnt, Ordering::Relaxed, Ordering::Relaxed);
     }
 }

@@ -14,7 +14,7 @@ use graph_core::checkpoint::backend::{checkpoint_id, next_version};
 use graph_core::checkpoint::serde::dumps_typed;
 use graph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, Checkpointer, ListOptions,
+    CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions,
 };
 use graph_core::messages::ToolCall;
 use graph_core::prelude::*;
@@ -48,15 +48,9 @@ impl Checkpointer for Tee {
         self.plain.put(config, checkpoint.clone(), metadata.clone(), new_versions.clone()).await?;
         self.delta.put(config, checkpoint, metadata, new_versions).await
     }
-    async fn put_expecting_latest(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        self.plain.put(config, checkpoint.clone(), metadata.clone(), new_versions.clone()).await?;
-        self.delta.put_expecting_latest(config, checkpoint, metadata, new_versions).await
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        self.plain.commit(Commit { expect: ExpectParent::Any, ..commit.clone() }).await?;
+        self.delta.commit(commit).await
     }
     async fn put_writes(
         &self,

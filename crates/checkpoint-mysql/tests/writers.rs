@@ -1,4 +1,4 @@
-//! Concurrent writers of `put_expecting_latest`: many new threads at once must not lock each
+//! Concurrent writers of commits expecting the latest parent: many new threads at once must not lock each
 //! other out, two writers of one thread must serialize, and a writer cancelled while it waits
 //! must not leave the thread locked.
 
@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use checkpoint_mysql::MySqlCheckpointer;
 use graph_core::checkpoint::{
-    CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource, Checkpointer, ListOptions,
+    ChainLink, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource, Checkpointer, Commit,
+    ExpectParent, ListOptions,
 };
 use graph_core::value::ChannelValue;
 use sqlx::{Connection, MySqlConnection};
@@ -25,7 +26,8 @@ async fn put_next(
     let (cp, new_versions) =
         support::checkpoint(step, &[("n", ChannelValue::new(vec![step.to_string(); 4]))]);
     let meta = CheckpointMetadata::new(CheckpointSource::Loop, step);
-    saver.put_expecting_latest(at, cp, meta, new_versions).await
+    let link = ChainLink::new(cp, meta, new_versions);
+    saver.commit(Commit::new(at.clone(), vec![link], ExpectParent::Latest)).await
 }
 
 /// The first checkpoints of a hundred threads whose ids sort next to each other, written at

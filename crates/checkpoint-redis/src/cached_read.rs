@@ -1,6 +1,6 @@
-//! Answering `get_tuple` from the checkpoint this saver stored last (see
-//! [`RecentCheckpoints`]): the server is asked only whether that checkpoint is still the one
-//! wanted and unchanged, and for its pending writes.
+//! What the read cache ([`Remembering`](graph_core::checkpoint::backend::Remembering)) needs of
+//! the Redis saver: what each commit stored, and one small script that tells whether a remembered
+//! checkpoint is still the one wanted, unchanged, with its pending writes.
 //!
 //! Every run starts by reading its thread's latest checkpoint, and the full read ships every
 //! value the checkpoint reads (a conversation's whole message list) to be decoded again. With the
@@ -10,29 +10,36 @@
 //! difference (another writer, a prune, a delete, expiry, a repair by hand) makes the read the
 //! full one.
 
-use graph_core::checkpoint::{ChainLink, CheckpointConfig, CheckpointTuple};
+use graph_core::checkpoint::backend::Fingerprinted;
+use graph_core::checkpoint::{CheckpointConfig, CheckpointError, Commit, PendingWrite};
 
 use crate::cache::Stored;
-use crate::error::Result;
 use crate::keys::Ns;
 use crate::read;
-use crate::saver::RedisCheckpointer;
+use crate::saver::RedisStore;
 use crate::scripts::READ_CACHED_SCRIPT;
 
-impl RedisCheckpointer {
-    /// Remembers the checkpoint of `link`, just stored as the child of `parent` in the form
-    /// `stored`.
-    pub(crate) fn remember(&self, parent: &CheckpointConfig, link: &ChainLink, stored: Stored) {
-        self.recent().remember(parent, &link.checkpoint, &link.metadata, &link.new_versions, stored);
+impl Fingerprinted for RedisStore {
+    type Fingerprint = Stored;
+
+    /// The parent's stored form is not compared: the script checks its place only, so a run
+    /// always reads its checkpoint (in one small script when it is remembered).
+    async fn commit_fingerprinted(
+        &self,
+        commit: &Commit,
+        _parent: Option<&Stored>,
+    ) -> Result<(CheckpointConfig, Vec<Stored>), CheckpointError> {
+        self.put_chain(commit).await
     }
 
-    /// The tuple at `config` from memory and one small script, or `None` when the full read is
-    /// needed.
-    pub(crate) async fn cached_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
-        let Some(entry) = self.recent().candidate(config) else { return Ok(None) };
+    async fn confirm(
+        &self,
+        config: &CheckpointConfig,
+        _id: &str,
+        stored: &Stored,
+    ) -> Result<Option<Vec<PendingWrite>>, CheckpointError> {
         let keys = self.thread_keys(&config.thread_id);
         let ns = Ns::new(&config.checkpoint_ns);
-        let stored = &entry.fingerprint;
         let mut call = READ_CACHED_SCRIPT.prepare_invoke();
         call.key(&keys.all()[..])
             .arg(self.refresh_ttl_ms())
@@ -42,10 +49,10 @@ impl RedisCheckpointer {
             .arg(if config.checkpoint_id.is_none() { "1" } else { "0" })
             .arg(ns.lex_min())
             .arg(ns.lex_max());
-        let reply: redis::Value = call.invoke_async(&mut self.conn()).await?;
+        let reply: redis::Value =
+            call.invoke_async(&mut self.conn()).await.map_err(crate::RedisSaverError::from)?;
         let Some(writes) = read::parse_cached_reply(reply)? else { return Ok(None) };
         let at = read::readable(&config.thread_id, &stored.member);
-        let pending = read::pending_writes(&keys, &at, writes)?;
-        Ok(Some(entry.tuple(config, pending)))
+        Ok(Some(read::pending_writes(&keys, &at, writes)?))
     }
 }

@@ -62,6 +62,8 @@
 mod builder;
 mod cache;
 mod cached_read;
+mod checkpointer;
+mod commit;
 mod conn;
 mod encode;
 mod error;
@@ -74,6 +76,6 @@ mod saver;
 mod scripts;
 
 pub use builder::{RedisCheckpointerBuilder, DEFAULT_PREFIX, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_TTL};
+pub use checkpointer::RedisCheckpointer;
 pub use error::{RedisSaverError, Result};
 pub use keys::ThreadKeys;
-pub use saver::RedisCheckpointer;

@@ -12,7 +12,7 @@ use graph_core::checkpoint::{CheckpointTuple, ListOptions};
 use crate::error::Result;
 use crate::keys::ThreadKeys;
 use crate::read::{split_member, Select};
-use crate::saver::RedisCheckpointer;
+use crate::saver::RedisStore;
 
 /// How many checkpoints are read concurrently while walking the merged list.
 const CHUNK: usize = 32;
@@ -30,7 +30,7 @@ struct Candidate {
     member: String,
 }
 
-impl RedisCheckpointer {
+impl RedisStore {
     /// Every thread's checkpoints, newest first by id (ties by thread, then namespace).
     pub(crate) async fn list_all(&self, options: ListOptions) -> Result<Vec<CheckpointTuple>> {
         let limit = options.limit.unwrap_or(usize::MAX);

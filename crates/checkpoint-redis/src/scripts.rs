@@ -121,7 +121,7 @@ expire_all(tonumber(ARGV[1]))
 return 1
 ";
 
-/// `put`, `put_expecting_latest` (a chain of one) and `put_chain`: ARGV = ttl, shallow flag, `1` to check the parent, the parent's member (empty for
+/// `put` (a commit of one) and `commit`: ARGV = ttl, shallow flag, `1` to check the parent, the parent's member (empty for
 /// none), namespace lex min and max, the number of checkpoints; then for each checkpoint in
 /// order: the number of its writes, their field/value/replace triples, its member, record, refs,
 /// write prefix, the number of its blobs and their field/value pairs.

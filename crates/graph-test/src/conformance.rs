@@ -1,8 +1,9 @@
 //! The checkpointer conformance suite: one `async fn` per required behaviour of a
 //! [`Checkpointer`](graph_core::checkpoint::Checkpointer), after LangGraph's
 //! `langgraph-checkpoint-conformance` package and its savers' tests, plus the concurrency
-//! guarantee of [`put_expecting_latest`](graph_core::checkpoint::Checkpointer::put_expecting_latest)
-//! (a stale parent is refused, a fork through `put` is not, racing writers yield one winner).
+//! guarantee of [`commit`](graph_core::checkpoint::Checkpointer::commit) expecting the latest
+//! parent (a stale parent is refused, a fork through `put` is not, racing writers yield one
+//! winner).
 //!
 //! Run it against a backend with [`checkpointer_conformance!`](crate::checkpointer_conformance),
 //! or call the functions one by one. A function may be given an empty or a shared saver: it only
@@ -35,12 +36,12 @@ mod values;
 mod writes;
 
 pub use chain::{
-    put_chain_keeps_special_characters_verbatim, put_chain_links_each_checkpoint_to_the_one_before,
-    put_chain_on_a_moved_parent_conflicts, put_chain_stores_writes_then_checkpoint,
+    commit_keeps_special_characters_verbatim, commit_links_each_checkpoint_to_the_one_before,
+    commit_on_a_moved_parent_conflicts, commit_stores_writes_then_checkpoint,
 };
 pub use conflict::{
-    put_expecting_latest_refuses_a_moved_parent, put_on_an_older_parent_forks_without_conflict,
-    racing_puts_exactly_one_wins,
+    commit_expecting_latest_refuses_a_moved_parent, put_on_an_older_parent_forks_without_conflict,
+    racing_commits_exactly_one_wins,
 };
 pub use list::*;
 pub use namespaces::*;
@@ -109,13 +110,13 @@ macro_rules! checkpointer_conformance {
             large_value_round_trip,
             unicode_values_and_thread_ids,
             next_version_increments,
-            put_expecting_latest_refuses_a_moved_parent,
+            commit_expecting_latest_refuses_a_moved_parent,
             put_on_an_older_parent_forks_without_conflict,
-            racing_puts_exactly_one_wins,
-            put_chain_stores_writes_then_checkpoint,
-            put_chain_links_each_checkpoint_to_the_one_before,
-            put_chain_on_a_moved_parent_conflicts,
-            put_chain_keeps_special_characters_verbatim,
+            racing_commits_exactly_one_wins,
+            commit_stores_writes_then_checkpoint,
+            commit_links_each_checkpoint_to_the_one_before,
+            commit_on_a_moved_parent_conflicts,
+            commit_keeps_special_characters_verbatim,
         }
     };
     (@tests $mode:tt $factory:path; $($test:ident),* $(,)?) => {

@@ -11,7 +11,7 @@ use std::sync::Once;
 use futures_util::FutureExt as _;
 use graph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    Checkpointer, InMemoryCheckpointer, ListOptions,
+    Checkpointer, Commit, ExpectParent, InMemoryCheckpointer, ListOptions,
 };
 use graph_core::value::ChannelValue;
 use graph_test::conformance;
@@ -34,7 +34,7 @@ enum Fault {
     GetTupleIgnoresNamespace,
     /// Pending writes are stored but never returned.
     PendingWritesDropped,
-    /// `put_expecting_latest` saves without checking the parent.
+    /// `commit` saves without checking the parent.
     ParentNotChecked,
     /// `delete_thread` deletes nothing.
     DeleteDoesNothing,
@@ -111,17 +111,11 @@ impl Checkpointer for Broken {
         self.inner.put(config, checkpoint, metadata, new_versions).await
     }
 
-    async fn put_expecting_latest(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
+    async fn commit(&self, mut commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
         if self.fault == Fault::ParentNotChecked {
-            return self.inner.put(config, checkpoint, metadata, new_versions).await;
+            commit.expect = ExpectParent::Any;
         }
-        self.inner.put_expecting_latest(config, checkpoint, metadata, new_versions).await
+        self.inner.commit(commit).await
     }
 
     async fn put_writes(
@@ -254,7 +248,7 @@ async fn dropped_pending_writes_are_caught() {
         "writes_belong_to_one_checkpoint",
         "pending_writes_ordered_by_task_and_idx",
         "namespaces_isolate_writes",
-        "put_chain_stores_writes_then_checkpoint",
+        "commit_stores_writes_then_checkpoint",
     ];
     caught(Fault::PendingWritesDropped, &checks).await;
 }
@@ -262,10 +256,10 @@ async fn dropped_pending_writes_are_caught() {
 #[tokio::test]
 async fn an_unchecked_parent_is_caught() {
     let checks = [
-        "put_expecting_latest_refuses_a_moved_parent",
+        "commit_expecting_latest_refuses_a_moved_parent",
         "put_on_an_older_parent_forks_without_conflict",
-        "racing_puts_exactly_one_wins",
-        "put_chain_on_a_moved_parent_conflicts",
+        "racing_commits_exactly_one_wins",
+        "commit_on_a_moved_parent_conflicts",
     ];
     caught(Fault::ParentNotChecked, &checks).await;
 }

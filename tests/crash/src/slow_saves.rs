@@ -3,18 +3,18 @@
 //! Under `async` durability a checkpoint is saved while the next step runs; what the mode may lose
 //! is that save, when the next step's tasks finish before it. On a fast saver the nodes of the
 //! workload hardly ever outrun a save, so half of the harness's threads run their workers on this
-//! wrapper (see [`Pace`](crate::pace::Pace)): each `put_chain` (a step's checkpoint, with its
-//! last task's writes) waits a seeded random time before it is sent. Every call is otherwise
-//! passed on unchanged, the atomic `put_chain` and `put_expecting_latest` included, so a save is
-//! as durable as the saver makes it; only its start moves.
+//! wrapper (see [`Pace`](crate::pace::Pace)): each commit (a step's checkpoint, with its last
+//! task's writes) waits a seeded random time before it is sent. Every call is otherwise passed on
+//! unchanged, the atomic commit included, so a save is as durable as the saver makes it; only its
+//! start moves.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use graph_core::checkpoint::{
-    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, DynCheckpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    Checkpointer, Commit, DynCheckpointer, ListOptions,
 };
 use graph_core::value::ChannelValue;
 use xxhash_rust::xxh3::xxh3_64;
@@ -74,16 +74,6 @@ impl Checkpointer for SlowSaves {
         self.inner.put(config, checkpoint, metadata, new_versions).await
     }
 
-    async fn put_expecting_latest(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        self.inner.put_expecting_latest(config, checkpoint, metadata, new_versions).await
-    }
-
     async fn put_writes(
         &self,
         config: &CheckpointConfig,
@@ -94,14 +84,9 @@ impl Checkpointer for SlowSaves {
         self.inner.put_writes(config, writes, task_id, task_path).await
     }
 
-    async fn put_chain(
-        &self,
-        config: &CheckpointConfig,
-        chain: Vec<ChainLink>,
-        expect_latest: bool,
-    ) -> Result<CheckpointConfig, CheckpointError> {
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
         tokio::time::sleep(self.delay()).await;
-        self.inner.put_chain(config, chain, expect_latest).await
+        self.inner.commit(commit).await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {

@@ -6,7 +6,7 @@
 //!   and the history stays one chain;
 //! - `faults.rs`: the saver's MariaDB connections or Redis client killed mid-run; typed errors,
 //!   then the same saver recovers;
-//! - `overhead.rs`: what the parent check of `put_expecting_latest` costs per put.
+//! - `overhead.rs`: what the parent check of a commit costs per checkpoint.
 //!
 //! This library holds what they share: the graph under test ([`chat`]), the savers and their servers ([`backend`]),
 //! the checks of a thread's history ([`check`]) and latency statistics ([`stats`]).

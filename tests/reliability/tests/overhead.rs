@@ -1,5 +1,5 @@
 //! What the parent check costs: the same chain of checkpoints saved with plain `put` and with
-//! `put_expecting_latest`, one after another on one thread, on each saver. Both chains must come
+//! commits expecting the latest parent, one after another on one thread, on each saver. Both chains must come
 //! back whole; the per-put latencies are printed as `RESULT overhead` lines (run with
 //! `--nocapture`).
 
@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use graph_core::checkpoint::backend::{checkpoint_id, next_version};
 use graph_core::checkpoint::{
-    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, CHECKPOINT_VERSION,
+    ChainLink, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Commit, ExpectParent,
+    CHECKPOINT_VERSION,
 };
 use graph_core::value::ChannelValue;
 use reliability::backend::{self, Backend};
@@ -33,7 +34,8 @@ async fn chain(backend: &Backend, thread: &str, checked: bool) -> Latencies {
         let metadata = CheckpointMetadata::new(CheckpointSource::Loop, step as i64);
         let begun = Instant::now();
         let saved = if checked {
-            backend.saver.put_expecting_latest(&parent, checkpoint, metadata, new_versions).await
+            let link = ChainLink::new(checkpoint, metadata, new_versions);
+            backend.saver.commit(Commit::new(parent.clone(), vec![link], ExpectParent::Latest)).await
         } else {
             backend.saver.put(&parent, checkpoint, metadata, new_versions).await
         };
@@ -54,7 +56,7 @@ async fn overhead(backend: Backend) {
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     println!(
         "RESULT overhead saver={} puts={PUTS} put_p50={:.0}us put_p99={:.0}us \
-         put_expecting_latest_p50={:.0}us put_expecting_latest_p99={:.0}us",
+         commit_latest_p50={:.0}us commit_latest_p99={:.0}us",
         backend.name,
         us(plain.percentile(50.0)),
         us(plain.percentile(99.0)),

@@ -88,7 +88,7 @@ pub(crate) struct Rows<'a> {
     pub(crate) hash: [u8; 16],
     /// The checkpoint's id.
     pub(crate) checkpoint_id: &'a str,
-    /// Pending writes against the parent, stored first (`put_chain`).
+    /// Pending writes against the parent, stored first (a commit).
     pub(crate) writes: Option<TaskWrites<'a>>,
     /// Values whose version is new, stored in full.
     pub(crate) blobs: Vec<Blob<'a>>,

@@ -1,4 +1,4 @@
-//! The parent check of `put_expecting_latest`, done inside the put transaction.
+//! The parent check of a commit expecting the latest parent, done inside the put transaction.
 //!
 //! Writers of one thread and namespace must be serialized without locking anything that other
 //! threads need. A locking *range* read (`checkpoint_id >= parent ... FOR UPDATE`) would do the

@@ -1,5 +1,5 @@
 //! The pending writes of tasks, `checkpoint_writes` rows: `put_writes` of both savers, and the
-//! writes a link of `put_chain` carries.
+//! writes a link of a commit carries.
 
 use graph_core::checkpoint::backend::write_index;
 use graph_core::checkpoint::serde::dumps_typed;
@@ -45,7 +45,7 @@ pub(crate) struct TaskWrites<'a> {
     upsert: bool,
 }
 
-/// Checks and encodes the writes of `put_writes` (and of the links of `put_chain`).
+/// Checks and encodes the writes of `put_writes` (and of the links of a commit).
 pub(crate) fn prepare_writes<'a>(
     config: &'a CheckpointConfig,
     writes: &'a [(String, ChannelValue)],

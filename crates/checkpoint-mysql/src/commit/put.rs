@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed, metadata_to_json, JsonObject};
 use graph_core::checkpoint::{
-    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, WriteBatch,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, Commit, ExpectParent,
+    WriteBatch,
 };
 use graph_core::value::ChannelValue;
 use sqlx::MySqlPool;
@@ -21,10 +22,10 @@ use crate::delta::{self, DeltaState};
 use crate::error::{backend, Error};
 use crate::keys::ns_hash;
 use crate::pyjson;
-use crate::read_cache::Recent;
+use crate::texts::Texts;
 
-/// What a full-layout put writes to and updates: the saver's pool and kept connections, its delta
-/// state and its read cache.
+/// What a full-layout put writes to and updates: the saver's pool and kept connections, and its
+/// delta state.
 pub(crate) struct Store<'a> {
     /// The pool, for a put that is a single statement.
     pub(crate) pool: &'a MySqlPool,
@@ -32,61 +33,52 @@ pub(crate) struct Store<'a> {
     pub(crate) writers: &'a Writers,
     /// Delta mode's state; `None` in plain mode.
     pub(crate) delta: Option<&'a DeltaState>,
-    /// The checkpoints stored last, remembered for reading them back.
-    pub(crate) recent: &'a Recent,
 }
 
 impl Store<'_> {
-    /// `put`, and with `expect_latest` `put_expecting_latest`: a chain of one.
-    pub(crate) async fn put(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: &Checkpoint,
-        metadata: &CheckpointMetadata,
-        new_versions: &ChannelVersions,
-        expect_latest: bool,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        let link = Link { config: config.clone(), writes: None, checkpoint, metadata, new_versions };
-        self.put_links(&[link], expect_latest).await?;
-        Ok(config.clone().with_checkpoint_id(checkpoint.id.clone()))
-    }
-
-    /// `put_chain`: one transaction for the whole chain, except in delta mode, where a chain of
+    /// A commit: one transaction for the whole chain, except in delta mode, where a chain of
     /// several checkpoints is stored one checkpoint per transaction (each delta is planned on the
-    /// value the one before stored). Returns the last checkpoint's address.
-    pub(crate) async fn put_chain(
+    /// value the one before stored). With `parent_texts`, the parent's row must still hold them.
+    /// Returns the last checkpoint's address and the texts stored for each link.
+    pub(crate) async fn commit(
         &self,
-        config: &CheckpointConfig,
-        chain: &[ChainLink],
-        expect_latest: bool,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        let mut parent = config.clone();
-        let mut links = Vec::with_capacity(chain.len());
-        for link in chain {
-            let next = parent.clone().with_checkpoint_id(link.checkpoint.id.clone());
-            links.push(Link {
-                config: std::mem::replace(&mut parent, next),
+        commit: &Commit,
+        parent_texts: Option<&Texts>,
+    ) -> Result<(CheckpointConfig, Vec<Texts>), CheckpointError> {
+        let links: Vec<Link<'_>> = commit
+            .links()
+            .map(|(config, link)| Link {
+                config,
                 writes: link.writes.as_ref(),
                 checkpoint: &link.checkpoint,
                 metadata: &link.metadata,
                 new_versions: &link.new_versions,
-            });
-        }
-        if self.delta.is_some() && links.len() > 1 {
+            })
+            .collect();
+        let expect_latest = commit.expect == ExpectParent::Latest;
+        let texts = if self.delta.is_some() && links.len() > 1 {
+            let mut texts = Vec::with_capacity(links.len());
             for (i, link) in links.into_iter().enumerate() {
-                self.put_links(&[link], expect_latest || i > 0).await?;
+                let parent = if i == 0 { parent_texts } else { None };
+                texts.extend(self.put_links(&[link], expect_latest || i > 0, parent).await?);
             }
+            texts
         } else {
-            self.put_links(&links, expect_latest).await?;
-        }
-        Ok(parent)
+            self.put_links(&links, expect_latest, parent_texts).await?
+        };
+        Ok((commit.last(), texts))
     }
 
     /// Stores `links` in order, each the child of the one before, in one transaction that first
-    /// checks the first one's parent when `expect_latest` (see [`super::parent_check`]), then stores each
-    /// link's pending writes, blobs and checkpoint row: `put`, `put_expecting_latest` and
-    /// `put_chain`.
-    async fn put_links(&self, links: &[Link<'_>], expect_latest: bool) -> Result<(), CheckpointError> {
+    /// checks the first one's parent when `expect_latest` (see [`super::parent_check`]; with
+    /// `parent_texts`, also that its row holds them), then stores each link's pending writes,
+    /// blobs and checkpoint row. Returns the texts stored for each link.
+    async fn put_links(
+        &self,
+        links: &[Link<'_>],
+        expect_latest: bool,
+        parent_texts: Option<&Texts>,
+    ) -> Result<Vec<Texts>, CheckpointError> {
         let Some(first) = links.first() else {
             return Err(CheckpointError::empty_chain());
         };
@@ -111,40 +103,15 @@ impl Store<'_> {
             all[0].upsert().query().execute(self.pool).await.map_err(backend)?;
             vec![Vec::new()]
         } else {
-            // A parent this saver remembers may be where a run started without reading it back:
-            // its row must still be the one stored.
-            let parent = expect_latest.then(|| self.recent.parent(&first.config)).flatten();
-            let texts = parent.as_ref().map(|p| &p.fingerprint);
-            let stored =
-                transaction::run(self.writers, &first.config, expect_latest, texts, Body::Full(&all)).await;
-            match stored {
-                Ok(stored) => stored,
-                Err(e) => {
-                    if matches!(e, CheckpointError::Conflict { .. }) {
-                        // What is remembered of the namespace is not its latest any more.
-                        self.recent.forget_thread(&first.config.thread_id);
-                    }
-                    return Err(e);
-                }
-            }
+            let texts = parent_texts.filter(|_| expect_latest);
+            transaction::run(self.writers, &first.config, expect_latest, texts, Body::Full(&all)).await?
         };
         if let Some(delta) = self.delta {
             for (rows, stored) in all.iter().zip(stored) {
                 delta.remember(rows.config, &rows.planned, stored);
             }
         }
-        // Every link, in order: each link's unchanged channels are known through the one before.
-        for (link, rows) in links.iter().zip(&all) {
-            self.recent.remember(
-                &link.config,
-                link.checkpoint,
-                link.metadata,
-                link.new_versions,
-                &rows.document,
-                &rows.metadata,
-            );
-        }
-        Ok(())
+        Ok(all.iter().map(|rows| Texts::new(&rows.document, &rows.metadata)).collect())
     }
 
     /// The rows of one link, checked and encoded; `document` and `values` are its checkpoint

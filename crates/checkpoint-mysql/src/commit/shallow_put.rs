@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::keys::ns_hash;
 use crate::pyjson;
 
-/// `put` of the shallow saver, and with `expect_latest` `put_expecting_latest`, on `writers`.
+/// A checkpoint of the shallow saver, checking its parent with `expect_latest`, on `writers`.
 pub(crate) async fn put(
     writers: &Writers,
     config: &CheckpointConfig,

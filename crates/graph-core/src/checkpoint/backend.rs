@@ -1,10 +1,10 @@
 //! What a saver's author needs beyond the [`Checkpointer`](super::Checkpointer) contract: ids,
 //! timestamps and versions as LangGraph writes them, the index a pending write is stored under,
-//! and the cache of the checkpoints a saver wrote last. Building and running graphs needs none of
-//! it.
+//! and the [`Remembering`] layer that keeps the checkpoints a saver wrote last. Building and
+//! running graphs needs none of it.
 
 pub use super::id::{checkpoint_id, uuid6};
-pub use super::recent::{RecentCheckpoints, Remembered, DEFAULT_RECENT_CAPACITY};
+pub use super::remembering::{Fingerprinted, Remembering, DEFAULT_RECENT_CAPACITY};
 pub use super::time::{format_iso, now_iso};
 pub use super::version::{next_version, version_number};
 use super::WRITES_IDX_MAP;

@@ -32,7 +32,7 @@ pub enum CheckpointError {
     /// The request itself is invalid (e.g. an id longer than the store accepts).
     #[error("invalid checkpoint request: {0}")]
     Invalid(String),
-    /// [`Checkpointer::put_expecting_latest`](super::Checkpointer::put_expecting_latest) found
+    /// [`Checkpointer::commit`](super::Checkpointer::commit) expecting the latest parent found
     /// that the latest checkpoint of the thread and namespace is no longer the parent the caller
     /// built on: another writer committed first.
     /// Nothing was saved. Re-read the thread and try again, or report it.
@@ -54,9 +54,9 @@ pub enum CheckpointError {
 }
 
 impl CheckpointError {
-    /// The [`Invalid`](Self::Invalid) error of a `put_chain` given no checkpoint.
+    /// The [`Invalid`](Self::Invalid) error of a commit given no checkpoint.
     pub fn empty_chain() -> Self {
-        Self::Invalid("put_chain needs at least one checkpoint".to_owned())
+        Self::Invalid("a commit needs at least one checkpoint".to_owned())
     }
 
     /// A [`Conflict`](Self::Conflict) at `config` (whose `checkpoint_id` is the expected parent).

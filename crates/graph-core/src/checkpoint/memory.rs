@@ -20,7 +20,7 @@ use sorted::Sorted;
 
 use super::{
     ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, Checkpointer, ListOptions,
+    CheckpointMetadata, CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions,
 };
 
 /// Thread id → namespace → data.
@@ -108,29 +108,26 @@ impl InMemoryCheckpointer {
         namespaces.map(|(_, ns)| ns.checkpoints.len()).sum()
     }
 
-    /// `put_chain` (and `put`, `put_expecting_latest` as chains of one) under one write lock: the
-    /// first link's parent is checked (with `expect_latest`), then every link is stored, each the
-    /// child of the one before. Nothing can slip in between the parent check and the inserts, so
+    /// `commit` (and `put` as a commit of one) under one write lock: the first link's parent is
+    /// checked (when it is expected to be the latest), then every link is stored, each the child
+    /// of the one before. Nothing can slip in between the parent check and the inserts, so
     /// two savers of the same thread cannot both pass it, a conflict stores nothing, and no later
     /// link can conflict.
     ///
-    /// Synchronous on purpose: the engine calls `put_chain` once per superstep through
+    /// Synchronous on purpose: the engine calls `commit` once per superstep through
     /// [`DynCheckpointer`](super::DynCheckpointer), which boxes the returned future, and the
     /// default (which awaits `put_writes` and `put` in turn) made that future ~1.2 KB, past the
     /// allocator's fast path.
-    fn save_chain(
-        &self,
-        config: &CheckpointConfig,
-        chain: Vec<ChainLink>,
-        expect_latest: bool,
-    ) -> Result<CheckpointConfig, CheckpointError> {
+    fn save_chain(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        let Commit { parent: config, chain, expect } = commit;
+        let config = &config;
         let first = chain.first().ok_or_else(CheckpointError::empty_chain)?;
         if first.writes.is_some() && config.checkpoint_id.is_none() {
             let msg = "put_writes needs a config with a checkpoint_id";
             return Err(CheckpointError::Invalid(msg.to_owned()));
         }
         let mut threads = self.threads.write();
-        if expect_latest {
+        if expect == ExpectParent::Latest {
             let latest = namespace(&threads, config).and_then(Namespace::latest_id);
             if latest.map(|id| &**id) != config.checkpoint_id.as_deref() {
                 return Err(CheckpointError::conflict(config, latest.map(|id| id.to_string())));
@@ -241,26 +238,12 @@ impl Checkpointer for InMemoryCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.save_chain(config, vec![ChainLink { writes: None, checkpoint, metadata, new_versions }], false)
+        let link = ChainLink::new(checkpoint, metadata, new_versions);
+        self.save_chain(Commit::new(config.clone(), vec![link], ExpectParent::Any))
     }
 
-    async fn put_expecting_latest(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        self.save_chain(config, vec![ChainLink { writes: None, checkpoint, metadata, new_versions }], true)
-    }
-
-    async fn put_chain(
-        &self,
-        config: &CheckpointConfig,
-        chain: Vec<ChainLink>,
-        expect_latest: bool,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        self.save_chain(config, chain, expect_latest)
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        self.save_chain(commit)
     }
 
     async fn put_writes(
@@ -473,7 +456,8 @@ mod tests {
             metadata: CheckpointMetadata::new(CheckpointSource::Loop, 0),
             new_versions: ChannelVersions::new(),
         };
-        let err = block_on(saver.put_chain(&CheckpointConfig::thread("t"), vec![link], false)).unwrap_err();
+        let commit = Commit::new(CheckpointConfig::thread("t"), vec![link], ExpectParent::Any);
+        let err = block_on(saver.commit(commit)).unwrap_err();
         assert!(matches!(err, CheckpointError::Invalid(_)), "{err}");
         assert_eq!(saver.len_checkpoints(), 0);
     }

@@ -7,10 +7,11 @@
 //! (unchanged channels keep pointing at the value stored for their version).
 
 pub mod backend;
+mod commit;
 pub(crate) mod error;
 mod id;
 mod memory;
-mod recent;
+mod remembering;
 pub(crate) mod saver;
 pub mod serde;
 mod time;
@@ -21,10 +22,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub(crate) use backend::{next_version, now_iso, uuid6, version_number, write_index};
+pub use commit::{ChainLink, Commit, ExpectParent, WriteBatch};
 pub use error::CheckpointError;
 pub use memory::InMemoryCheckpointer;
 pub(crate) use saver::BoxFuture;
-pub use saver::{ChainLink, Checkpointer, DynCheckpointer, WriteBatch};
+pub use saver::{Checkpointer, DynCheckpointer};
 pub(crate) use version::{write_version_text, VERSION_TEXT_LEN};
 pub use versions::{ChannelVersions, Iter as ChannelVersionsIter};
 

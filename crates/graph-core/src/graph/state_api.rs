@@ -2,8 +2,8 @@
 
 use super::compiled::CompiledGraph;
 use crate::checkpoint::{
-    uuid6, ChannelVersions, CheckpointConfig, CheckpointMetadata, CheckpointSource, CheckpointTuple,
-    ListOptions,
+    uuid6, ChainLink, ChannelVersions, CheckpointConfig, CheckpointMetadata, CheckpointSource,
+    CheckpointTuple, Commit, ExpectParent, ListOptions,
 };
 use crate::command::NodeOutput;
 use crate::config::RunConfig;
@@ -303,11 +303,9 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         }
         // An update of the latest state must not fork a thread a run is writing at the same time;
         // an update of an explicit older checkpoint is a fork by request (time travel).
-        let saved = if cfg.checkpoint_id.is_none() {
-            saver.put_expecting_latest(&parent, cp, meta, new_versions).await?
-        } else {
-            saver.put(&parent, cp, meta, new_versions).await?
-        };
+        let expect = if cfg.checkpoint_id.is_none() { ExpectParent::Latest } else { ExpectParent::Any };
+        let link = ChainLink::new(cp, meta, new_versions);
+        let saved = saver.commit(Commit::new(parent, vec![link], expect)).await?;
         // Pushes are the new checkpoint's to run, so they are its pending writes.
         if let Some(task_id) = update_task.as_deref().filter(|_| !pushes.is_empty()) {
             saver.put_writes(&saved, pushes, task_id, "").await?;

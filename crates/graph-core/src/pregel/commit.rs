@@ -2,12 +2,12 @@
 //! forking it.
 //!
 //! A run that starts from the latest checkpoint of its thread (no `checkpoint_id` in the config)
-//! commits every checkpoint with [`put_expecting_latest`](crate::checkpoint::Checkpointer::put_expecting_latest):
-//! if another run committed to the thread meanwhile, the saver refuses atomically and the run fails
-//! with [`CheckpointError::Conflict`], leaving the thread a single chain. A run started from an
-//! explicit checkpoint (time travel) writes its first checkpoint with a plain `put`, because
-//! forking from an older checkpoint is what it asked for; its later checkpoints build on that
-//! first one and are checked again.
+//! commits every checkpoint expecting its parent to be the latest
+//! ([`ExpectParent::Latest`]): if another run committed to the thread meanwhile, the saver refuses
+//! atomically and the run fails with [`CheckpointError::Conflict`], leaving the thread a single
+//! chain. A run started from an explicit checkpoint (time travel) commits its first checkpoint
+//! expecting nothing, because forking from an older checkpoint is what it asked for; its later
+//! checkpoints build on that first one and are checked again.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -15,8 +15,8 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 use crate::checkpoint::{
-    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    DynCheckpointer, WriteBatch,
+    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, Commit,
+    DynCheckpointer, ExpectParent, WriteBatch,
 };
 use crate::config::Durability;
 use crate::error::Result;
@@ -56,10 +56,10 @@ pub(crate) struct Persistence {
     /// Whether the next checkpoint may only be committed while its parent is the latest of the
     /// thread. False only before the first checkpoint of a run started from an explicit one.
     expect_latest: bool,
-    /// A checkpoint not stored yet, to be stored with the next one in one `put_chain` (a run's
+    /// A checkpoint not stored yet, to be stored with the next one in one commit (a run's
     /// input checkpoint, followed by a step that only routes the input): its parent's address,
     /// the link, and whether it expects that parent to be the latest.
-    held: Option<(CheckpointConfig, ChainLink, bool)>,
+    held: Option<(CheckpointConfig, ChainLink, ExpectParent)>,
     /// Told of every successful commit, when the run wants to know (see
     /// [`remembered`](super::run::remembered)).
     pub(crate) committed: Option<Committed>,
@@ -105,7 +105,10 @@ impl Persistence {
     ) -> Result<()> {
         // Every checkpoint after the first builds on this run's own previous one, which must
         // still be the thread's latest.
-        let expect_latest = std::mem::replace(&mut self.expect_latest, true);
+        let expect = match std::mem::replace(&mut self.expect_latest, true) {
+            true => ExpectParent::Latest,
+            false => ExpectParent::Any,
+        };
         // Where the checkpoint will be, known in advance (it is the new id); built only where it
         // is needed before the save returns it.
         let address = |saved: &CheckpointConfig, id: &str| CheckpointConfig {
@@ -117,14 +120,14 @@ impl Persistence {
             self.store_held().await?;
             let next = address(&self.saved, &checkpoint.id);
             let link = ChainLink { writes, checkpoint, metadata, new_versions };
-            self.held = Some((std::mem::replace(&mut self.saved, next), link, expect_latest));
+            self.held = Some((std::mem::replace(&mut self.saved, next), link, expect));
             return Ok(());
         }
         let next = (self.durability == Durability::Async).then(|| address(&self.saved, &checkpoint.id));
         let link = ChainLink { writes, checkpoint, metadata, new_versions };
-        let (parent, chain, expect_latest) = match self.held.take() {
+        let (parent, chain, expect) = match self.held.take() {
             Some((parent, first, expects)) => (Some(parent), vec![first, link], expects),
-            None => (None, vec![link], expect_latest),
+            None => (None, vec![link], expect),
         };
         if let Some(next) = next {
             // Save while the next superstep runs; saves stay in order because each one waits for
@@ -133,11 +136,11 @@ impl Persistence {
             let saver = Arc::clone(&self.saver);
             let parent = parent.unwrap_or_else(|| std::mem::replace(&mut self.saved, next.clone()));
             self.saved = next;
-            self.inflight =
-                Some(tokio::spawn(async move { saver.put_chain(&parent, chain, expect_latest).await }));
+            let commit = Commit::new(parent, chain, expect);
+            self.inflight = Some(tokio::spawn(async move { saver.commit(commit).await }));
         } else {
-            let parent = parent.as_ref().unwrap_or(&self.saved);
-            let saved = self.saver.put_chain(parent, chain, expect_latest).await?;
+            let parent = parent.unwrap_or_else(|| self.saved.clone());
+            let saved = self.saver.commit(Commit::new(parent, chain, expect)).await?;
             tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
             self.saved = saved;
             self.note_commit();
@@ -150,9 +153,9 @@ impl Persistence {
     /// # Errors
     /// As [`commit`](Self::commit).
     pub(crate) async fn store_held(&mut self) -> Result<()> {
-        let Some((parent, link, expect_latest)) = self.held.take() else { return Ok(()) };
+        let Some((parent, link, expect)) = self.held.take() else { return Ok(()) };
         self.wait_inflight().await?;
-        let saved = self.saver.put_chain(&parent, vec![link], expect_latest).await?;
+        let saved = self.saver.commit(Commit::new(parent, vec![link], expect)).await?;
         tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
         self.note_commit();
         Ok(())
@@ -369,8 +372,8 @@ mod tests {
         single_chain(&*saver, "t").await;
     }
 
-    /// A saver that forwards everything to the in-memory one but keeps the trait's default
-    /// `put_expecting_latest`, as a third-party saver written before the method would.
+    /// A saver that forwards the five operations to the in-memory one and keeps the trait's
+    /// default `commit`, as a saver written against the five operations alone would.
     struct DefaultCheck(InMemoryCheckpointer);
 
     impl Checkpointer for DefaultCheck {

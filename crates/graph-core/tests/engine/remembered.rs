@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt as _;
 use graph_core::checkpoint::{
-    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, InMemoryCheckpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    Checkpointer, Commit, InMemoryCheckpointer, ListOptions,
 };
 use graph_core::messages::{MessagesState, MessagesStateUpdate};
 use graph_core::prelude::*;
@@ -62,22 +62,8 @@ impl Checkpointer for Remembering {
     ) -> Result<CheckpointConfig, CheckpointError> {
         Checkpointer::put(&self.inner, c, cp, m, v).await
     }
-    async fn put_expecting_latest(
-        &self,
-        c: &CheckpointConfig,
-        cp: Checkpoint,
-        m: CheckpointMetadata,
-        v: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        Checkpointer::put_expecting_latest(&self.inner, c, cp, m, v).await
-    }
-    async fn put_chain(
-        &self,
-        c: &CheckpointConfig,
-        chain: Vec<ChainLink>,
-        expect_latest: bool,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        Checkpointer::put_chain(&self.inner, c, chain, expect_latest).await
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        Checkpointer::commit(&self.inner, commit).await
     }
     async fn put_writes(
         &self,

@@ -1,12 +1,12 @@
 //! How a run's saves reach the saver: a step's last writes travel with the checkpoint that follows
 //! the step, and the input checkpoint with the checkpoint of the step that routes the input, in
-//! one `put_chain`; the history stored is LangGraph's all the same.
+//! one commit; the history stored is LangGraph's all the same.
 
 use std::sync::{Arc, Mutex};
 
 use graph_core::checkpoint::{
-    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, InMemoryCheckpointer, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    Checkpointer, Commit, InMemoryCheckpointer, ListOptions,
 };
 use graph_core::prelude::*;
 use graph_core::value::ChannelValue;
@@ -50,31 +50,17 @@ impl Checkpointer for Recording {
         self.record(format!("put step {}", m.step));
         Checkpointer::put(&self.inner, c, cp, m, v).await
     }
-    async fn put_expecting_latest(
-        &self,
-        c: &CheckpointConfig,
-        cp: Checkpoint,
-        m: CheckpointMetadata,
-        v: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        self.record(format!("put_expecting_latest step {}", m.step));
-        Checkpointer::put_expecting_latest(&self.inner, c, cp, m, v).await
-    }
-    async fn put_chain(
-        &self,
-        c: &CheckpointConfig,
-        chain: Vec<ChainLink>,
-        expect_latest: bool,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        let links: Vec<String> = chain
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        let links: Vec<String> = commit
+            .chain
             .iter()
             .map(|l| match &l.writes {
                 Some(w) => format!("{} writes + step {}", w.writes.len(), l.metadata.step),
                 None => format!("step {}", l.metadata.step),
             })
             .collect();
-        self.record(format!("put_chain [{}]", links.join(", ")));
-        Checkpointer::put_chain(&self.inner, c, chain, expect_latest).await
+        self.record(format!("commit [{}]", links.join(", ")));
+        Checkpointer::commit(&self.inner, commit).await
     }
     async fn put_writes(
         &self,
@@ -91,7 +77,7 @@ impl Checkpointer for Recording {
     }
 }
 
-/// `START -> a -> b`: three `put_chain` calls (input with the routing step, then one per node
+/// `START -> a -> b`: three commits (input with the routing step, then one per node
 /// with its writes), no separate `put_writes`; every checkpoint but the last holds the writes of
 /// the task that ran on it, as LangGraph's history does.
 #[tokio::test]
@@ -110,10 +96,10 @@ async fn test_each_step_is_saved_with_its_last_writes() {
     assert_eq!(
         saver.take(),
         [
-            "put_chain [step -1, 1 writes + step 0]",
+            "commit [step -1, 1 writes + step 0]",
             // `a` writes `log` and the edge to `b` (`branch:to:b`); `b` only `log`.
-            "put_chain [2 writes + step 1]",
-            "put_chain [1 writes + step 2]",
+            "commit [2 writes + step 1]",
+            "commit [1 writes + step 2]",
         ]
     );
     let history = Checkpointer::list(&saver.inner, Some(&CheckpointConfig::thread("t")), ListOptions::new())
@@ -150,12 +136,7 @@ async fn test_parallel_tasks_save_all_but_the_last_as_they_finish() {
     g.invoke(SUpdate::default(), &cfg).await.unwrap();
     assert_eq!(
         saver.take(),
-        [
-            "put_chain [step -1, 3 writes + step 0]",
-            "put_writes 1",
-            "put_writes 1",
-            "put_chain [1 writes + step 1]"
-        ]
+        ["commit [step -1, 3 writes + step 0]", "put_writes 1", "put_writes 1", "commit [1 writes + step 1]"]
     );
     let mut log = g.get_state(&cfg).await.unwrap().values.log;
     log.sort();
@@ -175,7 +156,7 @@ async fn test_a_failed_node_leaves_the_held_input_stored() {
         .with_shared_checkpointer(saver.clone());
     let cfg = RunConfig::thread("t");
     assert!(g.invoke(SUpdate::default(), &cfg).await.is_err());
-    assert_eq!(saver.take(), ["put_chain [step -1, 1 writes + step 0]", "put_writes 1"]);
+    assert_eq!(saver.take(), ["commit [step -1, 1 writes + step 0]", "put_writes 1"]);
     let history = g.get_state_history(&cfg, ListOptions::new()).await.unwrap();
     assert_eq!(history.len(), 2, "input and the routing step are stored");
     assert_eq!(history[0].next, ["boom"]);

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use graph_core::checkpoint::backend::uuid6;
 use graph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, Checkpointer, ListOptions,
+    CheckpointTuple, Checkpointer, Commit, ListOptions,
 };
 use graph_core::prelude::*;
 
@@ -46,14 +46,8 @@ impl Checkpointer for MovedAfterRead {
     ) -> Result<CheckpointConfig, CheckpointError> {
         self.inner.put(config, checkpoint, metadata, new_versions).await
     }
-    async fn put_expecting_latest(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        self.inner.put_expecting_latest(config, checkpoint, metadata, new_versions).await
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        self.inner.commit(commit).await
     }
     async fn put_writes(
         &self,

@@ -1,8 +1,8 @@
-//! Conformance of [`put_chain`](graph_core::checkpoint::Checkpointer::put_chain): checkpoints,
-//! each the child of the one before, and the pending writes each carries for its parent, saved by
-//! one call, read back exactly as if `put_writes` and `put` had been called in turn.
+//! Conformance of [`commit`](graph_core::checkpoint::Checkpointer::commit): checkpoints, each the
+//! child of the one before, and the pending writes each carries for its parent, saved by one call,
+//! read back exactly as if `put_writes` and `put` had been called in turn.
 
-use graph_core::checkpoint::{ChainLink, CheckpointError, DynCheckpointer, WriteBatch};
+use graph_core::checkpoint::{ChainLink, CheckpointError, Commit, DynCheckpointer, ExpectParent, WriteBatch};
 use graph_core::value::ChannelValue;
 use serde_json::{json, Value};
 
@@ -25,13 +25,14 @@ impl Ctx<'_> {
         links: Vec<ChainLink>,
         expect: bool,
     ) -> Result<Config, CheckpointError> {
-        self.saver.put_chain(parent, links, expect).await
+        let expect = if expect { ExpectParent::Latest } else { ExpectParent::Any };
+        self.saver.commit(Commit::new(parent.clone(), links, expect)).await
     }
 }
 
 /// One link: the writes land on the parent, after any written before them, and the checkpoint
 /// becomes the latest with the parent as its parent; with and without the parent check.
-pub async fn put_chain_stores_writes_then_checkpoint(saver: &dyn DynCheckpointer) {
+pub async fn commit_stores_writes_then_checkpoint(saver: &dyn DynCheckpointer) {
     let s = Ctx::new(saver);
     for expect_latest in [false, true] {
         let config = s.thread(&format!("t-{expect_latest}"));
@@ -41,7 +42,7 @@ pub async fn put_chain_stores_writes_then_checkpoint(saver: &dyn DynCheckpointer
         let second_id = second.id();
         let items = [("a", json!("last")), ("b", json!(5))];
         let saved =
-            s.chain(&first, vec![link("task-b", &items, second)], expect_latest).await.expect("put_chain");
+            s.chain(&first, vec![link("task-b", &items, second)], expect_latest).await.expect("commit");
         assert_eq!(id(&saved), second_id, "returns the new checkpoint's address");
         let expected =
             [w("task-a", "a", json!("early")), w("task-b", "a", json!("last")), w("task-b", "b", json!(5))];
@@ -56,7 +57,7 @@ pub async fn put_chain_stores_writes_then_checkpoint(saver: &dyn DynCheckpointer
 /// Two links on an empty thread (an input checkpoint and the step that routes it): each is the
 /// parent of the next, the second's writes are the first's pending writes, and values carried
 /// over from the first are read back in the second.
-pub async fn put_chain_links_each_checkpoint_to_the_one_before(saver: &dyn DynCheckpointer) {
+pub async fn commit_links_each_checkpoint_to_the_one_before(saver: &dyn DynCheckpointer) {
     let s = Ctx::new(saver);
     let config = s.thread("t");
     let input = cp(-1).set("__start__", 1, one("hi"));
@@ -79,7 +80,7 @@ pub async fn put_chain_links_each_checkpoint_to_the_one_before(saver: &dyn DynCh
 
 /// Built on a parent that is no longer the latest, with the parent check: a typed conflict, and
 /// no checkpoint of the chain is stored.
-pub async fn put_chain_on_a_moved_parent_conflicts(saver: &dyn DynCheckpointer) {
+pub async fn commit_on_a_moved_parent_conflicts(saver: &dyn DynCheckpointer) {
     let s = Ctx::new(saver);
     let config = s.thread("t");
     let first = s.put(&config, cp(-1).set("a", 1, one("first"))).await;
@@ -96,10 +97,10 @@ pub async fn put_chain_on_a_moved_parent_conflicts(saver: &dyn DynCheckpointer) 
 }
 
 /// Ids, names and values made of SQL's and key syntaxes' special characters (quotes, backslash,
-/// `?`, `;`, comment openers, a NUL) are stored and read back as they are, through `put_chain`
+/// `?`, `;`, comment openers, a NUL) are stored and read back as they are, through a commit
 /// with and without the parent check: a saver that writes values into statement text must not
 /// let one of them be read as syntax.
-pub async fn put_chain_keeps_special_characters_verbatim(saver: &dyn DynCheckpointer) {
+pub async fn commit_keeps_special_characters_verbatim(saver: &dyn DynCheckpointer) {
     let s = Ctx::new(saver);
     let nasty = "q'uo\"te`s \\ ? ; -- /* */ %_ \0 end";
     for expect_latest in [false, true] {
@@ -107,8 +108,7 @@ pub async fn put_chain_keeps_special_characters_verbatim(saver: &dyn DynCheckpoi
         let first = s.put(&config, cp(-1).set(nasty, 1, one(nasty))).await;
         let items = [(nasty, json!(nasty)), ("b", json!({ nasty: [nasty] }))];
         let second = cp(0).set(nasty, 2, one(&format!("{nasty}-2"))).set("b", 1, int(7));
-        let saved =
-            s.chain(&first, vec![link(nasty, &items, second)], expect_latest).await.expect("put_chain");
+        let saved = s.chain(&first, vec![link(nasty, &items, second)], expect_latest).await.expect("commit");
         let latest = s.get(&config).await;
         assert_eq!((&latest.config, &latest.parent_config), (&saved, &Some(first.clone())));
         assert_eq!(super::item(&latest, nasty), format!("{nasty}-2"), "expect_latest = {expect_latest}");

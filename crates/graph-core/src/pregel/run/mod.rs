@@ -68,7 +68,7 @@ struct Loop<'g, S: State, C> {
     resume_map: Option<Arc<std::collections::BTreeMap<String, serde_json::Value>>>,
     store: Option<Arc<dyn crate::store::DynStore>>,
     /// The writes of the step's last task to finish, saved together with the checkpoint that
-    /// follows the step (`put_chain`: one durable commit instead of two).
+    /// follows the step (one durable commit instead of two).
     deferred: Option<WriteBatch>,
     /// The previous step's task list, emptied, for the next step to fill: a task is a few
     /// hundred bytes, and a new list per step was an allocation of its own.

@@ -5,7 +5,7 @@
 //! queries) to learn what the saver already holds in memory. A run with new input may start
 //! from [`remembered_latest`](crate::checkpoint::Checkpointer::remembered_latest) instead,
 //! because its first commit (the input checkpoint and the step that routes it, one
-//! `put_chain` expecting that checkpoint to be the latest) checks exactly what the read would
+//! commit expecting that checkpoint to be the latest) checks exactly what the read would
 //! have: when another writer moved the thread on, or the row changed, the saver refuses, and the
 //! run is made again from a real read.
 //!

@@ -1,40 +1,26 @@
-//! [`RecentCheckpoints`]: the checkpoint a saver stored last per thread and namespace, for
-//! savers whose full read is expensive.
-//!
-//! A run starts by reading the latest checkpoint of its thread, which is usually the one the same
-//! process stored at the end of the previous turn. For a saver over the network that read moves
-//! every value of the checkpoint again (a long conversation's whole message list) and decodes it
-//! again. A saver that remembers what it stored can instead ask its server only *whether* the
-//! latest checkpoint is still that one (and what pending writes it has), and answer from memory
-//! when it is. The server must be asked every time, so a checkpoint another process wrote is
-//! never hidden; only bytes that cannot have changed are not sent again.
-//!
-//! This type is the memory half: what was stored, per (thread, namespace), bounded, with a
-//! saver-chosen fingerprint (the stored texts, say) that the server-side check compares against.
+//! [`RecentCheckpoints`]: the memory half of [`Remembering`](super::Remembering), the checkpoint
+//! stored last per (thread, namespace), bounded, with the saver's fingerprint of its stored form.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{
+use crate::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, PendingWrite,
 };
 
-/// How many (thread, namespace) pairs savers remember by default.
-pub const DEFAULT_RECENT_CAPACITY: usize = 1024;
-
 /// One remembered checkpoint.
 #[derive(Debug)]
-pub struct Remembered<F> {
+pub(crate) struct Remembered<F> {
     /// The checkpoint, with all its channel values.
-    pub checkpoint: Checkpoint,
+    pub(crate) checkpoint: Checkpoint,
     /// Its metadata.
-    pub metadata: CheckpointMetadata,
+    pub(crate) metadata: CheckpointMetadata,
     /// Its parent's id.
-    pub parent: Option<String>,
+    pub(crate) parent: Option<String>,
     /// What the saver compares with the stored checkpoint to tell it is unchanged.
-    pub fingerprint: F,
+    pub(crate) fingerprint: F,
     /// When it was remembered, for eviction.
     stamp: u64,
 }
@@ -42,7 +28,11 @@ pub struct Remembered<F> {
 impl<F> Remembered<F> {
     /// The tuple this checkpoint makes at `config`'s address, with `pending_writes` as the server
     /// reported them.
-    pub fn tuple(&self, config: &CheckpointConfig, pending_writes: Vec<PendingWrite>) -> CheckpointTuple {
+    pub(crate) fn tuple(
+        &self,
+        config: &CheckpointConfig,
+        pending_writes: Vec<PendingWrite>,
+    ) -> CheckpointTuple {
         let at = |id: &str| CheckpointConfig {
             thread_id: config.thread_id.clone(),
             checkpoint_ns: config.checkpoint_ns.clone(),
@@ -69,27 +59,8 @@ struct Entries<F> {
 
 /// The last checkpoint stored per (thread, namespace), for at most `capacity` of them; the least
 /// recently written are forgotten first.
-///
-/// # Example
-/// ```
-/// use graph_core::checkpoint::backend::RecentCheckpoints;
-/// use graph_core::checkpoint::{Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource};
-///
-/// let recent = RecentCheckpoints::new(16);
-/// let parent = CheckpointConfig::thread("t1").with_checkpoint_id("a");
-/// let checkpoint = Checkpoint { id: "b".into(), ..Checkpoint::default() };
-/// let metadata = CheckpointMetadata::new(CheckpointSource::Loop, 1);
-/// recent.remember(&parent, &checkpoint, &metadata, &checkpoint.channel_versions, "stored text");
-///
-/// // A read of the latest checkpoint may be answered from memory, once the server confirms it.
-/// let entry = recent.candidate(&CheckpointConfig::thread("t1")).expect("remembered");
-/// assert_eq!(entry.fingerprint, "stored text");
-/// let tuple = entry.tuple(&CheckpointConfig::thread("t1"), Vec::new());
-/// assert_eq!(tuple.config.checkpoint_id.as_deref(), Some("b"));
-/// assert_eq!(tuple.parent_config, Some(parent));
-/// ```
 #[derive(Debug)]
-pub struct RecentCheckpoints<F> {
+pub(crate) struct RecentCheckpoints<F> {
     /// The entries.
     entries: Mutex<Entries<F>>,
     /// At most this many entries.
@@ -98,12 +69,12 @@ pub struct RecentCheckpoints<F> {
 
 impl<F> RecentCheckpoints<F> {
     /// An empty memory of at most `capacity` entries (0: remembers nothing).
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self { entries: Mutex::new(Entries { map: HashMap::new(), clock: 0 }), capacity }
     }
 
     /// How many (thread, namespace) pairs it remembers at most.
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.capacity
     }
 
@@ -118,7 +89,7 @@ impl<F> RecentCheckpoints<F> {
     /// unchanged channels, which savers read from the blobs an earlier checkpoint stored; when
     /// those are not known here, the checkpoint is not remembered, and whatever was remembered
     /// for its namespace is forgotten.
-    pub fn remember(
+    pub(crate) fn remember(
         &self,
         parent: &CheckpointConfig,
         checkpoint: &Checkpoint,
@@ -170,14 +141,14 @@ impl<F> RecentCheckpoints<F> {
     }
 
     /// Forgets every namespace of `thread_id` (after a delete or prune).
-    pub fn forget_thread(&self, thread_id: &str) {
+    pub(crate) fn forget_thread(&self, thread_id: &str) {
         self.entries.lock().map.retain(|(thread, _), _| thread != thread_id);
     }
 
     /// The remembered checkpoint of `config`'s namespace, when `config` asks for the latest or
     /// for that very checkpoint. The saver must still confirm with its server that it is the
     /// latest and unchanged before answering with it.
-    pub fn candidate(&self, config: &CheckpointConfig) -> Option<Arc<Remembered<F>>> {
+    pub(crate) fn candidate(&self, config: &CheckpointConfig) -> Option<Arc<Remembered<F>>> {
         let guard = self.entries.lock();
         let key = (config.thread_id.clone(), config.checkpoint_ns.clone());
         let entry = guard.map.get(&key)?;
@@ -188,12 +159,13 @@ impl<F> RecentCheckpoints<F> {
     }
 
     /// How many pairs it remembers now.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.lock().map.len()
     }
 
     /// Whether it remembers nothing.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
@@ -213,6 +185,20 @@ mod tests {
             &ChannelVersions::new(),
             (),
         );
+    }
+
+    #[test]
+    fn a_remembered_checkpoint_makes_its_tuple() {
+        let recent = RecentCheckpoints::new(16);
+        let parent = CheckpointConfig::thread("t1").with_checkpoint_id("a");
+        let checkpoint = Checkpoint { id: "b".into(), ..Checkpoint::default() };
+        let metadata = CheckpointMetadata::new(CheckpointSource::Loop, 1);
+        recent.remember(&parent, &checkpoint, &metadata, &checkpoint.channel_versions, "stored text");
+        let entry = recent.candidate(&CheckpointConfig::thread("t1")).expect("remembered");
+        assert_eq!(entry.fingerprint, "stored text");
+        let tuple = entry.tuple(&CheckpointConfig::thread("t1"), Vec::new());
+        assert_eq!(tuple.config.checkpoint_id.as_deref(), Some("b"));
+        assert_eq!(tuple.parent_config, Some(parent));
     }
 
     #[test]
