@@ -92,6 +92,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod chat_call;
 mod error;
 mod future;
 mod model;
@@ -100,6 +101,7 @@ mod openai;
 mod tokens;
 mod tools;
 
+pub use chat_call::ModelCall;
 pub use error::{Error, Result};
 pub use future::BoxFuture;
 pub use model::{

@@ -3,11 +3,14 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use graph_core::messages::{Message, MessageType};
-use graph_core::Runtime;
+use graph_core::messages::{ChatCall, Message, MessageType};
+use graph_core::{BoxError, Runtime};
 use parking_lot::Mutex;
 
 /// A chat model that replies from a script, in order, and records what it was asked.
+///
+/// It is a [`ChatCall`], so code that asks a model on the side (a memory decider, a summarizer)
+/// can be tested with it directly.
 ///
 /// It streams each reply word by word through [`Runtime::stream_message`], so tests of the
 /// `messages` stream mode see real chunks. When the script runs out it echoes the last human
@@ -74,5 +77,11 @@ impl FakeChatModel {
     /// Replies still in the script.
     pub fn remaining(&self) -> usize {
         self.script.lock().len()
+    }
+}
+
+impl ChatCall for FakeChatModel {
+    async fn call(&self, messages: Vec<Message>) -> Result<Message, BoxError> {
+        Ok(self.reply(&messages))
     }
 }

@@ -90,6 +90,7 @@ mod embedded;
 mod error;
 pub mod filter;
 pub mod llm_decider;
+mod llm_summarizer;
 #[cfg(feature = "local-embeddings")]
 mod local;
 mod memory;
@@ -113,7 +114,8 @@ pub use decide::{Candidate, RuleDecider, SupersedeDecider, Supersession};
 pub use embedded::EmbeddedMemory;
 pub use error::{Error, Result};
 pub use filter::Filter;
-pub use llm_decider::{chat_fn, ChatCall, FnChat, LlmDecider};
+pub use llm_decider::LlmDecider;
+pub use llm_summarizer::{LlmSummarizer, SUMMARY_PROMPT};
 #[cfg(feature = "local-embeddings")]
 #[cfg_attr(docsrs, doc(cfg(feature = "local-embeddings")))]
 pub use local::MiniLmEmbeddings;

@@ -1,59 +1,17 @@
 //! [`LlmDecider`]: a chat model judges which older memories a new one supersedes.
 //!
-//! Like [`Summarizer`](crate::Summarizer), it does not depend on a model crate: the caller hands
-//! in the model call as a [`ChatCall`] (graph-core messages in, a message out), which is one line
-//! around graph-models' `ChatModel::invoke` or graph-test's `FakeChatModel::reply`. The decider
+//! Like [`LlmSummarizer`](crate::LlmSummarizer), it depends on no model crate: it asks through
+//! graph-core's [`ChatCall`] (messages in, a reply out), which graph-models' models give with
+//! `as_chat_call()` and graph-test's `FakeChatModel` implements. The decider
 //! owns the prompt and a strict parser, so a model that answers out of format fails with
 //! [`Error::MalformedDecision`] instead of retiring something by accident.
 
-use std::future::Future;
-
-use graph_core::messages::Message;
-use graph_core::BoxError;
+use graph_core::messages::{ChatCall, Message};
 use serde_json::Value;
 
 use crate::decide::{Candidate, SupersedeDecider, Supersession};
 use crate::error::{Error, Result};
 use crate::record::MemoryRecord;
-
-/// One chat-model call: messages in, the model's reply out.
-pub trait ChatCall: Send + Sync {
-    /// The reply to `messages`.
-    fn call(&self, messages: Vec<Message>) -> impl Future<Output = Result<Message, BoxError>> + Send;
-}
-
-/// A [`ChatCall`] from a closure; see [`chat_fn`].
-#[derive(Debug, Clone, Copy)]
-pub struct FnChat<F>(F);
-
-/// Adapts `f(messages) -> future of a reply` into a [`ChatCall`].
-///
-/// ```
-/// use graph_core::messages::Message;
-/// use memory_milvus::{chat_fn, LlmDecider};
-/// // With graph-models: `chat_fn(move |m| { let model = model.clone(); async move {
-/// //     model.invoke(ChatRequest::new(m)).await.map_err(Into::into) } })`.
-/// let call = chat_fn(|_messages: Vec<Message>| async { Ok(Message::ai(r#"{"superseded": []}"#)) });
-/// let decider = LlmDecider::new(call);
-/// # let _ = decider;
-/// ```
-pub fn chat_fn<F, Fut>(f: F) -> FnChat<F>
-where
-    F: Fn(Vec<Message>) -> Fut + Send + Sync,
-    Fut: Future<Output = Result<Message, BoxError>> + Send,
-{
-    FnChat(f)
-}
-
-impl<F, Fut> ChatCall for FnChat<F>
-where
-    F: Fn(Vec<Message>) -> Fut + Send + Sync,
-    Fut: Future<Output = Result<Message, BoxError>> + Send,
-{
-    fn call(&self, messages: Vec<Message>) -> impl Future<Output = Result<Message, BoxError>> + Send {
-        (self.0)(messages)
-    }
-}
 
 /// The instructions: what "supersedes" means, and the only answer format accepted.
 pub const SUPERSEDE_PROMPT: &str = "You maintain a user's long-term memory. A new memory was just \

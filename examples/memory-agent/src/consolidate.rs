@@ -6,11 +6,9 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use graph_core::messages::Message;
-use graph_core::BoxError;
-use graph_models::{ChatModel, ChatRequest, SharedChatModel};
+use graph_models::{ModelCall, SharedChatModel};
 use memory_milvus::{
-    now_secs, ChatCall, ConsolidateReport, Consolidator, LlmDecider, Memory, NewMemory, Result, RuleDecider,
+    now_secs, ConsolidateReport, Consolidator, LlmDecider, Memory, NewMemory, Result, RuleDecider,
 };
 
 use crate::memory::AgentMemory;
@@ -23,18 +21,6 @@ use crate::memory::AgentMemory;
 /// ([`EmbedderChoice::rule_similarity`](crate::EmbedderChoice::rule_similarity)).
 pub const RULE_SIMILARITY: f64 = 0.8;
 
-/// The agent's chat model as memory-milvus's [`ChatCall`], so [`LlmDecider`] asks the same model
-/// that answers (temperature 0: the decision should not vary between runs).
-#[derive(Debug, Clone)]
-pub struct ModelCall(pub SharedChatModel);
-
-impl ChatCall for ModelCall {
-    async fn call(&self, messages: Vec<Message>) -> std::result::Result<Message, BoxError> {
-        let request = ChatRequest::new(messages).with_temperature(0.0);
-        Ok(self.0.invoke(request).await?)
-    }
-}
-
 /// Which memory-milvus decider judges what a new statement supersedes.
 #[derive(Debug, Clone)]
 pub enum AgentConsolidator {
@@ -42,7 +28,8 @@ pub enum AgentConsolidator {
     Rule(Consolidator<RuleDecider>),
     /// With an OpenAI-compatible model: [`LlmDecider`] over that model, which also catches facts
     /// changed in other words.
-    Llm(Consolidator<LlmDecider<ModelCall>>),
+    /// It asks at temperature 0: the decision should not vary between runs.
+    Llm(Consolidator<LlmDecider<ModelCall<SharedChatModel>>>),
 }
 
 impl AgentConsolidator {
@@ -58,7 +45,7 @@ impl AgentConsolidator {
 
     /// The LLM decider over `model`.
     pub fn llm(model: SharedChatModel) -> Self {
-        Self::Llm(Consolidator::new(LlmDecider::new(ModelCall(model))))
+        Self::Llm(Consolidator::new(LlmDecider::new(ModelCall::new(model).temperature(0.0))))
     }
 
     /// A short description for the start-up banner.

@@ -77,12 +77,6 @@ pub enum Error {
         /// What the model said.
         reply: String,
     },
-    /// The model summarized a compacted session into nothing.
-    #[error("the model returned an empty summary of {exchanges} exchanges")]
-    EmptySummary {
-        /// How many exchanges it was given.
-        exchanges: usize,
-    },
     /// Reading stdin or writing the transcript failed.
     #[error("terminal input/output failed")]
     Io(#[from] std::io::Error),

@@ -89,7 +89,7 @@ pub use config::{
     CheckpointerChoice, CheckpointerKind, Config, MemoryChoice, ModelChoice, CONNECT_TIMEOUT,
     DEFAULT_COLLECTION, DEFAULT_MODEL, DEFAULT_REDIS_PREFIX,
 };
-pub use consolidate::{AgentConsolidator, Clock, ModelCall, RULE_SIMILARITY};
+pub use consolidate::{AgentConsolidator, Clock, RULE_SIMILARITY};
 pub use demo::{
     render_checkpoint, render_recalled, render_turn, run_demo, session_day, DemoReport, SessionReport, SCRIPT,
 };
@@ -106,5 +106,5 @@ pub use offline::{OfflineModel, OFFLINE_NOTICE};
 pub use question::is_question;
 pub use settings::Settings;
 pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate, Recalled};
-pub use summarizer::{extractive_summary, AgentSummarizer, SUMMARY_PROMPT};
+pub use summarizer::{extractive_summary, AgentSummarizer};
 pub use trim::{request_tokens, trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};

@@ -1,21 +1,11 @@
 //! [`AgentSummarizer`]: what writes the summary that replaces a compacted session's exchanges,
 //! the chat model or, offline, an extractive rule.
 
-use graph_core::messages::Message;
 use graph_core::BoxError;
-use graph_models::{ChatModel, ChatRequest, SharedChatModel};
-use memory_milvus::{MemoryRecord, Summarizer};
+use graph_models::{ModelCall, SharedChatModel};
+use memory_milvus::{LlmSummarizer, MemoryRecord, Summarizer};
 
-use crate::error::Error;
 use crate::question::is_question;
-
-/// The instructions the model summarizes exchanges with.
-pub const SUMMARY_PROMPT: &str = "\
-You compact past exchanges between a user and an assistant into long-term memory. Write every \
-lasting fact the user stated about themselves (name, family, pets, health, home, work, \
-preferences, decisions, plans), one per line, each line starting with \"User: \", close to the \
-user's own words. Leave out questions, small talk and anything the user did not state. Reply \
-with the lines only.";
 
 /// Writes compaction summaries for memory-milvus's
 /// [`compact_and_retire`](memory_milvus::compact_and_retire).
@@ -25,7 +15,8 @@ pub enum AgentSummarizer {
     /// `User: …` line each (the form [`OfflineModel`](crate::OfflineModel) reads facts from),
     /// and names the questions asked on one line. Nothing is paraphrased, so nothing is made up.
     Extractive,
-    /// Asks the chat model with [`SUMMARY_PROMPT`] (temperature 0).
+    /// Asks the chat model with memory-milvus's [`SUMMARY_PROMPT`](memory_milvus::SUMMARY_PROMPT)
+    /// (temperature 0).
     Llm(SharedChatModel),
 }
 
@@ -67,20 +58,12 @@ pub fn extractive_summary(records: &[MemoryRecord]) -> Option<String> {
 
 impl Summarizer for AgentSummarizer {
     async fn summarize(&self, records: &[MemoryRecord]) -> Result<Vec<String>, BoxError> {
-        let model = match self {
-            Self::Extractive => return Ok(extractive_summary(records).into_iter().collect()),
-            Self::Llm(model) => model,
-        };
-        let exchanges: Vec<&str> = records.iter().map(|r| r.content.as_str()).collect();
-        let request = ChatRequest::new(vec![
-            Message::system(SUMMARY_PROMPT),
-            Message::human(exchanges.join("\n---\n")),
-        ])
-        .with_temperature(0.0);
-        let reply = model.invoke(request).await?.text();
-        if reply.trim().is_empty() {
-            return Err(Error::EmptySummary { exchanges: records.len() }.into());
+        match self {
+            Self::Extractive => Ok(extractive_summary(records).into_iter().collect()),
+            Self::Llm(model) => {
+                let call = ModelCall::new(model.clone()).temperature(0.0);
+                LlmSummarizer::new(call).summarize(records).await
+            }
         }
-        Ok(vec![format!("Summary of {} exchanges:\n{}", records.len(), reply.trim())])
     }
 }

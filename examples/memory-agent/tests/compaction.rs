@@ -6,7 +6,8 @@ mod support;
 
 use std::collections::HashSet;
 
-use memory_agent::{Agent, AgentSummarizer, CompactPolicy, CompactReason, Error, SUMMARY_PROMPT};
+use memory_agent::{Agent, AgentSummarizer, CompactPolicy, CompactReason, Error};
+use memory_milvus::SUMMARY_PROMPT;
 use memory_milvus::{Memory, MemoryRecord, COMPACTED_REASON, ROLE_EXCHANGE, ROLE_SUMMARY};
 use support::scripted::{Scripted, FAIL};
 

@@ -42,6 +42,7 @@
 //! the Python class for LangGraph's msgpack encoding, and [`Message::from_kwargs`]
 //! reads a map whose class is known from elsewhere.
 
+mod chat_call;
 mod content;
 mod kind;
 mod message;
@@ -50,6 +51,7 @@ mod state;
 mod tool;
 mod wire;
 
+pub use chat_call::{chat_fn, ChatCall, FnChat};
 pub use content::Content;
 pub use kind::MessageType;
 pub use message::Message;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use graph_core::messages::Message;
 use memory_milvus::{
-    chat_fn, ConsolidateOptions, Consolidator, LlmDecider, Memory, MemoryRecord, Retire, RetrieveQuery,
-    RuleDecider, SupersedeDecider,
+    ConsolidateOptions, Consolidator, LlmDecider, Memory, MemoryRecord, Retire, RetrieveQuery, RuleDecider,
+    SupersedeDecider,
 };
 
 use super::hard_dataset::{self, Category, HardQuestion, NOW, SESSION_AGES};
@@ -64,11 +64,11 @@ impl UpdateReport {
 /// older version. It goes through the real prompt and parser, so it measures everything but a
 /// model's judgement: whether the candidate search surfaces the old fact, and what retiring it
 /// does to retrieval (the ceiling of a real model's result).
-pub fn oracle(questions: &[HardQuestion]) -> LlmDecider<impl memory_milvus::ChatCall> {
+pub fn oracle(questions: &[HardQuestion]) -> LlmDecider<impl graph_core::messages::ChatCall> {
     let pairs: Arc<Vec<(String, String)>> = Arc::new(
         questions.iter().filter_map(|q| Some((q.marker.clone(), q.stale_marker.clone()?))).collect(),
     );
-    LlmDecider::new(chat_fn(move |messages: Vec<Message>| {
+    LlmDecider::new(graph_core::messages::chat_fn(move |messages: Vec<Message>| {
         let pairs = Arc::clone(&pairs);
         async move {
             let prompt = messages.last().map(Message::text).unwrap_or_default();

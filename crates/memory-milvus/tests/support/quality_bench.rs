@@ -14,8 +14,8 @@ use futures_util::{stream, StreamExt};
 use graph_core::messages::Message;
 use graph_core::store::{cosine_similarity, DynEmbeddings};
 use memory_milvus::{
-    chat_fn, ConsolidateOptions, Consolidator, EmbeddedMemory, LlmDecider, Memory, MemoryHit, Retire,
-    RetrieveQuery, RuleDecider, SearchMode, SessionScope, SupersedeDecider,
+    ConsolidateOptions, Consolidator, EmbeddedMemory, LlmDecider, Memory, MemoryHit, Retire, RetrieveQuery,
+    RuleDecider, SearchMode, SessionScope, SupersedeDecider,
 };
 
 use super::bilingual_quality::{self as data, Dataset, Question, NOW, SESSION_AGES, TODAY};
@@ -286,13 +286,13 @@ pub async fn hot_path<M: Retire, D: SupersedeDecider>(memory: &M, data: &Dataset
 /// An LLM decider whose "model" answers from the ground truth: it names a candidate exactly when
 /// the new memory is the newer version of a changed fact and the candidate its outdated version.
 /// It goes through the real prompt and parser.
-pub fn oracle(data: &Dataset) -> LlmDecider<impl memory_milvus::ChatCall> {
+pub fn oracle(data: &Dataset) -> LlmDecider<impl graph_core::messages::ChatCall> {
     // The user lines, as they appear (JSON-quoted) in the prompt; none needs escaping.
     let said = |c: &str| c.trim_start_matches("User: ").split('\n').next().unwrap_or_default().to_owned();
     let pairs: Arc<Vec<(String, String)>> = Arc::new(
         data.questions.iter().filter_map(|q| Some((said(&q.expected), said(q.stale.as_deref()?)))).collect(),
     );
-    LlmDecider::new(chat_fn(move |messages: Vec<Message>| {
+    LlmDecider::new(graph_core::messages::chat_fn(move |messages: Vec<Message>| {
         let pairs = Arc::clone(&pairs);
         async move {
             let prompt = messages.last().map(Message::text).unwrap_or_default();

@@ -5,9 +5,8 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use graph_core::messages::Message;
+use graph_core::messages::{ChatCall, Message};
 use graph_core::BoxError;
-use memory_milvus::ChatCall;
 
 /// Replies from a script; records every call's messages. An exhausted script is an error, so a
 /// test that calls the model more often than it meant to fails loudly.

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use graph_core::messages::{Message, MessageType};
 use graph_models::{ChatModel, ChatModelExt, ChatRequest, Result, SharedChatModel};
 use graph_test::FakeChatModel;
-use memory_agent::{OfflineModel, IMPORTANCE_PROMPT, SUMMARY_PROMPT};
+use memory_agent::{OfflineModel, IMPORTANCE_PROMPT};
+use memory_milvus::SUMMARY_PROMPT;
 
 /// A scripted reply that makes the model call fail instead.
 pub const FAIL: &str = "<fail>";
