@@ -233,7 +233,14 @@ impl<S: State, C> Job<S, C> {
         let Job { index, node, input, runtime, retry, timeout, span } = self;
         let scope = runtime.scope_arc();
         let result =
-            tracing::Instrument::instrument(execute(node, input, runtime, retry, timeout), span).await;
+            tracing::Instrument::instrument(execute(node, input, runtime, retry, timeout), span.clone())
+                .await;
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(e) if as_interrupt(e).is_some() => "interrupted",
+            Err(_) => "error",
+        };
+        span.record("outcome", outcome);
         let resumed = scope.scratchpad.lock().resume_write();
         (index, result, resumed)
     }
@@ -264,6 +271,7 @@ pub(crate) async fn execute<S: State, C>(
                 tracing::warn!(node = runtime.node(), attempt = n, ?wait, error = %e, "node failed; retrying");
                 tokio::time::sleep(wait).await;
                 n += 1;
+                tracing::Span::current().record("attempt", n);
             }
             Err(e) => return Err(e),
         }

@@ -10,6 +10,7 @@ mod interrupts;
 mod persistence;
 mod remembered;
 mod saves;
+mod spans;
 mod streaming;
 mod subgraphs;
 mod update_state;

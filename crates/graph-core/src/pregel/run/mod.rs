@@ -263,16 +263,43 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
             }
         }
     }
-    let span = tracing::debug_span!("graph_run", thread_id = config.thread_id.as_deref().unwrap_or(""), checkpoint_ns = %config.checkpoint_ns);
-    async move {
+    // `info`: a run and its nodes tell the story of a turn; supersteps and saves are `debug`.
+    let span = tracing::info_span!(
+        "graph.run",
+        run_id = tracing::field::Empty,
+        thread_id = config.thread_id.as_deref().unwrap_or(""),
+        checkpoint_ns = %config.checkpoint_ns,
+        steps = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        // The caller's run id when it gave one, as LangGraph's `config["run_id"]`; made only for a
+        // subscriber that records the span.
+        match config.metadata.get("run_id").and_then(serde_json::Value::as_str) {
+            Some(id) => span.record("run_id", id),
+            None => span.record("run_id", crate::checkpoint::uuid6(-2).as_str()),
+        };
+    }
+    let traced = span.clone();
+    let outcome = async move {
         let stop = match lp.run_loop(pending).await {
             Ok(stop) => stop,
             Err(e) => return Err(lp.save_deferred(e).await),
         };
+        traced.record("steps", lp.step);
         lp.finish(stop).await
     }
-    .instrument(span)
-    .await
+    .instrument(span.clone())
+    .await;
+    span.record(
+        "outcome",
+        match &outcome {
+            Ok(_) => "ok",
+            Err(e) if e.is_conflict() => "conflict",
+            Err(_) => "error",
+        },
+    );
+    outcome
 }
 
 fn with_thread(e: Error, config: &RunConfig) -> Error {

@@ -94,7 +94,14 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             let input = t.input.take().unwrap_or_else(|| self.ch.state.clone());
             let retry = def.retry.clone();
             let timeout = self.config.node_timeout;
-            let span = tracing::debug_span!("task", node = %def.name, step, task_id = %t.id);
+            let span = tracing::info_span!(
+                "graph.node",
+                node = %def.name,
+                step,
+                task_id = %t.id,
+                attempt = tracing::field::Empty,
+                outcome = tracing::field::Empty,
+            );
             let job = Job { index: i, node, input, runtime, retry, timeout, span };
             match first.take() {
                 None if jobs.is_empty() => first = Some(job),
