@@ -69,7 +69,7 @@ fn encode_into(label: &str, out: &mut String) {
             out.push(char::from(b));
         } else {
             out.push('~');
-            out.push_str(&format!("{b:02X}"));
+            out.push_str(&hex::encode_upper([b]));
         }
     }
 }
@@ -100,8 +100,9 @@ fn decode_label(encoded: &str) -> Result<String, Error> {
     let mut rest = encoded.as_bytes();
     while let Some((&b, tail)) = rest.split_first() {
         if b == b'~' {
-            let hex = tail.get(..2).and_then(|h| std::str::from_utf8(h).ok()).ok_or_else(bad)?;
-            bytes.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+            let mut byte = [0u8];
+            hex::decode_to_slice(tail.get(..2).ok_or_else(bad)?, &mut byte).map_err(|_| bad())?;
+            bytes.push(byte[0]);
             rest = &tail[2..];
         } else {
             bytes.push(b);
@@ -212,6 +213,8 @@ mod tests {
         let ns: Vec<String> = labels.iter().map(|s| (*s).to_owned()).collect();
         assert_eq!(decode_namespace(&encode_namespace(&ns)).unwrap(), ns);
         assert_eq!(encode_namespace(&["memories".into(), "u1".into()]), "memories.u1");
+        assert_eq!(encode_label("a b/é"), "a~20b~2F~C3~A9");
+        assert_eq!(decode_label("a~20b~2f~c3~a9").unwrap(), "a b/é");
     }
 
     #[test]
@@ -224,7 +227,7 @@ mod tests {
 
     #[test]
     fn malformed_labels_are_errors() {
-        for bad in ["~", "~4", "~ZZ", "~FF"] {
+        for bad in ["~", "~4", "~ZZ", "~FF", "~+1", "~é"] {
             assert!(decode_label(bad).is_err(), "{bad}");
         }
     }
