@@ -20,6 +20,10 @@ check:
     cargo clippy --workspace --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
+# Package every published crate and build each package on its own (what CI checks).
+package *ARGS:
+    bash scripts/package.sh {{ARGS}}
+
 # Criterion benchmarks of the engine (see docs/benchmarks.md).
 bench:
     cargo bench -p graph-core --bench engine
