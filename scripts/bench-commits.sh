@@ -47,20 +47,30 @@ base_dir=$out/src/base
 git worktree add --detach --force "$base_dir" "$base" >/dev/null
 trap 'git worktree remove --force "$base_dir"' EXIT
 
+# The manifest of the crate holding FILE (a path under crates/*/), in the current directory: crates
+# are found by their bench and example files, so that two sides whose crates are named or laid out
+# differently still build the same workloads.
+manifest_of() { # FILE
+  local found
+  found=$(compgen -G "crates/*/$1" | head -1) || true
+  [ -n "$found" ] || { echo "error: no crates/*/$1 in $(pwd)" >&2; return 1; }
+  echo "${found%/"$1"}/Cargo.toml"
+}
+
 build_side() { # NAME DIR
   local name=$1 dir=$2 bin=$out/bin/$1
   mkdir -p "$bin"
   log "building $name (release)…"
   ( cd "$dir"
-    cargo bench -p graph-core --bench engine --no-run --message-format=json | tbl executables \
-      | grep '/engine-' | head -1 | xargs -I{} cp {} "$bin/engine"
+    cargo bench --manifest-path "$(manifest_of benches/engine.rs)" --bench engine --no-run \
+      --message-format=json | tbl executables | grep '/engine-' | head -1 | xargs -I{} cp {} "$bin/engine"
     if wanted redis; then
-      cargo bench -p checkpoint-redis --bench redis --no-run --message-format=json | tbl executables \
-        | grep '/redis-' | head -1 | xargs -I{} cp {} "$bin/redis"
+      cargo bench --manifest-path "$(manifest_of benches/redis.rs)" --bench redis --no-run \
+        --message-format=json | tbl executables | grep '/redis-' | head -1 | xargs -I{} cp {} "$bin/redis"
     fi
     if wanted mysql; then
-      cargo build --release -p checkpoint-mysql --example chat_turns --message-format=json | tbl executables \
-        | grep '/chat_turns$' | head -1 | xargs -I{} cp {} "$bin/chat_turns"
+      cargo build --release --manifest-path "$(manifest_of examples/chat_turns.rs)" --example chat_turns \
+        --message-format=json | tbl executables | grep '/chat_turns$' | head -1 | xargs -I{} cp {} "$bin/chat_turns"
     fi )
 }
 build_side base "$base_dir"
