@@ -26,7 +26,7 @@ package *ARGS:
 
 # Criterion benchmarks of the engine (see docs/benchmarks.md).
 bench:
-    cargo bench -p graph-core --bench engine
+    cargo bench -p mnemograph-core --bench engine
 
 # Every Rust bench next to its Python LangGraph twin, alternating, with the ratios (docs/benchmarks.md).
 bench-compare *ARGS:

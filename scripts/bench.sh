@@ -61,14 +61,14 @@ table() { "$PY" benches/python/bench_table.py "$@"; }
 # copy the executables so a build elsewhere in the same target directory cannot swap them mid-run.
 log "building (release)…"
 build() { run cargo "$@" --message-format=json | table executables; }
-engine=$(build bench -p graph-core --bench engine --no-run | grep '/engine-' | head -1)
+engine=$(build bench -p mnemograph-core --bench engine --no-run | grep '/engine-' | head -1)
 cp "$engine" "$out/bin/engine"
 if wanted redis; then
-  redis_bin=$(build bench -p checkpoint-redis --bench redis --no-run | grep '/redis-' | head -1)
+  redis_bin=$(build bench -p mnemograph-checkpoint-redis --bench redis --no-run | grep '/redis-' | head -1)
   cp "$redis_bin" "$out/bin/redis"
 fi
 if wanted mysql; then
-  chat_turns=$(build build --release -p checkpoint-mysql --example chat_turns | grep '/chat_turns$' | head -1)
+  chat_turns=$(build build --release -p mnemograph-checkpoint-mysql --example chat_turns | grep '/chat_turns$' | head -1)
   cp "$chat_turns" "$out/bin/chat_turns"
 fi
 {
@@ -76,7 +76,7 @@ fi
   echo "#   engine=$engine"
   [ -n "${redis_bin:-}" ] && echo "#   redis=$redis_bin"
   [ -n "${chat_turns:-}" ] && echo "#   chat_turns=$chat_turns"
-  echo "# so \$OUT/bin/engine ARGS is cargo bench -p graph-core --bench engine -- ARGS (likewise redis)."
+  echo "# so \$OUT/bin/engine ARGS is cargo bench -p mnemograph-core --bench engine -- ARGS (likewise redis)."
 } >> "$commands"
 
 mysql_ok=1

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Fails when depending on graph-core turns on a feature that changes the rest of a user's program,
+# Fails when depending on mnemograph-core turns on a feature that changes the rest of a user's program,
 # when a crate without its optional features still builds the heavy dependencies those features
 # gate, or when the workspace builds two rustls crypto providers. Reads `cargo tree` only.
 #
-# Cargo unifies a dependency's features across the whole program, so a feature graph-core asks
+# Cargo unifies a dependency's features across the whole program, so a feature mnemograph-core asks
 # for is on in every crate of its users: serde_json's `preserve_order` changes the key order of
 # every `serde_json::Map`, `float_roundtrip` how every float is parsed, serde's `rc` what
 # serializes, and tokio's `rt-multi-thread` pulls the multi-thread runtime. `tests/downstream`
-# depends on graph-core alone, as an application would; its resolved features (`cargo tree -e
+# depends on mnemograph-core alone, as an application would; its resolved features (`cargo tree -e
 # features`, which resolves for the selected package only) must hold none of these.
 #
 # Needs no network when the registry cache already holds the locked crates (any earlier build);
@@ -32,15 +32,15 @@ cargo_tree() {
 
 tree=$(cargo_tree -p downstream -e normal,build,features --prefix none)
 
-if ! grep -q '^graph-core v' <<<"$tree"; then
-  echo "error: the dependency tree of tests/downstream does not contain graph-core" >&2
+if ! grep -q '^mnemograph-core v' <<<"$tree"; then
+  echo "error: the dependency tree of tests/downstream does not contain mnemograph-core" >&2
   exit 1
 fi
 
 failed=0
 for feature in "${forbidden[@]}"; do
   if grep -qF "$feature" <<<"$tree"; then
-    echo "error: depending on graph-core alone enables $feature; what turns it on:" >&2
+    echo "error: depending on mnemograph-core alone enables $feature; what turns it on:" >&2
     # The inverted tree of that crate: each feature with the dependents that ask for it.
     cargo_tree -p downstream -e normal,build,features -i "${feature%% *}" >&2 || true
     failed=1
@@ -65,10 +65,10 @@ lean() { # package, what it must not pull (crate names)...
     fi
   done
 }
-# graph-models: the OpenAI client (`openai`) and tiktoken (`tiktoken`) are opt-in.
-lean graph-models async-openai reqwest rustls tiktoken-rs
-# memory-milvus: the Milvus SDK (`milvus`) and candle (`local-embeddings`) are opt-in.
-lean memory-milvus milvus-sdk-rust tonic prost reqwest candle-core
+# mnemograph-models: the OpenAI client (`openai`) and tiktoken (`tiktoken`) are opt-in.
+lean mnemograph-models async-openai reqwest rustls tiktoken-rs
+# mnemograph-memory-milvus: the Milvus SDK (`milvus`) and candle (`local-embeddings`) are opt-in.
+lean mnemograph-memory-milvus milvus-sdk-rust tonic prost reqwest candle-core
 [ "$lean_failed" = 0 ] || exit 1
 
 # --- one rustls crypto provider -------------------------------------------------------------
@@ -83,6 +83,6 @@ if grep -qE '^ring v' <<<"$workspace" && grep -qE '^aws-lc-rs v' <<<"$workspace"
   exit 1
 fi
 
-echo "ok: graph-models and memory-milvus without features build no HTTP, TLS, gRPC or tokenizer stack;"
+echo "ok: mnemograph-models and mnemograph-memory-milvus without features build no HTTP, TLS, gRPC or tokenizer stack;"
 echo "ok: the workspace builds one rustls crypto provider ($(grep -oE '^ring v[^ ]+' <<<"$workspace" | head -1 || echo none))"
-echo "ok: a crate depending on graph-core alone gets: $(grep -oE '^(serde_json|serde|tokio) feature "[^"]+"' <<<"$tree" | sort -u | sed 's/ feature /:/' | tr -d '"' | tr '\n' ' ')"
+echo "ok: a crate depending on mnemograph-core alone gets: $(grep -oE '^(serde_json|serde|tokio) feature "[^"]+"' <<<"$tree" | sort -u | sed 's/ feature /:/' | tr -d '"' | tr '\n' ' ')"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Milvus Lite 3.2.2 (PyPI) as a gRPC server on loopback, for memory-milvus's live tests.
+# Milvus Lite 3.2.2 (PyPI) as a gRPC server on loopback, for mnemograph-memory-milvus's live tests.
 #
 #   bash scripts/milvus-lite.sh [PORT]        start (default port 19530); prints http://127.0.0.1:PORT
 #   bash scripts/milvus-lite.sh stop [PORT]   stop the server started on PORT

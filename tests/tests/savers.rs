@@ -8,10 +8,10 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use graph_core::checkpoint::backend::uuid6;
-use graph_core::checkpoint::{CheckpointSource, DynCheckpointer, InMemoryCheckpointer, ListOptions};
-use graph_core::messages::{Message, ToolCall};
-use graph_core::prelude::*;
+use mnemograph_core::checkpoint::backend::uuid6;
+use mnemograph_core::checkpoint::{CheckpointSource, DynCheckpointer, InMemoryCheckpointer, ListOptions};
+use mnemograph_core::messages::{Message, ToolCall};
+use mnemograph_core::prelude::*;
 
 #[derive(State, Clone, Default, Debug)]
 struct S {
@@ -44,7 +44,7 @@ async fn mysql() -> Option<Saver> {
     // The database must exist before connecting to it; create it through the server's schema.
     let server = url.rsplit_once('/').map_or(url.clone(), |(base, _)| format!("{base}/information_schema"));
     let db = url.rsplit_once('/').map(|(_, d)| d.split('?').next().unwrap_or("graph_test").to_owned());
-    match checkpoint_mysql::MySqlCheckpointer::connect(&server).await {
+    match mnemograph_checkpoint_mysql::MySqlCheckpointer::connect(&server).await {
         Ok(admin) => {
             let name = db.unwrap_or_else(|| "graph_test".into());
             let create = format!("CREATE DATABASE IF NOT EXISTS `{name}` CHARACTER SET utf8mb4");
@@ -52,7 +52,7 @@ async fn mysql() -> Option<Saver> {
         }
         Err(e) => return skip("MySQL", &e.to_string()),
     }
-    let saver = match checkpoint_mysql::MySqlCheckpointer::connect(&url).await {
+    let saver = match mnemograph_checkpoint_mysql::MySqlCheckpointer::connect(&url).await {
         Ok(s) => s,
         Err(e) => return skip("MySQL", &e.to_string()),
     };
@@ -62,7 +62,7 @@ async fn mysql() -> Option<Saver> {
 
 async fn redis() -> Option<Saver> {
     let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into());
-    match checkpoint_redis::RedisCheckpointer::connect(&url).await {
+    match mnemograph_checkpoint_redis::RedisCheckpointer::connect(&url).await {
         Ok(s) => Some(Arc::new(s)),
         Err(e) => skip("Redis", &e.to_string()),
     }

@@ -1,16 +1,16 @@
-//! The agent graph: graph-agent's `create_agent` with the blog tools, the trimming middleware
+//! The agent graph: mnemograph-agent's `create_agent` with the blog tools, the trimming middleware
 //! (a `@before_model` compaction) and a small repair for runs a client cancelled.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use graph_agent::{
+use mnemograph_agent::{
     create_agent, AgentState, AgentStateUpdate, Hook, HookResult, Middleware, TrimmingMiddleware,
 };
-use graph_core::checkpoint::Checkpointer;
-use graph_core::messages::{Message, MessageType, ToolStatus};
-use graph_core::{CompiledGraph, Runtime};
-use graph_models::SharedChatModel;
+use mnemograph_core::checkpoint::Checkpointer;
+use mnemograph_core::messages::{Message, MessageType, ToolStatus};
+use mnemograph_core::{CompiledGraph, Runtime};
+use mnemograph_models::SharedChatModel;
 
 use crate::corpus::Corpus;
 use crate::tool_log::LogToolCalls;
@@ -35,7 +35,7 @@ pub fn build(
     corpus: &Arc<Corpus>,
     context_tokens: usize,
     checkpointer: impl Checkpointer,
-) -> graph_core::Result<CompiledGraph<AgentState>> {
+) -> mnemograph_core::Result<CompiledGraph<AgentState>> {
     create_agent(model, blog_tools(corpus))
         .system_prompt(SYSTEM_PROMPT)
         .middleware(PatchToolCalls)
@@ -108,7 +108,7 @@ impl Middleware for PatchToolCalls {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use graph_core::messages::ToolCall;
+    use mnemograph_core::messages::ToolCall;
     use serde_json::json;
 
     #[test]

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use checkpoint_redis::DEFAULT_TTL;
-use graph_models::{OpenAiConfig, OPENAI_BASE_URL};
+use mnemograph_checkpoint_redis::DEFAULT_TTL;
+use mnemograph_models::{OpenAiConfig, OPENAI_BASE_URL};
 
 use crate::error::{Error, Result};
 

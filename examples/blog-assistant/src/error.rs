@@ -37,13 +37,13 @@ pub enum Error {
     Archive(#[from] sqlx::Error),
     /// Connecting to Redis failed.
     #[error("Redis checkpointer failed")]
-    Redis(#[from] checkpoint_redis::RedisSaverError),
+    Redis(#[from] mnemograph_checkpoint_redis::RedisSaverError),
     /// The agent graph failed (a node, the checkpointer, a bad update).
     #[error("agent graph failed")]
-    Graph(#[from] graph_core::Error),
+    Graph(#[from] mnemograph_core::Error),
     /// The model client could not be built.
     #[error("model client failed")]
-    Model(#[from] graph_models::Error),
+    Model(#[from] mnemograph_models::Error),
     /// Binding or serving the socket failed.
     #[error("server I/O failed")]
     Io(#[from] std::io::Error),

@@ -38,8 +38,8 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use graph_agent::AgentState;
-use graph_core::CompiledGraph;
+use mnemograph_agent::AgentState;
+use mnemograph_core::CompiledGraph;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 

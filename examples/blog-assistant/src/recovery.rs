@@ -5,9 +5,9 @@
 //! messages. Tool calls and results are not in the archive, and a ToolMessage without the AI
 //! call it answers would make the conversation invalid anyway.
 
-use graph_agent::{AgentState, AgentStateUpdate, MODEL_NODE};
-use graph_core::messages::Message;
-use graph_core::{CompiledGraph, RunConfig};
+use mnemograph_agent::{AgentState, AgentStateUpdate, MODEL_NODE};
+use mnemograph_core::messages::Message;
+use mnemograph_core::{CompiledGraph, RunConfig};
 
 use crate::archive::{Archive, Role};
 use crate::error::Result;

@@ -4,9 +4,9 @@
 //! Pure bookkeeping, no IO: [`RoundLog::observe`] is fed every `messages`/`updates` event of
 //! the run; when the run ends the log holds the final answer and its citations.
 
-use graph_agent::{AgentState, MODEL_NODE, TOOLS_NODE};
-use graph_core::messages::{Message, MessageType};
-use graph_core::StreamEvent;
+use mnemograph_agent::{AgentState, MODEL_NODE, TOOLS_NODE};
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_core::StreamEvent;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -152,9 +152,9 @@ impl RoundLog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use graph_agent::AgentStateUpdate;
-    use graph_core::messages::ToolCall;
-    use graph_core::EventMetadata;
+    use mnemograph_agent::AgentStateUpdate;
+    use mnemograph_core::messages::ToolCall;
+    use mnemograph_core::EventMetadata;
     use serde_json::json;
 
     fn meta(node: &str) -> EventMetadata {

@@ -8,9 +8,9 @@ use axum::response::Html;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures_util::Stream;
-use graph_agent::AgentStateUpdate;
-use graph_core::messages::Message;
-use graph_core::StreamMode;
+use mnemograph_agent::AgentStateUpdate;
+use mnemograph_core::messages::Message;
+use mnemograph_core::StreamMode;
 use serde::{Deserialize, Serialize};
 
 use crate::archive::ArchivedMessage;

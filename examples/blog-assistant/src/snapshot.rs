@@ -19,8 +19,8 @@
 //! old checkpoints are still there (for good, if the process stops in between). Shallow mode drops
 //! them inside the put itself, so it is the one used.
 
-use checkpoint_redis::{RedisCheckpointer, RedisCheckpointerBuilder};
-use graph_core::{Durability, RunConfig};
+use mnemograph_checkpoint_redis::{RedisCheckpointer, RedisCheckpointerBuilder};
+use mnemograph_core::{Durability, RunConfig};
 
 use crate::config::Config;
 use crate::error::Result;

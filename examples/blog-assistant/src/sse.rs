@@ -16,8 +16,8 @@ use std::convert::Infallible;
 use axum::response::sse::Event;
 use futures_util::Stream;
 use futures_util::StreamExt;
-use graph_agent::AgentState;
-use graph_core::GraphStream;
+use mnemograph_agent::AgentState;
+use mnemograph_core::GraphStream;
 
 use crate::archive::Archive;
 use crate::locks::ThreadGuard;

@@ -4,8 +4,8 @@
 
 use std::time::Instant;
 
-use graph_agent::{Middleware, ToolNext, ToolRequest};
-use graph_core::messages::{Message, ToolStatus};
+use mnemograph_agent::{Middleware, ToolNext, ToolRequest};
+use mnemograph_core::messages::{Message, ToolStatus};
 
 /// The `tracing` target of the events.
 pub const TOOL_LOG_TARGET: &str = "blog_assistant::tool_call";

@@ -6,8 +6,8 @@
 //! follows: the tools step's own output (and anything saved from it) would still hold the whole
 //! article. Cutting in the tool-call wrapper makes the short form the only form.
 
-use graph_agent::{Middleware, ToolNext, ToolRequest};
-use graph_core::messages::{Message, MessageType};
+use mnemograph_agent::{Middleware, ToolNext, ToolRequest};
+use mnemograph_core::messages::{Message, MessageType};
 
 /// Longest tool result kept, in characters; longer ones keep their first `MAX_TOOL_CHARS`
 /// characters and a note saying how many there were.
@@ -65,7 +65,7 @@ impl Middleware for TruncateToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use graph_core::messages::ToolStatus;
+    use mnemograph_core::messages::ToolStatus;
     use serde_json::json;
 
     #[test]

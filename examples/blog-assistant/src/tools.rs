@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use graph_models::{tool, SharedTool, ToolOutput};
+use mnemograph_models::{tool, SharedTool, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};

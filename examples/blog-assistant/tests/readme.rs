@@ -1,4 +1,4 @@
-//! The README's Mermaid drawing of the agent graph is the real one (graph-core's
+//! The README's Mermaid drawing of the agent graph is the real one (mnemograph-core's
 //! `draw_mermaid`), so the documentation cannot drift from the code.
 
 use std::sync::Arc;
@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use blog_assistant::corpus::Corpus;
 use blog_assistant::model::OfflineModel;
-use graph_core::prelude::InMemoryCheckpointer;
-use graph_models::ChatModelExt;
+use mnemograph_core::prelude::InMemoryCheckpointer;
+use mnemograph_models::ChatModelExt;
 
 /// The body of the README's first ```mermaid block.
 fn readme_mermaid() -> String {

@@ -6,7 +6,7 @@ mod support;
 use blog_assistant::recovery::{ensure_checkpoint, Recovery, RECOVERY_LIMIT};
 use blog_assistant::routes::thread_id;
 use blog_assistant::snapshot::round_config;
-use graph_core::messages::{Message, MessageType};
+use mnemograph_core::messages::{Message, MessageType};
 use support::{answer, archived_rows, chat, ids, start, SHARED_DB};
 
 #[tokio::test]

@@ -7,9 +7,9 @@ mod support;
 use std::time::Duration;
 
 use blog_assistant::routes::thread_id;
-use checkpoint_redis::RedisCheckpointer;
-use graph_core::messages::{Message, MessageType};
-use graph_core::RunConfig;
+use mnemograph_checkpoint_redis::RedisCheckpointer;
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_core::RunConfig;
 use serde_json::{json, Value};
 use support::{answer, archived_rows, chat, ids, open_chat, start, SseEvent, FLUSHED_DB, SHARED_DB};
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use blog_assistant::routes::thread_id;
 use blog_assistant::Config;
-use graph_core::messages::{Message, MessageType};
-use graph_core::RunConfig;
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_core::RunConfig;
 use support::{answer, chat, ids, open_chat, start, start_with, thread_bytes, SHARED_DB};
 
 /// Most bytes a thread may hold in Redis after [`ROUNDS`] rounds.
@@ -35,7 +35,7 @@ async fn a_fifty_round_thread_holds_at_most_200_kb_in_redis() {
     assert!(after_50 <= MAX_THREAD_BYTES, "{after_50} bytes in Redis after {ROUNDS} rounds");
 
     // One checkpoint is left, and its tool results are the truncated ones.
-    let keys = checkpoint_redis::ThreadKeys::new(&t.app_prefix(), &thread);
+    let keys = mnemograph_checkpoint_redis::ThreadKeys::new(&t.app_prefix(), &thread);
     let mut conn =
         redis::Client::open(t.redis_url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
     let checkpoints: u64 = redis::cmd("ZCARD").arg(&keys.index).query_async(&mut conn).await.unwrap();
@@ -66,7 +66,7 @@ async fn a_client_leaving_mid_answer_leaves_the_snapshot_as_it_was() {
 
     let after = t.app.agent().get_state(&config).await.unwrap();
     assert_eq!(after.values.messages, before.values.messages, "the cut-off round changed the snapshot");
-    let id = |s: &graph_core::StateSnapshot<_>| s.config.as_ref().and_then(|c| c.checkpoint_id.clone());
+    let id = |s: &mnemograph_core::StateSnapshot<_>| s.config.as_ref().and_then(|c| c.checkpoint_id.clone());
     assert_eq!(id(&after), id(&before), "the cut-off round committed a checkpoint");
 
     // Asked again, the question is in the thread once, and the answer follows the first round,
@@ -91,7 +91,7 @@ async fn a_round_that_fails_leaves_the_snapshot_as_it_was() {
     answer(&chat(&t.server.url(), &user, &session, "Redis 快照的 TTL 设多久合适？").await);
     let before = t.app.agent().get_state(&config).await.unwrap();
 
-    let refused = graph_models::OpenAiConfig::new("gpt-4o-mini")
+    let refused = mnemograph_models::OpenAiConfig::new("gpt-4o-mini")
         .with_api_key("sk-test")
         .with_base_url(format!("http://127.0.0.1:{}/v1", closed_port()));
     let failing = start_app(
@@ -106,7 +106,7 @@ async fn a_round_that_fails_leaves_the_snapshot_as_it_was() {
 
     let after = t.app.agent().get_state(&config).await.unwrap();
     assert_eq!(after.values.messages, before.values.messages, "the failed round changed the snapshot");
-    let id = |s: &graph_core::StateSnapshot<_>| s.config.as_ref().and_then(|c| c.checkpoint_id.clone());
+    let id = |s: &mnemograph_core::StateSnapshot<_>| s.config.as_ref().and_then(|c| c.checkpoint_id.clone());
     assert_eq!(id(&after), id(&before), "the failed round committed a checkpoint");
     // The archive holds the completed round only.
     let rows = support::archived_rows(&t.app, &user, &session).await;

@@ -8,11 +8,11 @@ use blog_assistant::corpus::Corpus;
 use blog_assistant::tool_log::TOOL_LOG_TARGET;
 use blog_assistant::tools::{article_output, GET_ARTICLE_CONTENT};
 use futures_util::StreamExt;
-use graph_agent::{AgentStateUpdate, TOOLS_NODE};
-use graph_core::messages::{Message, MessageType, ToolCall};
-use graph_core::prelude::InMemoryCheckpointer;
-use graph_core::{RunConfig, StreamEvent, StreamMode};
-use graph_models::{ChatModel, ChatModelExt, ChatRequest};
+use mnemograph_agent::{AgentStateUpdate, TOOLS_NODE};
+use mnemograph_core::messages::{Message, MessageType, ToolCall};
+use mnemograph_core::prelude::InMemoryCheckpointer;
+use mnemograph_core::{RunConfig, StreamEvent, StreamMode};
+use mnemograph_models::{ChatModel, ChatModelExt, ChatRequest};
 use serde_json::{json, Value};
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
@@ -56,7 +56,7 @@ impl Visit for FieldText {
 struct Scripted;
 
 impl ChatModel for Scripted {
-    async fn invoke(&self, request: ChatRequest) -> graph_models::Result<Message> {
+    async fn invoke(&self, request: ChatRequest) -> mnemograph_models::Result<Message> {
         let results = request.messages.iter().filter(|m| m.kind() == MessageType::Tool).count();
         let read = |id: &str, call: &str| {
             Message::ai("").with_tool_calls(vec![ToolCall::new(

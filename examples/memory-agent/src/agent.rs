@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use graph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
-use graph_core::checkpoint::{CheckpointConfig, DynCheckpointer};
-use graph_core::messages::{Message, MessageType};
-use graph_core::prelude::*;
-use graph_core::GraphStream;
+use mnemograph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
+use mnemograph_core::checkpoint::{CheckpointConfig, DynCheckpointer};
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_core::prelude::*;
+use mnemograph_core::GraphStream;
 
 use crate::compact::{compact_users, CompactPolicy, SessionCompaction};
 use crate::config::{Config, ModelChoice};
@@ -23,7 +23,7 @@ use crate::summarizer::AgentSummarizer;
 /// gives the README's diagram.
 ///
 /// # Errors
-/// [`Error::Graph`] if the graph does not validate (it always does; the check is graph-core's).
+/// [`Error::Graph`] if the graph does not validate (it always does; the check is mnemograph-core's).
 pub fn build_graph() -> Result<CompiledGraph<AgentState, AgentContext>> {
     Ok(StateGraph::<AgentState, AgentContext>::new()
         .add_node("retrieve", retrieve)

@@ -7,11 +7,11 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
-use checkpoint_mysql::MySqlCheckpointer;
-use checkpoint_redis::RedisCheckpointer;
-use graph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer};
-use graph_models::{ChatModelExt, OpenAiChatModel, OpenAiConfig, SharedChatModel};
-use memory_milvus::{Consistency, EmbeddedMemory, MilvusConfig, MilvusMemory};
+use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+use mnemograph_checkpoint_redis::RedisCheckpointer;
+use mnemograph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer};
+use mnemograph_memory_milvus::{Consistency, EmbeddedMemory, MilvusConfig, MilvusMemory};
+use mnemograph_models::{ChatModelExt, OpenAiChatModel, OpenAiConfig, SharedChatModel};
 
 pub use crate::connect::CONNECT_TIMEOUT;
 use crate::connect::{create_database, Service, MILVUS_HINT, MYSQL_HINT, REDIS_HINT};

@@ -5,8 +5,8 @@ use std::future::Future;
 use std::str::FromStr;
 use std::time::Duration;
 
-use checkpoint_mysql::MySqlConnectOptions;
-use graph_core::BoxError;
+use mnemograph_checkpoint_mysql::MySqlConnectOptions;
+use mnemograph_core::BoxError;
 use sqlx::Connection;
 
 use crate::error::{redact, Error, Result};

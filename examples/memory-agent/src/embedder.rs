@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use graph_core::store::{DynEmbeddings, HashingEmbeddings};
-use graph_models::{OpenAiConfig, OpenAiEmbeddings};
-use memory_milvus::MultilingualUseEmbeddings;
+use mnemograph_core::store::{DynEmbeddings, HashingEmbeddings};
+use mnemograph_memory_milvus::MultilingualUseEmbeddings;
+use mnemograph_models::{OpenAiConfig, OpenAiEmbeddings};
 
 use crate::error::{Error, Result};
 
@@ -136,7 +136,7 @@ impl EmbedderChoice {
 }
 
 /// The rule's threshold with the multilingual encoder: the lowest that retires no fact still
-/// needed in the bilingual quality benchmark (memory-milvus's `tests/quality.rs`); lower ones
+/// needed in the bilingual quality benchmark (mnemograph-memory-milvus's `tests/quality.rs`); lower ones
 /// retire close but different statements, since the shared reply line lifts every pair.
 pub const MULTILINGUAL_RULE_SIMILARITY: f64 = 0.7;
 

@@ -1,8 +1,8 @@
 //! The crate's error type: what can stop the agent, each with a message a user can act on.
 
-use graph_core::checkpoint::serde::SerdeError;
-use graph_core::checkpoint::CheckpointError;
-use graph_core::BoxError;
+use mnemograph_core::checkpoint::serde::SerdeError;
+use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_core::BoxError;
 
 /// Everything that can go wrong in the memory agent.
 #[derive(Debug, thiserror::Error)]
@@ -55,16 +55,16 @@ pub enum Error {
     },
     /// The chat model could not be created.
     #[error("cannot set up the chat model")]
-    Model(#[from] graph_models::Error),
+    Model(#[from] mnemograph_models::Error),
     /// The embedding model could not be fetched, read or set up.
     #[error("cannot set up the embedding model: {0}")]
     Embeddings(#[source] BoxError),
     /// The long-term memory failed outside a graph run.
     #[error("long-term memory failed")]
-    Memory(#[from] memory_milvus::Error),
+    Memory(#[from] mnemograph_memory_milvus::Error),
     /// A graph run failed (a node, the checkpointer, ...).
     #[error("agent run failed")]
-    Graph(#[from] graph_core::Error),
+    Graph(#[from] mnemograph_core::Error),
     /// Reading a checkpoint failed.
     #[error("cannot read the checkpoint")]
     Checkpoint(#[from] CheckpointError),
@@ -93,4 +93,4 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// assert_eq!(redact("mysql://root:s3cret@db:3306/app"), "mysql://root:***@db:3306/app");
 /// assert_eq!(redact("redis://127.0.0.1:6379/"), "redis://127.0.0.1:6379/");
 /// ```
-pub use checkpoint_mysql::redact;
+pub use mnemograph_checkpoint_mysql::redact;

@@ -1,8 +1,8 @@
 //! How important an exchange is to remember, scored when `save_memory` writes it: the reranker
 //! weighs importance, so a lasting fact outranks small talk of the same relevance.
 
-use graph_core::messages::Message;
-use graph_models::{ChatModel, ChatRequest, SharedChatModel};
+use mnemograph_core::messages::Message;
+use mnemograph_models::{ChatModel, ChatRequest, SharedChatModel};
 
 use crate::error::{Error, Result};
 use crate::question::is_question;

@@ -6,9 +6,9 @@
 //! - **Short-term**: the conversation of one session, the `messages` of [`AgentState`],
 //!   checkpointed per thread `"{user_id}:{session_id}"` (in memory, MySQL or Redis).
 //! - **Long-term**: one memory per question-and-answer exchange, written by `save_memory` through
-//!   memory-milvus's [`Memory`](memory_milvus::Memory) API and recalled by `retrieve` for later
+//!   mnemograph-memory-milvus's [`Memory`](mnemograph_memory_milvus::Memory) API and recalled by `retrieve` for later
 //!   sessions, scoped to the user (embedded, or Milvus). A statement that changes an older fact
-//!   retires the older memory (memory-milvus's `Consolidator`), so it is no longer recalled.
+//!   retires the older memory (mnemograph-memory-milvus's `Consolidator`), so it is no longer recalled.
 //!
 //! Three things keep both layers lean:
 //!

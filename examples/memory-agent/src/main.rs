@@ -8,12 +8,12 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use graph_core::prelude::*;
 use memory_agent::{
     build_graph, render_checkpoint, render_compaction, render_recalled, run_demo, thread_id, Agent,
     CheckpointerKind, CompactPolicy, Config, Error, MemoryChoice, ModelChoice, Result, Settings,
     OFFLINE_NOTICE,
 };
+use mnemograph_core::prelude::*;
 
 const USAGE: &str = "\
 usage: memory-agent [--interactive] [--user ID] [--session ID] [--checkpointer memory|mysql|redis]

@@ -1,10 +1,10 @@
 //! The three nodes of the agent's graph (retrieve → call_model → save_memory) and the prompt that
 //! injects recalled memories.
 
-use graph_core::messages::{Message, MessageType};
-use graph_core::Runtime;
-use graph_models::{ChatModelExt, ChatRequest, SharedChatModel};
-use memory_milvus::{Memory, NewMemory, RetrieveQuery, SessionScope, ENRICH_RECENT};
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_core::Runtime;
+use mnemograph_memory_milvus::{Memory, NewMemory, RetrieveQuery, SessionScope, ENRICH_RECENT};
+use mnemograph_models::{ChatModelExt, ChatRequest, SharedChatModel};
 
 use crate::consolidate::{AgentConsolidator, Clock};
 use crate::importance::{ImportanceScorer, MIN_RECALL_IMPORTANCE};
@@ -96,7 +96,7 @@ pub(crate) const MEMORY_HEADER: &str = "[memory ";
 pub async fn retrieve(
     s: AgentState,
     rt: Runtime<AgentContext>,
-) -> Result<AgentStateUpdate, memory_milvus::Error> {
+) -> Result<AgentStateUpdate, mnemograph_memory_milvus::Error> {
     let Some(at) = last_human(&s.messages) else {
         return Ok(AgentStateUpdate::retrieved_history(Vec::new()));
     };
@@ -155,7 +155,7 @@ pub fn build_request(s: &AgentState, max_tokens: usize) -> ChatRequest {
 
 /// `call_model`: answers the latest question with the recalled memories injected into the prompt.
 ///
-/// Uses `invoke_in_graph`, so a run streaming [`StreamMode::Messages`](graph_core::StreamMode)
+/// Uses `invoke_in_graph`, so a run streaming [`StreamMode::Messages`](mnemograph_core::StreamMode)
 /// (the interactive mode) sees the reply token by token.
 ///
 /// # Errors
@@ -163,7 +163,7 @@ pub fn build_request(s: &AgentState, max_tokens: usize) -> ChatRequest {
 pub async fn call_model(
     s: AgentState,
     rt: Runtime<AgentContext>,
-) -> Result<AgentStateUpdate, graph_models::Error> {
+) -> Result<AgentStateUpdate, mnemograph_models::Error> {
     let ctx = rt.context();
     let reply = ctx.model.invoke_in_graph(build_request(&s, ctx.max_context_tokens), &rt).await?;
     Ok(AgentStateUpdate::messages(vec![reply]))
@@ -180,7 +180,7 @@ pub async fn call_model(
 pub async fn save_memory(
     s: AgentState,
     rt: Runtime<AgentContext>,
-) -> Result<AgentStateUpdate, memory_milvus::Error> {
+) -> Result<AgentStateUpdate, mnemograph_memory_milvus::Error> {
     let (Some(question), Some(answer)) =
         (last_text(&s.messages, MessageType::Human), last_text(&s.messages, MessageType::Ai))
     else {

@@ -1,8 +1,8 @@
 //! [`OfflineModel`]: a deterministic chat model that answers from what was recalled, so the agent
 //! runs with no API key.
 
-use graph_core::messages::{Message, MessageType};
-use graph_models::{ChatModel, ChatRequest, Result};
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_models::{ChatModel, ChatRequest, Result};
 
 use crate::nodes::MEMORY_HEADER;
 use crate::question::is_question;
@@ -28,11 +28,11 @@ const STOP_WORDS: &[&str] = &[
 /// what the graph actually retrieved: if retrieval misses a fact, so does the answer.
 ///
 /// ```
-/// use graph_core::messages::Message;
-/// use graph_models::{ChatModel, ChatRequest};
+/// use mnemograph_core::messages::Message;
+/// use mnemograph_models::{ChatModel, ChatRequest};
 /// use memory_agent::OfflineModel;
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> graph_models::Result<()> {
+/// # async fn main() -> mnemograph_models::Result<()> {
 /// let request = ChatRequest::new(vec![
 ///     Message::human("My dog is called Biscuit."),
 ///     Message::ai("Noted."),

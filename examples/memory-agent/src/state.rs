@@ -1,8 +1,8 @@
 //! The graph's typed state and the recalled memories it carries between nodes.
 
-use graph_core::messages::{Message, MessageType};
-use graph_core::State;
-use memory_milvus::MemoryHit;
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_core::State;
+use mnemograph_memory_milvus::MemoryHit;
 use serde::{Deserialize, Serialize};
 
 /// The agent's state: one per thread (`"{user_id}:{session_id}"`), checkpointed after every step.
@@ -28,7 +28,7 @@ pub struct AgentState {
 /// One recalled memory with its scores, as kept in the state.
 ///
 /// A copy of [`MemoryHit`] that can be checkpointed: state fields must be serde types, and
-/// memory-milvus's records are not.
+/// mnemograph-memory-milvus's records are not.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Recalled {
     /// The memory's id in the long-term store.

@@ -1,21 +1,21 @@
 //! [`AgentSummarizer`]: what writes the summary that replaces a compacted session's exchanges,
 //! the chat model or, offline, an extractive rule.
 
-use graph_core::BoxError;
-use graph_models::{ModelCall, SharedChatModel};
-use memory_milvus::{LlmSummarizer, MemoryRecord, Summarizer};
+use mnemograph_core::BoxError;
+use mnemograph_memory_milvus::{LlmSummarizer, MemoryRecord, Summarizer};
+use mnemograph_models::{ModelCall, SharedChatModel};
 
 use crate::question::is_question;
 
-/// Writes compaction summaries for memory-milvus's
-/// [`compact_and_retire`](memory_milvus::compact_and_retire).
+/// Writes compaction summaries for mnemograph-memory-milvus's
+/// [`compact_and_retire`](mnemograph_memory_milvus::compact_and_retire).
 #[derive(Debug, Clone)]
 pub enum AgentSummarizer {
     /// Offline and deterministic: keeps the user's statements of the exchanges, one
     /// `User: …` line each (the form [`OfflineModel`](crate::OfflineModel) reads facts from),
     /// and names the questions asked on one line. Nothing is paraphrased, so nothing is made up.
     Extractive,
-    /// Asks the chat model with memory-milvus's [`SUMMARY_PROMPT`](memory_milvus::SUMMARY_PROMPT)
+    /// Asks the chat model with mnemograph-memory-milvus's [`SUMMARY_PROMPT`](mnemograph_memory_milvus::SUMMARY_PROMPT)
     /// (temperature 0).
     Llm(SharedChatModel),
 }

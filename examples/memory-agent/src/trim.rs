@@ -2,9 +2,9 @@
 //! so a conversation that goes on for hours neither overflows the model's context nor bills every
 //! old message on every turn. The thread itself (the checkpoint) keeps everything.
 
-use graph_agent::{trim_messages, TrimOptions};
-use graph_core::messages::{Message, MessageType};
-use graph_models::{ApproxTokenCounter, TokenCounter};
+use mnemograph_agent::{trim_messages, TrimOptions};
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_models::{ApproxTokenCounter, TokenCounter};
 
 use crate::state::last_human;
 
@@ -12,11 +12,11 @@ use crate::state::last_human;
 /// prompt with the recalled memories plus the trimmed conversation.
 pub const DEFAULT_MAX_CONTEXT_TOKENS: usize = 2000;
 
-/// Tokens `messages` cost as a request, counted by graph-models' [`ApproxTokenCounter`] (right
+/// Tokens `messages` cost as a request, counted by mnemograph-models' [`ApproxTokenCounter`] (right
 /// for mixed Chinese and English, no tokenizer files).
 ///
 /// ```
-/// use graph_core::messages::Message;
+/// use mnemograph_core::messages::Message;
 /// assert!(memory_agent::request_tokens(&[Message::human("你好 hello")]) > 3);
 /// ```
 pub fn request_tokens(messages: &[Message]) -> usize {
@@ -27,7 +27,7 @@ pub fn request_tokens(messages: &[Message]) -> usize {
 /// (the system prompt, which is sent first).
 ///
 /// Stored system messages are left out (the prompt is rebuilt every turn). What is kept is
-/// graph-agent's [`trim_messages`]: the newest whole units, never a tool call without its
+/// mnemograph-agent's [`trim_messages`]: the newest whole units, never a tool call without its
 /// results, starting on a human message. The latest human message is always kept, even alone
 /// over budget: the model must see the question it answers. A conversation that fits is
 /// returned whole.

@@ -7,8 +7,8 @@ mod support;
 use std::collections::HashSet;
 
 use memory_agent::{Agent, AgentSummarizer, CompactPolicy, CompactReason, Error};
-use memory_milvus::SUMMARY_PROMPT;
-use memory_milvus::{Memory, MemoryRecord, COMPACTED_REASON, ROLE_EXCHANGE, ROLE_SUMMARY};
+use mnemograph_memory_milvus::SUMMARY_PROMPT;
+use mnemograph_memory_milvus::{Memory, MemoryRecord, COMPACTED_REASON, ROLE_EXCHANGE, ROLE_SUMMARY};
 use support::scripted::{Scripted, FAIL};
 
 const DAY: i64 = 86_400;
@@ -139,7 +139,10 @@ async fn a_failed_summary_is_an_error_and_retires_nothing() {
         agent.context().clock.set_offset(8 * DAY);
 
         let err = agent.compact(&["ada".to_owned()], &CompactPolicy::default()).await.unwrap_err();
-        assert!(matches!(err, Error::Memory(memory_milvus::Error::Summarizer(_))), "{reply:?}: {err:?}");
+        assert!(
+            matches!(err, Error::Memory(mnemograph_memory_milvus::Error::Summarizer(_))),
+            "{reply:?}: {err:?}"
+        );
         let monday = records(&agent, "ada", "monday").await;
         assert!(monday.iter().all(|r| r.role == ROLE_EXCHANGE && !r.is_retired()), "{monday:?}");
     }
@@ -149,5 +152,5 @@ async fn a_failed_summary_is_an_error_and_retires_nothing() {
 async fn a_bad_user_id_is_a_typed_error() {
     let agent = support::agent_with(Scripted::default().shared(), |c| c);
     let err = agent.compact(&[String::new()], &CompactPolicy::default()).await.unwrap_err();
-    assert!(matches!(err, Error::Memory(memory_milvus::Error::InvalidInput { .. })), "{err:?}");
+    assert!(matches!(err, Error::Memory(mnemograph_memory_milvus::Error::InvalidInput { .. })), "{err:?}");
 }

@@ -3,9 +3,9 @@
 
 mod support;
 
-use graph_core::messages::{Message, MessageType};
 use memory_agent::{run_demo, Agent, Config, Error};
-use memory_milvus::{Memory, RetrieveQuery};
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_memory_milvus::{Memory, RetrieveQuery};
 
 #[tokio::test]
 async fn embedded_demo_recalls_across_sessions_and_isolates_users() {

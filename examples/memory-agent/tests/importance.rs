@@ -4,9 +4,9 @@
 
 mod support;
 
-use graph_core::messages::MessageType;
 use memory_agent::{Agent, ImportanceScorer, IMPORTANCE_PROMPT};
-use memory_milvus::Memory;
+use mnemograph_core::messages::MessageType;
+use mnemograph_memory_milvus::Memory;
 use support::scripted::{Scripted, FAIL};
 
 /// The agent of `model`, scoring importance with it.

@@ -7,7 +7,7 @@
 mod support;
 
 use memory_agent::{run_demo, Agent, CheckpointerChoice, Config, Error, MemoryChoice, Result, SCRIPT};
-use memory_milvus::Memory;
+use mnemograph_memory_milvus::Memory;
 use sqlx::Connection;
 
 /// Connects, or reports the server as unavailable (`None`).
@@ -65,7 +65,7 @@ async fn drop_database(url: &str, database: &str) {
 
 /// Drops the agent's Milvus collection, if it has one.
 async fn drop_collection(agent: &Agent) {
-    if let Some(m) = agent.context().memory.downcast_ref::<memory_milvus::MilvusMemory>() {
+    if let Some(m) = agent.context().memory.downcast_ref::<mnemograph_memory_milvus::MilvusMemory>() {
         m.drop_collection().await.expect("drop the test collection");
     }
 }
@@ -169,8 +169,10 @@ async fn the_compact_command_compacts_a_milvus_session() {
         assert!(stdout.contains("compacted ada:s1 (idle 0.0 days): 2 exchanges -> 1 summary"), "{stdout}");
 
         let records = agent.context().memory.session_records("ada", "s1").await?;
-        let summary = records.iter().find(|r| r.role == memory_milvus::ROLE_SUMMARY).expect("a summary");
-        let exchanges: Vec<_> = records.iter().filter(|r| r.role == memory_milvus::ROLE_EXCHANGE).collect();
+        let summary =
+            records.iter().find(|r| r.role == mnemograph_memory_milvus::ROLE_SUMMARY).expect("a summary");
+        let exchanges: Vec<_> =
+            records.iter().filter(|r| r.role == mnemograph_memory_milvus::ROLE_EXCHANGE).collect();
         assert_eq!(exchanges.len(), 2, "retired, not deleted: {records:?}");
         assert!(exchanges.iter().all(|e| e.superseded_by() == Some(summary.id)), "{records:?}");
         let turn = agent.chat("ada", "s2", "Am I allergic to anything?").await?;

@@ -4,8 +4,8 @@
 
 mod support;
 
-use graph_core::messages::MessageType;
 use memory_agent::{request_tokens, DEFAULT_MAX_CONTEXT_TOKENS};
+use mnemograph_core::messages::MessageType;
 use support::scripted::Scripted;
 
 const BUDGET: usize = 400;

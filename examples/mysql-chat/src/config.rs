@@ -67,4 +67,4 @@ impl Config {
 
 /// `url` with the password, if any, replaced by `***`, for logs: the workspace's one copy, shared
 /// with the other tools that print connection URLs.
-pub use checkpoint_mysql::redact;
+pub use mnemograph_checkpoint_mysql::redact;

@@ -3,7 +3,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use graph_core::checkpoint::CheckpointError;
+use mnemograph_core::checkpoint::CheckpointError;
 
 /// Everything that can go wrong in the chat service.
 #[derive(Debug, thiserror::Error)]
@@ -67,16 +67,16 @@ pub enum Error {
     },
     /// The graph failed (a node, the model, or the checkpointer underneath).
     #[error("graph run failed")]
-    Graph(#[from] graph_core::Error),
+    Graph(#[from] mnemograph_core::Error),
     /// The checkpointer failed outside a graph run.
     #[error("checkpointer failed")]
     Checkpoint(#[from] CheckpointError),
     /// Setting up the checkpoint tables failed.
     #[error("checkpoint tables setup failed")]
-    CheckpointSetup(#[from] checkpoint_mysql::Error),
+    CheckpointSetup(#[from] mnemograph_checkpoint_mysql::Error),
     /// The model client could not be built.
     #[error("model setup failed")]
-    Model(#[from] graph_models::Error),
+    Model(#[from] mnemograph_models::Error),
     /// A statement on the legacy tables or the lock connection failed.
     #[error("database error")]
     Database(#[from] sqlx::Error),

@@ -5,7 +5,7 @@
 //! decode checkpoint blobs. Conversations written before the move exist only here; see
 //! [`migrate`](crate::migrate).
 
-use graph_core::messages::Message;
+use mnemograph_core::messages::Message;
 use serde::Serialize;
 use sqlx::{MySqlPool, Row as _};
 
@@ -178,7 +178,7 @@ pub fn to_chat_message(row: &LegacyMessage) -> Result<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use graph_core::messages::MessageType;
+    use mnemograph_core::messages::MessageType;
 
     fn row(id: u64, role: &str) -> LegacyMessage {
         LegacyMessage { id, role: role.to_owned(), content: "x".to_owned(), created_at: String::new() }

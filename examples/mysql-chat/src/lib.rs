@@ -4,7 +4,7 @@
 //! (`OPENAI_API_KEY`, otherwise a deterministic offline model answers). See the README.
 //!
 //! A chat service whose conversation state lives in LangGraph's MySQL checkpoint tables
-//! (`checkpoints`, `checkpoint_writes`, `checkpoint_blobs`, written by [`checkpoint_mysql`]),
+//! (`checkpoints`, `checkpoint_writes`, `checkpoint_blobs`, written by [`mnemograph_checkpoint_mysql`]),
 //! with the application's older `conversations` / `messages` tables kept for display:
 //!
 //! - `thread_id = "conv_{conversation_id}"` ([`thread_id`]); every round runs a

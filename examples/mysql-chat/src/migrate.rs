@@ -3,10 +3,10 @@
 //! model sees what was said before the service moved to checkpoints. New conversations start in the
 //! checkpoint tables directly, and the legacy tables stay for display.
 
-use checkpoint_mysql::MySqlCheckpointer;
-use graph_agent::{AgentState, AgentStateUpdate, MODEL_NODE};
-use graph_core::checkpoint::{CheckpointConfig, Checkpointer};
-use graph_core::{CompiledGraph, RunConfig};
+use mnemograph_agent::{AgentState, AgentStateUpdate, MODEL_NODE};
+use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+use mnemograph_core::checkpoint::{CheckpointConfig, Checkpointer};
+use mnemograph_core::{CompiledGraph, RunConfig};
 use sqlx::MySqlPool;
 
 use crate::error::Result;

@@ -1,7 +1,7 @@
 //! Choosing the chat model: the OpenAI-compatible client when a key is configured, otherwise the
 //! offline model.
 
-use graph_models::{ChatModelExt, OpenAiChatModel, OpenAiConfig, SharedChatModel};
+use mnemograph_models::{ChatModelExt, OpenAiChatModel, OpenAiConfig, SharedChatModel};
 
 use crate::error::Result;
 use crate::offline::OfflineModel;

@@ -5,8 +5,8 @@
 //! (ask "what is my name?" after saying it in an earlier request, or in a migrated legacy
 //! conversation) and makes tests exact.
 
-use graph_core::messages::{Message, MessageType};
-use graph_models::{ChatChunk, ChatModel, ChatRequest, ChunkStream, Result};
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_models::{ChatChunk, ChatModel, ChatRequest, ChunkStream, Result};
 
 /// The name it reports in `response_metadata.model_name`.
 pub const OFFLINE_MODEL_NAME: &str = "offline-echo";
@@ -15,7 +15,7 @@ pub const OFFLINE_MODEL_NAME: &str = "offline-echo";
 /// character) and answers from the conversation's earlier human messages.
 ///
 /// ```
-/// use graph_core::messages::Message;
+/// use mnemograph_core::messages::Message;
 /// use mysql_chat::OfflineModel;
 ///
 /// let history = [Message::human("Hi, my name is Alice."), Message::ai("…"), Message::human("What is my name?")];

@@ -6,12 +6,12 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
-use graph_agent::{create_agent, AgentBuilder, AgentState, AgentStateUpdate, MODEL_NODE};
-use graph_core::checkpoint::{CheckpointConfig, Checkpointer};
-use graph_core::messages::{Message, MessageType};
-use graph_core::prelude::*;
-use graph_models::{SharedChatModel, SharedTool};
+use mnemograph_agent::{create_agent, AgentBuilder, AgentState, AgentStateUpdate, MODEL_NODE};
+use mnemograph_checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
+use mnemograph_core::checkpoint::{CheckpointConfig, Checkpointer};
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_core::prelude::*;
+use mnemograph_models::{SharedChatModel, SharedTool};
 use serde::{Deserialize, Serialize};
 use sqlx::MySqlPool;
 use tokio::sync::mpsc;
@@ -346,7 +346,7 @@ mod tests {
 
     #[test]
     fn the_agent_graph_is_start_model_end() {
-        use graph_models::ChatModelExt;
+        use mnemograph_models::ChatModelExt;
         let graph = chat_agent(crate::OfflineModel.shared()).compile().unwrap();
         assert_eq!(graph.node_names().collect::<Vec<_>>(), [START, MODEL_NODE]);
     }

@@ -4,8 +4,8 @@
 
 mod support;
 
-use graph_core::checkpoint::ListOptions;
-use graph_core::RunConfig;
+use mnemograph_core::checkpoint::ListOptions;
+use mnemograph_core::RunConfig;
 use serde_json::json;
 
 #[tokio::test]

@@ -6,9 +6,9 @@ mod support;
 
 use std::time::Duration;
 
-use graph_core::checkpoint::ListOptions;
-use graph_core::messages::Message;
-use graph_core::RunConfig;
+use mnemograph_core::checkpoint::ListOptions;
+use mnemograph_core::messages::Message;
+use mnemograph_core::RunConfig;
 use mysql_chat::{migrate, ConversationLock, ThreadStatus};
 
 /// The legacy history every test starts from.

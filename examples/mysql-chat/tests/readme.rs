@@ -1,7 +1,7 @@
 //! The README's Mermaid diagram is the graph the service really runs (`draw_mermaid`), so the
 //! picture cannot drift from the code. Needs no database.
 
-use graph_models::ChatModelExt;
+use mnemograph_models::ChatModelExt;
 use mysql_chat::{chat_agent, OfflineModel};
 
 /// The body of the README's first ```mermaid block.

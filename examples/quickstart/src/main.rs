@@ -7,8 +7,8 @@
 //! log (`append` reducer). The thread is checkpointed in memory, so a second message on the same
 //! thread continues the conversation, and the history of checkpoints can be listed.
 
-use graph_core::checkpoint::ListOptions;
-use graph_core::prelude::*;
+use mnemograph_core::checkpoint::ListOptions;
+use mnemograph_core::prelude::*;
 
 #[derive(State, Clone, Default, Debug)]
 struct Ticket {

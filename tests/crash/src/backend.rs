@@ -13,9 +13,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
-use checkpoint_redis::RedisCheckpointer;
-use graph_core::checkpoint::DynCheckpointer;
+use mnemograph_checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
+use mnemograph_checkpoint_redis::RedisCheckpointer;
+use mnemograph_core::checkpoint::DynCheckpointer;
 use redis::aio::ConnectionManager;
 use sqlx::{Connection, MySqlConnection};
 
@@ -81,7 +81,7 @@ impl Backend {
     pub fn redis_from_env() -> Self {
         let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".into());
         let prefix =
-            format!("crash-test:{}:{}", std::process::id(), graph_core::checkpoint::backend::uuid6(0));
+            format!("crash-test:{}:{}", std::process::id(), mnemograph_core::checkpoint::backend::uuid6(0));
         Self::Redis { url, prefix }
     }
 

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use graph_core::checkpoint::{CheckpointConfig, ListOptions, WRITES_IDX_MAP};
-use graph_core::CompiledGraph;
+use mnemograph_core::checkpoint::{CheckpointConfig, ListOptions, WRITES_IDX_MAP};
+use mnemograph_core::CompiledGraph;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
@@ -101,7 +101,7 @@ pub async fn run(exe: &Path, backend: Backend, mode: Mode, plan: &Plan) -> Resul
     let started = Instant::now();
     let harness = backend.connect_harness().await?;
     let graph = workload::graph(&Instrument::none())?.with_shared_checkpointer(harness.saver.clone());
-    let run_id = graph_core::checkpoint::backend::uuid6(0);
+    let run_id = mnemograph_core::checkpoint::backend::uuid6(0);
     let dir = std::env::temp_dir().join(format!("crash-{}-{mode}-{run_id}", backend.name()));
     std::fs::create_dir_all(&dir).map_err(Error::io(&dir))?;
     let reference = Reference::run(&dir.join("reference.log")).await?;

@@ -20,10 +20,10 @@ pub enum Error {
     },
     /// A graph run or state read failed.
     #[error("graph run failed")]
-    Graph(#[from] graph_core::Error),
+    Graph(#[from] mnemograph_core::Error),
     /// A checkpointer call made by the harness failed.
     #[error("checkpointer call failed")]
-    Checkpoint(#[from] graph_core::checkpoint::CheckpointError),
+    Checkpoint(#[from] mnemograph_core::checkpoint::CheckpointError),
     /// A MySQL statement of the harness or worker failed.
     #[error("MySQL statement failed")]
     Sql(#[from] sqlx::Error),
@@ -32,10 +32,10 @@ pub enum Error {
     Redis(#[from] redis::RedisError),
     /// Setting up the MySQL saver failed.
     #[error("MySQL saver setup failed")]
-    MySqlSaver(#[from] checkpoint_mysql::Error),
+    MySqlSaver(#[from] mnemograph_checkpoint_mysql::Error),
     /// Setting up the Redis saver failed.
     #[error("Redis saver setup failed")]
-    RedisSaver(#[from] checkpoint_redis::RedisSaverError),
+    RedisSaver(#[from] mnemograph_checkpoint_redis::RedisSaverError),
     /// Reading or writing a journal or spawning a worker failed.
     #[error("I/O on {path}")]
     Io {

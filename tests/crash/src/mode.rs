@@ -1,6 +1,6 @@
 //! The durability modes under test, and what each one promises a thread whose worker is killed.
 //!
-//! The promises follow from how the engine saves (`graph-core`'s `pregel::commit` and
+//! The promises follow from how the engine saves (`mnemograph-core`'s `pregel::commit` and
 //! `pregel::run::save`), and each is stated as the checks of [`checks`](crate::checks) that
 //! enforce it. `L` is the step of the newest checkpoint stored when a worker is killed, `-1` when
 //! none is (the input checkpoint and step 0, which only routes the input, are always stored
@@ -61,7 +61,7 @@
 //! [`Violation::NeverExecuted`]: crate::Violation::NeverExecuted
 //! [`Violation::RanTwiceInOneProcess`]: crate::Violation::RanTwiceInOneProcess
 
-use graph_core::Durability;
+use mnemograph_core::Durability;
 
 use crate::coverage::Bucket;
 

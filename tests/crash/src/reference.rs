@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use graph_core::checkpoint::{InMemoryCheckpointer, ListOptions};
-use graph_core::StateSnapshot;
+use mnemograph_core::checkpoint::{InMemoryCheckpointer, ListOptions};
+use mnemograph_core::StateSnapshot;
 
 use crate::error::Result;
 use crate::journal::{self, Journal, Record};

@@ -12,11 +12,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use graph_core::checkpoint::{
+use mnemograph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
     Checkpointer, Commit, DynCheckpointer, ListOptions,
 };
-use graph_core::value::ChannelValue;
+use mnemograph_core::value::ChannelValue;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// `inner`, with each checkpoint save delayed by up to `max_delay`.
@@ -104,7 +104,7 @@ impl Checkpointer for SlowSaves {
 
 #[cfg(test)]
 mod tests {
-    use graph_core::checkpoint::InMemoryCheckpointer;
+    use mnemograph_core::checkpoint::InMemoryCheckpointer;
 
     use super::*;
 

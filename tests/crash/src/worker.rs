@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use graph_core::checkpoint::CheckpointConfig;
-use graph_core::prelude::*;
+use mnemograph_core::checkpoint::CheckpointConfig;
+use mnemograph_core::prelude::*;
 
 use crate::backend::Backend;
 use crate::error::{Error, Result};

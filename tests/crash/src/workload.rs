@@ -16,8 +16,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use graph_core::prelude::*;
-use graph_core::Goto;
+use mnemograph_core::prelude::*;
+use mnemograph_core::Goto;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::journal::{Journal, Record};
@@ -116,7 +116,7 @@ fn weight(node: &str, round: i64) -> i64 {
 ///
 /// # Errors
 /// Only if the graph does not compile, which would be a bug of this crate.
-pub fn graph(instrument: &Instrument) -> graph_core::Result<CompiledGraph<Work>> {
+pub fn graph(instrument: &Instrument) -> mnemograph_core::Result<CompiledGraph<Work>> {
     let mut builder = StateGraph::<Work>::new();
     let i = instrument.clone();
     builder = builder.add_node("plan", move |s: Work, rt: Runtime| {

@@ -11,8 +11,8 @@ use crash::mode::Mode;
 use crash::reference::Reference;
 use crash::worker::run_config;
 use crash::workload::{self, Instrument, Work};
-use graph_core::checkpoint::{InMemoryCheckpointer, ListOptions};
-use graph_core::{StateSnapshot, START};
+use mnemograph_core::checkpoint::{InMemoryCheckpointer, ListOptions};
+use mnemograph_core::{StateSnapshot, START};
 
 /// A clean history of an uninterrupted run in `mode`, newest first.
 async fn history(mode: Mode) -> Vec<StateSnapshot<Work>> {
@@ -25,7 +25,7 @@ async fn history(mode: Mode) -> Vec<StateSnapshot<Work>> {
 /// The reference run, as the harness makes it.
 async fn reference() -> Reference {
     let path = std::env::temp_dir()
-        .join(format!("crash-checkers-{}.log", graph_core::checkpoint::backend::uuid6(0)));
+        .join(format!("crash-checkers-{}.log", mnemograph_core::checkpoint::backend::uuid6(0)));
     let reference = Reference::run(&path).await.unwrap();
     std::fs::remove_file(&path).unwrap();
     reference

@@ -1,12 +1,12 @@
-//! A crate that depends on graph-core and nothing else, the way an application does.
+//! A crate that depends on mnemograph-core and nothing else, the way an application does.
 //!
 //! `scripts/check-features.sh` resolves its features (`cargo tree -e features -p downstream`)
-//! and fails when graph-core turns on anything that changes the rest of a program: serde_json's
+//! and fails when mnemograph-core turns on anything that changes the rest of a program: serde_json's
 //! `preserve_order` (object key order everywhere) or `float_roundtrip`, or tokio's multi-thread
-//! runtime. Building it (part of every workspace build) shows graph-core compiles with only the
+//! runtime. Building it (part of every workspace build) shows mnemograph-core compiles with only the
 //! features it asks for itself.
 
-use graph_core::prelude::*;
+use mnemograph_core::prelude::*;
 
 /// A conversation state.
 #[derive(State, Clone, Default, Debug)]

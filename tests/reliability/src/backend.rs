@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
-use checkpoint_redis::RedisCheckpointer;
-use graph_core::checkpoint::backend::uuid6;
-use graph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer};
+use mnemograph_checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
+use mnemograph_checkpoint_redis::RedisCheckpointer;
+use mnemograph_core::checkpoint::backend::uuid6;
+use mnemograph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer};
 use redis::aio::{ConnectionManager, MultiplexedConnection};
 use sqlx::{Connection, MySqlConnection};
 

@@ -8,9 +8,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use graph_core::checkpoint::DynCheckpointer;
-use graph_core::messages::{Message, MessageType, MessagesState, MessagesStateUpdate};
-use graph_core::{CompiledGraph, Result, StateGraph, END, START};
+use mnemograph_core::checkpoint::DynCheckpointer;
+use mnemograph_core::messages::{Message, MessageType, MessagesState, MessagesStateUpdate};
+use mnemograph_core::{CompiledGraph, Result, StateGraph, END, START};
 
 /// The text of the last human message.
 fn last_human(state: &MessagesState) -> String {

@@ -1,7 +1,7 @@
 //! Checks of a thread's stored history.
 
-use graph_core::checkpoint::{CheckpointConfig, CheckpointTuple, DynCheckpointer, ListOptions};
-use graph_core::messages::Message;
+use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointTuple, DynCheckpointer, ListOptions};
+use mnemograph_core::messages::Message;
 
 /// Reads every checkpoint of `thread`'s root namespace, oldest first (values and pending writes
 /// included, so each must decode), and checks that they form one chain: each checkpoint's parent

@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use graph_core::checkpoint::backend::uuid6;
-use graph_core::checkpoint::CheckpointError;
-use graph_core::BoxError;
-use graph_core::{Error, RunConfig};
+use mnemograph_core::checkpoint::backend::uuid6;
+use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_core::BoxError;
+use mnemograph_core::{Error, RunConfig};
 use reliability::backend::{self, Backend};
 use reliability::chat;
 use reliability::check::{has_turn, history, messages_only_grow};
@@ -38,13 +38,13 @@ const TIME_LIMIT: Duration = Duration::from_secs(60);
 type Classify = fn(&BoxError) -> Option<String>;
 
 fn mysql_error(source: &BoxError) -> Option<String> {
-    let e = source.downcast_ref::<checkpoint_mysql::Error>()?;
+    let e = source.downcast_ref::<mnemograph_checkpoint_mysql::Error>()?;
     Some(label(&format!("{e:?}")))
 }
 
 fn redis_error(source: &BoxError) -> Option<String> {
     // Its Display carries the driver's message (`redis: broken pipe`).
-    let e = source.downcast_ref::<checkpoint_redis::RedisSaverError>()?;
+    let e = source.downcast_ref::<mnemograph_checkpoint_redis::RedisSaverError>()?;
     Some(e.to_string().chars().take(48).collect())
 }
 

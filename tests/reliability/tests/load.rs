@@ -10,8 +10,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use graph_core::checkpoint::backend::uuid6;
-use graph_core::RunConfig;
+use mnemograph_core::checkpoint::backend::uuid6;
+use mnemograph_core::RunConfig;
 use reliability::backend::{self, Backend};
 use reliability::chat;
 use reliability::check::single_chain;

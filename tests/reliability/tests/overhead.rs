@@ -5,12 +5,12 @@
 
 use std::time::{Duration, Instant};
 
-use graph_core::checkpoint::backend::{checkpoint_id, next_version};
-use graph_core::checkpoint::{
+use mnemograph_core::checkpoint::backend::{checkpoint_id, next_version};
+use mnemograph_core::checkpoint::{
     ChainLink, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Commit, ExpectParent,
     CHECKPOINT_VERSION,
 };
-use graph_core::value::ChannelValue;
+use mnemograph_core::value::ChannelValue;
 use reliability::backend::{self, Backend};
 use reliability::check::single_chain;
 use reliability::stats::Latencies;
@@ -47,7 +47,7 @@ async fn chain(backend: &Backend, thread: &str, checked: bool) -> Latencies {
 }
 
 async fn overhead(backend: Backend) {
-    let run = graph_core::checkpoint::backend::uuid6(0);
+    let run = mnemograph_core::checkpoint::backend::uuid6(0);
     let (plain_thread, checked_thread) = (format!("plain-{run}"), format!("checked-{run}"));
     let plain = chain(&backend, &plain_thread, false).await;
     let checked = chain(&backend, &checked_thread, true).await;

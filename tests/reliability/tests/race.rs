@@ -9,9 +9,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use graph_core::checkpoint::backend::uuid6;
-use graph_core::messages::MessagesState;
-use graph_core::{CompiledGraph, Durability, Error, RunConfig};
+use mnemograph_core::checkpoint::backend::uuid6;
+use mnemograph_core::messages::MessagesState;
+use mnemograph_core::{CompiledGraph, Durability, Error, RunConfig};
 use reliability::backend::{self, Backend};
 use reliability::chat;
 use reliability::check::{has_turn, history, messages_only_grow};

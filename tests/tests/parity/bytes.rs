@@ -1,4 +1,4 @@
-//! Byte parity: the same graph with the same operations, run once by graph-core alone and once
+//! Byte parity: the same graph with the same operations, run once by mnemograph-core alone and once
 //! by Python LangGraph alone, leaves the same rows — blobs and write blobs equal byte for byte,
 //! checkpoint and metadata documents equal as JSON — once what is random or time-based is masked:
 //! ids (checkpoint, task and interrupt ids are uuid6- or hash-based), timestamps, and the random
@@ -34,7 +34,7 @@ fn meaning(channel: &str, kind: &str, blob: &[u8]) -> Value {
     if channel == "__error__" {
         return json!("an error");
     }
-    let value = graph_core::checkpoint::serde::loads_typed(kind, blob).expect("a stored value decodes");
+    let value = mnemograph_core::checkpoint::serde::loads_typed(kind, blob).expect("a stored value decodes");
     let json = value.to_json().expect("a stored value reads as JSON");
     if is_set(channel) {
         let mut members: Vec<String> =
@@ -229,7 +229,7 @@ pub(crate) async fn same_rows(case: &str, ops: &[Value]) {
         let (a, b) = (&ours[table], &theirs[table]);
         assert!(
             a == b,
-            "{case}: the {table} rows of graph-core and Python LangGraph differ (database {DATABASE})\n\
+            "{case}: the {table} rows of mnemograph-core and Python LangGraph differ (database {DATABASE})\n\
              rust:   {}\npython: {}",
             serde_json::to_string_pretty(a).unwrap_or_default(),
             serde_json::to_string_pretty(b).unwrap_or_default(),

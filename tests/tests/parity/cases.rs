@@ -1,11 +1,11 @@
-//! The graphs of `tests/python/parity.py`, node for node, on graph-core.
+//! The graphs of `tests/python/parity.py`, node for node, on mnemograph-core.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use checkpoint_mysql::MySqlCheckpointer;
-use graph_core::prelude::*;
+use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+use mnemograph_core::prelude::*;
 use serde_json::json;
 
 /// The state of every case: Python's `State` TypedDict.

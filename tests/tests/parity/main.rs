@@ -1,5 +1,5 @@
 //! Parity for paused threads: a thread that stops at an interrupt, a breakpoint or a failure is
-//! handed between Python LangGraph (its own `PyMySQLSaver`) and graph-core (`MySqlCheckpointer`)
+//! handed between Python LangGraph (its own `PyMySQLSaver`) and mnemograph-core (`MySqlCheckpointer`)
 //! through one MySQL database, one operation at a time, each side taking every other turn.
 //!
 //! After every operation both sides read the thread — `get_state` and `get_state_history`: values,
@@ -19,11 +19,11 @@ mod view;
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use checkpoint_mysql::MySqlCheckpointer;
 use e2e::{mysql_server, skip};
-use graph_core::checkpoint::ListOptions;
-use graph_core::prelude::*;
-use graph_core::Resume;
+use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+use mnemograph_core::checkpoint::ListOptions;
+use mnemograph_core::prelude::*;
+use mnemograph_core::Resume;
 use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 
@@ -97,7 +97,7 @@ fn log_update(values: &Value) -> SUpdate {
     SUpdate::log(log.unwrap_or_default())
 }
 
-/// Performs `op` on `thread` with graph-core.
+/// Performs `op` on `thread` with mnemograph-core.
 async fn rust(graph: &CompiledGraph<S>, thread: &str, op: &Value) {
     let config = RunConfig::thread(thread);
     let fail = op["fail"] == json!(true);

@@ -1,10 +1,10 @@
 //! What `tests/python/parity.py` prints of a thread, computed on the Rust side: the state and the
 //! history, each snapshot reduced to the fields both implementations define.
 
-use graph_core::checkpoint::serde::metadata_to_json;
-use graph_core::checkpoint::ListOptions;
-use graph_core::prelude::*;
-use graph_core::{Interrupt, StateSnapshot};
+use mnemograph_core::checkpoint::serde::metadata_to_json;
+use mnemograph_core::checkpoint::ListOptions;
+use mnemograph_core::prelude::*;
+use mnemograph_core::{Interrupt, StateSnapshot};
 use serde_json::{json, Value};
 
 use crate::cases::S;
@@ -51,7 +51,7 @@ fn snapshot(s: &StateSnapshot<S>) -> Value {
     })
 }
 
-/// The view of `thread` as graph-core reads it.
+/// The view of `thread` as mnemograph-core reads it.
 pub(crate) async fn view(graph: &CompiledGraph<S>, thread: &str) -> Value {
     let config = RunConfig::thread(thread);
     let state = graph.get_state(&config).await.expect("get_state");

@@ -2,7 +2,7 @@
 
 pub mod offline;
 
-use graph_models::{ChatModelExt, OpenAiChatModel, SharedChatModel};
+use mnemograph_models::{ChatModelExt, OpenAiChatModel, SharedChatModel};
 
 pub use offline::{is_history_question, OfflineModel};
 

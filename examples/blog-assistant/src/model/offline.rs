@@ -14,8 +14,8 @@
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use graph_core::messages::{Message, MessageType, ToolCall, ToolStatus};
-use graph_models::{ChatChunk, ChatModel, ChatRequest, ChunkStream, Result, ToolCallChunk};
+use mnemograph_core::messages::{Message, MessageType, ToolCall, ToolStatus};
+use mnemograph_models::{ChatChunk, ChatModel, ChatRequest, ChunkStream, Result, ToolCallChunk};
 use serde_json::{json, Map, Value};
 
 use crate::tools::{GET_ARTICLE_CONTENT, SEARCH_BLOG};
@@ -260,9 +260,10 @@ mod tests {
     async fn stream_and_invoke_agree() {
         let model = OfflineModel::new(Duration::ZERO);
         let request = ChatRequest::new(vec![Message::human("Redis TTL")]);
-        let streamed = graph_models::collect_stream(model.stream(request.clone()).await.unwrap(), |_, _| {})
-            .await
-            .unwrap();
+        let streamed =
+            mnemograph_models::collect_stream(model.stream(request.clone()).await.unwrap(), |_, _| {})
+                .await
+                .unwrap();
         let invoked = model.invoke(request).await.unwrap();
         assert_eq!(streamed.text(), invoked.text());
         assert_eq!(streamed.tool_calls()[0].name, invoked.tool_calls()[0].name);

@@ -160,7 +160,7 @@ impl EventReader {
 }
 
 /// A client for the loopback services, which speak plain HTTP. The workspace's reqwest has rustls
-/// without a crypto provider (graph-models' `openai` names ring for its own client), so a client
+/// without a crypto provider (mnemograph-models' `openai` names ring for its own client), so a client
 /// built with defaults has no provider and panics: this one is handed a rustls config on ring.
 pub fn http_client() -> reqwest::Client {
     let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
@@ -234,7 +234,7 @@ pub async fn archived_rows(app: &App, user: &str, session: &str) -> Vec<(String,
 /// Bytes Redis uses for a thread: `MEMORY USAGE <key> SAMPLES 0` summed over every key of the
 /// thread (missing keys count 0).
 pub async fn thread_bytes(t: &TestApp, thread: &str) -> u64 {
-    let keys = checkpoint_redis::ThreadKeys::new(&t.app_prefix(), thread);
+    let keys = mnemograph_checkpoint_redis::ThreadKeys::new(&t.app_prefix(), thread);
     let mut conn =
         redis::Client::open(t.redis_url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
     let mut total = 0;

@@ -122,12 +122,12 @@ pub fn unique(label: &str) -> String {
 /// deterministic, whatever the default embedder is) and an in-memory checkpointer; `tune` sets
 /// the rest of the context.
 pub fn agent_with(
-    model: graph_models::SharedChatModel,
+    model: mnemograph_models::SharedChatModel,
     tune: impl FnOnce(memory_agent::AgentContext) -> memory_agent::AgentContext,
 ) -> memory_agent::Agent {
-    use graph_core::store::HashingEmbeddings;
-    let memory = memory_milvus::EmbeddedMemory::new(HashingEmbeddings::new(384));
+    use mnemograph_core::store::HashingEmbeddings;
+    let memory = mnemograph_memory_milvus::EmbeddedMemory::new(HashingEmbeddings::new(384));
     let context = tune(memory_agent::AgentContext::new(memory, model));
-    let checkpointer = std::sync::Arc::new(graph_core::checkpoint::InMemoryCheckpointer::new());
+    let checkpointer = std::sync::Arc::new(mnemograph_core::checkpoint::InMemoryCheckpointer::new());
     memory_agent::Agent::new(context, checkpointer).unwrap()
 }

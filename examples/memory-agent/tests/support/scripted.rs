@@ -1,14 +1,14 @@
 //! A model for tests of the agent's extra model calls: requests whose system prompt is one of the
-//! agent's fixed prompts (importance, summary) are answered from a graph-test `FakeChatModel`
+//! agent's fixed prompts (importance, summary) are answered from a mnemograph-test `FakeChatModel`
 //! script; conversation requests are answered by the `OfflineModel` and recorded.
 
 use std::sync::{Arc, Mutex};
 
-use graph_core::messages::{Message, MessageType};
-use graph_models::{ChatModel, ChatModelExt, ChatRequest, Result, SharedChatModel};
-use graph_test::FakeChatModel;
 use memory_agent::{OfflineModel, IMPORTANCE_PROMPT};
-use memory_milvus::SUMMARY_PROMPT;
+use mnemograph_core::messages::{Message, MessageType};
+use mnemograph_memory_milvus::SUMMARY_PROMPT;
+use mnemograph_models::{ChatModel, ChatModelExt, ChatRequest, Result, SharedChatModel};
+use mnemograph_test::FakeChatModel;
 
 /// A scripted reply that makes the model call fail instead.
 pub const FAIL: &str = "<fail>";
@@ -60,7 +60,7 @@ impl Scripted {
 fn scripted(fake: &FakeChatModel, request: &ChatRequest) -> Result<Message> {
     let reply = fake.reply(&request.messages);
     if reply.text() == FAIL {
-        return Err(graph_models::Error::Api {
+        return Err(mnemograph_models::Error::Api {
             status: 503,
             message: "scripted failure".to_owned(),
             kind: None,

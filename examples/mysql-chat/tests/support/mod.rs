@@ -12,8 +12,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
-use graph_models::ChatModelExt;
+use mnemograph_checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
+use mnemograph_models::ChatModelExt;
 use mysql_chat::{ChatService, OfflineModel};
 use serde_json::Value;
 use sqlx::{Connection, MySqlConnection};
@@ -104,7 +104,7 @@ pub async fn start_on(database: &str) -> Option<App> {
     let base = format!("http://{}", listener.local_addr().expect("local addr"));
     // The server lives as long as the test's runtime.
     tokio::spawn(mysql_chat::serve(listener, service.clone(), std::future::pending()));
-    // reqwest has rustls without a crypto provider (graph-models' `openai` names ring for its own
+    // reqwest has rustls without a crypto provider (mnemograph-models' `openai` names ring for its own
     // client), so even a plain-HTTP client needs a rustls config, here on ring.
     let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()

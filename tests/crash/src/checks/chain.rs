@@ -1,8 +1,8 @@
 //! The final history: a single chain equal, checkpoint by checkpoint, to an uninterrupted run's
 //! (`sync`, `async`), or the uninterrupted run's last checkpoint alone (`exit`).
 
-use graph_core::checkpoint::CheckpointSource;
-use graph_core::StateSnapshot;
+use mnemograph_core::checkpoint::CheckpointSource;
+use mnemograph_core::StateSnapshot;
 
 use super::Violation;
 use crate::workload::Work;

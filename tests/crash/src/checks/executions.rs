@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use graph_core::{StateSnapshot, START};
+use mnemograph_core::{StateSnapshot, START};
 
 use super::{Observation, Violation};
 use crate::coverage::{Bucket, Coverage};

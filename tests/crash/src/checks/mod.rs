@@ -15,7 +15,7 @@ mod observations;
 
 use std::collections::BTreeSet;
 
-use graph_core::StateSnapshot;
+use mnemograph_core::StateSnapshot;
 
 use crate::coverage::Coverage;
 use crate::journal::Record;

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use graph_core::StateSnapshot;
+use mnemograph_core::StateSnapshot;
 
 use super::{Observation, Violation};
 use crate::mode::Mode;

@@ -1,9 +1,0 @@
-use graph_macros::State;
-
-#[derive(State, Clone)]
-enum Mode {
-    Fast,
-    Slow,
-}
-
-fn main() {}

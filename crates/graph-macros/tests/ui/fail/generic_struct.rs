@@ -1,8 +1,0 @@
-use graph_macros::State;
-
-#[derive(State, Clone, Default)]
-struct Wrapper<T> {
-    value: T,
-}
-
-fn main() {}

@@ -1,9 +1,0 @@
-use graph_macros::State;
-
-#[derive(State, Clone, Default)]
-#[state(updat = "LogDelta")]
-struct Log {
-    lines: Vec<String>,
-}
-
-fn main() {}

@@ -1,6 +1,0 @@
-use graph_macros::State;
-
-#[derive(State, Clone, Default)]
-struct Pair(u8, u8);
-
-fn main() {}

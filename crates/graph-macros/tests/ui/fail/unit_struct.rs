@@ -1,6 +1,0 @@
-use graph_macros::State;
-
-#[derive(State, Clone, Default)]
-struct Nothing;
-
-fn main() {}

@@ -1,0 +1,95 @@
+//! [`FullStore`]: the full saver under [`MySqlCheckpointer`](crate::MySqlCheckpointer)'s read
+//! cache, every checkpoint of every thread kept, and its [`Checkpointer`] implementation.
+
+use std::sync::Arc;
+
+use mnemograph_core::checkpoint::{
+    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions,
+};
+use mnemograph_core::value::ChannelValue;
+use sqlx::MySqlPool;
+
+use crate::commit::connections::Writers;
+use crate::commit::put::Store;
+use crate::commit::{delete, pending_writes};
+use crate::delta::DeltaState;
+use crate::reads::{get_tuple_remembering, list};
+use crate::sql::Layout;
+use crate::texts::TextsSeen;
+
+/// The full saver without its read cache. Cloning is cheap: clones share the pool, the kept
+/// connections and the delta cache.
+#[derive(Clone)]
+pub(crate) struct FullStore {
+    /// Shared by clones; every call takes a connection only for its own statements.
+    pub(crate) pool: MySqlPool,
+    /// Connections kept for put transactions (see [`crate::commit::connections`]).
+    pub(crate) writers: Arc<Writers>,
+    /// Delta mode: the channels, the interval and the cache of last stored values; `None` for
+    /// plain (LangGraph's) storage.
+    pub(crate) delta: Option<Arc<DeltaState>>,
+    /// Whether the server gives back the texts this saver stores (see [`TextsSeen`]).
+    pub(crate) texts: Arc<TextsSeen>,
+}
+
+impl FullStore {
+    /// A saver on `pool`, putting through `writers`, in plain mode.
+    pub(crate) fn new(pool: MySqlPool, writers: Arc<Writers>) -> Self {
+        Self { pool, writers, delta: None, texts: Arc::default() }
+    }
+
+    /// What a put of this saver writes to and updates.
+    pub(crate) fn store(&self) -> Store<'_> {
+        Store { pool: &self.pool, writers: &self.writers, delta: self.delta.as_deref() }
+    }
+}
+
+impl Checkpointer for FullStore {
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        get_tuple_remembering(&self.pool, Layout::Full, config, self.delta.as_deref()).await
+    }
+
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: ListOptions,
+    ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        list(&self.pool, Layout::Full, config, options).await
+    }
+
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        let link = ChainLink::new(checkpoint, metadata, new_versions);
+        self.commit(Commit::new(config.clone(), vec![link], ExpectParent::Any)).await
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, ChannelValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        pending_writes::put_writes(&self.pool, config, &writes, task_id, task_path).await
+    }
+
+    /// Atomic: the parent row is locked inside the put transaction, and the whole chain is one
+    /// transaction (one per checkpoint in delta mode).
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        Ok(self.store().commit(&commit, None).await?.0)
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        delete::delete_thread(&self.pool, thread_id).await?;
+        if let Some(delta) = &self.delta {
+            delta.forget_thread(thread_id);
+        }
+        Ok(())
+    }
+}

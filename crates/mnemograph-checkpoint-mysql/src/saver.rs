@@ -1,0 +1,375 @@
+//! [`MySqlCheckpointer`]: the full saver, every checkpoint of every thread kept.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use mnemograph_core::checkpoint::backend::Remembering;
+use mnemograph_core::checkpoint::{
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    Checkpointer, Commit, ListOptions,
+};
+use mnemograph_core::value::ChannelValue;
+use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
+use sqlx::MySqlPool;
+
+use crate::delta::{self, DeltaChannels, DeltaState};
+use crate::error::Result;
+use crate::exact::{same, same_columns};
+use crate::full_store::FullStore;
+use crate::migrate;
+use crate::url_options::{url_options, WriterOptions};
+
+/// A [`Checkpointer`] storing checkpoints in MySQL 8.0.19+ or MariaDB 10.7+, in the tables and
+/// row format of LangGraph's Python MySQL saver (`langgraph-checkpoint-mysql`).
+///
+/// A Python process and a Rust process can share one database: each reads what the other wrote,
+/// as far as the channel values' serialization allows (LangGraph's `"msgpack"` type tag).
+///
+/// Cloning is cheap: clones share the connection pool (and, in delta mode, the cache).
+///
+/// List channels such as `messages` can be stored as deltas instead of full copies at every
+/// version ([`with_delta_channels`](Self::with_delta_channels), Rust-only; see [`DeltaChannels`]).
+///
+/// # Example
+/// ```no_run
+/// # async fn demo() -> Result<(), mnemograph_checkpoint_mysql::Error> {
+/// use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+///
+/// let saver = MySqlCheckpointer::connect("mysql://app:secret@db.internal/app?max-connections=20").await?;
+/// saver.setup().await?; // once per database; a no-op when it is up to date
+/// // Keep the ten newest checkpoints of a thread, e.g. from a nightly job.
+/// saver.prune("user-42", 10).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct MySqlCheckpointer {
+    /// The saver behind the cache of the checkpoints it stored last (see
+    /// [`with_read_cache`](Self::with_read_cache)).
+    layer: Remembering<FullStore>,
+}
+
+impl fmt::Debug for MySqlCheckpointer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The pool's own Debug prints its options, which include the password.
+        let store = self.store();
+        f.debug_struct("MySqlCheckpointer")
+            .field("connections", &store.pool.size())
+            .field("idle", &store.pool.num_idle())
+            .field("writers", &store.writers)
+            .field("delta", &store.delta.as_ref().map(|d| &d.config))
+            .field("read_cache", &self.layer.capacity())
+            .finish()
+    }
+}
+
+impl MySqlCheckpointer {
+    /// Connects a pool to `url` and checks that the server answers.
+    ///
+    /// `url` is `mysql://user:password@host:port/database?param=value&...`. Parameters read by
+    /// sqlx:
+    ///
+    /// | parameter | meaning |
+    /// |---|---|
+    /// | `ssl-mode` | `disabled`, `preferred` (default), `required`, `verify_ca`, `verify_identity` |
+    /// | `ssl-ca`, `ssl-cert`, `ssl-key` | PEM files: CA bundle, client certificate and key |
+    /// | `socket` | a Unix socket path instead of host and port |
+    /// | `charset`, `collation` | connection character set (default `utf8mb4`) |
+    /// | `statement-cache-capacity` | prepared statements kept per connection (default 100) |
+    ///
+    /// and by this crate, for the pool:
+    ///
+    /// | parameter | default | meaning |
+    /// |---|---|---|
+    /// | `max-connections` | 10 | pool size |
+    /// | `min-connections` | 0 | connections kept open when idle |
+    /// | `acquire-timeout` | 30 | seconds a call waits for a free connection |
+    /// | `ping-after-idle` | 1 | a pooled connection idle for at least this many seconds is pinged before use (0: always) |
+    /// | `write-connections` | 4 | connections kept open for put transactions, beside the pool ([`with_write_connections`](Self::with_write_connections)) |
+    /// | `delta-channels` | none | comma-separated channels stored as deltas ([`DeltaChannels`]) |
+    /// | `delta-snapshot-every` | 32 | full value at least every this many versions of those |
+    ///
+    /// TLS needs the `tls-rustls` (default) or `tls-native-tls` feature. For anything else, build
+    /// the options yourself and call [`connect_with`](Self::connect_with).
+    ///
+    /// # Errors
+    /// [`Error::Sqlx`](crate::Error::Sqlx) for a malformed URL or parameter, or when the server
+    /// cannot be reached.
+    pub async fn connect(url: &str) -> Result<Self> {
+        let connect = MySqlConnectOptions::from_str(url)?;
+        let delta = DeltaChannels::from_url(url)?;
+        let options = url_options(url)?;
+        let saver = Self::connect_with(connect, options.pool).await?.with_writers(&options.writers);
+        Ok(match delta {
+            Some(delta) => saver.with_delta(delta),
+            None => saver,
+        })
+    }
+
+    /// Connects a pool built from explicit options.
+    ///
+    /// # Errors
+    /// [`Error::Sqlx`](crate::Error::Sqlx) when the server cannot be reached.
+    pub async fn connect_with(connect: MySqlConnectOptions, pool: MySqlPoolOptions) -> Result<Self> {
+        Ok(Self::from_pool(pool.connect_with(connect).await?))
+    }
+
+    /// Uses an existing pool (e.g. the application's own).
+    pub fn from_pool(pool: MySqlPool) -> Self {
+        let writers = WriterOptions::default().writers(&pool);
+        Self { layer: Remembering::new(FullStore::new(pool, writers)) }
+    }
+
+    /// How many connections this saver keeps open for its put transactions (default 4; 0 keeps
+    /// none), beside the pool's.
+    ///
+    /// sqlx pings every connection given back to the pool (a round trip for the server and the
+    /// client after every put), and the next put gets whichever connection is free. A kept
+    /// connection goes back to the saver without a ping, and the next put takes it warm; one idle
+    /// for `ping-after-idle` is pinged first, as a pooled one is. Kept connections are opened
+    /// through the pool (its options and hooks) on first need, do not count against its
+    /// `max-connections`, and are closed when the saver and its clones are dropped. When all of
+    /// them are busy, a put runs on a pooled connection.
+    #[must_use]
+    pub fn with_write_connections(self, count: usize) -> Self {
+        self.with_writers(&WriterOptions { count, ..WriterOptions::default() })
+    }
+
+    /// The saver with its kept write connections made anew from `options`.
+    fn with_writers(mut self, options: &WriterOptions) -> Self {
+        let store = self.layer.saver_mut();
+        store.writers = options.writers(&store.pool);
+        self
+    }
+
+    /// The saver under the read cache.
+    fn store(&self) -> &FullStore {
+        self.layer.saver()
+    }
+
+    /// How many threads' last stored checkpoints are kept in memory (default 1024; 0 keeps none).
+    ///
+    /// Reading the latest checkpoint of such a thread (as every run does first) then asks the
+    /// server only which checkpoint is the latest and for its pending writes: when that is the
+    /// one this saver stored, its document and channel values are not sent and decoded again.
+    /// When another process has written, pruned or deleted the thread since, the server names
+    /// another checkpoint and the read is the full one, so nothing newer is ever hidden.
+    ///
+    /// A turn with new input does not even ask (see
+    /// [`Checkpointer::remembered_latest`]):
+    /// once a row read back has shown that the server keeps the texts this saver stores
+    /// (MariaDB; MySQL 8 renders JSON its own way, and there every turn reads), the run starts
+    /// from the remembered checkpoint, and the parent check of its first transaction also
+    /// compares that row's texts. A newer checkpoint, or a row rewritten in place, is refused
+    /// there, and the run reads the thread and starts again.
+    #[must_use]
+    pub fn with_read_cache(self, threads: usize) -> Self {
+        Self { layer: Remembering::with_capacity(self.layer.into_saver(), threads) }
+    }
+
+    /// Stores these channels as deltas (opt-in, Rust-only), a full snapshot every
+    /// [`DeltaChannels::DEFAULT_SNAPSHOT_EVERY`] versions: a new value that extends the stored
+    /// one is saved as just the appended items. Reads return exactly what plain mode returns.
+    /// LangGraph's Python savers cannot read such checkpoints; see [`DeltaChannels`].
+    ///
+    /// # Example
+    /// ```no_run
+    /// # async fn demo() -> Result<(), mnemograph_checkpoint_mysql::Error> {
+    /// use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+    ///
+    /// let saver = MySqlCheckpointer::connect("mysql://root@127.0.0.1:3306/app")
+    ///     .await?
+    ///     .with_delta_channels(["messages"]);
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_delta_channels<I, S>(self, channels: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.with_delta(DeltaChannels::new(channels))
+    }
+
+    /// Stores channels as deltas with explicit settings; see [`DeltaChannels`]. Replaces earlier
+    /// settings and starts with an empty cache (clones made before keep theirs).
+    #[must_use]
+    pub fn with_delta(mut self, delta: DeltaChannels) -> Self {
+        self.layer.saver_mut().delta = Some(Arc::new(DeltaState::new(delta)));
+        self
+    }
+
+    /// The delta settings, `None` in plain mode.
+    pub fn delta(&self) -> Option<&DeltaChannels> {
+        self.store().delta.as_ref().map(|d| &d.config)
+    }
+
+    /// The connection pool.
+    pub fn pool(&self) -> &MySqlPool {
+        &self.store().pool
+    }
+
+    /// Creates or upgrades the tables: LangGraph's 22 migrations, recorded in
+    /// `checkpoint_migrations`. Returns how many were applied (0 when the schema is current).
+    ///
+    /// Safe to call from several processes at once: they serialize on a `GET_LOCK` named after
+    /// the database and wait up to two minutes for each other. The Python saver's `setup()` takes
+    /// no such lock, so do not run both at the same moment on a fresh database.
+    ///
+    /// MySQL DDL is not transactional: each migration commits on its own. If `setup` fails or
+    /// the process dies half-way, the migrations done so far stay, and the next `setup` carries on
+    /// from the first one not recorded (one that was applied but not recorded is detected and
+    /// recorded).
+    ///
+    /// # Errors
+    /// [`Error::SetupLock`](crate::Error::SetupLock) when another `setup` holds the lock too
+    /// long, [`Error::Schema`](crate::Error::Schema) when the database holds the shallow saver's
+    /// tables (nothing is changed then), [`Error::Migrate`](crate::Error::Migrate) when the server
+    /// rejects a migration (e.g. missing `ALTER` privilege), [`Error::Sqlx`](crate::Error::Sqlx)
+    /// otherwise.
+    pub async fn setup(&self) -> Result<usize> {
+        migrate::run(self.pool(), migrate::Layout::Full).await
+    }
+
+    /// Keeps the `keep_last` newest checkpoints of each namespace of `thread_id` and removes the
+    /// older ones, their pending writes, and every blob no remaining checkpoint refers to. Returns
+    /// how many checkpoints were removed. All of it is one transaction.
+    ///
+    /// The oldest kept checkpoint keeps its `parent_config`, which then names a checkpoint that no
+    /// longer exists. Pending writes of kept checkpoints stay, so an interrupted run can resume.
+    /// Blobs that the delta chains of kept checkpoints are built on stay too.
+    ///
+    /// # Errors
+    /// [`Error::Sqlx`](crate::Error::Sqlx) when a statement fails (nothing is removed then).
+    pub async fn prune(&self, thread_id: &str, keep_last: usize) -> Result<u64> {
+        let mut tx = self.pool().begin().await?;
+        let namespaces: Vec<Vec<u8>> =
+            sqlx::query_scalar(PRUNE_NAMESPACES).bind(thread_id).bind(thread_id).fetch_all(&mut *tx).await?;
+        let mut removed = 0;
+        for hash in namespaces {
+            // The newest checkpoint to remove; it and everything older go.
+            let cutoff: Option<String> = sqlx::query_scalar(PRUNE_CUTOFF)
+                .bind(thread_id)
+                .bind(thread_id)
+                .bind(&hash)
+                .bind(keep_last as u64)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let Some(cutoff) = cutoff else { continue };
+            removed += sqlx::query(PRUNE_CHECKPOINTS)
+                .bind(thread_id)
+                .bind(thread_id)
+                .bind(&hash)
+                .bind(&cutoff)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            sqlx::query(PRUNE_WRITES).bind(thread_id).bind(thread_id).bind(&hash).execute(&mut *tx).await?;
+            delta::prune_blobs(&mut tx, thread_id, &hash, PRUNE_BLOBS).await?;
+        }
+        tx.commit().await?;
+        if let Some(delta) = &self.store().delta {
+            // A cached base may be gone; a delta on it would fall back to a snapshot anyway.
+            delta.forget_thread(thread_id);
+        }
+        self.layer.forget_thread(thread_id);
+        Ok(removed)
+    }
+}
+
+// Thread ids are compared exactly (see `exact`): the columns' collation would make `User-1`
+// and `user-1 ` the same thread. Each such comparison binds the id twice.
+
+/// The namespaces of a thread.
+const PRUNE_NAMESPACES: &str =
+    concat!("SELECT DISTINCT checkpoint_ns_hash FROM checkpoints WHERE ", same!("thread_id"));
+
+/// The newest checkpoint of a namespace to remove: it and everything older go.
+const PRUNE_CUTOFF: &str = concat!(
+    "SELECT checkpoint_id FROM checkpoints WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?"
+);
+
+/// The checkpoints of a namespace up to the cutoff.
+const PRUNE_CHECKPOINTS: &str = concat!(
+    "DELETE FROM checkpoints WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? AND checkpoint_id <= ?"
+);
+
+/// Writes of the namespace whose checkpoint is gone.
+const PRUNE_WRITES: &str = concat!(
+    "DELETE FROM checkpoint_writes WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? \
+    AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE ",
+    same_columns!("c.thread_id", "checkpoint_writes.thread_id"),
+    " AND c.checkpoint_ns_hash = checkpoint_writes.checkpoint_ns_hash \
+        AND ",
+    same_columns!("c.checkpoint_id", "checkpoint_writes.checkpoint_id"),
+    ")"
+);
+
+/// Blobs of the namespace that no remaining checkpoint's `channel_versions` points at.
+/// `JSON_CONTAINS` with a one-key object matches any channel name, quotes and dots included.
+const PRUNE_BLOBS: &str = concat!(
+    "DELETE FROM checkpoint_blobs WHERE ",
+    same!("thread_id"),
+    " AND checkpoint_ns_hash = ? \
+    AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE ",
+    same_columns!("c.thread_id", "checkpoint_blobs.thread_id"),
+    " AND c.checkpoint_ns_hash = checkpoint_blobs.checkpoint_ns_hash \
+        AND JSON_CONTAINS(c.checkpoint, JSON_OBJECT(checkpoint_blobs.channel, checkpoint_blobs.version), \
+            '$.channel_versions'))"
+);
+
+/// Every call goes through the read cache.
+impl Checkpointer for MySqlCheckpointer {
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        self.layer.get_tuple(config).await
+    }
+
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: ListOptions,
+    ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        self.layer.list(config, options).await
+    }
+
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        self.layer.put(config, checkpoint, metadata, new_versions).await
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, ChannelValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        self.layer.put_writes(config, writes, task_id, task_path).await
+    }
+
+    /// One transaction for the whole chain: one commit, and on a conflict nothing is stored. In
+    /// delta mode a chain of several checkpoints is stored one checkpoint per transaction (each
+    /// delta is planned on the value the one before stored).
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        self.layer.commit(commit).await
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        self.layer.delete_thread(thread_id).await
+    }
+
+    fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
+        self.layer.remembered_latest(config)
+    }
+}

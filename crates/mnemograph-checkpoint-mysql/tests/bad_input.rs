@@ -1,0 +1,500 @@
+//! Hostile and broken input against a real MariaDB/MySQL (`MYSQL_URL`), in the database
+//! `bad_input_test`: ids at and past the column limits, multi-byte ids, ids and namespaces made of
+//! SQL metacharacters and NUL bytes, values larger than the server accepts in one packet, and rows
+//! corrupted behind the saver's back. Whatever happens to the thread under attack, an unrelated
+//! thread must read exactly as before and the tables must still be there.
+//!
+//! Without a server the tests print `SKIPPED` and pass, unless `CI` is set.
+
+mod support;
+
+use mnemograph_checkpoint_mysql::{Error, MySqlCheckpointer};
+use mnemograph_core::checkpoint::backend::{checkpoint_id, next_version, uuid6};
+use mnemograph_core::checkpoint::{
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
+    CheckpointTuple, Checkpointer, ListOptions,
+};
+use mnemograph_core::messages::Message;
+use mnemograph_core::value::ChannelValue;
+
+/// This file's database; tests share it and keep apart by thread id.
+const DB: &str = "bad_input_test";
+
+async fn saver() -> Option<MySqlCheckpointer> {
+    let saver = support::saver_on(DB).await?;
+    saver.setup().await.expect("setup");
+    Some(saver)
+}
+
+/// A checkpoint holding `messages` (a blob) and `count` (inline), all with new versions.
+fn checkpoint(step: i64, messages: Vec<Message>) -> (Checkpoint, ChannelVersions) {
+    let mut cp = Checkpoint {
+        v: 4,
+        id: checkpoint_id(step),
+        ts: mnemograph_core::checkpoint::backend::now_iso(),
+        ..Default::default()
+    };
+    let version: std::sync::Arc<str> = next_version(Some(&step.max(0).to_string())).into();
+    cp.channel_values.insert("messages".into(), ChannelValue::new(messages));
+    cp.channel_values.insert("count".into(), ChannelValue::new(step));
+    cp.channel_versions.insert("messages".into(), version.clone());
+    cp.channel_versions.insert("count".into(), version);
+    let versions = cp.channel_versions.clone();
+    (cp, versions)
+}
+
+/// Saves one step with a pending write; returns the saved checkpoint's address.
+async fn save(
+    saver: &MySqlCheckpointer,
+    at: &CheckpointConfig,
+    step: i64,
+    text: &str,
+) -> Result<CheckpointConfig, CheckpointError> {
+    let (cp, versions) = checkpoint(step, vec![Message::human(text).with_id(format!("m{step}"))]);
+    let mut meta = CheckpointMetadata::new(CheckpointSource::Loop, step);
+    meta.extra.insert("text".into(), text.into());
+    let saved = saver.put(at, cp, meta, versions).await?;
+    let write = ("messages".to_owned(), ChannelValue::new(vec![Message::ai(format!("re: {text}"))]));
+    saver.put_writes(&saved, vec![write], "task-1", "").await?;
+    Ok(saved)
+}
+
+/// What a reader sees of a checkpoint: address, messages, count and pending writes.
+type View = (CheckpointConfig, Vec<Message>, i64, Vec<(String, Vec<Message>)>);
+
+/// The [`View`] of a tuple.
+fn view(t: &CheckpointTuple) -> View {
+    let values = &t.checkpoint.channel_values;
+    let writes =
+        t.pending_writes.iter().map(|w| (w.channel.clone(), w.value.decode().expect("write"))).collect();
+    (
+        t.config.clone(),
+        values["messages"].decode().expect("messages"),
+        values["count"].decode().expect("count"),
+        writes,
+    )
+}
+
+/// Rows of exactly this thread (binary comparison: the columns' collation is case-insensitive).
+async fn rows(saver: &MySqlCheckpointer, thread_id: &str) -> [i64; 3] {
+    let mut out = [0; 3];
+    for (i, table) in ["checkpoints", "checkpoint_blobs", "checkpoint_writes"].iter().enumerate() {
+        out[i] = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table} WHERE BINARY thread_id = ?"))
+            .bind(thread_id)
+            .fetch_one(saver.pool())
+            .await
+            .expect("the table still exists");
+    }
+    out
+}
+
+/// An unrelated thread written before the attack; [`Bystander::check`] proves it is intact, then
+/// deletes it.
+struct Bystander {
+    config: CheckpointConfig,
+    seen: View,
+    rows: [i64; 3],
+}
+
+impl Bystander {
+    async fn new(saver: &MySqlCheckpointer, label: &str) -> Self {
+        let config = CheckpointConfig::thread(support::unique(label));
+        save(saver, &config, 0, "first").await.expect("bystander step 0");
+        save(saver, &config, 1, "second").await.expect("bystander step 1");
+        let seen = view(&saver.get_tuple(&config).await.expect("read").expect("saved"));
+        let rows = rows(saver, &config.thread_id).await;
+        Self { config, seen, rows }
+    }
+
+    async fn check(&self, saver: &MySqlCheckpointer) {
+        let now = saver.get_tuple(&self.config).await.expect("bystander reads").expect("bystander exists");
+        assert_eq!(view(&now), self.seen, "the bystander thread changed");
+        assert_eq!(rows(saver, &self.config.thread_id).await, self.rows, "the bystander's rows changed");
+        saver.delete_thread(&self.config.thread_id).await.expect("delete the bystander");
+    }
+}
+
+/// A string of `n` CJK characters unique to this run (the first 32 spell a uuid).
+fn chinese(n: usize) -> String {
+    let hex = uuid6(0).replace('-', "");
+    let unique = hex.chars().map(|c| char::from_u32(0x4e00 + c.to_digit(16).unwrap_or(0)).unwrap_or('线'));
+    unique.chain(std::iter::repeat('线')).take(n).collect()
+}
+
+/// `n` characters, ASCII, unique to this run.
+fn ascii(n: usize) -> String {
+    let id = uuid6(0);
+    id.chars().chain(std::iter::repeat('x')).take(n).collect()
+}
+
+#[tokio::test]
+async fn thread_ids_at_the_column_limit_round_trip() {
+    let Some(saver) = saver().await else { return };
+    let bystander = Bystander::new(&saver, "limit-bystander").await;
+    let emoji: String = ascii(36).chars().chain(std::iter::repeat('🦀')).take(150).collect();
+    for thread in [ascii(150), chinese(150), emoji] {
+        assert_eq!(thread.chars().count(), 150);
+        let config = CheckpointConfig::thread(&thread);
+        save(&saver, &config, 0, "hello").await.expect("150 characters fit");
+        let saved = save(&saver, &config, 1, "你好").await.expect("150 characters fit");
+        let (at, messages, count, writes) = view(&saver.get_tuple(&config).await.unwrap().expect("saved"));
+        assert_eq!((at, count), (saved, 1));
+        assert_eq!(messages, [Message::human("你好").with_id("m1")]);
+        assert_eq!(writes, [("messages".to_owned(), vec![Message::ai("re: 你好")])]);
+        assert_eq!(saver.list(Some(&config), ListOptions::new()).await.unwrap().len(), 2);
+        saver.delete_thread(&thread).await.unwrap();
+        assert_eq!(rows(&saver, &thread).await, [0, 0, 0]);
+    }
+    bystander.check(&saver).await;
+}
+
+#[tokio::test]
+async fn thread_ids_beyond_the_limit_are_refused_and_nothing_is_stored() {
+    let Some(saver) = saver().await else { return };
+    let bystander = Bystander::new(&saver, "overlong-bystander").await;
+    for thread in [ascii(151), chinese(151), ascii(10_000)] {
+        let config = CheckpointConfig::thread(&thread);
+        let err = save(&saver, &config, 0, "hello").await.expect_err("151 characters do not fit");
+        assert!(matches!(&err, CheckpointError::Invalid(m) if m.contains("`thread_id`")), "{err:?}");
+        // put_writes is checked on its own too.
+        let at = config.clone().with_checkpoint_id(checkpoint_id(0));
+        let err = saver.put_writes(&at, vec![("a".into(), ChannelValue::new(1))], "t", "").await;
+        assert!(matches!(&err, Err(CheckpointError::Invalid(m)) if m.contains("`thread_id`")), "{err:?}");
+        // Nothing was stored, not even under the id cut to the column's length.
+        let truncated: String = thread.chars().take(150).collect();
+        assert_eq!(rows(&saver, &truncated).await, [0, 0, 0]);
+        assert!(saver.get_tuple(&config).await.unwrap().is_none());
+    }
+    bystander.check(&saver).await;
+}
+
+/// Strings that mean something to SQL, to `LIKE`, to JSON paths, or to C.
+fn hostile() -> Vec<&'static str> {
+    vec![
+        "it's",
+        "\"quoted\"",
+        "back\\slash",
+        "\\'",
+        "100%",
+        "%",
+        "_",
+        "under_score",
+        "'; DROP TABLE checkpoints; --",
+        "\"; DELETE FROM checkpoint_blobs; --",
+        "nul\0byte",
+        "`backtick`",
+        "$.channel_versions",
+        "*",
+        "混合 text ✓",
+    ]
+}
+
+#[tokio::test]
+async fn hostile_thread_ids_and_namespaces_round_trip_exactly() {
+    let Some(saver) = saver().await else { return };
+    let run = support::unique("hostile");
+    // Named so that `LIKE '<run>-%'` or `<run>-_…` would match it.
+    let bystander_config = CheckpointConfig::thread(format!("{run}-bystander"));
+    save(&saver, &bystander_config, 0, "mine").await.unwrap();
+    let bystander_seen = view(&saver.get_tuple(&bystander_config).await.unwrap().unwrap());
+    let bystander_rows = rows(&saver, &bystander_config.thread_id).await;
+
+    for s in hostile() {
+        let thread = format!("{run}-{s}");
+        for config in [CheckpointConfig::thread(&thread), CheckpointConfig::thread(&thread).with_ns(s)] {
+            let first = save(&saver, &config, 0, s).await;
+            let Ok(first) = first else {
+                // Refusing is allowed, with a typed error, and then nothing may be stored.
+                let err = first.unwrap_err();
+                assert!(
+                    matches!(err, CheckpointError::Invalid(_) | CheckpointError::Backend(_)),
+                    "{s:?}: {err:?}"
+                );
+                assert_eq!(rows(&saver, &thread).await, [0, 0, 0], "{s:?}: refused but stored");
+                continue;
+            };
+            let saved = save(&saver, &first, 1, s).await.expect("the second step saves like the first");
+            let tuple = saver.get_tuple(&config).await.unwrap().expect("saved");
+            let (at, messages, count, writes) = view(&tuple);
+            assert_eq!((&at, count), (&saved, 1), "{s:?}: read back another checkpoint");
+            assert_eq!(messages, [Message::human(s).with_id("m1")], "{s:?}");
+            assert_eq!(writes, [("messages".to_owned(), vec![Message::ai(format!("re: {s}"))])], "{s:?}");
+            assert_eq!(tuple.parent_config, Some(first), "{s:?}");
+            let listed = saver.list(Some(&config), ListOptions::new()).await.unwrap();
+            assert_eq!(listed.len(), 2, "{s:?}: list matched other threads or namespaces");
+            assert!(listed
+                .iter()
+                .all(|t| t.config.thread_id == thread && t.config.checkpoint_ns == config.checkpoint_ns));
+            // The same string as a metadata filter value matches exactly these checkpoints.
+            let filter = |text: String| {
+                ListOptions::new().filter([("text".to_owned(), text.into())].into_iter().collect())
+            };
+            let found = saver.list(Some(&config), filter(s.to_owned())).await.unwrap();
+            assert_eq!(found.len(), 2, "{s:?}: metadata filter");
+            let found = saver.list(Some(&config), filter(format!("{s}x"))).await.unwrap();
+            assert!(found.is_empty(), "{s:?}: metadata filter matched a different value");
+        }
+        assert_eq!(saver.prune(&thread, 1).await.unwrap(), 2, "{s:?}: one old checkpoint per namespace");
+        saver.delete_thread(&thread).await.unwrap();
+        assert_eq!(rows(&saver, &thread).await, [0, 0, 0], "{s:?}");
+        // After every hostile id: the bystander reads the same and its rows are all there.
+        let now = saver.get_tuple(&bystander_config).await.unwrap().expect("bystander survives");
+        assert_eq!(view(&now), bystander_seen, "after {s:?}");
+        assert_eq!(rows(&saver, &bystander_config.thread_id).await, bystander_rows, "after {s:?}");
+    }
+    saver.delete_thread(&bystander_config.thread_id).await.unwrap();
+}
+
+/// Saves one checkpoint whose channels are `names`, each with a blob value; returns the names
+/// whose value did not come back. Checks that a bystander thread is untouched.
+async fn lost_channel_values(names: &[&str]) -> Vec<String> {
+    let Some(saver) = saver().await else { return Vec::new() };
+    let bystander = Bystander::new(&saver, "channel-bystander").await;
+    let config = CheckpointConfig::thread(support::unique("channels"));
+    let mut cp = Checkpoint {
+        v: 4,
+        id: checkpoint_id(0),
+        ts: mnemograph_core::checkpoint::backend::now_iso(),
+        ..Default::default()
+    };
+    for name in names {
+        cp.channel_values.insert((*name).into(), ChannelValue::new(vec![format!("value of {name}")]));
+        cp.channel_versions.insert((*name).into(), next_version(None).into());
+    }
+    let versions = cp.channel_versions.clone();
+    saver.put(&config, cp, CheckpointMetadata::new(CheckpointSource::Loop, 0), versions).await.unwrap();
+    let tuple = saver.get_tuple(&config).await.unwrap().expect("saved");
+    saver.delete_thread(&config.thread_id).await.unwrap();
+    bystander.check(&saver).await;
+    names
+        .iter()
+        .filter(|name| {
+            let value = tuple.checkpoint.channel_values.get(**name).map(|v| v.decode::<Vec<String>>());
+            value.and_then(Result::ok) != Some(vec![format!("value of {name}")])
+        })
+        .map(|name| (*name).to_owned())
+        .collect()
+}
+
+/// Channel names become JSON object keys of the document, and the read statement builds a JSON
+/// path from them.
+#[tokio::test]
+async fn channel_names_with_sql_and_json_path_characters_keep_their_values() {
+    let lost = lost_channel_values(&["it's", "dot.ted", "$root", "sp ace", "[0]", "*", "100%"]).await;
+    assert!(lost.is_empty(), "channels read back without their values: {lost:?}");
+}
+
+#[tokio::test]
+async fn channel_names_with_quotes_backslashes_or_non_ascii_keep_their_values() {
+    let lost = lost_channel_values(&["a\"b", "back\\slash", "\\\"", "中文", "é"]).await;
+    assert!(lost.is_empty(), "channels read back without their values: {lost:?}");
+}
+
+/// Thread ids that differ only in letter case, accents or trailing spaces are different threads.
+#[tokio::test]
+async fn thread_ids_are_compared_exactly() {
+    let Some(saver) = saver().await else { return };
+    let base = support::unique("case");
+    let variants =
+        [format!("{base}-user"), format!("{base}-USER"), format!("{base}-user "), format!("{base}-üser")];
+    for (step, thread) in variants.iter().enumerate() {
+        save(&saver, &CheckpointConfig::thread(thread), step as i64, thread).await.unwrap();
+    }
+    for (step, thread) in variants.iter().enumerate() {
+        let tuple = saver.get_tuple(&CheckpointConfig::thread(thread)).await.unwrap().expect("saved");
+        let (at, messages, ..) = view(&tuple);
+        assert_eq!(&at.thread_id, thread, "read another user's thread");
+        assert_eq!(messages[0].text(), *thread, "step {step}");
+    }
+    saver.delete_thread(&variants[1]).await.unwrap();
+    let survivor = saver.get_tuple(&CheckpointConfig::thread(&variants[0])).await.unwrap();
+    for thread in &variants {
+        saver.delete_thread(thread).await.unwrap();
+    }
+    assert!(survivor.is_some(), "delete_thread removed another thread");
+}
+
+/// The server's `max_allowed_packet`.
+async fn max_packet(saver: &MySqlCheckpointer) -> usize {
+    let bytes: u64 = sqlx::query_scalar("SELECT @@max_allowed_packet").fetch_one(saver.pool()).await.unwrap();
+    usize::try_from(bytes).unwrap_or(usize::MAX)
+}
+
+/// Saves a checkpoint holding one message of `bytes` bytes, reads it, then adds a pending write
+/// of the same size and reads again. Each step either works and reads the value back whole, or
+/// fails with a typed error leaving no row of that step; a read may fail, but never return the
+/// checkpoint without the value. `Err` describes the first failure.
+async fn save_big(saver: &MySqlCheckpointer, bytes: usize) -> Result<(), String> {
+    let config = CheckpointConfig::thread(support::unique(&format!("big-{}", bytes >> 20)));
+    let result = save_and_read_big(saver, &config, bytes).await;
+    saver.delete_thread(&config.thread_id).await.unwrap();
+    result
+}
+
+async fn save_and_read_big(
+    saver: &MySqlCheckpointer,
+    config: &CheckpointConfig,
+    bytes: usize,
+) -> Result<(), String> {
+    let content = "大".repeat(bytes / 3);
+    let (cp, versions) = checkpoint(0, vec![Message::human(content.as_str())]);
+    let put = saver.put(config, cp, CheckpointMetadata::new(CheckpointSource::Loop, 0), versions).await;
+    let saved = put.map_err(|err| {
+        assert_driver_error(&err);
+        format!("put: {err}: {:?}", std::error::Error::source(&err))
+    });
+    if saved.is_err() {
+        // put is one transaction: no blob without its checkpoint.
+        assert_eq!(rows(saver, &config.thread_id).await, [0, 0, 0], "partial rows after a failed put");
+    }
+    let saved = saved?;
+    read_whole(saver, config, &content, 0).await?;
+    let write = ("messages".to_owned(), ChannelValue::new(vec![Message::ai(content.as_str())]));
+    if let Err(err) = saver.put_writes(&saved, vec![write], "task-1", "").await {
+        assert_driver_error(&err);
+        assert_eq!(rows(saver, &config.thread_id).await, [1, 1, 0], "partial rows after a failed put_writes");
+        return Err(format!("put_writes: {err}: {:?}", std::error::Error::source(&err)));
+    }
+    read_whole(saver, config, &content, 1).await
+}
+
+fn assert_driver_error(err: &CheckpointError) {
+    let CheckpointError::Backend(source) = err else { panic!("untyped failure: {err:?}") };
+    assert!(matches!(source.downcast_ref::<Error>(), Some(Error::Sqlx(_))), "{source:?}");
+}
+
+/// Reads the checkpoint: an error is fine (and returned), a checkpoint missing the big message
+/// or the expected number of pending writes is not.
+async fn read_whole(
+    saver: &MySqlCheckpointer,
+    config: &CheckpointConfig,
+    content: &str,
+    writes: usize,
+) -> Result<(), String> {
+    let tuple = match saver.get_tuple(config).await {
+        Ok(tuple) => tuple.expect("saved"),
+        Err(err) => return Err(format!("read: {err}")),
+    };
+    let messages = tuple.checkpoint.channel_values.get("messages").map(|v| v.decode::<Vec<Message>>());
+    let Some(Ok(messages)) = messages else { panic!("the checkpoint read back without its value") };
+    assert!(messages[0].text() == content, "the message came back different");
+    assert_eq!(tuple.pending_writes.len(), writes, "pending writes dropped");
+    Ok(())
+}
+
+/// Room in one packet for everything a statement sends besides the value itself: the other
+/// parameters, the statement header and the blob's msgpack and message framing are a few KiB,
+/// so a value this far under `max_allowed_packet` always goes in one statement.
+const PACKET_HEADROOM: usize = 1 << 20;
+
+#[tokio::test]
+async fn oversized_values_fail_cleanly_or_round_trip() {
+    let Some(saver) = saver().await else { return };
+    let bystander = Bystander::new(&saver, "big-bystander").await;
+    let limit = max_packet(&saver).await;
+    // 20 MB: fails on MariaDB's 16 MiB default, fits MySQL 8's 64 MiB; which one is decided by
+    // the server's limit, so the outcome is too.
+    let twenty = 20 << 20;
+    let outcome = save_big(&saver, twenty).await;
+    eprintln!("20 MB message with max_allowed_packet {limit}: {outcome:?}");
+    if twenty + PACKET_HEADROOM <= limit {
+        outcome.unwrap_or_else(|err| panic!("20 MB fits max_allowed_packet {limit}, yet {err}"));
+    } else if twenty > limit {
+        outcome.expect_err("a value larger than max_allowed_packet was stored");
+    }
+    // Beyond the packet limit: can never be sent in one statement.
+    let err = save_big(&saver, limit + (1 << 20)).await.expect_err("a value larger than max_allowed_packet");
+    eprintln!("{} MB message: {err}", (limit >> 20) + 1);
+    bystander.check(&saver).await;
+}
+
+/// Values that fit in one packet on the way in, but whose base64 form in the read statement's
+/// JSON aggregate is larger than `max_allowed_packet` (over a quarter of it counts as too large
+/// for the aggregate): each is stored, read back whole, given a pending write of the same size and
+/// read back again. The server accepts every one of them, so every step must succeed.
+#[tokio::test]
+async fn values_near_the_packet_limit_are_never_dropped_on_read() {
+    let Some(saver) = saver().await else { return };
+    let limit = max_packet(&saver).await;
+    if limit > 64 << 20 {
+        eprintln!("SKIPPED: max_allowed_packet is {limit}; this test needs it at most 64 MiB");
+        return;
+    }
+    let bystander = Bystander::new(&saver, "near-limit-bystander").await;
+    // Just past the aggregate's quarter, 80 % (its base64 is larger than the limit), and as close
+    // to the limit as one statement allows.
+    for bytes in [limit / 4 + (64 << 10), limit / 10 * 8, limit - PACKET_HEADROOM] {
+        let percent = bytes * 100 / limit;
+        save_big(&saver, bytes)
+            .await
+            .unwrap_or_else(|err| panic!("{bytes} bytes ({percent}% of max_allowed_packet {limit}): {err}"));
+        eprintln!("{bytes} bytes ({percent}% of max_allowed_packet {limit}): stored and read back whole");
+    }
+    bystander.check(&saver).await;
+}
+
+#[tokio::test]
+async fn corrupted_rows_are_corrupt_errors_naming_thread_checkpoint_and_channel() {
+    let Some(writer) = saver().await else { return };
+    // Read as another process would: the writer itself remembers what it stored and answers
+    // from memory while the checkpoint row is unchanged (see `with_read_cache`).
+    let saver = MySqlCheckpointer::from_pool(writer.pool().clone());
+    let bystander = Bystander::new(&saver, "corrupt-bystander").await;
+    // Each statement is run with the thread id bound to its `?`.
+    const BLOB: &str = "UPDATE checkpoint_blobs SET `blob` = X'c1ff00' WHERE BINARY thread_id = ? \
+                        AND channel = 'messages'";
+    const BLOB_TYPE: &str = "UPDATE checkpoint_blobs SET type = 'pickle' WHERE BINARY thread_id = ? \
+                             AND channel = 'messages'";
+    const WRITE: &str = "UPDATE checkpoint_writes SET `blob` = X'92' WHERE BINARY thread_id = ?";
+    const DOCUMENT: &str =
+        "UPDATE checkpoints SET checkpoint = '{\"v\": \"four\"}' WHERE BINARY thread_id = ?";
+    const VERSIONS: &str = "UPDATE checkpoints SET checkpoint = \
+        JSON_SET(checkpoint, '$.channel_versions', JSON_ARRAY(1)) WHERE BINARY thread_id = ?";
+    const METADATA: &str = "UPDATE checkpoints SET metadata = '[1, 2]' WHERE BINARY thread_id = ?";
+    let corruptions = [
+        ("blob", BLOB, "messages"),
+        ("blob type", BLOB_TYPE, "messages"),
+        ("write", WRITE, "messages"),
+        ("document", DOCUMENT, "`v`"),
+        ("versions", VERSIONS, "channel_versions"),
+        ("metadata", METADATA, "metadata"),
+    ];
+    for (what, statement, names) in corruptions {
+        let thread = support::unique(&format!("corrupt-{}", what.replace(' ', "-")));
+        let config = CheckpointConfig::thread(&thread);
+        let saved = save(&writer, &config, 0, "soon garbage").await.unwrap();
+        let id = saved.checkpoint_id.clone().unwrap_or_default();
+        let changed =
+            sqlx::query(statement).bind(&thread).execute(saver.pool()).await.unwrap().rows_affected();
+        assert!(changed > 0, "{what}: the corruption did not apply");
+        let err = saver.get_tuple(&config).await.expect_err(what);
+        let CheckpointError::Corrupt(message) = &err else { panic!("{what}: {err:?}") };
+        for part in [thread.as_str(), id.as_str(), names] {
+            assert!(message.contains(part), "{what}: `{message}` does not name `{part}`");
+        }
+        let err = saver.list(Some(&config), ListOptions::new()).await.expect_err(what);
+        assert!(matches!(err, CheckpointError::Corrupt(_)), "{what}: {err:?}");
+        saver.delete_thread(&thread).await.unwrap();
+    }
+    bystander.check(&saver).await;
+}
+
+/// Metadata that is a JSON object but lacks LangGraph's keys is reported like every other
+/// corruption: naming the thread and the checkpoint.
+#[tokio::test]
+async fn metadata_without_source_names_thread_and_checkpoint() {
+    let Some(saver) = saver().await else { return };
+    let thread = support::unique("corrupt-metadata-keys");
+    let config = CheckpointConfig::thread(&thread);
+    let saved = save(&saver, &config, 0, "x").await.unwrap();
+    sqlx::query("UPDATE checkpoints SET metadata = '{}' WHERE BINARY thread_id = ?")
+        .bind(&thread)
+        .execute(saver.pool())
+        .await
+        .unwrap();
+    let err = saver.get_tuple(&config).await.expect_err("corrupt metadata");
+    saver.delete_thread(&thread).await.unwrap();
+    let CheckpointError::Corrupt(message) = &err else { panic!("{err:?}") };
+    let id = saved.checkpoint_id.unwrap_or_default();
+    assert!(message.contains(&thread) && message.contains(&id), "`{message}` names neither");
+}

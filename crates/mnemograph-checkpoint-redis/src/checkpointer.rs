@@ -1,0 +1,144 @@
+//! [`RedisCheckpointer`]: the Redis saver with its read cache, and what it offers beside the
+//! [`Checkpointer`] calls (pinning, retention, its keys).
+
+use std::time::Duration;
+
+use mnemograph_core::checkpoint::backend::Remembering;
+use mnemograph_core::checkpoint::{
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    Checkpointer, Commit, ListOptions,
+};
+use mnemograph_core::value::ChannelValue;
+
+use crate::error::Result;
+use crate::keys::ThreadKeys;
+use crate::saver::RedisStore;
+
+/// A [`Checkpointer`] on plain Redis 6/7 (no modules), single server or cluster.
+///
+/// See the [crate documentation](crate) for the layout and guarantees. Cloning is cheap and the
+/// clones share the connection and the read cache.
+#[derive(Debug, Clone)]
+pub struct RedisCheckpointer {
+    /// The saver behind the cache of the checkpoints it stored last (see
+    /// [`RedisCheckpointerBuilder::read_cache`](crate::RedisCheckpointerBuilder::read_cache)).
+    layer: Remembering<RedisStore>,
+}
+
+impl RedisCheckpointer {
+    /// `store` behind a read cache of `read_cache` (thread, namespace) pairs.
+    pub(crate) fn new(store: RedisStore, read_cache: usize) -> Self {
+        Self { layer: Remembering::with_capacity(store, read_cache) }
+    }
+
+    /// The saver under the cache.
+    pub(crate) fn store(&self) -> &RedisStore {
+        self.layer.saver()
+    }
+
+    /// The keys that hold `thread_id`.
+    pub fn thread_keys(&self, thread_id: &str) -> ThreadKeys {
+        self.store().thread_keys(thread_id)
+    }
+
+    /// Whether this saver keeps only the latest checkpoint per namespace.
+    pub fn is_shallow(&self) -> bool {
+        self.store().is_shallow()
+    }
+
+    /// The configured expiry; `None` when threads never expire.
+    pub fn ttl(&self) -> Option<Duration> {
+        self.store().ttl()
+    }
+
+    /// Removes the expiry of every key of `thread_id`, for good: later writes keep it unexpiring
+    /// until [`unpin`](Self::unpin). Returns `false` (and creates nothing) when the thread does
+    /// not exist.
+    ///
+    /// # Errors
+    /// [`RedisSaverError::Redis`](crate::RedisSaverError::Redis) when the server fails.
+    pub async fn pin(&self, thread_id: &str) -> Result<bool> {
+        self.store().set_pinned(thread_id, true).await
+    }
+
+    /// Undoes [`pin`](Self::pin): the thread expires again after this saver's TTL, counted from
+    /// now. Returns `false` when the thread does not exist.
+    ///
+    /// # Errors
+    /// [`RedisSaverError::Redis`](crate::RedisSaverError::Redis) when the server fails.
+    pub async fn unpin(&self, thread_id: &str) -> Result<bool> {
+        self.store().set_pinned(thread_id, false).await
+    }
+
+    /// Keeps the `keep_last` newest checkpoints of each namespace of `thread_id` and removes the
+    /// older ones, every pending write whose checkpoint is gone, and every channel value no
+    /// remaining checkpoint reads. Returns how many checkpoints were removed (0 for a thread
+    /// that does not exist); `keep_last == 0` deletes the thread, as
+    /// [`delete_thread`](Checkpointer::delete_thread) does.
+    ///
+    /// One Lua script over the thread's keys (one cluster slot), so it is atomic: a concurrent
+    /// `put` lands entirely before or after it. It reads every key of the thread, so its cost
+    /// grows with the thread's size, not with the number of checkpoints removed.
+    ///
+    /// Pending writes of kept checkpoints stay, so an interrupted run can still resume. The
+    /// oldest kept checkpoint keeps its `parent_config`, which then names a checkpoint that no
+    /// longer exists. Expiry is untouched: the keys keep their deadline, a pinned thread stays
+    /// pinned. In [shallow](crate::RedisCheckpointerBuilder::shallow) mode each namespace holds
+    /// one checkpoint already, so any `keep_last > 0` removes none.
+    ///
+    /// # Errors
+    /// [`RedisSaverError::Redis`](crate::RedisSaverError::Redis) when the server fails.
+    pub async fn prune(&self, thread_id: &str, keep_last: usize) -> Result<u64> {
+        if keep_last == 0 {
+            self.layer.forget_thread(thread_id);
+        }
+        self.store().prune(thread_id, keep_last).await
+    }
+}
+
+/// Every call goes through the read cache.
+impl Checkpointer for RedisCheckpointer {
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        self.layer.get_tuple(config).await
+    }
+
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: ListOptions,
+    ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        self.layer.list(config, options).await
+    }
+
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        self.layer.put(config, checkpoint, metadata, new_versions).await
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, ChannelValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        self.layer.put_writes(config, writes, task_id, task_path).await
+    }
+
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        self.layer.commit(commit).await
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        self.layer.delete_thread(thread_id).await
+    }
+
+    fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
+        self.layer.remembered_latest(config)
+    }
+}

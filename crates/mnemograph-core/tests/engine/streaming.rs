@@ -1,0 +1,120 @@
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use mnemograph_core::prelude::*;
+
+use crate::support::*;
+
+/// `values` emits the state after START (the input) and after each node: two chunks for one node.
+#[tokio::test]
+async fn test_stream_values_includes_input() {
+    let g = StateGraph::<S>::new().add_node("bot", logger("bot")).add_edge(START, "bot").compile().unwrap();
+    let events: Vec<_> = g.stream(Some(SUpdate::hello("hi")), &RunConfig::new()).collect().await;
+    let values: Vec<S> = events
+        .into_iter()
+        .map(|e| match e.unwrap() {
+            StreamEvent::Values(s) => s,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(values.len(), 2);
+    assert_eq!(values[0].hello, "hi");
+    assert!(values[0].log.is_empty());
+    assert_eq!(values[1].log, ["bot"]);
+}
+
+/// Several modes at once, custom writes and message chunks carry node metadata, and no mode runs a
+/// node twice.
+#[tokio::test]
+async fn test_stream_multiple_modes_never_rerun_nodes() {
+    let runs = Arc::new(AtomicU32::new(0));
+    let r = runs.clone();
+    let g = StateGraph::<S>::new()
+        .add_node("talk", move |_s: S, rt: Runtime| {
+            r.fetch_add(1, Ordering::SeqCst);
+            async move {
+                rt.write(serde_json::json!({"progress": 50}));
+                for tok in ["Hel", "lo"] {
+                    rt.stream_message(Message::ai(tok));
+                }
+                Ok::<_, Error>(SUpdate::hello("Hello"))
+            }
+        })
+        .add_edge(START, "talk")
+        .compile()
+        .unwrap();
+    let modes = [
+        StreamMode::Values,
+        StreamMode::Updates,
+        StreamMode::Messages,
+        StreamMode::Custom,
+        StreamMode::Tasks,
+    ];
+    let events: Vec<_> = g.stream(Some(SUpdate::default()), &RunConfig::new()).modes(modes).collect().await;
+    let mut kinds = Vec::new();
+    let mut tokens = String::new();
+    for e in events {
+        match e.unwrap() {
+            StreamEvent::Values(_) => kinds.push("values"),
+            StreamEvent::Updates { node, .. } => {
+                assert_eq!(node, "talk");
+                kinds.push("updates");
+            }
+            StreamEvent::Messages { chunk, metadata } => {
+                assert_eq!(&*metadata.node, "talk");
+                assert_eq!(metadata.step, 1);
+                tokens.push_str(&chunk.text());
+                kinds.push("messages");
+            }
+            StreamEvent::Custom { value, metadata } => {
+                assert_eq!(value["progress"], 50);
+                assert_eq!(&*metadata.node, "talk");
+                kinds.push("custom");
+            }
+            StreamEvent::Task(_) => kinds.push("task"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(tokens, "Hello");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(kinds, ["task", "custom", "messages", "messages", "updates", "task", "values"]);
+}
+
+/// A failing run ends its stream with the error.
+#[tokio::test]
+async fn test_stream_ends_with_error() {
+    let g = StateGraph::<S>::new()
+        .add_node("bad", |_s: S| async { Err::<SUpdate, _>(Error::UnknownNode("x".into())) })
+        .add_edge(START, "bad")
+        .compile()
+        .unwrap();
+    let events: Vec<_> =
+        g.stream(Some(SUpdate::default()), &RunConfig::new()).modes([StreamMode::Updates]).collect().await;
+    assert_eq!(events.len(), 1);
+    assert!(matches!(events[0], Err(Error::Node { .. })));
+}
+
+/// Dropping the stream cancels the run: a slow node after it never completes.
+#[tokio::test]
+async fn test_dropping_stream_cancels_run() {
+    let finished = Arc::new(AtomicU32::new(0));
+    let f = finished.clone();
+    let g = StateGraph::<S>::new()
+        .add_node("slow", move |_s: S| {
+            let f = f.clone();
+            async move {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                f.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, Error>(SUpdate::default())
+            }
+        })
+        .add_edge(START, "slow")
+        .compile()
+        .unwrap();
+    let mut s = g.stream(Some(SUpdate::hello("x")), &RunConfig::new());
+    let first = s.next().await.unwrap().unwrap();
+    assert!(matches!(first, StreamEvent::Values(_)));
+    drop(s);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(finished.load(Ordering::SeqCst), 0);
+}

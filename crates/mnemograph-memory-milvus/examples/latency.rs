@@ -1,0 +1,103 @@
+//! Retrieve latency against a live Milvus. Needs `MILVUS_URL` (e.g. from
+//! `scripts/milvus-lite.sh`).
+//!
+//! `cargo run --release -p mnemograph-memory-milvus --example latency -- [ROWS] [QUERIES]` fills a fresh
+//! collection with ROWS memories (default 100000) of 1,000 users, then times QUERIES (default 200)
+//! dense and hybrid retrievals of random users and prints p50/p99. The collection is kept (its
+//! name is printed) so `examples/latency_pymilvus.py` can time the same searches from Python;
+//! drop it with `-- drop NAME`.
+//!
+//! `-- query NAME [QUERIES]` only times retrievals on an existing collection. Use it for
+//! comparisons: after a bulk load, Milvus Lite keeps compacting and building HNSW indexes in the
+//! background for a while, and searches timed meanwhile are slower, so the figures printed right
+//! after loading are not comparable with a later pymilvus run (docs/benchmarks.md, **Speed**).
+
+use std::time::Instant;
+
+use mnemograph_core::store::HashingEmbeddings;
+use mnemograph_memory_milvus::{Memory, MilvusConfig, MilvusMemory, NewMemory, RetrieveQuery, SearchMode};
+use rand::{Rng, SeedableRng};
+
+const WORDS: [&str; 24] = [
+    "milvus", "index", "latency", "rust", "python", "deploy", "budget", "flight", "cat", "garden", "tokens",
+    "chunk", "vector", "recipe", "doctor", "meeting", "invoice", "travel", "music", "backup", "server",
+    "query", "birthday", "project",
+];
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let url = std::env::var("MILVUS_URL")?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let embed = HashingEmbeddings::new(384);
+    if args.first().map(String::as_str) == Some("drop") {
+        let m = MilvusMemory::connect(MilvusConfig::new(url).collection(&args[1]), embed).await?;
+        m.drop_collection().await?;
+        return Ok(());
+    }
+    if args.first().map(String::as_str) == Some("query") {
+        let queries: usize = args.get(2).map_or(Ok(200), |a| a.parse())?;
+        let m = MilvusMemory::connect(MilvusConfig::new(url).collection(&args[1]), embed).await?;
+        // A different seed from the loading run's, so the queries do not repeat its users.
+        let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+        return time_retrieves(&m, queries, &mut rng).await;
+    }
+    let rows: usize = args.first().map_or(Ok(100_000), |a| a.parse())?;
+    let queries: usize = args.get(1).map_or(Ok(200), |a| a.parse())?;
+    let collection = format!("bench_{rows}_{:08x}", rand::random::<u32>());
+    let m = MilvusMemory::connect(MilvusConfig::new(url).collection(&collection), embed).await?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let now = mnemograph_memory_milvus::now_secs();
+    let started = Instant::now();
+    for batch in 0..rows.div_ceil(1000) {
+        let n = 1000.min(rows - batch * 1000);
+        let memories = (0..n)
+            .map(|i| {
+                let words: Vec<&str> = (0..12).map(|_| WORDS[rng.gen_range(0..WORDS.len())]).collect();
+                let user = format!("bench-u{}", (batch * 1000 + i) % 1000);
+                NewMemory::turn(user, format!("s{}", i % 7), &words[..6].join(" "), &words[6..].join(" "))
+                    .created_at(now - rng.gen_range(0..180 * 86_400))
+                    .importance(rng.gen_range(0.0..1.0))
+            })
+            .collect();
+        m.save(memories).await?;
+    }
+    println!("collection {collection}: inserted {rows} rows in {:.1?}", started.elapsed());
+    let flushed = Instant::now();
+    m.flush().await?;
+    println!("flushed in {:.1?}", flushed.elapsed());
+    println!(
+        "(index builds may still be running: time with `-- query {collection}` once the server is idle)"
+    );
+    time_retrieves(&m, queries, &mut rng).await
+}
+
+/// Times `queries` dense, then `queries` hybrid retrievals of random users and prints p50/p99.
+async fn time_retrieves(
+    m: &MilvusMemory,
+    queries: usize,
+    rng: &mut rand::rngs::StdRng,
+) -> Result<(), Box<dyn std::error::Error>> {
+    for mode in [SearchMode::Dense, SearchMode::Hybrid] {
+        let mut times = Vec::with_capacity(queries);
+        for _ in 0..queries {
+            let user = format!("bench-u{}", rng.gen_range(0..1000));
+            let q =
+                format!("{} {}", WORDS[rng.gen_range(0..WORDS.len())], WORDS[rng.gen_range(0..WORDS.len())]);
+            let t = Instant::now();
+            let hits = m.retrieve(RetrieveQuery::new(user, q).top_k(3).mode(mode)).await?;
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            assert!(hits.len() <= 3);
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "{mode:?}: {queries} retrieves (top 3 of 20 candidates), p50 {:.1} ms, p99 {:.1} ms",
+            percentile(&times, 0.5),
+            percentile(&times, 0.99)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,337 @@
+//! [`MilvusConfig`] and the memory collection's schema.
+
+use std::collections::HashMap;
+
+use milvus::v2::prelude::*;
+use serde_json::json;
+
+use crate::rerank::RerankConfig;
+
+/// Field names of the memory collection (one row per memory, plus `sparse` for BM25).
+pub mod fields {
+    /// INT64 primary key, assigned by Milvus.
+    pub const ID: &str = "id";
+    /// FLOAT_VECTOR, dimension of the embedder.
+    pub const EMBEDDING: &str = "embedding";
+    /// SPARSE_FLOAT_VECTOR computed by Milvus's BM25 function from `content`.
+    pub const SPARSE: &str = "sparse";
+    /// VARCHAR owner (the partition key by default).
+    pub const USER_ID: &str = "user_id";
+    /// VARCHAR conversation.
+    pub const SESSION_ID: &str = "session_id";
+    /// VARCHAR `exchange`, `summary`, ...
+    pub const TURN_ROLE: &str = "turn_role";
+    /// VARCHAR text, analyzed for BM25.
+    pub const CONTENT: &str = "content";
+    /// INT64 seconds since the epoch.
+    pub const CREATED_AT: &str = "created_at";
+    /// FLOAT in `[0, 1]`.
+    pub const IMPORTANCE: &str = "importance";
+    /// JSON object.
+    pub const METADATA: &str = "metadata";
+}
+
+/// Vector similarity metric of the `embedding` index.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Metric {
+    /// Cosine similarity (the default; right for normalised sentence embeddings).
+    #[default]
+    Cosine,
+    /// Inner product.
+    Ip,
+    /// Euclidean distance (relevance is taken as `1 / (1 + distance)`).
+    L2,
+}
+
+/// Read consistency of searches and queries (Milvus's levels).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Consistency {
+    /// Reads see every write acknowledged before them: use when a caller reads its own writes.
+    Strong,
+    /// Reads see this client's own writes.
+    Session,
+    /// Reads may lag writes by a bounded time (Milvus's default).
+    #[default]
+    Bounded,
+    /// No guarantee.
+    Eventually,
+}
+
+impl Consistency {
+    pub(crate) fn to_milvus(self) -> ConsistencyLevel {
+        match self {
+            Self::Strong => ConsistencyLevel::Strong,
+            Self::Session => ConsistencyLevel::Session,
+            Self::Bounded => ConsistencyLevel::Bounded,
+            Self::Eventually => ConsistencyLevel::Eventually,
+        }
+    }
+}
+
+/// Analyzer of `content`, which turns text into the terms Milvus's BM25 function counts.
+///
+/// Chinese has no spaces: the standard analyzer takes the Chinese between two punctuation marks
+/// as one term, so a question matches a Chinese memory only when it repeats a whole clause of
+/// it. Jieba segments the words. It parses as `auto`, `chinese` or `standard`:
+///
+/// ```
+/// use mnemograph_memory_milvus::Analyzer;
+/// assert_eq!("chinese".parse::<Analyzer>(), Ok(Analyzer::Chinese));
+/// assert_eq!(Analyzer::Auto.params(), None);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub enum Analyzer {
+    /// [`Chinese`](Self::Chinese) when the server accepts it at creation, else
+    /// [`Standard`](Self::Standard) (servers before Milvus 2.5, or a Milvus Lite without jieba).
+    #[default]
+    Auto,
+    /// Jieba word segmentation, lower-cased: `{"tokenizer": "jieba", "filter": ["lowercase"]}`.
+    /// Latin words stay words, so mixed Chinese and English text is served by it too.
+    Chinese,
+    /// Word boundaries, lower-cased: `{"tokenizer": "standard", "filter": ["lowercase"]}`.
+    Standard,
+    /// These `analyzer_params` as they are.
+    Custom(serde_json::Value),
+}
+
+impl Analyzer {
+    /// The `analyzer_params` of this choice; `None` for [`Auto`](Self::Auto), which tries
+    /// several.
+    pub fn params(&self) -> Option<serde_json::Value> {
+        match self {
+            Self::Auto => None,
+            Self::Chinese => Some(json!({"tokenizer": "jieba", "filter": ["lowercase"]})),
+            Self::Standard => Some(json!({"tokenizer": "standard", "filter": ["lowercase"]})),
+            Self::Custom(params) => Some(params.clone()),
+        }
+    }
+
+    /// The `analyzer_params` to try at collection creation, in order.
+    pub(crate) fn candidates(&self) -> Vec<serde_json::Value> {
+        match self.params() {
+            Some(params) => vec![params],
+            None => [Self::Chinese, Self::Standard].iter().filter_map(Self::params).collect(),
+        }
+    }
+}
+
+impl From<serde_json::Value> for Analyzer {
+    fn from(params: serde_json::Value) -> Self {
+        Self::Custom(params)
+    }
+}
+
+impl std::str::FromStr for Analyzer {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(Self::Auto),
+            "chinese" => Ok(Self::Chinese),
+            "standard" => Ok(Self::Standard),
+            other => Err(format!("unknown analyzer {other:?}: expected auto, chinese or standard")),
+        }
+    }
+}
+
+/// Where and how [`MilvusMemory`](crate::MilvusMemory) stores memories.
+///
+/// ```
+/// use mnemograph_memory_milvus::{Consistency, MilvusConfig};
+/// let c = MilvusConfig::new("http://127.0.0.1:19530").collection("agent_history").consistency(Consistency::Strong);
+/// assert_eq!(c.hnsw_m, 16);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct MilvusConfig {
+    /// gRPC endpoint, e.g. `http://127.0.0.1:19530`.
+    pub url: String,
+    /// `user:password` or an API key; `None` for an open server such as Milvus Lite.
+    pub token: Option<String>,
+    /// Collection name (default `agent_history`).
+    pub collection: String,
+    /// Metric of the HNSW index (default cosine).
+    pub metric: Metric,
+    /// HNSW `M` (default 16).
+    pub hnsw_m: u32,
+    /// HNSW `efConstruction` (default 200).
+    pub ef_construction: u32,
+    /// HNSW `ef` at search time (default 64).
+    pub ef_search: u32,
+    /// Make `user_id` the partition key, so a user's search touches one partition (default true).
+    /// Searches filter on `user_id` either way.
+    pub partition_key: bool,
+    /// Partitions of the partition key (default 16).
+    pub num_partitions: i64,
+    /// Add the BM25 function and sparse field for hybrid search (default true).
+    pub bm25: bool,
+    /// Analyzer of `content` for BM25 at collection creation (default [`Analyzer::Auto`]). An
+    /// existing collection keeps the one it was created with; see
+    /// [`MilvusMemory::analyzer`](crate::MilvusMemory::analyzer).
+    pub analyzer: Analyzer,
+    /// Byte limit of `user_id` and `session_id` (default 256).
+    pub id_max_bytes: u32,
+    /// Byte limit of `content` (default 16384); longer content is truncated at a character
+    /// boundary and marked `"truncated": true` in metadata rather than failing the write.
+    pub content_max_bytes: u32,
+    /// Read consistency (default bounded; tests use strong).
+    pub consistency: Consistency,
+    /// How hits are reranked.
+    pub rerank: RerankConfig,
+}
+
+impl MilvusConfig {
+    /// The defaults above, for the server at `url`.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            token: None,
+            collection: "agent_history".to_owned(),
+            metric: Metric::Cosine,
+            hnsw_m: 16,
+            ef_construction: 200,
+            ef_search: 64,
+            partition_key: true,
+            num_partitions: 16,
+            bm25: true,
+            analyzer: Analyzer::Auto,
+            id_max_bytes: 256,
+            content_max_bytes: 16_384,
+            consistency: Consistency::Bounded,
+            rerank: RerankConfig::default(),
+        }
+    }
+    /// Sets the collection.
+    #[must_use]
+    pub fn collection(mut self, name: impl Into<String>) -> Self {
+        self.collection = name.into();
+        self
+    }
+    /// Sets the token.
+    #[must_use]
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+    /// Sets the metric.
+    #[must_use]
+    pub fn metric(mut self, metric: Metric) -> Self {
+        self.metric = metric;
+        self
+    }
+    /// Sets the read consistency.
+    #[must_use]
+    pub fn consistency(mut self, consistency: Consistency) -> Self {
+        self.consistency = consistency;
+        self
+    }
+    /// Sets the reranking.
+    #[must_use]
+    pub fn rerank(mut self, rerank: RerankConfig) -> Self {
+        self.rerank = rerank;
+        self
+    }
+    /// Turns the partition key on or off.
+    #[must_use]
+    pub fn partition_key(mut self, on: bool) -> Self {
+        self.partition_key = on;
+        self
+    }
+    /// Turns BM25 (and so hybrid search) on or off.
+    #[must_use]
+    pub fn bm25(mut self, on: bool) -> Self {
+        self.bm25 = on;
+        self
+    }
+    /// Sets the analyzer of `content`: an [`Analyzer`], or `analyzer_params` as JSON.
+    #[must_use]
+    pub fn analyzer(mut self, analyzer: impl Into<Analyzer>) -> Self {
+        self.analyzer = analyzer.into();
+        self
+    }
+
+    pub(crate) fn milvus_metric(&self) -> MetricType {
+        match self.metric {
+            Metric::Cosine => MetricType::Cosine,
+            Metric::Ip => MetricType::Ip,
+            Metric::L2 => MetricType::L2,
+        }
+    }
+
+    /// The memory collection's schema for `dims`-long embeddings, with `analyzer`
+    /// (`analyzer_params`) on `content` when BM25 is on.
+    pub(crate) fn schema(&self, dims: usize, analyzer: &serde_json::Value) -> CollectionSchema {
+        let varchar =
+            |name: &str, max: u32| FieldSchema::new().name(name).data_type(DataType::VarChar).max_length(max);
+        let mut content = varchar(fields::CONTENT, self.content_max_bytes);
+        if self.bm25 {
+            content = content.enable_analyzer(true).analyzer_params(analyzer.clone());
+        }
+        let mut schema = CollectionSchema::new()
+            .add_field(
+                FieldSchema::new()
+                    .name(fields::ID)
+                    .data_type(DataType::Int64)
+                    .primary_key(true)
+                    .auto_id(true),
+            )
+            .add_field(
+                FieldSchema::new()
+                    .name(fields::EMBEDDING)
+                    .data_type(DataType::FloatVector)
+                    .dimension(dims as u32),
+            )
+            .add_field(varchar(fields::USER_ID, self.id_max_bytes).partition_key(self.partition_key))
+            .add_field(varchar(fields::SESSION_ID, self.id_max_bytes))
+            .add_field(varchar(fields::TURN_ROLE, 64))
+            .add_field(content)
+            .add_field(FieldSchema::new().name(fields::CREATED_AT).data_type(DataType::Int64))
+            .add_field(FieldSchema::new().name(fields::IMPORTANCE).data_type(DataType::Float))
+            .add_field(FieldSchema::new().name(fields::METADATA).data_type(DataType::Json));
+        if self.bm25 {
+            schema = schema
+                .add_field(FieldSchema::new().name(fields::SPARSE).data_type(DataType::SparseFloatVector))
+                .add_function(
+                    Function::new()
+                        .name("content_bm25")
+                        .function_type(FunctionType::Bm25)
+                        .input_fields([fields::CONTENT])
+                        .output_fields([fields::SPARSE]),
+                );
+        }
+        schema
+    }
+
+    /// HNSW on `embedding`, BM25 on `sparse`, and a TRIE index on `user_id` (every search filters
+    /// on the user, and a TRIE index makes that string match fast).
+    pub(crate) fn index_params(&self) -> Vec<IndexParam> {
+        let hnsw = HashMap::from([
+            ("M".to_owned(), self.hnsw_m.to_string()),
+            ("efConstruction".to_owned(), self.ef_construction.to_string()),
+        ]);
+        let mut params = vec![
+            IndexParam::new()
+                .field_name(fields::EMBEDDING)
+                .index_type(IndexType::Hnsw)
+                .metric_type(self.milvus_metric())
+                .extra_params(hnsw),
+            IndexParam::new().field_name(fields::USER_ID).index_type(IndexType::Trie),
+        ];
+        if self.bm25 {
+            params.push(
+                IndexParam::new()
+                    .field_name(fields::SPARSE)
+                    .index_type(IndexType::SparseInvertedIndex)
+                    .metric_type(MetricType::Bm25)
+                    .extra_params(HashMap::from([
+                        ("bm25_k1".to_owned(), "1.2".to_owned()),
+                        ("bm25_b".to_owned(), "0.75".to_owned()),
+                    ])),
+            );
+        }
+        params
+    }
+}
