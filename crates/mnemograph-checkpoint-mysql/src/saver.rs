@@ -4,12 +4,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use mnemograph_core::checkpoint::backend::Remembering;
-use mnemograph_core::checkpoint::{
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    Checkpointer, Commit, ListOptions,
-};
-use mnemograph_core::value::ChannelValue;
+use mnemograph_core::checkpoint::backend::{Delegate, Remembering};
+use mnemograph_core::checkpoint::DynCheckpointer;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::MySqlPool;
 
@@ -42,6 +38,8 @@ use crate::url_options::{url_options, WriterOptions};
 /// saver.prune("user-42", 10).await?;
 /// # Ok(()) }
 /// ```
+///
+/// [`Checkpointer`]: mnemograph_core::checkpoint::Checkpointer
 #[derive(Clone)]
 pub struct MySqlCheckpointer {
     /// The saver behind the cache of the checkpoints it stored last (see
@@ -156,7 +154,7 @@ impl MySqlCheckpointer {
     /// another checkpoint and the read is the full one, so nothing newer is ever hidden.
     ///
     /// A turn with new input does not even ask (see
-    /// [`Checkpointer::remembered_latest`]):
+    /// [`Checkpointer::remembered_latest`](mnemograph_core::checkpoint::Checkpointer::remembered_latest)):
     /// once a row read back has shown that the server keeps the texts this saver stores
     /// (MariaDB; MySQL 8 renders JSON its own way, and there every turn reads), the run starts
     /// from the remembered checkpoint, and the parent check of its first transaction also
@@ -324,52 +322,9 @@ const PRUNE_BLOBS: &str = concat!(
             '$.channel_versions'))"
 );
 
-/// Every call goes through the read cache.
-impl Checkpointer for MySqlCheckpointer {
-    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        self.layer.get_tuple(config).await
-    }
-
-    async fn list(
-        &self,
-        config: Option<&CheckpointConfig>,
-        options: ListOptions,
-    ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        self.layer.list(config, options).await
-    }
-
-    async fn put(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        self.layer.put(config, checkpoint, metadata, new_versions).await
-    }
-
-    async fn put_writes(
-        &self,
-        config: &CheckpointConfig,
-        writes: Vec<(String, ChannelValue)>,
-        task_id: &str,
-        task_path: &str,
-    ) -> Result<(), CheckpointError> {
-        self.layer.put_writes(config, writes, task_id, task_path).await
-    }
-
-    /// One transaction for the whole chain: one commit, and on a conflict nothing is stored. In
-    /// delta mode a chain of several checkpoints is stored one checkpoint per transaction (each
-    /// delta is planned on the value the one before stored).
-    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
-        self.layer.commit(commit).await
-    }
-
-    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        self.layer.delete_thread(thread_id).await
-    }
-
-    fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
-        self.layer.remembered_latest(config)
+/// A saver through its read cache: every `Checkpointer` call goes to the layer.
+impl Delegate for MySqlCheckpointer {
+    fn saver(&self) -> &dyn DynCheckpointer {
+        &self.layer
     }
 }

@@ -1,14 +1,12 @@
 //! [`RedisCheckpointer`]: the Redis saver with its read cache, and what it offers beside the
 //! [`Checkpointer`] calls (pinning, retention, its keys).
+//!
+//! [`Checkpointer`]: mnemograph_core::checkpoint::Checkpointer
 
 use std::time::Duration;
 
-use mnemograph_core::checkpoint::backend::Remembering;
-use mnemograph_core::checkpoint::{
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    Checkpointer, Commit, ListOptions,
-};
-use mnemograph_core::value::ChannelValue;
+use mnemograph_core::checkpoint::backend::{Delegate, Remembering};
+use mnemograph_core::checkpoint::DynCheckpointer;
 
 use crate::error::Result;
 use crate::keys::ThreadKeys;
@@ -18,6 +16,8 @@ use crate::saver::RedisStore;
 ///
 /// See the [crate documentation](crate) for the layout and guarantees. Cloning is cheap and the
 /// clones share the connection and the read cache.
+///
+/// [`Checkpointer`]: mnemograph_core::checkpoint::Checkpointer
 #[derive(Debug, Clone)]
 pub struct RedisCheckpointer {
     /// The saver behind the cache of the checkpoints it stored last (see
@@ -74,7 +74,7 @@ impl RedisCheckpointer {
     /// older ones, every pending write whose checkpoint is gone, and every channel value no
     /// remaining checkpoint reads. Returns how many checkpoints were removed (0 for a thread
     /// that does not exist); `keep_last == 0` deletes the thread, as
-    /// [`delete_thread`](Checkpointer::delete_thread) does.
+    /// [`delete_thread`](mnemograph_core::checkpoint::Checkpointer::delete_thread) does.
     ///
     /// One Lua script over the thread's keys (one cluster slot), so it is atomic: a concurrent
     /// `put` lands entirely before or after it. It reads every key of the thread, so its cost
@@ -96,49 +96,9 @@ impl RedisCheckpointer {
     }
 }
 
-/// Every call goes through the read cache.
-impl Checkpointer for RedisCheckpointer {
-    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        self.layer.get_tuple(config).await
-    }
-
-    async fn list(
-        &self,
-        config: Option<&CheckpointConfig>,
-        options: ListOptions,
-    ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        self.layer.list(config, options).await
-    }
-
-    async fn put(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        self.layer.put(config, checkpoint, metadata, new_versions).await
-    }
-
-    async fn put_writes(
-        &self,
-        config: &CheckpointConfig,
-        writes: Vec<(String, ChannelValue)>,
-        task_id: &str,
-        task_path: &str,
-    ) -> Result<(), CheckpointError> {
-        self.layer.put_writes(config, writes, task_id, task_path).await
-    }
-
-    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
-        self.layer.commit(commit).await
-    }
-
-    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        self.layer.delete_thread(thread_id).await
-    }
-
-    fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
-        self.layer.remembered_latest(config)
+/// A saver through its read cache: every `Checkpointer` call goes to the layer.
+impl Delegate for RedisCheckpointer {
+    fn saver(&self) -> &dyn DynCheckpointer {
+        &self.layer
     }
 }

@@ -3,6 +3,7 @@
 //! and the [`Remembering`] layer that keeps the checkpoints a saver wrote last. Building and
 //! running graphs needs none of it.
 
+pub use super::delegate::Delegate;
 pub use super::id::{checkpoint_id, uuid6};
 pub use super::remembering::{Fingerprinted, Remembering, DEFAULT_RECENT_CAPACITY};
 pub use super::time::{format_iso, now_iso};

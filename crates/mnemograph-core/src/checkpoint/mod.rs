@@ -8,6 +8,7 @@
 
 pub mod backend;
 mod commit;
+mod delegate;
 pub(crate) mod error;
 mod id;
 mod memory;
