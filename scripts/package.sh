@@ -41,9 +41,18 @@ if wrong:
     sys.exit(1)
 ')
 
+# Verification builds each package as a registry crate, and cargo takes a registry crate of a
+# given name and version to be immutable: a copy it unpacked or built in an earlier run would stand
+# in for today's code, since the version stays the same from commit to commit. So the unpacked
+# copies (in every registry's source cache but crates.io's) and the built artifacts of these crates
+# go first.
+version=$(cargo metadata --no-deps --format-version 1 --locked |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["packages"][0]["version"])')
 args=()
 for crate in $publishable; do
   args+=(--package "$crate")
+  rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$crate-$version"
 done
+cargo clean --quiet --locked "${args[@]}"
 echo "== cargo package:" $publishable
 cargo package --locked "${args[@]}" "$@"
