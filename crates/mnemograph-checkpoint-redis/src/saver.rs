@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use mnemograph_core::checkpoint::backend::Fingerprinted;
+use mnemograph_core::checkpoint::backend::{record_io, Fingerprinted};
 use mnemograph_core::checkpoint::{
-    ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    Checkpointer, Commit, ListOptions,
 };
 use mnemograph_core::value::ChannelValue;
 
@@ -105,7 +105,9 @@ impl RedisStore {
             Select::Members(members) => call.arg("members").arg(members),
         };
         let reply: redis::Value = call.invoke_async(&mut self.conn.clone()).await?;
-        read::parse_reply(reply)
+        let entries = read::parse_reply(reply)?;
+        record_io("redis", entries.iter().map(RawEntry::bytes).sum(), 1);
+        Ok(entries)
     }
 
     /// `list` on one thread and namespace.
@@ -199,8 +201,7 @@ impl Checkpointer for RedisStore {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let link = ChainLink::new(checkpoint, metadata, new_versions);
-        self.commit(Commit::new(config.clone(), vec![link], ExpectParent::Any)).await
+        self.commit(Commit::put(config, checkpoint, metadata, new_versions)).await
     }
 
     /// Atomic: one `PUT_CHAIN` script checks the first parent, then stores every link's writes
@@ -223,10 +224,13 @@ impl Checkpointer for RedisStore {
         let keys = self.thread_keys(&config.thread_id);
         let mut call = PUT_WRITES_SCRIPT.prepare_invoke();
         call.key(&keys.all()[..]).arg(self.ttl_ms);
+        let mut bytes = 0;
         for (field, value, replace) in encoded {
+            bytes += value.len();
             call.arg(field).arg(value).arg(replace);
         }
         let _: i64 = call.invoke_async(&mut self.conn.clone()).await.map_err(RedisSaverError::from)?;
+        record_io("redis", bytes, 1);
         Ok(())
     }
 

@@ -4,7 +4,8 @@
 use std::fmt;
 
 use crate::interrupt::Resume;
-use crate::state::{State, StateWrite};
+use crate::state::StateWrite;
+use crate::State;
 
 /// A task to run a node with its own input (LangGraph's `Send`, named after LangGraph's internal
 /// `PUSH` so it does not shadow `std::marker::Send`). Used for map-reduce: a conditional edge or a

@@ -64,7 +64,7 @@ pub struct RunOutcome<S> {
     pub(crate) available: crate::state::FieldSet,
 }
 
-impl<S: crate::state::State> RunOutcome<S> {
+impl<S: crate::State> RunOutcome<S> {
     pub(crate) fn done(state: S) -> Self {
         let mut available = crate::state::FieldSet::EMPTY;
         (0..S::FIELDS.len()).for_each(|f| available.insert(f));

@@ -65,6 +65,7 @@ mod runtime;
 pub mod state;
 pub mod store;
 mod stream;
+mod typed_state;
 pub mod value;
 
 pub use checkpoint::saver::BoxFuture;
@@ -82,8 +83,8 @@ pub use interrupt::{Breakpoint, Interrupt, NodeInterrupt, Resume, RunOutcome};
 pub use pregel::node::BoxedNode;
 pub use retry::RetryPolicy;
 pub use runtime::Runtime;
-pub use state::State;
 pub use stream::{EventMetadata, StreamEvent, StreamMode, StreamModes, TaskEvent};
+pub use typed_state::State;
 
 #[cfg(feature = "macros")]
 pub use mnemograph_macros::State;

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::messages::Message;
-use crate::state::State;
+use crate::State;
 
 /// What a stream carries (LangGraph's `stream_mode`). Several may be combined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -15,7 +15,8 @@
 use std::time::Instant;
 
 use mnemograph_core::store::HashingEmbeddings;
-use mnemograph_memory_milvus::{Memory, MilvusConfig, MilvusMemory, NewMemory, RetrieveQuery, SearchMode};
+use mnemograph_memory::{Memory, NewMemory, RetrieveQuery, SearchMode};
+use mnemograph_memory_milvus::{MilvusConfig, MilvusMemory};
 use rand::{Rng, SeedableRng};
 
 const WORDS: [&str; 24] = [
@@ -50,7 +51,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let collection = format!("bench_{rows}_{:08x}", rand::random::<u32>());
     let m = MilvusMemory::connect(MilvusConfig::new(url).collection(&collection), embed).await?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-    let now = mnemograph_memory_milvus::now_secs();
+    let now = mnemograph_memory::now_secs();
     let started = Instant::now();
     for batch in 0..rows.div_ceil(1000) {
         let n = 1000.min(rows - batch * 1000);

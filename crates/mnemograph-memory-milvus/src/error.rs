@@ -1,87 +1,39 @@
 //! The crate's error type.
 
-use mnemograph_core::store::StoreError;
-use mnemograph_core::BoxError;
-
-/// Everything that can go wrong in mnemograph-memory-milvus.
+/// Everything that can go wrong in mnemograph-memory-milvus: a Milvus request, or one of the
+/// failures every memory backend shares.
+///
+/// The [`Memory`](mnemograph_memory::Memory) API of [`MilvusMemory`](crate::MilvusMemory) returns
+/// [`mnemograph_memory::Error`], like every backend; a Milvus failure reaches it as
+/// [`mnemograph_memory::Error::Backend`] with this error as its source. Constructors, collection
+/// management and [`MilvusStore`](crate::MilvusStore)'s set-up return this type.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A Milvus request failed (connection, server error, malformed response). Boxed: the SDK's
     /// error is large and would make every `Result` of this crate large.
-    #[cfg(feature = "milvus")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
     #[error("milvus request failed")]
     Milvus(#[source] Box<milvus::v2::prelude::Error>),
-    /// The embedded memory's store failed.
-    #[error("memory store failed")]
-    Store(#[from] StoreError),
-    /// The embedding model failed or could not be loaded.
-    #[error("embedding failed")]
-    Embedding(#[source] BoxError),
-    /// The summarizer given to [`compact_session`](crate::compact_session) failed.
-    #[error("summarizer failed")]
-    Summarizer(#[source] BoxError),
-    /// A [`SupersedeDecider`](crate::SupersedeDecider) failed (e.g. its chat model call); nothing
-    /// was retired.
-    #[error("supersede decider failed")]
-    Decider(#[source] BoxError),
-    /// A decider's model answered something other than the strict format the prompt asks for;
-    /// nothing was retired.
-    #[error("malformed supersede decision: {reason}")]
-    MalformedDecision {
-        /// Which rule of the format it breaks.
-        reason: &'static str,
-        /// The answer as received, for logs.
-        answer: String,
-    },
-    /// A decider named a memory that was not among its candidates (an LLM's candidate number out
-    /// of range, or an id a custom decider made up); nothing was retired.
-    #[error("decider named candidate {candidate}, which it was not shown")]
-    UnknownCandidate {
-        /// The candidate number (LLM) or memory id (custom decider).
-        candidate: i64,
-    },
-    /// An argument breaks a documented rule (e.g. a control character in a user id).
-    #[error("invalid {what}: {reason}")]
-    InvalidInput {
-        /// What was invalid.
-        what: &'static str,
-        /// Which rule it breaks.
-        reason: &'static str,
-    },
-    /// The embedder returned vectors of another length than the collection holds.
-    #[error("embedding has {actual} dimensions, expected {expected}")]
-    Dimensions {
-        /// The collection's (or the embedder's declared) dimension.
-        expected: usize,
-        /// What the embedder returned.
-        actual: usize,
-    },
-    /// The Milvus server is too old for the call (e.g. retire/restore need partial upsert, Milvus
-    /// 2.6.2+); nothing was written.
-    #[error("{feature} needs Milvus {needs} or newer; the server reports {server}")]
-    Unsupported {
-        /// What the call needs.
-        feature: &'static str,
-        /// The first Milvus version that has it.
-        needs: &'static str,
-        /// The version string the server reported.
-        server: String,
-    },
-    /// Milvus answered with something this crate cannot read.
-    #[error("unexpected milvus response: {detail}")]
-    Response {
-        /// What was unexpected.
-        detail: String,
-    },
+    /// Invalid input, an embedding failure, an unexpected answer: what any memory backend can
+    /// report.
+    #[error(transparent)]
+    Memory(#[from] mnemograph_memory::Error),
 }
 
-#[cfg(feature = "milvus")]
-#[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
 impl From<milvus::v2::prelude::Error> for Error {
     fn from(e: milvus::v2::prelude::Error) -> Self {
         Self::Milvus(Box::new(e))
+    }
+}
+
+/// A Milvus failure becomes the shared error's `Backend`, keeping this error as its source; a
+/// shared failure is passed on as it is.
+impl From<Error> for mnemograph_memory::Error {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Memory(e) => e,
+            milvus => Self::Backend(Box::new(milvus)),
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 //! inside a Milvus double-quoted literal) and refuses control characters, whose escapes Milvus
 //! servers do not all read the same way.
 
-use crate::error::{Error, Result};
+use mnemograph_memory::{Error as MemoryError, Result};
 
 /// A conjunction of clauses over the memory collection's scalar fields.
 ///
@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 ///
 /// let f = Filter::new().eq_str("user_id", r#"x" or user_id != ""#)?.gte_i64("created_at", 100);
 /// assert_eq!(f.to_expr(), r#"user_id == "x\" or user_id != \"" and created_at >= 100"#);
-/// # Ok::<(), mnemograph_memory_milvus::Error>(())
+/// # Ok::<(), mnemograph_memory::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filter {
@@ -32,7 +32,7 @@ impl Filter {
     /// `field == "value"`.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] when `value` contains a control character.
+    /// [`MemoryError::InvalidInput`] when `value` contains a control character.
     ///
     /// # Panics
     /// When `field` is not a plain identifier: field names are this crate's constants, never input.
@@ -95,7 +95,7 @@ impl Filter {
     /// never written included).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] when `key` contains a control character.
+    /// [`MemoryError::InvalidInput`] when `key` contains a control character.
     ///
     /// # Panics
     /// As [`eq_str`](Self::eq_str).
@@ -104,7 +104,7 @@ impl Filter {
     /// use mnemograph_memory_milvus::Filter;
     /// let f = Filter::new().lacks_json_key("metadata", "superseded_by")?;
     /// assert_eq!(f.to_expr(), r#"not exists metadata["superseded_by"]"#);
-    /// # Ok::<(), mnemograph_memory_milvus::Error>(())
+    /// # Ok::<(), mnemograph_memory::Error>(())
     /// ```
     pub fn lacks_json_key(mut self, field: &'static str, key: &str) -> Result<Self> {
         let key = quote(key)?;
@@ -138,13 +138,13 @@ fn check_field(field: &str) {
 /// A Milvus double-quoted string literal whose value is exactly `value`.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] when `value` contains a control character (U+0000–U+001F, U+007F).
+/// [`MemoryError::InvalidInput`] when `value` contains a control character (U+0000–U+001F, U+007F).
 ///
 /// ```
-/// use mnemograph_memory_milvus::filter::quote;
+/// use mnemograph_memory_milvus::quote;
 /// assert_eq!(quote(r#"a"b\c"#)?, r#""a\"b\\c""#);
 /// assert!(quote("line\nbreak").is_err());
-/// # Ok::<(), mnemograph_memory_milvus::Error>(())
+/// # Ok::<(), mnemograph_memory::Error>(())
 /// ```
 pub fn quote(value: &str) -> Result<String> {
     let mut out = String::with_capacity(value.len() + 2);
@@ -156,7 +156,7 @@ pub fn quote(value: &str) -> Result<String> {
                 out.push(c);
             }
             c if c.is_control() && (c as u32) < 0x80 => {
-                return Err(Error::InvalidInput {
+                return Err(MemoryError::InvalidInput {
                     what: "filter value",
                     reason: "contains a control character",
                 })
@@ -202,7 +202,7 @@ mod tests {
     #[test]
     fn control_characters_are_refused() {
         for id in ["a\nb", "\r", "\0", "\t", "\u{7f}"] {
-            assert!(matches!(quote(id), Err(Error::InvalidInput { .. })), "{id:?}");
+            assert!(matches!(quote(id), Err(MemoryError::InvalidInput { .. })), "{id:?}");
         }
         assert!(quote("emoji 🦀 and 中文").is_ok());
     }

@@ -1,32 +1,25 @@
 //! # mnemograph-memory-milvus
 //!
-//! Long-term, cross-session memory for mnemograph-core agents: the checkpointer keeps *this*
-//! conversation, this crate lets an agent recall what a user said *last week*. Its design: one
-//! memory per question-and-answer exchange, written on the hot path; retrieval by the question and
-//! by the query enriched with recent context, each searched densely and fused with a BM25 keyword
-//! search by weighted RRF, then time decay and importance; and a background job that compacts long
-//! sessions into summaries.
+//! The Milvus driver of mnemograph's long-term memory: [`MilvusMemory`] is the
+//! [`Memory`](mnemograph_memory::Memory) API of mnemograph-memory over a Milvus collection (fields
+//! in [`fields`]), with dense and BM25 hybrid search, time decay, importance and per-user
+//! isolation, shared across processes; [`MilvusStore`] is mnemograph-core's
+//! [`Store`](mnemograph_core::store::Store) (LangGraph's `BaseStore`) on Milvus, for
+//! `CompiledGraph::with_store`. The policy (ranking, consolidation, compaction, retirement) lives in
+//! mnemograph-memory and is the same for every backend.
 //!
-//! The same [`Memory`] API has two backends: [`MilvusMemory`] (a Milvus collection, fields in
-//! [`fields`]) and [`EmbeddedMemory`] (a mnemograph-core [`Store`](mnemograph_core::store::Store), in
-//! process, no server), so examples and tests run anywhere and production switches by constructor.
-//!
-//! ```
+//! ```no_run
 //! use mnemograph_core::store::HashingEmbeddings;
-//! use mnemograph_memory_milvus::{EmbeddedMemory, Memory, NewMemory, RetrieveQuery, SessionScope};
+//! use mnemograph_memory::{Memory, NewMemory, RetrieveQuery};
+//! use mnemograph_memory_milvus::{MilvusConfig, MilvusMemory};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> mnemograph_memory_milvus::Result<()> {
-//! // HashingEmbeddings keeps this example offline; use a real model (feature `local-embeddings`).
-//! let memory = EmbeddedMemory::new(HashingEmbeddings::new(384));
-//! memory.save_turn(NewMemory::turn("alice", "monday", "We set the RAG chunk size to 512", "Noted: 512 tokens")).await?;
-//! memory.save_turn(NewMemory::turn("alice", "monday", "I like hiking", "Nice!")).await?;
-//! memory.save_turn(NewMemory::turn("bob", "monday", "My RAG chunk size is 256", "OK")).await?;
-//!
-//! let hits = memory
-//!     .retrieve(RetrieveQuery::new("alice", "what chunk size did we pick for RAG?").session(SessionScope::Exclude("friday".into())))
-//!     .await?;
-//! assert!(hits[0].record.content.contains("512"));
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A real model in production (mnemograph-memory's `local-embeddings`, or an embeddings API).
+//! let config = MilvusConfig::new("http://127.0.0.1:19530").collection("memories");
+//! let memory = MilvusMemory::connect(config, HashingEmbeddings::new(384)).await?;
+//! memory.save_turn(NewMemory::turn("alice", "monday", "We set the RAG chunk size to 512", "Noted")).await?;
+//! let hits = memory.retrieve(RetrieveQuery::new("alice", "which chunk size did we pick?")).await?;
 //! assert!(hits.iter().all(|h| h.record.user_id == "alice"));
 //! # Ok(()) }
 //! ```
@@ -35,113 +28,27 @@
 //! - **Isolation** is a security property: every request to Milvus is scoped with a
 //!   `user_id == "…"` clause produced by [`Filter`], which escapes values instead of pasting them.
 //! - **Ranking**: candidates (4×top-k, at least 20) come from dense search or from Milvus's hybrid
-//!   search (dense + BM25 on `content`, weighted RRF favouring dense); [`RerankConfig`] then blends in time decay
-//!   (half-life) and importance.
-//! - **Compaction**: [`compact_session`] replaces old exchanges with summaries from a
-//!   [`Summarizer`] you provide (an LLM call), so this crate needs no model crate;
-//!   [`compact_and_retire`] retires them in favour of their summary instead of deleting them, and
-//!   [`Sessions`] lists a user's sessions to pick those to compact.
-//! - **Superseded facts**: when a fact changes ("we moved to Lisbon"), decay alone often leaves
-//!   the old version first, since its wording may match the question better. A [`Consolidator`]
-//!   finds the same user's most similar older memories, lets a [`SupersedeDecider`] pick those the
-//!   new one replaces (an [`LlmDecider`] over your chat model, or the offline [`RuleDecider`]) and
-//!   retires them ([`Retire`]): marked with `superseded_by` / `superseded_at` / `superseded_reason`
-//!   in metadata, left out of retrieval, restorable. Opt in on the hot path with
-//!   [`Consolidator::save_turn`], in the background with [`Consolidator::consolidate_session`] or
-//!   [`compact_and_consolidate`].
-//! - **A backend chosen at run time**: [`SharedMemory`] holds either backend (or any other with
-//!   [`Memory`], [`Retire`] and [`Sessions`]) behind one cheap-to-clone type, through their
-//!   object-safe form [`DynMemory`].
-//! - **[`MilvusStore`]** is mnemograph-core's [`Store`](mnemograph_core::store::Store) (LangGraph's
-//!   `BaseStore`) on Milvus, for `CompiledGraph::with_store`: namespaces, filters, semantic search
-//!   and TTL with `InMemoryStore`'s semantics, shared across processes.
+//!   search (dense + BM25 on `content`, weighted RRF favouring dense), then mnemograph-memory's
+//!   reranking blends in time decay and importance.
+//! - **Chinese and English**: [`Analyzer::Auto`] gives `content` Milvus's Chinese analyzer where
+//!   the server has it, and the `standard` one otherwise.
+//! - **Retirement** needs partial upsert (Milvus 2.6.2+ or Milvus Lite 3); an older server gets a
+//!   typed `Unsupported` error and nothing written.
 //!
 //! ## Running Milvus here
 //! `scripts/milvus-lite.sh` installs Milvus Lite 3.2.2 in a venv and starts it on loopback; the
 //! live tests read `MILVUS_URL`. `scripts/milvus-lite.sh minilm` fetches all-MiniLM-L6-v2.
-//!
-//! ## Features
-//! | feature | default | what |
-//! |---|---|---|
-//! | `milvus` | no | the Milvus backends: `MilvusMemory`, `MilvusStore`, `MilvusConfig` and its schema types (`fields`, `Analyzer`, `Consistency`, `Metric`); builds milvus-sdk-rust (tonic, prost, protoc at build time, rustls with ring) |
-//! | `local-embeddings` | no | offline embeddings in pure Rust (candle): `MultilingualUseEmbeddings` (Universal Sentence Encoder multilingual v3, Chinese and English in one space) and `MiniLmEmbeddings` (all-MiniLM-L6-v2, English) |
-//!
-//! Without features the crate is the [`Memory`] API, [`EmbeddedMemory`], retrieval, reranking,
-//! compaction and consolidation: an application that keeps its memories in process builds no
-//! gRPC client. Both features are off by default, as a default feature cannot be turned off by
-//! the application when a library in between depends on this crate; turn on what you use:
-//!
-//! ```toml
-//! mnemograph-memory-milvus = { version = "0.1", features = ["milvus"] }
-//! ```
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
-// Without `milvus`, the docs still name the Milvus backend next to the embedded one.
-#![cfg_attr(not(feature = "milvus"), allow(rustdoc::broken_intra_doc_links))]
 
-#[cfg(test)]
-#[path = "../tests/support/bilingual.rs"]
-#[allow(unreachable_pub)]
-mod bilingual;
-mod bm25;
-mod consolidate;
-mod decide;
-mod embedded;
 mod error;
-pub mod filter;
-pub mod llm_decider;
-mod llm_summarizer;
-#[cfg(feature = "local-embeddings")]
-mod local;
+mod filter;
 mod memory;
-#[cfg(feature = "milvus")]
-mod milvus;
-#[cfg(feature = "local-embeddings")]
-mod multilingual;
-mod record;
-pub mod rerank;
-pub mod retire;
-#[cfg(feature = "milvus")]
 mod schema;
-mod sessions;
-mod shared;
-#[cfg(feature = "milvus")]
 mod store;
-mod summarize;
 
-pub use consolidate::{ConsolidateOptions, ConsolidateReport, Consolidator};
-pub use decide::{Candidate, RuleDecider, SupersedeDecider, Supersession};
-pub use embedded::EmbeddedMemory;
 pub use error::{Error, Result};
-pub use filter::Filter;
-pub use llm_decider::LlmDecider;
-pub use llm_summarizer::{LlmSummarizer, SUMMARY_PROMPT};
-#[cfg(feature = "local-embeddings")]
-#[cfg_attr(docsrs, doc(cfg(feature = "local-embeddings")))]
-pub use local::MiniLmEmbeddings;
-pub use memory::Memory;
-#[cfg(feature = "milvus")]
-#[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
-pub use milvus::MilvusMemory;
-#[cfg(feature = "local-embeddings")]
-#[cfg_attr(docsrs, doc(cfg(feature = "local-embeddings")))]
-pub use multilingual::MultilingualUseEmbeddings;
-pub use record::{
-    enriched_query, now_secs, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
-    ENRICH_RECENT, ROLE_EXCHANGE, ROLE_SUMMARY,
-};
-pub use rerank::RerankConfig;
-pub use retire::{Retire, Retirement};
-#[cfg(feature = "milvus")]
-#[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
+pub use filter::{quote, Filter};
+pub use memory::MilvusMemory;
 pub use schema::{fields, Analyzer, Consistency, Metric, MilvusConfig};
-pub use sessions::{SessionInfo, Sessions};
-pub use shared::{DynMemory, SharedMemory};
-#[cfg(feature = "milvus")]
-#[cfg_attr(docsrs, doc(cfg(feature = "milvus")))]
 pub use store::{MilvusStore, MilvusStoreConfig};
-pub use summarize::{
-    compact_and_consolidate, compact_session, summarizer_fn, CompactOptions, CompactReport, FnSummarizer,
-    Summarizer,
-};
-pub use summarize::{compact_and_retire, COMPACTED_REASON};

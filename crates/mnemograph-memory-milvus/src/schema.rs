@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use milvus::v2::prelude::*;
 use serde_json::json;
 
-use crate::rerank::RerankConfig;
+use mnemograph_memory::RerankConfig;
 
 /// Field names of the memory collection (one row per memory, plus `sparse` for BM25).
 pub mod fields {

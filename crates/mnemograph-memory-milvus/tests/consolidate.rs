@@ -5,7 +5,7 @@
 mod support;
 
 use mnemograph_core::store::HashingEmbeddings;
-use mnemograph_memory_milvus::EmbeddedMemory;
+use mnemograph_memory::EmbeddedMemory;
 use support::{consolidate_suite as suite, with_milvus, DIMS};
 
 fn embedded() -> EmbeddedMemory {

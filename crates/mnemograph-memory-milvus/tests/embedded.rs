@@ -5,7 +5,7 @@ mod support;
 use std::sync::Arc;
 
 use mnemograph_core::store::{DynStore, HashingEmbeddings, InMemoryStore, IndexConfig};
-use mnemograph_memory_milvus::{EmbeddedMemory, SearchMode};
+use mnemograph_memory::{EmbeddedMemory, SearchMode};
 use support::{dataset, memory_suite, store_suite, DIMS};
 
 fn memory() -> EmbeddedMemory {
@@ -65,7 +65,7 @@ async fn embedded_hybrid_recall_on_planted_facts() {
     let m = memory();
     let (memories, planted) = dataset::build(3, 4, 25);
     for chunk in memories.chunks(100) {
-        mnemograph_memory_milvus::Memory::save(&m, chunk.to_vec()).await.unwrap();
+        mnemograph_memory::Memory::save(&m, chunk.to_vec()).await.unwrap();
     }
     let dense = dataset::recall_at_3(&m, &planted, |q| q.mode(SearchMode::Dense).rerank(false)).await;
     let hybrid = dataset::recall_at_3(&m, &planted, |q| q.mode(SearchMode::Hybrid).rerank(false)).await;

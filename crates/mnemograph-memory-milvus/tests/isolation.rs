@@ -15,11 +15,11 @@ use std::collections::BTreeSet;
 
 use milvus::v2::prelude::*;
 use mnemograph_core::store::HashingEmbeddings;
-use mnemograph_memory_milvus::filter::quote;
-use mnemograph_memory_milvus::{
-    fields, EmbeddedMemory, Error, Filter, Memory, MemoryRecord, MilvusMemory, NewMemory, RetrieveQuery,
-    SearchMode, SessionScope,
+use mnemograph_memory::{
+    EmbeddedMemory, Error, Memory, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
 };
+use mnemograph_memory_milvus::quote;
+use mnemograph_memory_milvus::{fields, Filter, MilvusMemory};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use rand::{Rng, SeedableRng};

@@ -4,7 +4,8 @@
 
 mod support;
 
-use mnemograph_memory_milvus::{fields, Analyzer, Memory, MilvusConfig, MilvusMemory, NewMemory, SearchMode};
+use mnemograph_memory::{Memory, NewMemory, SearchMode};
+use mnemograph_memory_milvus::{fields, Analyzer, MilvusConfig, MilvusMemory};
 use support::{bilingual, dataset, memory_suite, with_milvus, with_milvus_returning};
 
 fn defaults(c: MilvusConfig) -> MilvusConfig {
@@ -43,9 +44,8 @@ async fn milvus_isolation_without_partition_key() {
 async fn milvus_ids_longer_than_the_schema_are_refused() {
     with_milvus("long_ids", defaults, |m| async move {
         let long = "u".repeat(257);
-        let err =
-            m.save_turn(mnemograph_memory_milvus::NewMemory::turn(&long, "s", "q", "a")).await.unwrap_err();
-        assert!(matches!(err, mnemograph_memory_milvus::Error::InvalidInput { .. }), "{err:?}");
+        let err = m.save_turn(mnemograph_memory::NewMemory::turn(&long, "s", "q", "a")).await.unwrap_err();
+        assert!(matches!(err, mnemograph_memory::Error::InvalidInput { .. }), "{err:?}");
         memory_suite::invalid_ids_are_refused(&m).await;
     })
     .await;
@@ -206,7 +206,7 @@ async fn milvus_hybrid_vs_dense_on_planted_facts() {
 #[tokio::test]
 async fn milvus_collection_is_reopened_not_recreated() {
     with_milvus("reopen", defaults, |m| async move {
-        m.save_turn(mnemograph_memory_milvus::NewMemory::turn("u", "s", "persisted question", "answer"))
+        m.save_turn(mnemograph_memory::NewMemory::turn("u", "s", "persisted question", "answer"))
             .await
             .unwrap();
         // A second client on the same collection sees the row: connect does not drop or recreate.
@@ -253,11 +253,11 @@ async fn milvus_index_is_hnsw_with_the_configured_metric() {
                     assert!(text.contains("16") && text.contains("200"), "M=16, efConstruction=200: {text}");
                 }
                 // The memory works with the metric: a saved turn is its own best match.
-                m.save_turn(mnemograph_memory_milvus::NewMemory::turn("u", "s", "index metric check", "ok"))
+                m.save_turn(mnemograph_memory::NewMemory::turn("u", "s", "index metric check", "ok"))
                     .await
                     .unwrap();
                 let hits = m
-                    .retrieve(mnemograph_memory_milvus::RetrieveQuery::new("u", "index metric check"))
+                    .retrieve(mnemograph_memory::RetrieveQuery::new("u", "index metric check"))
                     .await
                     .unwrap();
                 assert_eq!(hits.len(), 1);

@@ -1,12 +1,12 @@
 //! all-MiniLM-L6-v2 (feature `local-embeddings`): the model's behaviour, and the planted-fact
 //! recall with real semantic embeddings. Needs `MINILM_DIR` (from `scripts/milvus-lite.sh minilm`);
 //! skips with a message when unset, fails under CI.
-#![cfg(feature = "local-embeddings")]
 
 mod support;
 
 use mnemograph_core::store::{cosine_similarity, Embeddings};
-use mnemograph_memory_milvus::{EmbeddedMemory, Memory, MilvusMemory, MiniLmEmbeddings, SearchMode};
+use mnemograph_memory::{EmbeddedMemory, Memory, MiniLmEmbeddings, SearchMode};
+use mnemograph_memory_milvus::MilvusMemory;
 use support::dataset;
 use support::hard_recall;
 use support::memo::Memoized;
@@ -197,7 +197,7 @@ async fn minilm_update_path_milvus_puts_newer_facts_first_and_never_returns_reti
 #[tokio::test]
 async fn minilm_fusion_defaults_beat_plain_rrf_and_zero_keyword_weight_is_dense() {
     use hard_recall::{HardReport, Mode};
-    use mnemograph_memory_milvus::RerankConfig;
+    use mnemograph_memory::RerankConfig;
     let Some(m) = model("minilm_fusion_defaults") else { return };
     let m: std::sync::Arc<dyn mnemograph_core::store::DynEmbeddings> = std::sync::Arc::new(m);
     let run = |label: &'static str, rerank: RerankConfig| {

@@ -7,7 +7,7 @@
 //! command's defaults (its embedder, its rule threshold, hybrid + decay + importance, top 3, the
 //! enriched query) reach recall@3 >= 0.95 with no stale fact beating its newer version.
 //!
-//! The models (feature `local-embeddings`) come from `USE_MODEL_DIR` (`bash scripts/models.sh
+//! The models (mnemograph-memory's `local-embeddings`) come from `USE_MODEL_DIR` (`bash scripts/models.sh
 //! use-multilingual`) and `MINILM_DIR` (`bash scripts/milvus-lite.sh minilm`); a test whose model
 //! or server is not set prints why it skips and passes, except under CI (`CI` set), where it fails.
 
@@ -16,7 +16,7 @@ mod support;
 use std::sync::Arc;
 
 use mnemograph_core::store::{DynEmbeddings, HashingEmbeddings};
-use mnemograph_memory_milvus::EmbeddedMemory;
+use mnemograph_memory::EmbeddedMemory;
 use support::bilingual_quality::{self as data, Dataset};
 use support::quality_bench::{self as bench, Embedder, Mode, Row, WritePath};
 
@@ -26,7 +26,6 @@ const USERS: usize = 40;
 /// single-threaded server.
 const MILVUS_USERS: usize = 12;
 /// The targets of the main command's defaults.
-#[cfg(feature = "local-embeddings")]
 const RECALL_TARGET: f64 = 0.95;
 /// The rule thresholds the sweep measures.
 const SWEEP: [f64; 13] = [0.5, 0.55, 0.6, 0.625, 0.65, 0.675, 0.7, 0.725, 0.75, 0.8, 0.85, 0.9, 0.95];
@@ -40,7 +39,6 @@ const HASHING_RULE: f64 = 0.7;
 /// this test measures whatever the default is (`EmbedderChoice::default()` is the multilingual
 /// encoder, whose `rule_similarity` is examples/memory-agent/src/embedder.rs
 /// `MULTILINGUAL_RULE_SIMILARITY`).
-#[cfg(feature = "local-embeddings")]
 fn main_rule_similarity() -> f64 {
     main_constant(EMBEDDER_SOURCE, "MULTILINGUAL_RULE_SIMILARITY")
 }
@@ -79,24 +77,17 @@ fn hashing() -> Embedder {
 /// Every embedder whose model is available, the main command's default first: the matrix of the
 /// full runs. An embedder is one line here.
 fn embedders(test: &str) -> Vec<Embedder> {
-    #[cfg(feature = "local-embeddings")]
     let models = [models::multilingual(test), models::minilm(test)];
-    #[cfg(not(feature = "local-embeddings"))]
-    let models: [Option<Embedder>; 0] = {
-        skip(test, "the models need the feature `local-embeddings`");
-        []
-    };
     models.into_iter().flatten().chain([hashing()]).collect()
 }
 
 /// The offline models: each loaded once per test binary, every vector remembered per text
 /// (`support::memo`), since every configuration embeds the same texts again.
-#[cfg(feature = "local-embeddings")]
 mod models {
     use std::sync::{Arc, OnceLock};
 
     use mnemograph_core::store::DynEmbeddings;
-    use mnemograph_memory_milvus::{MiniLmEmbeddings, MultilingualUseEmbeddings};
+    use mnemograph_memory::{MiniLmEmbeddings, MultilingualUseEmbeddings};
 
     use super::support::memo::Memoized;
     use super::{skip, Embedder};
@@ -151,7 +142,6 @@ fn skip(test: &str, why: &str) {
 
 /// The main command's figures meet the targets: recall@3 at least [`RECALL_TARGET`], no outdated
 /// fact above (or instead of) its newer version, no memory of another user.
-#[cfg(feature = "local-embeddings")]
 fn assert_targets(row: &Row) {
     let s = &row.scores;
     let mut missed = Vec::new();
@@ -173,8 +163,7 @@ fn assert_targets(row: &Row) {
 /// Writes `data` into the empty `memory` as the main command does with its defaults (the rule at
 /// `RULE_SIMILARITY` on the hot path) and asks every question as it does (hybrid + decay +
 /// importance, top 3, enriched query, today's session excluded).
-#[cfg(feature = "local-embeddings")]
-async fn main_command<M: mnemograph_memory_milvus::Retire>(
+async fn main_command<M: mnemograph_memory::Retire>(
     store: &'static str,
     embedder: &Embedder,
     memory: &M,
@@ -275,14 +264,12 @@ fn dataset_is_what_the_benchmark_says() {
     assert!(data.decoys.iter().all(|d| data.users.iter().any(|u| d.starts_with(u.as_str()))));
 }
 
-#[cfg(feature = "local-embeddings")]
 #[tokio::test]
 async fn multilingual_quality_is_isolated_in_every_configuration() {
     let Some(embedder) = models::multilingual("multilingual_quality") else { return };
     matrix(&embedder, &data::build(USERS)).await;
 }
 
-#[cfg(feature = "local-embeddings")]
 #[tokio::test]
 async fn minilm_quality_is_isolated_in_every_configuration() {
     let Some(embedder) = models::minilm("minilm_quality") else { return };
@@ -292,7 +279,6 @@ async fn minilm_quality_is_isolated_in_every_configuration() {
 /// The floor the main command's defaults hold in process: the recall target, no more stale wins
 /// than docs/benchmarks.md reports, no needed fact retired, nobody else's memory, nothing retired
 /// returned.
-#[cfg(feature = "local-embeddings")]
 #[tokio::test]
 async fn main_command_defaults_hold_their_measured_floor() {
     let Some(embedder) = models::multilingual("main_command_floor") else { return };
@@ -310,7 +296,6 @@ async fn main_command_defaults_hold_their_measured_floor() {
 /// and rule threshold, its retrieval. Recall@3 meets its target, but some outdated facts still
 /// beat their newer version, which a similarity rule cannot judge (the oracle decider leaves
 /// none; docs/benchmarks.md).
-#[cfg(feature = "local-embeddings")]
 #[tokio::test]
 #[ignore = "not met offline: stale facts beat their newer version (docs/benchmarks.md)"]
 async fn main_command_defaults_meet_bilingual_targets() {
@@ -321,7 +306,6 @@ async fn main_command_defaults_meet_bilingual_targets() {
 }
 
 /// The same on Milvus (the first [`MILVUS_USERS`] users, to keep CI short).
-#[cfg(feature = "local-embeddings")]
 #[tokio::test]
 #[ignore = "not met offline: stale facts beat their newer version (docs/benchmarks.md)"]
 async fn milvus_main_command_defaults_meet_bilingual_targets() {

@@ -5,7 +5,7 @@
 mod support;
 
 use mnemograph_core::store::HashingEmbeddings;
-use mnemograph_memory_milvus::EmbeddedMemory;
+use mnemograph_memory::EmbeddedMemory;
 use support::{race_suite as suite, with_milvus, DIMS};
 
 /// Memories raced per embedded test: the in-process race window is a few microseconds, so many

@@ -30,5 +30,7 @@
 pub mod conformance;
 pub mod echo;
 mod fake_model;
+mod span_log;
 
 pub use fake_model::FakeChatModel;
+pub use span_log::SpanLog;

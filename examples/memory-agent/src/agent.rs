@@ -7,6 +7,7 @@ use mnemograph_core::checkpoint::{CheckpointConfig, DynCheckpointer};
 use mnemograph_core::messages::{Message, MessageType};
 use mnemograph_core::prelude::*;
 use mnemograph_core::GraphStream;
+use mnemograph_memory::MemoryHit;
 
 use crate::compact::{compact_users, CompactPolicy, SessionCompaction};
 use crate::config::{Config, ModelChoice};
@@ -15,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::importance::ImportanceScorer;
 use crate::nodes::{call_model, retrieve, save_memory, AgentContext};
 use crate::settings::Settings;
-use crate::state::{last_text, thread_id, AgentState, AgentStateUpdate, Recalled};
+use crate::state::{last_text, thread_id, AgentState, AgentStateUpdate};
 use crate::summarizer::AgentSummarizer;
 
 /// The agent's graph, without checkpointer or context: `START → retrieve → call_model →
@@ -46,7 +47,7 @@ pub struct Turn {
     /// What the user said.
     pub question: String,
     /// Memories recalled for it, best first.
-    pub recalled: Vec<Recalled>,
+    pub recalled: Vec<MemoryHit>,
     /// The model's reply.
     pub answer: String,
     /// Messages in the thread after the turn (short-term memory).

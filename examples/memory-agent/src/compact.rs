@@ -2,7 +2,7 @@
 //! long-term memory by summaries, so recall stops paying for many small exchanges. The exchanges
 //! are retired in favour of their summary, not deleted.
 
-use mnemograph_memory_milvus::{compact_and_retire, CompactOptions, Sessions};
+use mnemograph_memory::{compact_and_retire, CompactOptions, Sessions};
 
 use crate::error::Result;
 use crate::nodes::AgentContext;
@@ -63,7 +63,7 @@ impl CompactPolicy {
         }
     }
 
-    /// mnemograph-memory-milvus's options for a session compacted for `reason`.
+    /// mnemograph-memory's options for a session compacted for `reason`.
     fn options(&self, reason: CompactReason) -> CompactOptions {
         let keep_recent = match reason {
             CompactReason::Ended { .. } => 0,
@@ -105,7 +105,7 @@ pub struct SessionCompaction {
 
 /// Compacts the sessions of `user_id` that `policy` picks, at the context's clock: each is
 /// summarized with the context's summarizer and its summarized exchanges are retired in favour
-/// of the summary (mnemograph-memory-milvus's [`compact_and_retire`]), so retrieval returns the summary
+/// of the summary (mnemograph-memory's [`compact_and_retire`]), so retrieval returns the summary
 /// instead. Returns the sessions where something was compacted.
 ///
 /// # Errors

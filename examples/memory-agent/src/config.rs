@@ -10,7 +10,8 @@ use std::sync::Arc;
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
 use mnemograph_checkpoint_redis::RedisCheckpointer;
 use mnemograph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer};
-use mnemograph_memory_milvus::{Consistency, EmbeddedMemory, MilvusConfig, MilvusMemory};
+use mnemograph_memory::EmbeddedMemory;
+use mnemograph_memory_milvus::{Consistency, MilvusConfig, MilvusMemory};
 use mnemograph_models::{ChatModelExt, OpenAiChatModel, OpenAiConfig, SharedChatModel};
 
 pub use crate::connect::CONNECT_TIMEOUT;

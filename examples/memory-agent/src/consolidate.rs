@@ -1,12 +1,12 @@
 //! The update path: when the user states a fact that changes an older one ("I moved to
 //! Shanghai"), `save_memory` retires the older memory so later sessions no longer recall it.
-//! [`AgentConsolidator`] picks mnemograph-memory-milvus's decider to match the model, and [`Clock`] gives
+//! [`AgentConsolidator`] picks mnemograph-memory's decider to match the model, and [`Clock`] gives
 //! the agent its time.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use mnemograph_memory_milvus::{
+use mnemograph_memory::{
     now_secs, ConsolidateReport, Consolidator, LlmDecider, Memory, NewMemory, Result, RuleDecider,
 };
 use mnemograph_models::{ModelCall, SharedChatModel};
@@ -21,7 +21,7 @@ use crate::memory::AgentMemory;
 /// ([`EmbedderChoice::rule_similarity`](crate::EmbedderChoice::rule_similarity)).
 pub const RULE_SIMILARITY: f64 = 0.8;
 
-/// Which mnemograph-memory-milvus decider judges what a new statement supersedes.
+/// Which mnemograph-memory decider judges what a new statement supersedes.
 #[derive(Debug, Clone)]
 pub enum AgentConsolidator {
     /// Offline: [`RuleDecider`] at a similarity threshold, deterministic and free.

@@ -2,6 +2,8 @@
 
 use std::io::Write;
 
+use mnemograph_memory::MemoryHit;
+
 use crate::agent::{Agent, CheckpointSize, Turn};
 use crate::compact::{render_compaction, CompactPolicy, SessionCompaction};
 use crate::error::Result;
@@ -74,7 +76,7 @@ impl DemoReport {
     /// Recalled memories that belong to someone other than the user who asked: must be zero.
     pub fn cross_user_recalls(&self) -> usize {
         let turns = self.sessions.iter().flat_map(|s| &s.turns);
-        turns.map(|t| t.recalled.iter().filter(|r| r.user_id != t.user_id).count()).sum()
+        turns.map(|t| t.recalled.iter().filter(|r| r.record.user_id != t.user_id).count()).sum()
     }
 }
 
@@ -163,18 +165,18 @@ pub fn render_turn(turn: &Turn) -> String {
 }
 
 /// The recalled memories, one line each: score, relevance, session and the start of the text.
-pub fn render_recalled(recalled: &[crate::Recalled]) -> String {
+pub fn render_recalled(recalled: &[MemoryHit]) -> String {
     if recalled.is_empty() {
         return "     recalled: nothing from earlier sessions\n".to_owned();
     }
     let mut s = format!("     recalled {} from long-term memory (score / relevance):\n", recalled.len());
     for r in recalled {
-        let text = r.content.replace('\n', " | ");
+        let text = r.record.content.replace('\n', " | ");
         s.push_str(&format!(
             "       {:.3} / {:.3}  [{}] {}\n",
             r.score,
             r.relevance,
-            r.session_id,
+            r.record.session_id,
             shorten(&text, 72)
         ));
     }

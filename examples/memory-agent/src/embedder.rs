@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use mnemograph_core::store::{DynEmbeddings, HashingEmbeddings};
-use mnemograph_memory_milvus::MultilingualUseEmbeddings;
+use mnemograph_memory::MultilingualUseEmbeddings;
 use mnemograph_models::{OpenAiConfig, OpenAiEmbeddings};
 
 use crate::error::{Error, Result};

@@ -61,7 +61,7 @@ pub enum Error {
     Embeddings(#[source] BoxError),
     /// The long-term memory failed outside a graph run.
     #[error("long-term memory failed")]
-    Memory(#[from] mnemograph_memory_milvus::Error),
+    Memory(#[from] mnemograph_memory::Error),
     /// A graph run failed (a node, the checkpointer, ...).
     #[error("agent run failed")]
     Graph(#[from] mnemograph_core::Error),

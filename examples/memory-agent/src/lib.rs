@@ -6,9 +6,9 @@
 //! - **Short-term**: the conversation of one session, the `messages` of [`AgentState`],
 //!   checkpointed per thread `"{user_id}:{session_id}"` (in memory, MySQL or Redis).
 //! - **Long-term**: one memory per question-and-answer exchange, written by `save_memory` through
-//!   mnemograph-memory-milvus's [`Memory`](mnemograph_memory_milvus::Memory) API and recalled by `retrieve` for later
+//!   mnemograph-memory's [`Memory`](mnemograph_memory::Memory) API and recalled by `retrieve` for later
 //!   sessions, scoped to the user (embedded, or Milvus). A statement that changes an older fact
-//!   retires the older memory (mnemograph-memory-milvus's `Consolidator`), so it is no longer recalled.
+//!   retires the older memory (mnemograph-memory's `Consolidator`), so it is no longer recalled.
 //!
 //! Three things keep both layers lean:
 //!
@@ -36,7 +36,7 @@
 //! // A new session is a new thread: the fact comes back from long-term memory.
 //! let turn = agent.chat("ada", "friday", "What is my dog called?").await?;
 //! assert!(turn.answer.contains("Biscuit"));
-//! assert_eq!(turn.recalled[0].session_id, "monday");
+//! assert_eq!(turn.recalled[0].record.session_id, "monday");
 //! // Another user recalls nothing of Ada's.
 //! assert!(agent.chat("bob", "monday", "What is my dog called?").await?.recalled.is_empty());
 //! # Ok(()) }
@@ -45,7 +45,7 @@
 //! ## Layout
 //! | module | what |
 //! |---|---|
-//! | `state` | [`AgentState`] (`#[derive(State)]`), [`Recalled`], [`thread_id`] |
+//! | `state` | [`AgentState`] (`#[derive(State)]`), [`thread_id`] |
 //! | `nodes` | the three nodes, the prompt, [`AgentContext`] |
 //! | `agent` | [`build_graph`], [`Agent`] (one turn, checkpoint size) |
 //! | `memory` | [`AgentMemory`]: embedded or Milvus behind one type |
@@ -105,6 +105,6 @@ pub use nodes::{build_request, call_model, retrieve, save_memory, system_prompt,
 pub use offline::{OfflineModel, OFFLINE_NOTICE};
 pub use question::is_question;
 pub use settings::Settings;
-pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate, Recalled};
+pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate};
 pub use summarizer::{extractive_summary, AgentSummarizer};
 pub use trim::{request_tokens, trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};

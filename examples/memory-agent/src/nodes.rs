@@ -3,14 +3,14 @@
 
 use mnemograph_core::messages::{Message, MessageType};
 use mnemograph_core::Runtime;
-use mnemograph_memory_milvus::{Memory, NewMemory, RetrieveQuery, SessionScope, ENRICH_RECENT};
+use mnemograph_memory::{Memory, MemoryHit, NewMemory, RetrieveQuery, SessionScope, ENRICH_RECENT};
 use mnemograph_models::{ChatModelExt, ChatRequest, SharedChatModel};
 
 use crate::consolidate::{AgentConsolidator, Clock};
 use crate::importance::{ImportanceScorer, MIN_RECALL_IMPORTANCE};
 use crate::memory::AgentMemory;
 use crate::question::is_question;
-use crate::state::{last_human, last_text, AgentState, AgentStateUpdate, Recalled};
+use crate::state::{last_human, last_text, AgentState, AgentStateUpdate};
 use crate::summarizer::AgentSummarizer;
 use crate::trim::{trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
 
@@ -96,7 +96,7 @@ pub(crate) const MEMORY_HEADER: &str = "[memory ";
 pub async fn retrieve(
     s: AgentState,
     rt: Runtime<AgentContext>,
-) -> Result<AgentStateUpdate, mnemograph_memory_milvus::Error> {
+) -> Result<AgentStateUpdate, mnemograph_memory::Error> {
     let Some(at) = last_human(&s.messages) else {
         return Ok(AgentStateUpdate::retrieved_history(Vec::new()));
     };
@@ -113,11 +113,11 @@ pub async fn retrieve(
         .session(scope)
         .now(ctx.clock.now());
     let hits = ctx.memory.retrieve(query).await?;
-    Ok(AgentStateUpdate::retrieved_history(hits.into_iter().map(Recalled::from).collect::<Vec<_>>()))
+    Ok(AgentStateUpdate::retrieved_history(hits))
 }
 
 /// The system prompt: the recalled memories (or a note that there are none), then instructions.
-pub fn system_prompt(recalled: &[Recalled]) -> String {
+pub fn system_prompt(recalled: &[MemoryHit]) -> String {
     let mut prompt = String::from(
         "You are a question-answering assistant with long-term memory. These past exchanges with \
          the current user, from earlier sessions, may help you answer:\n\n",
@@ -129,9 +129,9 @@ pub fn system_prompt(recalled: &[Recalled]) -> String {
         prompt.push_str(&format!(
             "{MEMORY_HEADER}{} | session {} | score {:.2}]\n{}\n---\n",
             i + 1,
-            r.session_id,
+            r.record.session_id,
             r.score,
-            r.content
+            r.record.content
         ));
     }
     prompt.push_str(
@@ -180,7 +180,7 @@ pub async fn call_model(
 pub async fn save_memory(
     s: AgentState,
     rt: Runtime<AgentContext>,
-) -> Result<AgentStateUpdate, mnemograph_memory_milvus::Error> {
+) -> Result<AgentStateUpdate, mnemograph_memory::Error> {
     let (Some(question), Some(answer)) =
         (last_text(&s.messages, MessageType::Human), last_text(&s.messages, MessageType::Ai))
     else {

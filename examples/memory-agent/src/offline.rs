@@ -138,19 +138,20 @@ fn is_cjk(c: char) -> bool {
 mod tests {
     use super::*;
     use crate::nodes::system_prompt;
-    use crate::state::Recalled;
+    use mnemograph_memory::{MemoryHit, MemoryRecord};
 
-    fn recalled(session: &str, content: &str) -> Recalled {
-        Recalled {
+    fn recalled(session: &str, content: &str) -> MemoryHit {
+        let record = MemoryRecord {
             id: 1,
             user_id: "u".into(),
             session_id: session.into(),
+            role: mnemograph_memory::ROLE_EXCHANGE.into(),
             content: content.into(),
             created_at: 0,
             importance: 0.5,
-            relevance: 0.5,
-            score: 0.5,
-        }
+            metadata: Default::default(),
+        };
+        MemoryHit { record, relevance: 0.5, score: 0.5 }
     }
 
     #[test]

@@ -1,9 +1,8 @@
-//! The graph's typed state and the recalled memories it carries between nodes.
+//! The graph's typed state: the conversation, whose it is, and what long-term memory recalled.
 
 use mnemograph_core::messages::{Message, MessageType};
 use mnemograph_core::State;
-use mnemograph_memory_milvus::MemoryHit;
-use serde::{Deserialize, Serialize};
+use mnemograph_memory::MemoryHit;
 
 /// The agent's state: one per thread (`"{user_id}:{session_id}"`), checkpointed after every step.
 ///
@@ -19,50 +18,10 @@ pub struct AgentState {
     /// The conversation (session) this thread belongs to.
     pub session_id: String,
     /// Long-term memories recalled for the latest question, best first. Overwritten every turn.
-    pub retrieved_history: Vec<Recalled>,
+    pub retrieved_history: Vec<MemoryHit>,
     /// Why each older memory the latest exchange superseded was retired (the decider's reasons);
     /// empty when it superseded none. Overwritten every turn.
     pub retired: Vec<String>,
-}
-
-/// One recalled memory with its scores, as kept in the state.
-///
-/// A copy of [`MemoryHit`] that can be checkpointed: state fields must be serde types, and
-/// mnemograph-memory-milvus's records are not.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Recalled {
-    /// The memory's id in the long-term store.
-    pub id: i64,
-    /// Its owner (always the current user: retrieval is scoped to one user).
-    pub user_id: String,
-    /// The session it was saved in.
-    pub session_id: String,
-    /// The saved text, `"User: …\nAssistant: …"` for an exchange.
-    pub content: String,
-    /// When it was saved, in seconds since the epoch.
-    pub created_at: i64,
-    /// Importance in `[0, 1]` given when it was saved.
-    pub importance: f32,
-    /// Relevance to the question in `[0, 1]` (hybrid dense + BM25, fused with RRF).
-    pub relevance: f64,
-    /// The ranking score: relevance after time decay and importance.
-    pub score: f64,
-}
-
-impl From<MemoryHit> for Recalled {
-    fn from(hit: MemoryHit) -> Self {
-        let r = hit.record;
-        Self {
-            id: r.id,
-            user_id: r.user_id,
-            session_id: r.session_id,
-            content: r.content,
-            created_at: r.created_at,
-            importance: r.importance,
-            relevance: hit.relevance,
-            score: hit.score,
-        }
-    }
 }
 
 /// The index of the last human message, if any.
@@ -82,4 +41,48 @@ pub fn last_text(messages: &[Message], kind: MessageType) -> Option<String> {
 /// ```
 pub fn thread_id(user_id: &str, session_id: &str) -> String {
     format!("{user_id}:{session_id}")
+}
+
+#[cfg(test)]
+mod stored_state {
+    use mnemograph_core::checkpoint::serde::{dumps_typed, loads_typed};
+    use mnemograph_core::value::ChannelValue;
+    use serde_json::json;
+
+    use super::*;
+
+    /// What a checkpoint stores for `retrieved_history`, read back as the state reads it.
+    fn round_trip(value: &ChannelValue) -> Vec<MemoryHit> {
+        let (kind, bytes) = dumps_typed(value).unwrap();
+        loads_typed(&kind, &bytes).unwrap().decode().unwrap()
+    }
+
+    #[test]
+    fn recalled_memories_survive_a_checkpoint() {
+        let hits: Vec<MemoryHit> = serde_json::from_value(json!([{
+            "id": 7, "user_id": "ada", "session_id": "monday", "role": "exchange",
+            "content": "User: I live in Lisbon\nAssistant: Noted", "created_at": 100,
+            "importance": 0.75, "metadata": {"type": "dialogue_turn"}, "relevance": 0.5, "score": 0.25,
+        }]))
+        .unwrap();
+        assert_eq!(round_trip(&ChannelValue::new(hits.clone())), hits);
+    }
+
+    #[test]
+    fn a_checkpoint_with_the_older_flat_form_still_loads() {
+        // Before records were serde types, the state kept this copy of a hit: no role, no
+        // metadata. A thread checkpointed then must resume.
+        let older = json!([{
+            "id": 7, "user_id": "ada", "session_id": "monday",
+            "content": "User: I live in Lisbon\nAssistant: Noted", "created_at": 100,
+            "importance": 0.75, "relevance": 0.5, "score": 0.25,
+        }]);
+        let hits = round_trip(&ChannelValue::new(older));
+        assert_eq!(hits.len(), 1);
+        assert_eq!(
+            (hits[0].record.id, hits[0].record.session_id.as_str(), hits[0].score),
+            (7, "monday", 0.25)
+        );
+        assert!(hits[0].record.role.is_empty() && hits[0].record.metadata.is_empty());
+    }
 }

@@ -2,20 +2,20 @@
 //! the chat model or, offline, an extractive rule.
 
 use mnemograph_core::BoxError;
-use mnemograph_memory_milvus::{LlmSummarizer, MemoryRecord, Summarizer};
+use mnemograph_memory::{LlmSummarizer, MemoryRecord, Summarizer};
 use mnemograph_models::{ModelCall, SharedChatModel};
 
 use crate::question::is_question;
 
-/// Writes compaction summaries for mnemograph-memory-milvus's
-/// [`compact_and_retire`](mnemograph_memory_milvus::compact_and_retire).
+/// Writes compaction summaries for mnemograph-memory's
+/// [`compact_and_retire`](mnemograph_memory::compact_and_retire).
 #[derive(Debug, Clone)]
 pub enum AgentSummarizer {
     /// Offline and deterministic: keeps the user's statements of the exchanges, one
     /// `User: …` line each (the form [`OfflineModel`](crate::OfflineModel) reads facts from),
     /// and names the questions asked on one line. Nothing is paraphrased, so nothing is made up.
     Extractive,
-    /// Asks the chat model with mnemograph-memory-milvus's [`SUMMARY_PROMPT`](mnemograph_memory_milvus::SUMMARY_PROMPT)
+    /// Asks the chat model with mnemograph-memory's [`SUMMARY_PROMPT`](mnemograph_memory::SUMMARY_PROMPT)
     /// (temperature 0).
     Llm(SharedChatModel),
 }

@@ -7,8 +7,8 @@ mod support;
 use std::collections::HashSet;
 
 use memory_agent::{Agent, AgentSummarizer, CompactPolicy, CompactReason, Error};
-use mnemograph_memory_milvus::SUMMARY_PROMPT;
-use mnemograph_memory_milvus::{Memory, MemoryRecord, COMPACTED_REASON, ROLE_EXCHANGE, ROLE_SUMMARY};
+use mnemograph_memory::SUMMARY_PROMPT;
+use mnemograph_memory::{Memory, MemoryRecord, COMPACTED_REASON, ROLE_EXCHANGE, ROLE_SUMMARY};
 use support::scripted::{Scripted, FAIL};
 
 const DAY: i64 = 86_400;
@@ -69,8 +69,8 @@ async fn an_ended_session_is_replaced_by_its_summary_and_retired_not_deleted() {
     // A question about a compacted fact recalls the summary, never a retired exchange.
     let retired: HashSet<i64> = exchanges.iter().map(|e| e.id).collect();
     let turn = agent.chat("ada", "wednesday", "Am I allergic to anything?").await.unwrap();
-    assert!(turn.recalled.iter().any(|r| r.id == summary.id), "{turn:?}");
-    assert!(turn.recalled.iter().all(|r| !retired.contains(&r.id)), "{turn:?}");
+    assert!(turn.recalled.iter().any(|r| r.record.id == summary.id), "{turn:?}");
+    assert!(turn.recalled.iter().all(|r| !retired.contains(&r.record.id)), "{turn:?}");
     assert_eq!(turn.answer, "You told me in session monday: \"I'm allergic to peanuts.\"");
 
     // A second pass has nothing left to do.
@@ -139,10 +139,7 @@ async fn a_failed_summary_is_an_error_and_retires_nothing() {
         agent.context().clock.set_offset(8 * DAY);
 
         let err = agent.compact(&["ada".to_owned()], &CompactPolicy::default()).await.unwrap_err();
-        assert!(
-            matches!(err, Error::Memory(mnemograph_memory_milvus::Error::Summarizer(_))),
-            "{reply:?}: {err:?}"
-        );
+        assert!(matches!(err, Error::Memory(mnemograph_memory::Error::Summarizer(_))), "{reply:?}: {err:?}");
         let monday = records(&agent, "ada", "monday").await;
         assert!(monday.iter().all(|r| r.role == ROLE_EXCHANGE && !r.is_retired()), "{monday:?}");
     }
@@ -152,5 +149,5 @@ async fn a_failed_summary_is_an_error_and_retires_nothing() {
 async fn a_bad_user_id_is_a_typed_error() {
     let agent = support::agent_with(Scripted::default().shared(), |c| c);
     let err = agent.compact(&[String::new()], &CompactPolicy::default()).await.unwrap_err();
-    assert!(matches!(err, Error::Memory(mnemograph_memory_milvus::Error::InvalidInput { .. })), "{err:?}");
+    assert!(matches!(err, Error::Memory(mnemograph_memory::Error::InvalidInput { .. })), "{err:?}");
 }

@@ -5,7 +5,7 @@ mod support;
 
 use memory_agent::{run_demo, Agent, Config, Error};
 use mnemograph_core::messages::{Message, MessageType};
-use mnemograph_memory_milvus::{Memory, RetrieveQuery};
+use mnemograph_memory::{Memory, RetrieveQuery};
 
 #[tokio::test]
 async fn embedded_demo_recalls_across_sessions_and_isolates_users() {

@@ -6,7 +6,7 @@ mod support;
 
 use memory_agent::{Agent, ImportanceScorer, IMPORTANCE_PROMPT};
 use mnemograph_core::messages::MessageType;
-use mnemograph_memory_milvus::Memory;
+use mnemograph_memory::Memory;
 use support::scripted::{Scripted, FAIL};
 
 /// The agent of `model`, scoring importance with it.

@@ -7,7 +7,7 @@
 mod support;
 
 use memory_agent::{run_demo, Agent, CheckpointerChoice, Config, Error, MemoryChoice, Result, SCRIPT};
-use mnemograph_memory_milvus::Memory;
+use mnemograph_memory::Memory;
 use sqlx::Connection;
 
 /// Connects, or reports the server as unavailable (`None`).
@@ -169,14 +169,13 @@ async fn the_compact_command_compacts_a_milvus_session() {
         assert!(stdout.contains("compacted ada:s1 (idle 0.0 days): 2 exchanges -> 1 summary"), "{stdout}");
 
         let records = agent.context().memory.session_records("ada", "s1").await?;
-        let summary =
-            records.iter().find(|r| r.role == mnemograph_memory_milvus::ROLE_SUMMARY).expect("a summary");
+        let summary = records.iter().find(|r| r.role == mnemograph_memory::ROLE_SUMMARY).expect("a summary");
         let exchanges: Vec<_> =
-            records.iter().filter(|r| r.role == mnemograph_memory_milvus::ROLE_EXCHANGE).collect();
+            records.iter().filter(|r| r.role == mnemograph_memory::ROLE_EXCHANGE).collect();
         assert_eq!(exchanges.len(), 2, "retired, not deleted: {records:?}");
         assert!(exchanges.iter().all(|e| e.superseded_by() == Some(summary.id)), "{records:?}");
         let turn = agent.chat("ada", "s2", "Am I allergic to anything?").await?;
-        assert!(turn.recalled.iter().any(|r| r.id == summary.id), "{turn:?}");
+        assert!(turn.recalled.iter().any(|r| r.record.id == summary.id), "{turn:?}");
         assert!(turn.answer.contains("peanuts"), "{turn:?}");
         Ok::<_, Error>(())
     }

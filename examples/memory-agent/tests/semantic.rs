@@ -27,9 +27,9 @@ async fn recalled_first(config: &Config) -> Vec<bool> {
     // One session per question, so no earlier answer enriches the next query.
     for (day, (question, fact)) in QUESTIONS.into_iter().enumerate() {
         let turn = agent.chat("lin", &format!("friday-{day}"), question).await.unwrap();
-        let shown: Vec<_> = turn.recalled.iter().map(|r| (r.relevance, r.content.as_str())).collect();
+        let shown: Vec<_> = turn.recalled.iter().map(|r| (r.relevance, r.record.content.as_str())).collect();
         println!("{question}: {shown:?}");
-        found.push(turn.recalled.first().is_some_and(|r| r.content.contains(fact)));
+        found.push(turn.recalled.first().is_some_and(|r| r.record.content.contains(fact)));
     }
     found
 }

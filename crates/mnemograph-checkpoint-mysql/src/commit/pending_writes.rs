@@ -1,7 +1,7 @@
 //! The pending writes of tasks, `checkpoint_writes` rows: `put_writes` of both savers, and the
 //! writes a link of a commit carries.
 
-use mnemograph_core::checkpoint::backend::write_index;
+use mnemograph_core::checkpoint::backend::{record_io, write_index};
 use mnemograph_core::checkpoint::serde::dumps_typed;
 use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError, WRITES_IDX_MAP};
 use mnemograph_core::value::ChannelValue;
@@ -84,6 +84,9 @@ pub(crate) async fn put_writes(
         return Ok(());
     }
     let statements = write_statements(config, &prepared);
+    let bytes = statements.iter().map(|s| s.sql.len() + s.payload()).sum();
+    // A single statement is its own transaction; more are wrapped in `BEGIN` and `COMMIT`.
+    let round_trips = if statements.len() == 1 { 1 } else { statements.len() + 2 };
     let mut attempt = 1;
     loop {
         let done = if let [single] = &statements[..] {
@@ -105,7 +108,10 @@ pub(crate) async fn put_writes(
                 backoff(attempt).await;
                 attempt += 1;
             }
-            done => return done,
+            done => {
+                record_io("mysql", bytes, round_trips * attempt);
+                return done;
+            }
         }
     }
 }

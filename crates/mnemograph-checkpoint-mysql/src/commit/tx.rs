@@ -22,6 +22,7 @@
 //! cancelled, or a `ROLLBACK` failed) marks its connection to be closed instead of pooled: the
 //! server rolls back a session's transaction when the session ends.
 
+use mnemograph_core::checkpoint::backend::record_io;
 use sqlx::mysql::{MySqlDatabaseError, MySqlRow};
 use sqlx::MySqlConnection;
 
@@ -60,6 +61,9 @@ pub(crate) struct Tx {
     marks: Vec<(usize, Mark)>,
     /// The marked statement that failed in this transaction, and the server's error number.
     failed: Option<(Mark, u16)>,
+    /// Bytes sent to the server in this transaction (scripts' text, prepared statements' SQL
+    /// and values), and the round trips that carried them: what its saver span reports.
+    sent: (usize, usize),
 }
 
 /// A queued statement whose failure means something to the caller ([`Tx::failed_mark`]).
@@ -82,6 +86,7 @@ impl Tx {
             defer_checks: implicit,
             marks: Vec::new(),
             failed: None,
+            sent: (0, 0),
         }
     }
 
@@ -92,6 +97,7 @@ impl Tx {
         self.queued = 0;
         self.marks.clear();
         self.failed = None;
+        self.sent = (0, 0);
         if !self.implicit {
             self.script.push_str("BEGIN");
             self.queued = 1;
@@ -163,6 +169,7 @@ impl Tx {
             }
             self.script.truncate(len);
         }
+        self.count(statement.sql.len() + statement.payload());
         let conn = self.connection().await?;
         prepared(conn, statement).await.map(drop)
     }
@@ -176,6 +183,7 @@ impl Tx {
         }
         // The statement begins the transaction if nothing has yet.
         self.open = true;
+        self.count(statement.sql.len() + statement.payload());
         prepared(self.conn()?, statement).await.map(drop)
     }
 
@@ -228,6 +236,7 @@ impl Tx {
         self.queued += 1;
         self.send().await?;
         self.open = false;
+        record_io("mysql", self.sent.0, self.sent.1);
         Ok(())
     }
 
@@ -265,6 +274,7 @@ impl Tx {
         // From here the server may have begun the transaction, whatever happens to the reply.
         self.open = true;
         let marks = std::mem::take(&mut self.marks);
+        self.count(text.len());
         let results = run_script(self.conn()?, &text, statements).await;
         // The buffer is kept for the next script.
         self.script = text;
@@ -277,6 +287,14 @@ impl Tx {
             }
             e
         })
+    }
+}
+
+impl Tx {
+    /// Counts one round trip carrying `bytes`.
+    fn count(&mut self, bytes: usize) {
+        self.sent.0 += bytes;
+        self.sent.1 += 1;
     }
 }
 

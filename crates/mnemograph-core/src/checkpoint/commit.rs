@@ -100,6 +100,18 @@ impl Commit {
         Self { parent, chain, expect }
     }
 
+    /// LangGraph's `put` as a commit: one checkpoint on `parent`, whatever the parent is now. A
+    /// saver whose `commit` is its one write path implements `put` as `commit(Commit::put(..))`.
+    pub fn put(
+        parent: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Self {
+        let link = ChainLink::new(checkpoint, metadata, new_versions);
+        Self::new(parent.clone(), vec![link], ExpectParent::Any)
+    }
+
     /// The parent address of every link, in order, with the link.
     pub fn links(&self) -> impl Iterator<Item = (CheckpointConfig, &ChainLink)> {
         let mut parent = self.parent.clone();

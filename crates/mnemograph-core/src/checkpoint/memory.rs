@@ -19,8 +19,8 @@ use namespace::{Namespace, Saved};
 use sorted::Sorted;
 
 use super::{
-    ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions,
+    ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
+    CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions,
 };
 
 /// Thread id → namespace → data.
@@ -238,8 +238,7 @@ impl Checkpointer for InMemoryCheckpointer {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let link = ChainLink::new(checkpoint, metadata, new_versions);
-        self.save_chain(Commit::new(config.clone(), vec![link], ExpectParent::Any))
+        self.save_chain(Commit::put(config, checkpoint, metadata, new_versions))
     }
 
     async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
@@ -280,7 +279,7 @@ mod tests {
 
     use super::*;
     use crate::checkpoint::backend::checkpoint_id;
-    use crate::checkpoint::{next_version, CheckpointSource};
+    use crate::checkpoint::{next_version, ChainLink, CheckpointSource};
 
     /// The stored data of `(thread, ns)`.
     fn ns<'a>(threads: &'a Threads, thread: &str, ns: &str) -> &'a Namespace {

@@ -15,6 +15,7 @@ mod memory;
 mod remembering;
 pub(crate) mod saver;
 pub mod serde;
+pub(crate) mod spans;
 mod time;
 mod version;
 mod versions;

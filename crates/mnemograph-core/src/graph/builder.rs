@@ -10,7 +10,7 @@ use crate::command::Route;
 use crate::error::GraphIssue;
 use crate::pregel::node::BoxedNode;
 use crate::retry::RetryPolicy;
-use crate::state::State;
+use crate::State;
 
 /// Per-node options (LangGraph's `add_node` keyword arguments).
 #[derive(Debug, Clone, Default)]

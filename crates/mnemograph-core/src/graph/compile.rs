@@ -10,7 +10,7 @@ use super::validate;
 use crate::checkpoint::Checkpointer;
 use crate::error::Result;
 use crate::pregel::runnable::Pregel;
-use crate::state::State;
+use crate::State;
 
 impl<S: State, C: Send + Sync + 'static> StateGraph<S, C> {
     /// Validates the graph and compiles it.

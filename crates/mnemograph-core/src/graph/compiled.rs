@@ -8,7 +8,7 @@ use super::draw::Drawing;
 use crate::checkpoint::{Checkpointer, DynCheckpointer};
 use crate::error::GraphIssue;
 use crate::pregel::runnable::Pregel;
-use crate::state::State;
+use crate::State;
 
 /// What the builder knew of the graph, kept beside the plan.
 pub(crate) struct Built {
@@ -39,6 +39,19 @@ impl<S: State, C> fmt::Debug for CompiledGraph<S, C> {
 }
 
 impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
+    /// The same graph under another name: the `graph.name` of its runs' spans (LangGraph's
+    /// `compile(name=...)`; `"LangGraph"` unless set).
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.pregel.name = Arc::from(name.into());
+        self
+    }
+
+    /// The graph's name (see [`with_name`](Self::with_name)).
+    pub fn name(&self) -> &str {
+        &self.pregel.name
+    }
+
     /// The same graph, persisting to `checkpointer`.
     #[must_use]
     pub fn with_checkpointer(mut self, checkpointer: impl Checkpointer) -> Self {

@@ -14,8 +14,8 @@ use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::interrupt::RunOutcome;
 use crate::pregel::run::{run, run_from, Sink};
-use crate::state::State;
 use crate::stream::{StreamEvent, StreamMode, StreamModes};
+use crate::State;
 
 impl<S: State> From<Option<S::Update>> for Input<S> {
     fn from(u: Option<S::Update>) -> Self {

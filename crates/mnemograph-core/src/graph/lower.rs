@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::builder::StateGraph;
 use crate::constants::{END, PULL, START, TASKS};
 use crate::pregel::plan::{Branch, ChannelKind, ChannelSpec, Layout, NodeDef};
-use crate::state::State;
+use crate::State;
 
 /// Lowers a validated graph into the engine's plan.
 pub(super) fn lower<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {

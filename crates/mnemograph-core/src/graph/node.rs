@@ -12,7 +12,7 @@ use crate::command::IntoNodeOutput;
 use crate::error::BoxError;
 use crate::pregel::node::{BoxedNode, ErasedNode, NodeFuture};
 use crate::runtime::Runtime;
-use crate::state::State;
+use crate::State;
 
 /// Whether a node returning `O` may send control beyond its edges: the state's update, its
 /// `Option` and `()` cannot; anything else (a `Command`, pushes, a user type) might.

@@ -1,6 +1,9 @@
 //! Reading and editing a thread's state: `get_state`, `get_state_history`, `update_state`.
 
+use tracing::Instrument;
+
 use super::compiled::CompiledGraph;
+use crate::checkpoint::spans::{saver_span, SaverOp};
 use crate::checkpoint::{
     uuid6, ChainLink, ChannelVersions, CheckpointConfig, CheckpointMetadata, CheckpointSource,
     CheckpointTuple, Commit, ExpectParent, ListOptions,
@@ -13,7 +16,7 @@ use crate::interrupt::Interrupt;
 use crate::pregel::channels::writes;
 use crate::pregel::persist::{self, CheckpointCache, VersionText};
 use crate::pregel::task::{self, Task};
-use crate::state::State;
+use crate::State;
 
 /// A task of a snapshot: a node that runs next, or that failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +76,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     pub async fn get_state(&self, config: &RunConfig) -> Result<StateSnapshot<S>> {
         let cfg = self.saver_config(config)?;
         let saver = self.pregel.checkpointer.as_deref().ok_or(Error::NoCheckpointer)?;
-        match saver.get_tuple(&cfg).await? {
+        match saver.get_tuple(&cfg).instrument(saver_span(SaverOp::GetTuple, &cfg)).await? {
             Some(t) => self.snapshot(t, config.checkpoint_id.is_none()),
             None => Ok(StateSnapshot {
                 values: S::default(),
@@ -142,7 +145,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         let mut cfg = self.saver_config(config)?;
         cfg.checkpoint_id = None;
         let saver = self.pregel.checkpointer.as_deref().ok_or(Error::NoCheckpointer)?;
-        let tuples = saver.list(Some(&cfg), options).await?;
+        let tuples = saver.list(Some(&cfg), options).instrument(saver_span(SaverOp::List, &cfg)).await?;
         tuples.into_iter().map(|t| self.snapshot(t, false)).collect()
     }
 
@@ -305,7 +308,8 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         // an update of an explicit older checkpoint is a fork by request (time travel).
         let expect = if cfg.checkpoint_id.is_none() { ExpectParent::Latest } else { ExpectParent::Any };
         let link = ChainLink::new(cp, meta, new_versions);
-        let saved = saver.commit(Commit::new(parent, vec![link], expect)).await?;
+        let span = saver_span(SaverOp::Commit, &parent);
+        let saved = saver.commit(Commit::new(parent, vec![link], expect)).instrument(span).await?;
         // Pushes are the new checkpoint's to run, so they are its pending writes.
         if let Some(task_id) = update_task.as_deref().filter(|_| !pushes.is_empty()) {
             saver.put_writes(&saved, pushes, task_id, "").await?;

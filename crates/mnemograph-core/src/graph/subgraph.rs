@@ -25,7 +25,8 @@ use crate::interrupt::{NodeInterrupt, Resume};
 use crate::pregel::node::{BoxedNode, ErasedNode, NodeFuture};
 use crate::pregel::run::{full_update, run};
 use crate::runtime::Runtime;
-use crate::state::{State, StateWrite};
+use crate::state::StateWrite;
+use crate::State;
 
 /// Marker for a [`CompiledGraph`] used as a node.
 #[derive(Debug)]

@@ -4,7 +4,7 @@ use super::builder::StateGraph;
 use super::flow;
 use crate::constants::{END, START};
 use crate::error::{Error, GraphIssue, Result};
-use crate::state::State;
+use crate::State;
 
 /// The graph's warnings, or every error found. The flow checks behind the warnings run only on a
 /// graph without errors, whose every name exists.

@@ -8,8 +8,9 @@
 use super::{add_messages, Message};
 use crate::command::Input;
 use crate::command::{IntoNodeOutput, NodeOutput};
-use crate::state::{reduce, Field, FieldSet, InvalidUpdate, ReducerOutput, State, StateWrite};
+use crate::state::{reduce, Field, FieldSet, InvalidUpdate, ReducerOutput, StateWrite};
 use crate::value::{ChannelValue, ValueError};
+use crate::State;
 
 /// A state holding only a conversation (LangGraph's `MessagesState`).
 #[derive(Debug, Clone, Default, PartialEq)]

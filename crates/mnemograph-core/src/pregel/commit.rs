@@ -13,7 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
+use crate::checkpoint::spans::{saver_span, SaverOp};
 use crate::checkpoint::{
     ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, Commit,
     DynCheckpointer, ExpectParent, WriteBatch,
@@ -136,11 +138,13 @@ impl Persistence {
             let saver = Arc::clone(&self.saver);
             let parent = parent.unwrap_or_else(|| std::mem::replace(&mut self.saved, next.clone()));
             self.saved = next;
+            let span = saver_span(SaverOp::Commit, &parent);
             let commit = Commit::new(parent, chain, expect);
-            self.inflight = Some(tokio::spawn(async move { saver.commit(commit).await }));
+            self.inflight = Some(tokio::spawn(async move { saver.commit(commit).instrument(span).await }));
         } else {
             let parent = parent.unwrap_or_else(|| self.saved.clone());
-            let saved = self.saver.commit(Commit::new(parent, chain, expect)).await?;
+            let span = saver_span(SaverOp::Commit, &parent);
+            let saved = self.saver.commit(Commit::new(parent, chain, expect)).instrument(span).await?;
             tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
             self.saved = saved;
             self.note_commit();
@@ -155,7 +159,8 @@ impl Persistence {
     pub(crate) async fn store_held(&mut self) -> Result<()> {
         let Some((parent, link, expect)) = self.held.take() else { return Ok(()) };
         self.wait_inflight().await?;
-        let saved = self.saver.commit(Commit::new(parent, vec![link], expect)).await?;
+        let span = saver_span(SaverOp::Commit, &parent);
+        let saved = self.saver.commit(Commit::new(parent, vec![link], expect)).instrument(span).await?;
         tracing::debug!(checkpoint_id = ?saved.checkpoint_id, "checkpoint saved");
         self.note_commit();
         Ok(())

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::command::NodeOutput;
 use crate::error::BoxError;
 use crate::runtime::Runtime;
-use crate::state::State;
+use crate::State;
 
 /// What calling a node returns.
 pub(crate) type NodeFuture<S> = Pin<Box<dyn Future<Output = Result<NodeOutput<S>, BoxError>> + Send>>;

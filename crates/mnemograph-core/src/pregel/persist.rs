@@ -9,8 +9,8 @@ pub(crate) use super::version_text::VersionText;
 use crate::checkpoint::CheckpointError;
 use crate::checkpoint::{ChannelVersions, Checkpoint, CHECKPOINT_VERSION};
 use crate::error::{Error, Result};
-use crate::state::State;
 use crate::value::ChannelValue;
+use crate::State;
 
 /// The `versions_seen` key under which the versions at the last resume are kept.
 const INTERRUPT: &str = "__interrupt__";

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::node::BoxedNode;
 use crate::command::Route;
 use crate::retry::RetryPolicy;
-use crate::state::State;
+use crate::State;
 
 /// A routing function of a conditional edge.
 pub(crate) type PathFn<S> = Arc<dyn Fn(&S) -> Route<S> + Send + Sync>;

@@ -7,11 +7,13 @@ use std::sync::Arc;
 use super::plan::Layout;
 use crate::checkpoint::DynCheckpointer;
 use crate::error::{Error, Result};
-use crate::state::State;
 use crate::store::DynStore;
+use crate::State;
 
 /// What the engine runs. Cheap to clone (shares everything).
 pub(crate) struct Pregel<S: State, C> {
+    /// What runs are called in traces (LangGraph's `CompiledStateGraph.name`).
+    pub(crate) name: Arc<str>,
     pub(crate) layout: Arc<Layout<S, C>>,
     pub(crate) checkpointer: Option<Arc<dyn DynCheckpointer>>,
     pub(crate) context: Option<Arc<C>>,
@@ -21,6 +23,7 @@ pub(crate) struct Pregel<S: State, C> {
 impl<S: State, C> Clone for Pregel<S, C> {
     fn clone(&self) -> Self {
         Self {
+            name: Arc::clone(&self.name),
             layout: Arc::clone(&self.layout),
             checkpointer: self.checkpointer.clone(),
             context: self.context.clone(),
@@ -29,10 +32,15 @@ impl<S: State, C> Clone for Pregel<S, C> {
     }
 }
 
+/// A graph's name until [`CompiledGraph::with_name`](crate::CompiledGraph::with_name) gives
+/// another: LangGraph's default.
+pub(crate) const DEFAULT_GRAPH_NAME: &str = "LangGraph";
+
 impl<S: State, C: Send + Sync + 'static> Pregel<S, C> {
     /// A plan with nothing bound yet.
     pub(crate) fn new(layout: Layout<S, C>) -> Self {
-        Self { layout: Arc::new(layout), checkpointer: None, context: None, store: None }
+        let name = Arc::from(DEFAULT_GRAPH_NAME);
+        Self { name, layout: Arc::new(layout), checkpointer: None, context: None, store: None }
     }
 
     /// The context nodes receive; graphs whose nodes take none use `()`, which needs no binding.

@@ -12,7 +12,8 @@ use crate::error::{BoxError, Error, Result};
 use crate::interrupt::{Interrupt, NodeInterrupt};
 use crate::retry::RetryPolicy;
 use crate::runtime::Runtime;
-use crate::state::{State, StateWrite};
+use crate::state::StateWrite;
+use crate::State;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TaskKind {

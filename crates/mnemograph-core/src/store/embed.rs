@@ -157,7 +157,7 @@ fn is_cjk(c: char) -> bool {
 
 /// Lowercased alphanumeric words; Chinese/Japanese/Korean runs, which have no spaces to split
 /// on, become single characters and adjacent pairs. The tokens [`HashingEmbeddings`] hashes, and
-/// a keyword scorer's terms (mnemograph-memory-milvus's in-process BM25 uses it), so both agree.
+/// a keyword scorer's terms (mnemograph-memory's in-process BM25 uses it), so both agree.
 ///
 /// ```
 /// use mnemograph_core::store::tokenize;

@@ -132,3 +132,79 @@ async fn test_a_failed_run_and_its_node_say_so_and_runs_get_their_own_ids() {
     let nodes = spans.named("graph.node");
     assert!(nodes.iter().all(|n| n.fields["outcome"] == "error"), "{nodes:?}");
 }
+
+/// An in-memory saver that reports its I/O as a backend does.
+struct Reporting(InMemoryCheckpointer);
+
+impl mnemograph_core::checkpoint::backend::Delegate for Reporting {
+    fn saver(&self) -> &dyn mnemograph_core::checkpoint::DynCheckpointer {
+        mnemograph_core::checkpoint::backend::record_io("test-db", 128, 1);
+        &self.0
+    }
+}
+
+/// The ancestors of `span`, nearest first, by name.
+fn ancestors(spans: &Spans, span: &Seen) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut parent = span.parent;
+    while let Some(p) = spans.by_id(parent) {
+        names.push(p.name.clone());
+        parent = p.parent;
+    }
+    names
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn test_saver_calls_are_spans_of_their_run_with_what_the_saver_reports() {
+    let spans = Spans::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let graph = flaky()
+        .compile()
+        .unwrap()
+        .with_name("support-bot")
+        .with_checkpointer(Reporting(InMemoryCheckpointer::new()));
+    assert_eq!(graph.name(), "support-bot");
+    graph.invoke(SUpdate::default(), &RunConfig::thread("t-saver")).await.unwrap();
+
+    let run = spans.named("graph.run").pop().expect("a run span");
+    assert_eq!(run.fields["graph.name"], "support-bot");
+    let reads = spans.named("checkpoint.get_tuple");
+    assert_eq!(reads.len(), 1, "the run reads its thread once: {reads:?}");
+    assert_eq!(reads[0].parent, Some(run.id));
+    let commits = spans.named("checkpoint.commit");
+    // The input checkpoint and one per step (a and b).
+    assert_eq!(commits.len(), 3, "{commits:?}");
+    // A step of one task sends its writes with the next commit; two tasks in one step save
+    // theirs as each finishes.
+    assert!(spans.named("checkpoint.put_writes").is_empty());
+    let fan_out = StateGraph::<S>::new()
+        .add_node("x", logger("x"))
+        .add_node("y", logger("y"))
+        .add_edge(START, "x")
+        .add_edge(START, "y")
+        .compile()
+        .unwrap()
+        .with_checkpointer(Reporting(InMemoryCheckpointer::new()));
+    fan_out.invoke(SUpdate::default(), &RunConfig::thread("t-saver")).await.unwrap();
+    let writes = spans.named("checkpoint.put_writes");
+    assert!(!writes.is_empty(), "the fan-out's task writes are saved");
+    for span in reads.iter().chain(&commits).chain(&writes) {
+        assert!(ancestors(&spans, span).contains(&"graph.run".to_owned()), "{span:?}");
+        assert_eq!(span.fields["thread_id"], "t-saver");
+        assert_eq!(span.fields["checkpoint_ns"], "");
+        assert_eq!(span.fields["db.system"], "test-db", "the saver's report lands on its span");
+        assert_eq!((span.fields["bytes"].as_str(), span.fields["round_trips"].as_str()), ("128", "1"));
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn test_a_graph_is_named_langgraph_unless_named() {
+    let spans = Spans::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let graph = flaky().compile().unwrap();
+    assert_eq!(graph.name(), "LangGraph");
+    graph.invoke(SUpdate::default(), &RunConfig::default()).await.unwrap();
+    let run = spans.named("graph.run").pop().expect("a run span");
+    assert_eq!(run.fields["graph.name"], "LangGraph");
+    assert!(spans.named("checkpoint.commit").is_empty(), "no saver, no saver spans");
+}

@@ -15,6 +15,8 @@ use milvus::v2::prelude::ResultRow;
 use mnemograph_core::store::Item;
 use serde_json::Value;
 
+use mnemograph_memory::Error as MemoryError;
+
 use crate::error::Error;
 
 /// Field names of a store collection.
@@ -95,7 +97,9 @@ pub(crate) fn decode_namespace(encoded: &str) -> Result<Vec<String>, Error> {
 }
 
 fn decode_label(encoded: &str) -> Result<String, Error> {
-    let bad = || Error::Response { detail: format!("malformed stored namespace label {encoded:?}") };
+    let bad = || {
+        Error::from(MemoryError::Response { detail: format!("malformed stored namespace label {encoded:?}") })
+    };
     let mut bytes = Vec::with_capacity(encoded.len());
     let mut rest = encoded.as_bytes();
     while let Some((&b, tail)) = rest.split_first() {

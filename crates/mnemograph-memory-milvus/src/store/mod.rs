@@ -31,6 +31,8 @@ use mnemograph_core::store::{
 };
 
 use self::codec::{fields, Clock};
+use mnemograph_memory::Error as MemoryError;
+
 use crate::error::{Error, Result};
 use crate::schema::Consistency;
 
@@ -181,14 +183,15 @@ impl MilvusStore {
     /// same dimension (or with no index, if it was created without).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for limits beyond Milvus's; [`Error::Milvus`] when the server is
+    /// [`MemoryError::InvalidInput`] for limits beyond Milvus's; [`Error::Milvus`] when the server is
     /// unreachable or refuses the schema.
     pub async fn connect(config: MilvusStoreConfig, index: Option<IndexConfig>) -> Result<Self> {
         if config.id_max_bytes() > u64::from(VARCHAR_MAX) {
-            return Err(Error::InvalidInput {
+            return Err(MemoryError::InvalidInput {
                 what: "namespace_max_bytes or key_max_bytes",
                 reason: "the primary key would exceed Milvus's 65535-byte VARCHAR",
-            });
+            }
+            .into());
         }
         let mut connect = ConnectConfig::new().uri(config.url.clone());
         if let Some(token) = &config.token {

@@ -12,7 +12,9 @@ use super::codec::{
 };
 use super::expr::{item_rows, Expr};
 use super::{backend, MilvusStore};
-use crate::error::{Error, Result};
+use mnemograph_memory::Error as MemoryError;
+
+use crate::error::Result;
 
 /// What a put learns about the rows already stored under its key.
 struct Previous {
@@ -105,10 +107,13 @@ impl MilvusStore {
         let expected = self.dims();
         if vectors.len() != texts.len() {
             let detail = format!("the model returned {} vectors for {} texts", vectors.len(), texts.len());
-            return Err(StoreError::Embedding(Box::new(Error::Response { detail })));
+            return Err(StoreError::Embedding(Box::new(MemoryError::Response { detail })));
         }
         if let Some(v) = vectors.iter().find(|v| v.len() != expected) {
-            return Err(StoreError::Embedding(Box::new(Error::Dimensions { expected, actual: v.len() })));
+            return Err(StoreError::Embedding(Box::new(MemoryError::Dimensions {
+                expected,
+                actual: v.len(),
+            })));
         }
         Ok(vectors)
     }
@@ -132,7 +137,10 @@ impl MilvusStore {
             });
         }
         if key.len() > self.config.key_max_bytes as usize {
-            return Err(backend(Error::InvalidInput { what: "key", reason: "longer than key_max_bytes" }));
+            return Err(backend(MemoryError::InvalidInput {
+                what: "key",
+                reason: "longer than key_max_bytes",
+            }));
         }
         // Embed before any request: the model may be slow or fail, and then nothing is written.
         let vectors = self.embed(&value).await?;

@@ -22,7 +22,7 @@
 //! excludes the current one) right after a greeting, which the main command's enriched query
 //! puts before the question.
 
-use mnemograph_memory_milvus::NewMemory;
+use mnemograph_memory::NewMemory;
 
 pub use super::bilingual_corpus::Lang;
 use super::bilingual_corpus::{CHANGING, FILLER, STABLE};

@@ -1,7 +1,7 @@
 //! The update path for superseded facts, as behaviour every `Memory + Retire` must show: the
 //! embedded memory and Milvus run the same functions (tests/consolidate.rs).
 
-use mnemograph_memory_milvus::{
+use mnemograph_memory::{
     compact_and_consolidate, summarizer_fn, CompactOptions, Consolidator, Error, LlmDecider, Memory,
     MemoryHit, NewMemory, Retire, Retirement, RetrieveQuery, RuleDecider, ROLE_SUMMARY,
 };
@@ -97,7 +97,7 @@ pub async fn llm_decider_retires_what_the_model_names<M: Retire>(m: &M) {
     m.save_turn(turn("bob", "s1", "I work at Acme as a data engineer", 100)).await.unwrap();
     let model = Scripted::new([r#"{"superseded": [{"candidate": 1, "reason": "changed jobs"}]}"#]);
     let c = Consolidator::new(LlmDecider::new(model.clone()))
-        .options(mnemograph_memory_milvus::ConsolidateOptions::default().min_similarity(0.3));
+        .options(mnemograph_memory::ConsolidateOptions::default().min_similarity(0.3));
     let (_, report) = c
         .save_turn(m, turn("ann", "s2", "Today was my first day at Acme Globex as data engineer", 1))
         .await
@@ -122,7 +122,7 @@ pub async fn bad_model_output_is_a_typed_error_and_retires_nothing<M: Retire>(m:
     let answers = ["Candidate 1 is outdated.", r#"{"superseded": [{"candidate": 4}]}"#, r#"{"retire": [1]}"#];
     let model = Scripted::new(answers);
     let c = Consolidator::new(LlmDecider::new(model.clone()))
-        .options(mnemograph_memory_milvus::ConsolidateOptions::default().min_similarity(0.3));
+        .options(mnemograph_memory::ConsolidateOptions::default().min_similarity(0.3));
     for (i, expected) in ["malformed", "unknown", "malformed"].into_iter().enumerate() {
         let new = turn("ann", "s2", &format!("My favourite coffee order is an oat cortado {i}"), 1);
         let err = c.save_turn(m, new).await.unwrap_err();
@@ -167,7 +167,7 @@ pub async fn compaction_retires_what_summaries_supersede<M: Retire>(m: &M) {
         (0..6).map(|i| turn("ann", "long", &format!("small talk number {i}"), 10 - i)).collect();
     session.push(turn("ann", "long", "My phone number is 555-0120", 3));
     m.save(session).await.unwrap();
-    let summarizer = summarizer_fn(|records: Vec<mnemograph_memory_milvus::MemoryRecord>| async move {
+    let summarizer = summarizer_fn(|records: Vec<mnemograph_memory::MemoryRecord>| async move {
         // A summary that restates the one fact of the chunk worth keeping.
         let fact = records.iter().find(|r| r.content.contains("phone"));
         Ok(fact.map(|r| r.content.clone()).into_iter().collect())

@@ -4,7 +4,7 @@
 //! near-perfect lexical match: the isolation trap), buried in small talk made of the same common
 //! words as the questions (so a bag-of-words dense search is distracted and BM25's IDF helps).
 
-use mnemograph_memory_milvus::{Memory, NewMemory, RetrieveQuery};
+use mnemograph_memory::{Memory, NewMemory, RetrieveQuery};
 
 /// The reference time of the dataset; queries measure ages from it.
 pub const NOW: i64 = 1_780_000_000;

@@ -19,7 +19,7 @@
 //! LLM scorer would rate a personal fact above small talk), because decay and importance reranking
 //! only have something to work with when those fields vary.
 
-use mnemograph_memory_milvus::NewMemory;
+use mnemograph_memory::NewMemory;
 
 pub use super::dataset::NOW;
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use mnemograph_memory_milvus::{Memory, MemoryHit, RetrieveQuery, SearchMode};
+use mnemograph_memory::{Memory, MemoryHit, RetrieveQuery, SearchMode};
 
 use super::dataset::Recall;
 use super::hard_dataset::{self, Category, HardQuestion, NOW};

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use mnemograph_core::messages::Message;
-use mnemograph_memory_milvus::{
+use mnemograph_memory::{
     ConsolidateOptions, Consolidator, LlmDecider, Memory, MemoryRecord, Retire, RetrieveQuery, RuleDecider,
     SupersedeDecider,
 };

@@ -1,7 +1,7 @@
 //! Behaviours every [`Memory`] backend must have; each function is one test.
 
 use mnemograph_core::BoxError;
-use mnemograph_memory_milvus::{
+use mnemograph_memory::{
     compact_session, summarizer_fn, CompactOptions, Error, Memory, MemoryRecord, NewMemory, RetrieveQuery,
     SearchMode, SessionScope, ROLE_SUMMARY,
 };
@@ -137,7 +137,7 @@ pub async fn min_importance_filters_candidates<M: Memory>(m: &M) {
             .importance(imp);
         m.save_turn(t.meta("tag", tag)).await.unwrap();
     }
-    let tags = |hits: Vec<mnemograph_memory_milvus::MemoryHit>| {
+    let tags = |hits: Vec<mnemograph_memory::MemoryHit>| {
         let mut t: Vec<String> =
             hits.iter().map(|h| h.record.metadata["tag"].as_str().unwrap().to_owned()).collect();
         t.sort();
@@ -164,8 +164,7 @@ pub async fn recent_context_helps_but_the_question_decides<M: Memory>(m: &M) {
     ] {
         m.save_turn(NewMemory::turn(user, "earlier", said, reply).created_at(NOW - DAY)).await.unwrap();
     }
-    let first =
-        |hits: Vec<mnemograph_memory_milvus::MemoryHit>| hits.first().map(|h| h.record.content.clone());
+    let first = |hits: Vec<mnemograph_memory::MemoryHit>| hits.first().map(|h| h.record.content.clone());
     for mode in both_modes() {
         let q = |text: &str| RetrieveQuery::new(user, text).mode(mode).top_k(2).now(NOW);
         let follow_up = q("which city?").recent(["Tell me about my sister Anna.", "Sure."]);
@@ -187,7 +186,7 @@ pub async fn time_window_and_session_scope<M: Memory>(m: &M) {
         let t = NewMemory::turn("win", s, "notes about the deployment plan", s).created_at(NOW - age * DAY);
         m.save_turn(t).await.unwrap();
     }
-    let sessions = |hits: Vec<mnemograph_memory_milvus::MemoryHit>| {
+    let sessions = |hits: Vec<mnemograph_memory::MemoryHit>| {
         let mut s: Vec<String> = hits.into_iter().map(|h| h.record.session_id).collect();
         s.sort();
         s

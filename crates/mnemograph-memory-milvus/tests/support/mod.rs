@@ -3,6 +3,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+#[path = "../../../mnemograph-memory/tests/support/bilingual.rs"]
 pub mod bilingual;
 pub mod bilingual_corpus;
 pub mod bilingual_quality;

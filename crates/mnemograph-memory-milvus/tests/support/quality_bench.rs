@@ -13,7 +13,7 @@ use std::sync::Arc;
 use futures_util::{stream, StreamExt};
 use mnemograph_core::messages::Message;
 use mnemograph_core::store::{cosine_similarity, DynEmbeddings};
-use mnemograph_memory_milvus::{
+use mnemograph_memory::{
     ConsolidateOptions, Consolidator, EmbeddedMemory, LlmDecider, Memory, MemoryHit, Retire, RetrieveQuery,
     RuleDecider, SearchMode, SessionScope, SupersedeDecider,
 };

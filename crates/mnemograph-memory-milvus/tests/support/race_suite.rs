@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use mnemograph_memory_milvus::{Memory, MemoryRecord, NewMemory, Retire, Retirement};
+use mnemograph_memory::{Memory, MemoryRecord, NewMemory, Retire, Retirement};
 use tokio::task::JoinHandle;
 
 /// Concurrent callers per memory.

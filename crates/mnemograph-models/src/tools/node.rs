@@ -8,7 +8,7 @@ use futures_util::FutureExt;
 use mnemograph_core::messages::{
     InvalidToolCall, Message, MessageType, MessagesState, MessagesStateUpdate, ToolCall, ToolStatus,
 };
-use mnemograph_core::state::State;
+use mnemograph_core::State;
 use mnemograph_core::{BoxedNode, IntoNode, NodeOutput, END};
 use serde_json::Value;
 use tracing::Instrument;

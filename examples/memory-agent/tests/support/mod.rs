@@ -21,7 +21,9 @@ pub fn assert_demo(report: &DemoReport) {
     assert_eq!(dog.thread_messages, 2, "friday is a new thread: {dog:?}");
     assert!(dog.answer.contains("Biscuit"), "session 2 recalls session 1's fact: {dog:?}");
     assert!(
-        dog.recalled.iter().any(|r| r.session_id == monday.session_id && r.content.contains("Biscuit")),
+        dog.recalled
+            .iter()
+            .any(|r| r.record.session_id == monday.session_id && r.record.content.contains("Biscuit")),
         "{dog:?}"
     );
     assert!(dog.recalled.windows(2).all(|w| w[0].score >= w[1].score), "best first: {dog:?}");
@@ -35,9 +37,9 @@ pub fn assert_demo(report: &DemoReport) {
     assert!(rex.answer.contains("Rex") && !rex.answer.contains("Biscuit"), "{rex:?}");
     assert!(!rex.recalled.is_empty(), "bob recalls his own memory: {rex:?}");
     for r in &rex.recalled {
-        assert_eq!(r.user_id, "bob", "{r:?}");
+        assert_eq!(r.record.user_id, "bob", "{r:?}");
         assert!(
-            !r.content.contains("Biscuit") && !r.content.contains("peanuts"),
+            !r.record.content.contains("Biscuit") && !r.record.content.contains("peanuts"),
             "ada's memory leaked: {r:?}"
         );
     }
@@ -64,9 +66,9 @@ pub fn assert_update_path(report: &DemoReport) {
     let saturday = report.session("ada", "saturday").expect("ada's saturday session");
     let live = &saturday.turns[0];
     assert!(live.answer.contains("Shanghai") && !live.answer.contains("Beijing"), "{live:?}");
-    assert!(live.recalled.iter().any(|r| r.content.contains("Shanghai")), "{live:?}");
+    assert!(live.recalled.iter().any(|r| r.record.content.contains("Shanghai")), "{live:?}");
     assert!(
-        live.recalled.iter().all(|r| !r.content.contains("Beijing")),
+        live.recalled.iter().all(|r| !r.record.content.contains("Beijing")),
         "the old address is retired: {live:?}"
     );
 }
@@ -91,11 +93,13 @@ pub fn assert_compaction(report: &DemoReport) {
     let sunday = report.session("ada", "sunday").expect("ada's sunday session");
     let turn = &sunday.turns[0];
     let summary =
-        turn.recalled.iter().find(|r| r.id == c.summary_ids[0]).unwrap_or_else(|| panic!("{turn:?}"));
-    assert!(summary.content.contains("User: I'm allergic to peanuts."), "{summary:?}");
-    assert!(!summary.content.contains("Beijing"), "a retired fact is not summarized: {summary:?}");
+        turn.recalled.iter().find(|r| r.record.id == c.summary_ids[0]).unwrap_or_else(|| panic!("{turn:?}"));
+    assert!(summary.record.content.contains("User: I'm allergic to peanuts."), "{summary:?}");
+    assert!(!summary.record.content.contains("Beijing"), "a retired fact is not summarized: {summary:?}");
     assert!(
-        turn.recalled.iter().all(|r| r.session_id != monday.session_id || r.id == summary.id),
+        turn.recalled
+            .iter()
+            .all(|r| r.record.session_id != monday.session_id || r.record.id == summary.record.id),
         "only the summary stands for monday, its exchanges are retired: {turn:?}"
     );
     assert_eq!(
@@ -126,7 +130,7 @@ pub fn agent_with(
     tune: impl FnOnce(memory_agent::AgentContext) -> memory_agent::AgentContext,
 ) -> memory_agent::Agent {
     use mnemograph_core::store::HashingEmbeddings;
-    let memory = mnemograph_memory_milvus::EmbeddedMemory::new(HashingEmbeddings::new(384));
+    let memory = mnemograph_memory::EmbeddedMemory::new(HashingEmbeddings::new(384));
     let context = tune(memory_agent::AgentContext::new(memory, model));
     let checkpointer = std::sync::Arc::new(mnemograph_core::checkpoint::InMemoryCheckpointer::new());
     memory_agent::Agent::new(context, checkpointer).unwrap()

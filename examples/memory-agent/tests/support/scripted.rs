@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use memory_agent::{OfflineModel, IMPORTANCE_PROMPT};
 use mnemograph_core::messages::{Message, MessageType};
-use mnemograph_memory_milvus::SUMMARY_PROMPT;
+use mnemograph_memory::SUMMARY_PROMPT;
 use mnemograph_models::{ChatModel, ChatModelExt, ChatRequest, Result, SharedChatModel};
 use mnemograph_test::FakeChatModel;
 

@@ -248,8 +248,7 @@ impl<S: Fingerprinted> Checkpointer for Remembering<S> {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let link = ChainLink::new(checkpoint, metadata, new_versions);
-        self.commit(Commit::new(config.clone(), vec![link], ExpectParent::Any)).await
+        self.commit(Commit::put(config, checkpoint, metadata, new_versions)).await
     }
 
     async fn put_writes(

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::escape::dot_string;
 use crate::constants::{END, START};
 use crate::graph::compiled::CompiledGraph;
-use crate::state::State;
+use crate::State;
 
 impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     /// The graph in Graphviz DOT; conditional edges dashed.

@@ -6,7 +6,7 @@ use super::escape::{is_bare_mermaid_label, mermaid_label};
 use super::ids::MermaidIds;
 use crate::constants::{END, START};
 use crate::graph::compiled::CompiledGraph;
-use crate::state::State;
+use crate::State;
 
 impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     /// The graph as a Mermaid flowchart, as LangGraph's `draw_mermaid()` renders it: START and END

@@ -10,7 +10,7 @@ mod mermaid;
 
 use super::builder::StateGraph;
 use crate::constants::END;
-use crate::state::State;
+use crate::State;
 
 /// One drawn edge.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use super::Vertices;
 use crate::constants::END;
 use crate::graph::branch::RouteShape;
 use crate::graph::builder::StateGraph;
-use crate::state::State;
+use crate::State;
 
 /// The loops of reachable nodes a run cannot leave, each as its members in insertion order,
 /// ordered by their first member.

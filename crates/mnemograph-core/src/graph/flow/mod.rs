@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use super::builder::StateGraph;
 use crate::constants::{END, START};
 use crate::error::GraphIssue;
-use crate::state::State;
+use crate::State;
 
 /// The warnings for a graph that passed validation (every name it uses exists).
 pub(super) fn warnings<S: State, C>(g: &StateGraph<S, C>) -> Vec<GraphIssue> {

@@ -12,7 +12,7 @@ use petgraph::visit::Dfs;
 use super::{Vertex, Vertices};
 use crate::graph::branch::RouteShape;
 use crate::graph::builder::StateGraph;
-use crate::state::State;
+use crate::State;
 
 /// For each node in insertion order, whether a run can reach it.
 pub(super) fn reached<S: State, C>(g: &StateGraph<S, C>, v: &Vertices<'_>) -> Vec<bool> {

@@ -2,8 +2,8 @@
 //! at the end of the next step nobody writes it.
 
 use super::Channels;
-use crate::state::State;
 use crate::value::ChannelValue;
+use crate::State;
 
 /// An edge triggers while it holds its mark.
 pub(super) fn available<S: State>(ch: &Channels<S>, i: usize) -> bool {

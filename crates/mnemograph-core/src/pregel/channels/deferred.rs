@@ -5,8 +5,8 @@ use serde_json::{json, Value as Json};
 
 use super::Channels;
 use crate::error::Result;
-use crate::state::State;
 use crate::value::ChannelValue;
+use crate::State;
 
 /// Available once written and the graph reached its finish point since.
 pub(super) fn available<S: State>(ch: &Channels<S>, i: usize) -> bool {

@@ -3,8 +3,9 @@
 
 use super::Channels;
 use crate::error::Result;
-use crate::state::{State, StateWrite};
+use crate::state::StateWrite;
 use crate::value::{ChannelValue, ValueError};
+use crate::State;
 
 /// A field can trigger once it was ever written.
 pub(super) fn available<S: State>(ch: &Channels<S>, i: usize) -> bool {

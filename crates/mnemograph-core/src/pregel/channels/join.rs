@@ -4,8 +4,8 @@
 use super::{ser, Channels};
 use crate::checkpoint::serde;
 use crate::error::Result;
-use crate::state::State;
 use crate::value::{ChannelValue, ValueError};
+use crate::State;
 
 const fn full_mask(n: usize) -> u64 {
     if n >= 64 {

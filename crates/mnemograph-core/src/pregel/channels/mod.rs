@@ -22,8 +22,8 @@ use crate::checkpoint::serde::SerdeError;
 use crate::checkpoint::CheckpointError;
 use crate::command::Push;
 use crate::error::{Error, Result};
-use crate::state::State;
 use crate::value::{ChannelValue, ValueError};
+use crate::State;
 
 /// A value that cannot be written in LangGraph's form, as the engine's error.
 fn ser(e: SerdeError) -> Error {

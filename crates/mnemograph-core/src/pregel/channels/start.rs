@@ -6,8 +6,8 @@ use serde_json::Value as Json;
 use super::{ser, Channels};
 use crate::checkpoint::serde;
 use crate::error::Result;
-use crate::state::State;
 use crate::value::ChannelValue;
+use crate::State;
 
 /// The input triggers `__start__` for one superstep.
 pub(super) fn available<S: State>(ch: &Channels<S>) -> bool {

@@ -8,8 +8,8 @@ use crate::checkpoint::serde;
 use crate::checkpoint::CheckpointError;
 use crate::command::Push;
 use crate::error::{Error, Result};
-use crate::state::State;
 use crate::value::ChannelValue;
+use crate::State;
 
 /// Pending pushes trigger push tasks.
 pub(super) fn available<S: State>(ch: &Channels<S>) -> bool {

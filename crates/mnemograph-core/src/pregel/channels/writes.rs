@@ -6,8 +6,8 @@ use crate::checkpoint::PendingWrite;
 use crate::error::Result;
 use crate::pregel::plan::{ChannelKind, Layout};
 use crate::pregel::task::TaskWrites;
-use crate::state::State;
 use crate::value::ChannelValue;
+use crate::State;
 
 /// The pending writes of a finished task, as `(channel, value)` pairs in write order.
 pub(crate) fn writes_to_pending<S: State, C>(

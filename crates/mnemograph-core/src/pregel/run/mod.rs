@@ -12,15 +12,17 @@ use super::persist::{self, CheckpointCache, VersionText};
 use super::plan::{ChannelKind, Layout};
 use super::runnable::Pregel;
 use super::task::{Task, TaskWrites};
+use crate::checkpoint::spans::{saver_span, SaverOp};
 use crate::checkpoint::{CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch, NULL_TASK_ID};
 use crate::command::Input;
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
 use crate::interrupt::{Breakpoint, Interrupt, NullResume, Resume, RunOutcome};
 use crate::runtime::{SideEvent, SideSink};
-use crate::state::{FieldSet, State};
+use crate::state::FieldSet;
 use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes};
 use crate::value::ChannelValue;
+use crate::State;
 
 pub(crate) mod remembered;
 mod save;
@@ -137,6 +139,50 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
     preloaded: Option<CheckpointTuple>,
     committed: Option<Committed>,
 ) -> Result<RunOutcome<S>> {
+    // `info`: a run and its nodes tell the story of a turn; supersteps and saves are `debug`. The
+    // span holds the whole run, from reading the thread to its last save.
+    let span = tracing::info_span!(
+        "graph.run",
+        graph.name = &*graph.name,
+        run_id = tracing::field::Empty,
+        thread_id = config.thread_id.as_deref().unwrap_or(""),
+        checkpoint_ns = %config.checkpoint_ns,
+        steps = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        // The caller's run id when it gave one, as LangGraph's `config["run_id"]`; made only for a
+        // subscriber that records the span.
+        match config.metadata.get("run_id").and_then(serde_json::Value::as_str) {
+            Some(id) => span.record("run_id", id),
+            None => span.record("run_id", crate::checkpoint::uuid6(-2).as_str()),
+        };
+    }
+    let run = load_and_run(graph, input, config, sink, started_at, preloaded, committed, &span);
+    let outcome = run.instrument(span.clone()).await;
+    span.record(
+        "outcome",
+        match &outcome {
+            Ok(_) => "ok",
+            Err(e) if e.is_conflict() => "conflict",
+            Err(_) => "error",
+        },
+    );
+    outcome
+}
+
+/// The body of [`run_loaded`], inside its span (`span`, where it records the steps taken).
+#[allow(clippy::too_many_arguments)]
+async fn load_and_run<S: State, C: Send + Sync + 'static>(
+    graph: &Pregel<S, C>,
+    input: Input<S>,
+    config: &RunConfig,
+    sink: Option<&Sink<S>>,
+    started_at: &mut Option<String>,
+    preloaded: Option<CheckpointTuple>,
+    committed: Option<Committed>,
+    span: &tracing::Span,
+) -> Result<RunOutcome<S>> {
     let layout = &graph.layout;
     let context = graph.context_or_unit()?;
     let mut vt = VersionText::default();
@@ -146,7 +192,7 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
             let cfg = config.checkpoint_config().ok_or(Error::MissingThreadId)?;
             let loaded = match preloaded {
                 Some(tuple) => Some(tuple),
-                None => saver.get_tuple(&cfg).await?,
+                None => saver.get_tuple(&cfg).instrument(saver_span(SaverOp::GetTuple, &cfg)).await?,
             };
             started_at.clone_from(&loaded.as_ref().and_then(|t| t.config.checkpoint_id.clone()));
             let saved = loaded.as_ref().map_or(cfg, |t| t.config.clone());
@@ -263,43 +309,12 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
             }
         }
     }
-    // `info`: a run and its nodes tell the story of a turn; supersteps and saves are `debug`.
-    let span = tracing::info_span!(
-        "graph.run",
-        run_id = tracing::field::Empty,
-        thread_id = config.thread_id.as_deref().unwrap_or(""),
-        checkpoint_ns = %config.checkpoint_ns,
-        steps = tracing::field::Empty,
-        outcome = tracing::field::Empty,
-    );
-    if !span.is_disabled() {
-        // The caller's run id when it gave one, as LangGraph's `config["run_id"]`; made only for a
-        // subscriber that records the span.
-        match config.metadata.get("run_id").and_then(serde_json::Value::as_str) {
-            Some(id) => span.record("run_id", id),
-            None => span.record("run_id", crate::checkpoint::uuid6(-2).as_str()),
-        };
-    }
-    let traced = span.clone();
-    let outcome = async move {
-        let stop = match lp.run_loop(pending).await {
-            Ok(stop) => stop,
-            Err(e) => return Err(lp.save_deferred(e).await),
-        };
-        traced.record("steps", lp.step);
-        lp.finish(stop).await
-    }
-    .instrument(span.clone())
-    .await;
-    span.record(
-        "outcome",
-        match &outcome {
-            Ok(_) => "ok",
-            Err(e) if e.is_conflict() => "conflict",
-            Err(_) => "error",
-        },
-    );
-    outcome
+    let stop = match lp.run_loop(pending).await {
+        Ok(stop) => stop,
+        Err(e) => return Err(lp.save_deferred(e).await),
+    };
+    span.record("steps", lp.step);
+    lp.finish(stop).await
 }
 
 fn with_thread(e: Error, config: &RunConfig) -> Error {
@@ -337,7 +352,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 // A subgraph's answer stays in its parent's writes, where Python looks for it.
                 if let Some(p) = self.persistence.as_ref().filter(|_| !self.config.resume_from_parent) {
                     let write = vec![("__resume__".to_owned(), ChannelValue::new(v.clone()))];
-                    p.saver.put_writes(&p.saved, write, NULL_TASK_ID, "").await?;
+                    let span = saver_span(SaverOp::PutWrites, &p.saved);
+                    p.saver.put_writes(&p.saved, write, NULL_TASK_ID, "").instrument(span).await?;
                 }
                 *self.null_resume.lock() = Some(v);
             }

@@ -20,7 +20,7 @@ use crate::checkpoint::CheckpointTuple;
 use crate::command::Input;
 use crate::config::{Durability, RunConfig};
 use crate::pregel::runnable::Pregel;
-use crate::state::State;
+use crate::State;
 
 /// The remembered checkpoint to start `input` from, and a copy of the input for a second
 /// attempt; `None` when the run must read its checkpoint (see the module documentation).

@@ -1,16 +1,19 @@
 //! What a run hands its saver: finished tasks' writes (or, for a step's last task, keeping them
 //! for the step's checkpoint), special writes, and the checkpoints themselves.
 
+use tracing::Instrument;
+
 use super::{tasks, Loop};
+use crate::checkpoint::spans::{saver_span, SaverOp};
 use crate::checkpoint::{uuid6, CheckpointMetadata, CheckpointSource, WriteBatch};
 use crate::config::Durability;
 use crate::error::{Error, Result};
 use crate::pregel::channels::writes;
 use crate::pregel::persist;
 use crate::pregel::task::{Task, TaskWrites};
-use crate::state::State;
 use crate::stream::{StreamEvent, StreamMode};
 use crate::value::ChannelValue;
+use crate::State;
 
 /// LangGraph's marker write of a task that finished without output.
 const NO_WRITES: &str = "__no_writes__";
@@ -43,7 +46,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 Some(WriteBatch { task_id: t.id.to_string(), task_path: t.path.to_string(), writes: pairs });
             return Ok(());
         }
-        p.saver.put_writes(&p.saved, pairs, &t.id, &t.path).await?;
+        let span = saver_span(SaverOp::PutWrites, &p.saved);
+        p.saver.put_writes(&p.saved, pairs, &t.id, &t.path).instrument(span).await?;
         tracing::trace!(task_id = %t.id, "pending writes saved");
         Ok(())
     }
@@ -59,7 +63,9 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             return e;
         }
         if let Some(batch) = self.deferred.take() {
-            let saved = p.saver.put_writes(&p.saved, batch.writes, &batch.task_id, &batch.task_path).await;
+            let span = saver_span(SaverOp::PutWrites, &p.saved);
+            let saved = p.saver.put_writes(&p.saved, batch.writes, &batch.task_id, &batch.task_path);
+            let saved = saved.instrument(span).await;
             if let Err(saving) = saved {
                 tracing::warn!(error = %saving, "pending writes of a failed step not saved");
             }
@@ -76,7 +82,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         let Some(p) = self.persistence.as_ref().filter(|p| p.durability != Durability::Exit) else {
             return Ok(());
         };
-        p.saver.put_writes(&p.saved, pairs, &t.id, &t.path).await?;
+        let span = saver_span(SaverOp::PutWrites, &p.saved);
+        p.saver.put_writes(&p.saved, pairs, &t.id, &t.path).instrument(span).await?;
         Ok(())
     }
 

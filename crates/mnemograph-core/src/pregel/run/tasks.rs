@@ -11,9 +11,10 @@ use crate::error::{BoxError, Error, Result};
 use crate::interrupt::{interrupt_id, Interrupt, Scratchpad};
 use crate::pregel::task::{self, Job, Task, TaskWrites};
 use crate::runtime::{Runtime, TaskScope};
-use crate::state::{State, StateWrite};
+use crate::state::StateWrite;
 use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes, TaskEvent};
 use crate::value::ChannelValue;
+use crate::State;
 
 impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     /// Runs every task that has no writes yet, concurrently; saves each one's writes as it finishes.

@@ -4,7 +4,8 @@ use crate::error::{Error, Result};
 use crate::pregel::channels::Channels;
 use crate::pregel::plan::Layout;
 use crate::pregel::task::{Task, TaskKind, TaskWrites};
-use crate::state::{FieldSet, State, StateWrite};
+use crate::state::{FieldSet, StateWrite};
+use crate::State;
 
 impl<S: State> Channels<S> {
     /// LangGraph's `apply_writes`: applies the finished tasks' writes in task-path order, gives

@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::pregel::channels::Channels;
 use crate::pregel::plan::Layout;
 use crate::pregel::task::{IdPrefix, Task};
-use crate::state::State;
+use crate::State;
 
 impl<S: State> Channels<S> {
     /// LangGraph's `should_interrupt`: the tasks whose node is a breakpoint, if any channel changed
