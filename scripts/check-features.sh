@@ -70,6 +70,8 @@ lean mnemograph-models async-openai reqwest rustls tiktoken-rs
 # mnemograph-memory: candle (`local-embeddings`) is opt-in, and the Milvus SDK lives in the driver
 # crate alone.
 lean mnemograph-memory milvus-sdk-rust tonic prost reqwest candle-core tokenizers
+# mnemograph-telemetry: the OTLP transports (`grpc`, `http`) are its default features, not forced.
+lean mnemograph-telemetry opentelemetry-otlp tonic prost reqwest rustls
 [ "$lean_failed" = 0 ] || exit 1
 
 # --- one rustls crypto provider -------------------------------------------------------------
@@ -84,6 +86,6 @@ if grep -qE '^ring v' <<<"$workspace" && grep -qE '^aws-lc-rs v' <<<"$workspace"
   exit 1
 fi
 
-echo "ok: mnemograph-models and mnemograph-memory without features build no HTTP, TLS, gRPC or tokenizer stack;"
+echo "ok: mnemograph-models, mnemograph-memory and mnemograph-telemetry without features build no HTTP, TLS, gRPC or tokenizer stack;"
 echo "ok: the workspace builds one rustls crypto provider ($(grep -oE '^ring v[^ ]+' <<<"$workspace" | head -1 || echo none))"
 echo "ok: a crate depending on mnemograph-core alone gets: $(grep -oE '^(serde_json|serde|tokio) feature "[^"]+"' <<<"$tree" | sort -u | sed 's/ feature /:/' | tr -d '"' | tr '\n' ' ')"
