@@ -270,7 +270,89 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use opentelemetry::metrics::MeterProvider as _;
+    use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
+    use tracing_subscriber::filter::filter_fn;
+    use tracing_subscriber::layer::SubscriberExt;
+
     use super::*;
+
+    /// Every histogram data point as (metric, attributes, count, sum).
+    type Point = (String, BTreeMap<String, String>, u64, f64);
+
+    fn points(exporter: &InMemoryMetricExporter) -> Vec<Point> {
+        let mut out = Vec::new();
+        for resource in exporter.get_finished_metrics().unwrap() {
+            for metric in resource.scope_metrics().flat_map(|s| s.metrics()) {
+                let attrs = |kvs: &mut dyn Iterator<Item = &KeyValue>| -> BTreeMap<String, String> {
+                    kvs.map(|kv| (kv.key.to_string(), kv.value.to_string())).collect()
+                };
+                match metric.data() {
+                    AggregatedMetrics::F64(MetricData::Histogram(h)) => {
+                        out.extend(h.data_points().map(|p| {
+                            (metric.name().to_owned(), attrs(&mut p.attributes()), p.count(), p.sum())
+                        }))
+                    }
+                    AggregatedMetrics::U64(MetricData::Histogram(h)) => {
+                        out.extend(h.data_points().map(|p| {
+                            (metric.name().to_owned(), attrs(&mut p.attributes()), p.count(), p.sum() as f64)
+                        }))
+                    }
+                    other => panic!("{} is not a histogram: {other:?}", metric.name()),
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn closing_spans_feed_their_histograms_with_low_cardinality_attributes() {
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder().with_periodic_exporter(exporter.clone()).build();
+        let layer = SpanMetrics::new(&provider.meter("test")).with_filter(filter_fn(is_measured));
+        tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+            tracing::debug_span!("checkpoint.commit", db.system = "mysql", thread_id = "t1").in_scope(|| {});
+            let memory = tracing::info_span!("memory.retrieve", outcome = tracing::field::Empty);
+            memory.record("outcome", "ok");
+            drop(memory);
+            let chat = tracing::info_span!(
+                "chat",
+                gen_ai.operation.name = "chat",
+                gen_ai.request.model = %"m1",
+                gen_ai.usage.input_tokens = tracing::field::Empty,
+                gen_ai.usage.output_tokens = tracing::field::Empty,
+            );
+            chat.record("gen_ai.usage.input_tokens", 12_u64).record("gen_ai.usage.output_tokens", 3_i64);
+            drop(chat);
+            tracing::info_span!("graph.node", node = %"model", task_id = "x").in_scope(|| {});
+            tracing::info_span!("superstep").in_scope(|| {});
+        });
+        provider.force_flush().unwrap();
+        let points = points(&exporter);
+        let find = |name: &str| -> Vec<&Point> { points.iter().filter(|p| p.0 == name).collect() };
+        let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+        };
+
+        let saver = find(CHECKPOINT_DURATION);
+        assert_eq!(saver.len(), 1, "{points:?}");
+        assert_eq!(saver[0].1, map(&[("operation", "commit"), ("db.system", "mysql")]));
+        let memory = find(MEMORY_DURATION);
+        assert_eq!(memory[0].1, map(&[("operation", "retrieve"), ("outcome", "ok")]));
+        let node = find(GRAPH_NODE_DURATION);
+        assert_eq!(node[0].1, map(&[("node", "model")]), "no task id");
+        let chat = find(GEN_AI_OPERATION_DURATION);
+        assert_eq!(chat[0].1, map(&[("gen_ai.operation.name", "chat"), ("gen_ai.request.model", "m1")]));
+        let mut tokens: Vec<(String, f64)> =
+            find(GEN_AI_TOKEN_USAGE).iter().map(|p| (p.1["gen_ai.token.type"].clone(), p.3)).collect();
+        tokens.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(tokens, [("input".to_owned(), 12.0), ("output".to_owned(), 3.0)]);
+        assert!(find(GRAPH_RUN_DURATION).is_empty(), "no run span, no run metric");
+        assert_eq!(points.len(), 6, "superstep is not measured: {points:?}");
+    }
 
     #[test]
     fn spans_are_measured_by_name() {
