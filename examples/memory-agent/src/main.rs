@@ -135,7 +135,14 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    init_tracing();
+    // Held to the end of `main`: dropping it exports the last spans.
+    let _telemetry = match init_telemetry() {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     match run().await {
         Ok(()) => ExitCode::SUCCESS,
         // `memory-agent | head`: the reader left; that is not a failure of the agent.
@@ -153,16 +160,15 @@ async fn main() -> ExitCode {
 }
 
 /// Warnings (e.g. an importance score that fell back to the rule) go to stderr; `RUST_LOG`
-/// overrides the level.
-fn init_tracing() {
-    use std::io::IsTerminal;
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+/// overrides the level. With `OTEL_EXPORTER_OTLP_ENDPOINT` set, the runs' spans and metrics go
+/// to that collector as well.
+fn init_telemetry() -> mnemograph_telemetry::Result<mnemograph_telemetry::TelemetryGuard> {
+    mnemograph_telemetry::Telemetry::builder()
+        .service_name("memory-agent")
+        .service_version(env!("CARGO_PKG_VERSION"))
+        .default_filter("warn")
+        .build()?
+        .install()
 }
 
 async fn run() -> Result<()> {

@@ -54,6 +54,19 @@ fn an_unreachable_server_is_a_clear_error() {
 }
 
 #[test]
+fn a_bad_telemetry_setting_stops_the_command_before_it_runs() {
+    let out = agent()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("unknown OTLP protocol \"http/json\""), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing ran: {}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
 fn interactive_mode_chats_on_stdin() {
     use std::io::Write;
     let mut child = agent()

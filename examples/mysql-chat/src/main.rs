@@ -1,15 +1,30 @@
 //! The `mysql-chat` server. Needs MariaDB/MySQL at `MYSQL_URL`; see the README.
 
+use mnemograph_telemetry::{LogWriter, Telemetry};
 use mysql_chat::{config::redact, model_from_env, ChatService, Config};
-use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
-        .init();
+    // Log lines at `info` (or `RUST_LOG`) on stdout; spans and metrics over OTLP when
+    // `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+    let telemetry = Telemetry::builder()
+        .service_name("mysql-chat")
+        .service_version(env!("CARGO_PKG_VERSION"))
+        .default_filter("info")
+        .log_writer(LogWriter::Stdout)
+        .build()
+        .and_then(Telemetry::install);
+    let telemetry = match telemetry {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    };
     if let Err(e) = run().await {
         tracing::error!(error = %e.chain(), "mysql-chat stopped");
+        // `exit` skips destructors: the guard exports the last spans (this error's run) first.
+        drop(telemetry);
         std::process::exit(1);
     }
 }

@@ -45,7 +45,10 @@ async fn tech(_t: Ticket) -> Result<TicketUpdate> {
 }
 
 #[tokio::main]
-async fn main() -> Result<()> {
+async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    // Warnings on stderr; with `OTEL_EXPORTER_OTLP_ENDPOINT` set, each `graph.run` and its
+    // `graph.node` spans go to that collector. Held to the end: dropping it flushes them.
+    let _telemetry = mnemograph_telemetry::init("quickstart", "warn")?;
     let graph = StateGraph::<Ticket>::new()
         .add_node("classify", classify)
         .add_node("billing", billing)
