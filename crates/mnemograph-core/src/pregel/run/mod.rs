@@ -111,36 +111,9 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
     sink: Option<&Sink<S>>,
     started_at: &mut Option<String>,
 ) -> Result<RunOutcome<S>> {
-    // From the remembered checkpoint when that is allowed, and again from a real read when the
-    // first attempt failed before its first commit; otherwise from a real read at once.
-    let Some((remembered, again)) = remembered::start(graph, &input, config, sink.is_some()) else {
-        return run_loaded(graph, input, config, sink, started_at, None, None).await;
-    };
-    let committed = Committed::default();
-    let first =
-        run_loaded(graph, input, config, sink, started_at, Some(remembered), Some(committed.clone())).await;
-    match first {
-        Err(e) if !committed.get() => {
-            tracing::debug!(error = %e, "the remembered checkpoint was not the thread's latest; reading it");
-            run_loaded(graph, again, config, sink, started_at, None, None).await
-        }
-        other => other,
-    }
-}
-
-/// [`run_from`] starting from `preloaded` instead of the checkpoint the saver reads, when given
-/// (see [`remembered`]); `committed` is told of the run's first successful commit.
-async fn run_loaded<S: State, C: Send + Sync + 'static>(
-    graph: &Pregel<S, C>,
-    input: Input<S>,
-    config: &RunConfig,
-    sink: Option<&Sink<S>>,
-    started_at: &mut Option<String>,
-    preloaded: Option<CheckpointTuple>,
-    committed: Option<Committed>,
-) -> Result<RunOutcome<S>> {
     // `info`: a run and its nodes tell the story of a turn; supersteps and saves are `debug`. The
-    // span holds the whole run, from reading the thread to its last save.
+    // span holds the whole run, from reading the thread to its last save, a second attempt from
+    // a real read included.
     let span = tracing::info_span!(
         "graph.run",
         graph.name = &*graph.name,
@@ -158,8 +131,25 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
             None => span.record("run_id", crate::checkpoint::uuid6(-2).as_str()),
         };
     }
-    let run = load_and_run(graph, input, config, sink, started_at, preloaded, committed, &span);
-    let outcome = run.instrument(span.clone()).await;
+    let outcome = async {
+        // From the remembered checkpoint when that is allowed, and again from a real read when
+        // the first attempt failed before its first commit; otherwise from a real read at once.
+        let Some((remembered, again)) = remembered::start(graph, &input, config, sink.is_some()) else {
+            return run_loaded(graph, input, config, sink, started_at, None, None).await;
+        };
+        let committed = Committed::default();
+        let first =
+            run_loaded(graph, input, config, sink, started_at, Some(remembered), Some(committed.clone())).await;
+        match first {
+            Err(e) if !committed.get() => {
+                tracing::debug!(error = %e, "the remembered checkpoint was not the thread's latest; reading it");
+                run_loaded(graph, again, config, sink, started_at, None, None).await
+            }
+            other => other,
+        }
+    }
+    .instrument(span.clone())
+    .await;
     span.record(
         "outcome",
         match &outcome {
@@ -171,9 +161,10 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
     outcome
 }
 
-/// The body of [`run_loaded`], inside its span (`span`, where it records the steps taken).
-#[allow(clippy::too_many_arguments)]
-async fn load_and_run<S: State, C: Send + Sync + 'static>(
+/// [`run_from`] starting from `preloaded` instead of the checkpoint the saver reads, when given
+/// (see [`remembered`]); `committed` is told of the run's first successful commit. Runs inside
+/// the run's span, where it records the steps taken.
+async fn run_loaded<S: State, C: Send + Sync + 'static>(
     graph: &Pregel<S, C>,
     input: Input<S>,
     config: &RunConfig,
@@ -181,7 +172,6 @@ async fn load_and_run<S: State, C: Send + Sync + 'static>(
     started_at: &mut Option<String>,
     preloaded: Option<CheckpointTuple>,
     committed: Option<Committed>,
-    span: &tracing::Span,
 ) -> Result<RunOutcome<S>> {
     let layout = &graph.layout;
     let context = graph.context_or_unit()?;
@@ -313,7 +303,7 @@ async fn load_and_run<S: State, C: Send + Sync + 'static>(
         Ok(stop) => stop,
         Err(e) => return Err(lp.save_deferred(e).await),
     };
-    span.record("steps", lp.step);
+    tracing::Span::current().record("steps", lp.step);
     lp.finish(stop).await
 }
 
