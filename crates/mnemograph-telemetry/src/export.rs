@@ -41,56 +41,47 @@ pub(crate) fn meter_provider(target: &Target, _: Resource) -> Result<SdkMeterPro
     Err(not_enabled(target.protocol))
 }
 
+/// The OTLP exporter of one signal for `target`. The SDK's span and metric exporters have
+/// builders with the same methods but no trait in common, so one macro builds either.
+#[cfg(any(feature = "grpc", feature = "http"))]
+macro_rules! otlp_exporter {
+    ($exporter:ident, $signal:literal, $target:expr) => {{
+        #[cfg(feature = "http")]
+        use opentelemetry_otlp::WithHttpConfig;
+        use opentelemetry_otlp::{$exporter, WithExportConfig};
+        let target: &Target = $target;
+        let built = match target.protocol {
+            #[cfg(feature = "grpc")]
+            crate::Protocol::Grpc => {
+                ensure_runtime()?;
+                $exporter::builder().with_tonic().with_endpoint(&target.endpoint).build()
+            }
+            #[cfg(feature = "http")]
+            crate::Protocol::HttpProtobuf => $exporter::builder()
+                .with_http()
+                .with_http_client(
+                    http_client().map_err(|source| Error::Exporter { signal: $signal, source })?,
+                )
+                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+                .with_endpoint(&target.endpoint)
+                .build(),
+            #[cfg(not(feature = "grpc"))]
+            Protocol::Grpc => return Err(not_enabled(Protocol::Grpc)),
+            #[cfg(not(feature = "http"))]
+            Protocol::HttpProtobuf => return Err(not_enabled(Protocol::HttpProtobuf)),
+        };
+        built.map_err(|e| Error::Exporter { signal: $signal, source: Box::new(e) })
+    }};
+}
+
 #[cfg(any(feature = "grpc", feature = "http"))]
 fn span_exporter(target: &Target) -> Result<opentelemetry_otlp::SpanExporter> {
-    #[cfg(feature = "http")]
-    use opentelemetry_otlp::WithHttpConfig;
-    use opentelemetry_otlp::{SpanExporter, WithExportConfig};
-    let built = match target.protocol {
-        #[cfg(feature = "grpc")]
-        crate::Protocol::Grpc => {
-            ensure_runtime()?;
-            SpanExporter::builder().with_tonic().with_endpoint(&target.endpoint).build()
-        }
-        #[cfg(feature = "http")]
-        crate::Protocol::HttpProtobuf => SpanExporter::builder()
-            .with_http()
-            .with_http_client(http_client().map_err(|source| Error::Exporter { signal: "traces", source })?)
-            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-            .with_endpoint(&target.endpoint)
-            .build(),
-        #[cfg(not(feature = "grpc"))]
-        Protocol::Grpc => return Err(not_enabled(Protocol::Grpc)),
-        #[cfg(not(feature = "http"))]
-        Protocol::HttpProtobuf => return Err(not_enabled(Protocol::HttpProtobuf)),
-    };
-    built.map_err(|e| Error::Exporter { signal: "traces", source: Box::new(e) })
+    otlp_exporter!(SpanExporter, "traces", target)
 }
 
 #[cfg(any(feature = "grpc", feature = "http"))]
 fn metric_exporter(target: &Target) -> Result<opentelemetry_otlp::MetricExporter> {
-    #[cfg(feature = "http")]
-    use opentelemetry_otlp::WithHttpConfig;
-    use opentelemetry_otlp::{MetricExporter, WithExportConfig};
-    let built = match target.protocol {
-        #[cfg(feature = "grpc")]
-        crate::Protocol::Grpc => {
-            ensure_runtime()?;
-            MetricExporter::builder().with_tonic().with_endpoint(&target.endpoint).build()
-        }
-        #[cfg(feature = "http")]
-        crate::Protocol::HttpProtobuf => MetricExporter::builder()
-            .with_http()
-            .with_http_client(http_client().map_err(|source| Error::Exporter { signal: "metrics", source })?)
-            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-            .with_endpoint(&target.endpoint)
-            .build(),
-        #[cfg(not(feature = "grpc"))]
-        Protocol::Grpc => return Err(not_enabled(Protocol::Grpc)),
-        #[cfg(not(feature = "http"))]
-        Protocol::HttpProtobuf => return Err(not_enabled(Protocol::HttpProtobuf)),
-    };
-    built.map_err(|e| Error::Exporter { signal: "metrics", source: Box::new(e) })
+    otlp_exporter!(MetricExporter, "metrics", target)
 }
 
 #[cfg(not(all(feature = "grpc", feature = "http")))]
