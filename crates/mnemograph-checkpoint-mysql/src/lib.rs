@@ -89,6 +89,7 @@ mod oversized;
 mod params;
 mod pyjson;
 mod read_cache;
+mod read_io;
 mod reads;
 mod redact;
 mod rows;

@@ -17,6 +17,7 @@ use sqlx::{MySqlPool, Row as _};
 use crate::error::backend;
 use crate::exact::same;
 use crate::keys::ns_hash;
+use crate::read_io::ReadIo;
 use crate::rows::{RawBlob, RawTuple};
 use crate::sql::{self, Layout};
 
@@ -47,6 +48,7 @@ pub(crate) async fn blobs(
     thread_id: &str,
     checkpoint_ns: &str,
     document: &Value,
+    io: &mut ReadIo,
 ) -> Result<Vec<Blob>, CheckpointError> {
     let versions = document.get("channel_versions").and_then(Value::as_object);
     // A version as the read statement's JSON_TABLE turns it into text: strings unquoted, numbers
@@ -76,6 +78,7 @@ pub(crate) async fn blobs(
                 query = query.bind(version.as_str());
             }
         }
+        io.statement();
         for r in query.fetch_all(pool).await.map_err(backend)? {
             let channel = string(&r, "channel")?;
             let version = if layout == Layout::Full { Some(string(&r, "version")?) } else { None };
@@ -85,6 +88,7 @@ pub(crate) async fn blobs(
                 .any(|(c, v)| *c == channel && version.as_ref().is_none_or(|version| version == v));
             if exact {
                 let blob = r.try_get::<Option<Vec<u8>>, _>("blob").map_err(backend)?;
+                io.received(blob.as_ref().map_or(0, Vec::len));
                 found.push((channel, string(&r, "type")?, blob));
             }
         }
@@ -98,8 +102,10 @@ pub(crate) async fn writes(
     thread_id: &str,
     checkpoint_ns: &str,
     checkpoint_id: &str,
+    io: &mut ReadIo,
 ) -> Result<Vec<Write>, CheckpointError> {
     let hash = ns_hash(checkpoint_ns);
+    io.statement();
     let rows = sqlx::query(WRITES)
         .bind(thread_id)
         .bind(thread_id)
@@ -109,7 +115,8 @@ pub(crate) async fn writes(
         .fetch_all(pool)
         .await
         .map_err(backend)?;
-    rows.iter()
+    let found: Vec<Write> = rows
+        .iter()
         .map(|r| {
             let kind = r.try_get_unchecked::<Option<String>, _>("type").map_err(backend)?;
             Ok((
@@ -120,7 +127,9 @@ pub(crate) async fn writes(
                 r.try_get::<i64, _>("idx").map_err(backend)?,
             ))
         })
-        .collect()
+        .collect::<Result<_, CheckpointError>>()?;
+    io.received(found.iter().map(|w| w.3.len()).sum());
+    Ok(found)
 }
 
 /// A text column (`try_get_unchecked`: the server may type a `_bin` column as binary).
@@ -137,7 +146,8 @@ impl RawTuple {
         layout: Layout,
     ) -> Result<(), CheckpointError> {
         if self.blobs_incomplete {
-            let found = blobs(pool, layout, &self.thread_id, &self.checkpoint_ns, &self.document).await?;
+            let (thread, ns) = (&self.thread_id, &self.checkpoint_ns);
+            let found = blobs(pool, layout, thread, ns, &self.document, &mut self.io).await?;
             // As in the aggregate: an `empty` or NULL blob means "no value".
             self.blobs = found
                 .into_iter()
@@ -148,7 +158,8 @@ impl RawTuple {
             self.blobs_incomplete = false;
         }
         if self.writes_incomplete {
-            let found = writes(pool, &self.thread_id, &self.checkpoint_ns, &self.checkpoint_id).await?;
+            let (thread, ns, id) = (&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id);
+            let found = writes(pool, thread, ns, id, &mut self.io).await?;
             let mut pending = Vec::with_capacity(found.len());
             for (task_id, channel, kind, bytes, idx) in found {
                 let value = loads_typed(&kind, &bytes)

@@ -6,7 +6,9 @@ use sqlx::MySqlPool;
 use crate::delta::{self, DeltaState};
 use crate::error::backend;
 use crate::keys::ns_hash;
+use crate::read_io::ReadIo;
 use crate::sql::{self, Filter, Layout};
+use crate::statement::Statement;
 use crate::{pyjson, rows};
 
 /// `get_tuple` of both savers.
@@ -33,17 +35,14 @@ pub(crate) async fn get_tuple_remembering(
         ..Filter::default()
     };
     let statement = sql::select(layout, &filter, Some(1));
-    let row = statement.query().fetch_optional(pool).await.map_err(backend)?;
-    let Some(row) = row else { return Ok(None) };
-    let mut raw = [rows::raw(pool, layout, &row).await?];
-    if layout == Layout::Full {
-        let resolved = delta::resolve(pool, &mut raw).await?;
-        if let Some(delta) = delta {
-            delta.remember_read(&raw, 0, &resolved);
-        }
+    let mut io = ReadIo::default();
+    let read = read_rows(pool, layout, statement, &mut io).await;
+    io.record();
+    let (mut raw, resolved) = read?;
+    if let Some(delta) = delta {
+        delta.remember_read(&raw, 0, &resolved);
     }
-    let [raw] = raw;
-    raw.finish().map(Some)
+    raw.pop().map(rows::RawTuple::finish).transpose()
 }
 
 /// `list` of both savers.
@@ -69,14 +68,32 @@ pub(crate) async fn list(
         before: options.before.as_deref(),
     };
     let statement = sql::select(layout, &filter, options.limit);
+    let mut io = ReadIo::default();
+    let read = read_rows(pool, layout, statement, &mut io).await;
+    io.record();
+    read?.0.into_iter().map(rows::RawTuple::finish).collect()
+}
+
+/// The rows of `statement`, oversized values fetched and delta chains resolved (full layout),
+/// with what it cost tallied in `io` whether it succeeds or not.
+async fn read_rows(
+    pool: &MySqlPool,
+    layout: Layout,
+    statement: Statement<'_>,
+    io: &mut ReadIo,
+) -> Result<(Vec<rows::RawTuple>, Vec<delta::Resolved>), CheckpointError> {
+    io.statement();
     let found = statement.query().fetch_all(pool).await.map_err(backend)?;
     let mut raw = Vec::with_capacity(found.len());
     for row in &found {
-        raw.push(rows::raw(pool, layout, row).await?);
+        let tuple = rows::raw(pool, layout, row).await?;
+        io.add(tuple.io);
+        raw.push(tuple);
     }
-    if layout == Layout::Full {
+    let resolved = match layout {
         // The chains of all listed checkpoints in one statement.
-        delta::resolve(pool, &mut raw).await?;
-    }
-    raw.into_iter().map(rows::RawTuple::finish).collect()
+        Layout::Full => delta::resolve(pool, &mut raw, io).await?,
+        Layout::Shallow => Vec::new(),
+    };
+    Ok((raw, resolved))
 }

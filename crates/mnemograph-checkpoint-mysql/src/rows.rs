@@ -11,6 +11,7 @@ use sqlx::{MySqlPool, Row as _};
 use mnemograph_core::checkpoint::serde::{self as codec, checkpoint_from_json, loads_typed};
 
 use crate::error::backend;
+use crate::read_io::ReadIo;
 use crate::sql::Layout;
 
 /// One selected row, values too large for the row's aggregates fetched on their own; the
@@ -50,6 +51,8 @@ pub(crate) struct RawTuple {
     pub(crate) blobs_incomplete: bool,
     /// The same for `writes`.
     pub(crate) writes_incomplete: bool,
+    /// The bytes received for it, and the statements sent for it beyond the read statement.
+    pub(crate) io: ReadIo,
 }
 
 /// One channel value of a [`RawTuple`], as stored.
@@ -120,7 +123,12 @@ pub(crate) fn parse(row: &MySqlRow) -> Result<RawTuple, CheckpointError> {
     // `try_get_unchecked`: MySQL types JSON columns and JSON_ARRAYAGG results as `JSON`, and a
     // computed `_bin` string (the shallow saver's id, from the document) comes typed as a binary
     // BLOB; sqlx's `String` refuses both although the wire format is plain UTF-8 text.
-    let text = |column: &str| row.try_get_unchecked::<Option<String>, _>(column).map_err(backend);
+    let received = std::cell::Cell::new(0);
+    let text = |column: &str| {
+        let value = row.try_get_unchecked::<Option<String>, _>(column).map_err(backend)?;
+        received.set(received.get() + value.as_ref().map_or(0, String::len));
+        Ok::<_, CheckpointError>(value)
+    };
     let required = |column: &str| {
         text(column)?.ok_or_else(|| CheckpointError::Corrupt(format!("checkpoint row without `{column}`")))
     };
@@ -195,6 +203,7 @@ pub(crate) fn parse(row: &MySqlRow) -> Result<RawTuple, CheckpointError> {
         writes,
         blobs_incomplete,
         writes_incomplete,
+        io: ReadIo { bytes: received.get(), round_trips: 0 },
     })
 }
 

@@ -5,12 +5,12 @@
 //! [`weighted_rrf`](crate::weighted_rrf)), then hands them to [`finish`], which drops what the
 //! query may not see, reranks with decay and importance and keeps the top k. Its retire and
 //! restore run their read-modify-write under the per-user lock of a [`UserLocks`] and edit the
-//! metadata with [`mark`] and [`unmark`]. Its `save` and `retrieve` run inside the spans of
-//! [`save_span`] and [`retrieve_span`], so every backend traces alike. Applications need none of
+//! metadata with [`mark`] and [`unmark`]. Its `save` and `retrieve` run through [`traced_save`]
+//! and [`traced_retrieve`], so every backend traces alike. Applications need none of
 //! this.
 
 pub use crate::memory::{finish, scored_ids};
 pub use crate::record::validate_id;
 pub use crate::retire::{is_retired, mark, unmark, UserGuard, UserLocks};
 pub use crate::sessions::tally_sessions;
-pub use crate::spans::{record_hits, retrieve_span, save_span};
+pub use crate::spans::{traced_retrieve, traced_save};

@@ -4,7 +4,6 @@ use std::sync::Arc;
 
 use mnemograph_core::store::{DynEmbeddings, Embeddings, InMemoryStore, IndexConfig, SearchQuery, Store};
 use serde_json::{json, Map, Value};
-use tracing::Instrument;
 
 use crate::bm25;
 use crate::error::Result;
@@ -14,7 +13,7 @@ use crate::record::{
 };
 use crate::rerank::RerankConfig;
 use crate::retire::UserLocks;
-use crate::spans::{record_hits, retrieve_span, save_span};
+use crate::spans::{traced_retrieve, traced_save};
 
 /// Top-level item field mirroring the retirement marks in `metadata`, for the store's filter.
 pub(crate) const RETIRED: &str = "retired";
@@ -220,15 +219,11 @@ impl<S: Store> EmbeddedMemory<S> {
 
 impl<S: Store> Memory for EmbeddedMemory<S> {
     async fn save(&self, memories: Vec<NewMemory>) -> Result<Vec<i64>> {
-        let span = save_span("embedded", memories.len());
-        self.insert(memories).instrument(span).await
+        traced_save("embedded", memories.len(), self.insert(memories)).await
     }
 
     async fn retrieve(&self, query: RetrieveQuery) -> Result<Vec<MemoryHit>> {
-        let span = retrieve_span("embedded", &query);
-        let hits = self.search(query).instrument(span.clone()).await?;
-        record_hits(&span, hits.len());
-        Ok(hits)
+        traced_retrieve("embedded", query, |q| self.search(q)).await
     }
 
     async fn session_records(&self, user_id: &str, session_id: &str) -> Result<Vec<MemoryRecord>> {

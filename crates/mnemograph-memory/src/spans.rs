@@ -3,14 +3,41 @@
 //! recorded hashed (`user.hash`, FNV-1a), so traces can group a user's calls without holding
 //! who the user is.
 
+use std::future::Future;
+
 use tracing::field::Empty;
-use tracing::Span;
+use tracing::{Instrument, Span};
 
-use crate::record::{RetrieveQuery, SearchMode};
+use crate::record::{MemoryHit, RetrieveQuery, SearchMode};
 
-/// A `memory.retrieve` span for `query` on `backend` (`embedded`, `milvus`); [`record_hits`]
-/// fills in the number of hits.
-pub fn retrieve_span(backend: &'static str, query: &RetrieveQuery) -> Span {
+/// Runs a backend's save of `count` memories inside a `memory.save` span naming `backend`
+/// (`embedded`, `milvus`).
+pub async fn traced_save<T, E>(
+    backend: &'static str,
+    count: usize,
+    save: impl Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    save.instrument(save_span(backend, count)).await
+}
+
+/// Runs a backend's search for `query` inside a `memory.retrieve` span naming `backend`, and
+/// records the number of hits on it.
+pub async fn traced_retrieve<F, E>(
+    backend: &'static str,
+    query: RetrieveQuery,
+    search: impl FnOnce(RetrieveQuery) -> F,
+) -> Result<Vec<MemoryHit>, E>
+where
+    F: Future<Output = Result<Vec<MemoryHit>, E>>,
+{
+    let span = retrieve_span(backend, &query);
+    let hits = search(query).instrument(span.clone()).await?;
+    span.record("memory.hits", hits.len());
+    Ok(hits)
+}
+
+/// A `memory.retrieve` span for `query` on `backend`; the number of hits is filled in later.
+fn retrieve_span(backend: &'static str, query: &RetrieveQuery) -> Span {
     let mode = match query.mode {
         SearchMode::Dense => "dense",
         SearchMode::Hybrid => "hybrid",
@@ -26,13 +53,8 @@ pub fn retrieve_span(backend: &'static str, query: &RetrieveQuery) -> Span {
 }
 
 /// A `memory.save` span for `count` memories on `backend`.
-pub fn save_span(backend: &'static str, count: usize) -> Span {
+fn save_span(backend: &'static str, count: usize) -> Span {
     tracing::info_span!("memory.save", memory.backend = backend, memory.count = count)
-}
-
-/// Records on `span` how many hits a retrieval returned.
-pub fn record_hits(span: &Span, hits: usize) {
-    span.record("memory.hits", hits);
 }
 
 /// 64-bit FNV-1a of the user id, in hex: stable across processes and versions, so the spans of

@@ -24,12 +24,20 @@
 //! Each uses thread ids with a fresh random prefix, so the suite can run in parallel against one
 //! shared database or server.
 //!
+//! With the `otlp` feature, [`otlp`] is an OTLP receiver on loopback and a reader of the span
+//! trees it got, for tests of what a program exports.
+//!
 //! [`echo`] holds an echo chat graph and [`echo::tuple_view`], a full view of a checkpoint tuple,
 //! for tests that compare two reads of one checkpoint (a cached read against the full one).
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod conformance;
 pub mod echo;
 mod fake_model;
+#[cfg(feature = "otlp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+pub mod otlp;
 mod span_log;
 
 pub use fake_model::FakeChatModel;

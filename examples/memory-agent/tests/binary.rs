@@ -1,26 +1,9 @@
 //! The `memory-agent` binary itself, as a user runs it.
 
-use std::process::Command;
+mod support;
 
 use memory_agent::OFFLINE_NOTICE;
-
-/// The binary with every backend variable removed: the embedded defaults.
-fn agent() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memory-agent"));
-    for var in [
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_MODEL",
-        "MILVUS_URL",
-        "MYSQL_URL",
-        "REDIS_URL",
-        "MEMORY_MAX_CONTEXT_TOKENS",
-        "MEMORY_COMPACT_AFTER_DAYS",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd
-}
+use support::binary as agent;
 
 #[test]
 fn runs_offline_with_no_environment() {

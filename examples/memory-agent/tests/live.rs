@@ -8,7 +8,6 @@ mod support;
 
 use memory_agent::{run_demo, Agent, CheckpointerChoice, Config, Error, MemoryChoice, Result, SCRIPT};
 use mnemograph_memory::Memory;
-use sqlx::Connection;
 
 /// Connects, or reports the server as unavailable (`None`).
 async fn connect(service: &str, config: &Config) -> Option<Agent> {
@@ -43,26 +42,6 @@ async fn demo_and_restart(agent: &Agent, config: &Config, suffix: &str) -> Resul
     Ok(())
 }
 
-/// A fresh database name on the server of `MYSQL_URL` (default: the local test server), and the
-/// URL naming it.
-fn mysql_database() -> (String, String) {
-    let base = std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_test".into());
-    let database = support::unique("memory_agent_t");
-    let url = with_database(&base, &database);
-    (database, url)
-}
-
-/// Drops a test database if the server is there.
-async fn drop_database(url: &str, database: &str) {
-    let server = with_database(url, "information_schema");
-    if let Ok(mut conn) = sqlx::MySqlConnection::connect(&server).await {
-        sqlx::raw_sql(&format!("DROP DATABASE IF EXISTS `{database}`"))
-            .execute(&mut conn)
-            .await
-            .expect("drop");
-    }
-}
-
 /// Drops the agent's Milvus collection, if it has one.
 async fn drop_collection(agent: &Agent) {
     if let Some(m) = agent.context().memory.downcast_ref::<mnemograph_memory_milvus::MilvusMemory>() {
@@ -90,22 +69,14 @@ async fn milvus_memory_runs_the_demo() {
     outcome.unwrap();
 }
 
-/// `url` with its database replaced by `name`.
-fn with_database(url: &str, name: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("mysql", url));
-    let authority = rest.split(['/', '?']).next().unwrap_or(rest);
-    let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
-    format!("{scheme}://{authority}/{name}{query}")
-}
-
 #[tokio::test]
 async fn mysql_checkpointer_runs_the_demo() {
-    let (database, url) = mysql_database();
+    let (database, url) = support::mysql_database();
     let config = Config::embedded().with_checkpointer(CheckpointerChoice::MySql { url: url.clone() });
     // The agent creates the database itself.
     let Some(agent) = connect("MySQL", &config).await else { return };
     let outcome = demo_and_restart(&agent, &config, "").await;
-    drop_database(&url, &database).await;
+    support::drop_database(&url, &database).await;
     outcome.unwrap();
 }
 
@@ -113,17 +84,17 @@ async fn mysql_checkpointer_runs_the_demo() {
 async fn milvus_memory_with_mysql_checkpointer_runs_the_demo() {
     // The production layout: Milvus for long-term memory, SQL for threads.
     let Some(memory) = milvus() else { return };
-    let (database, url) = mysql_database();
+    let (database, url) = support::mysql_database();
     let config = Config::embedded()
         .with_memory(memory)
         .with_checkpointer(CheckpointerChoice::MySql { url: url.clone() });
     let Some(agent) = connect("Milvus and MySQL", &config).await else {
         // MySQL answered (its database exists) but Milvus did not.
-        return drop_database(&url, &database).await;
+        return support::drop_database(&url, &database).await;
     };
     let outcome = demo_and_restart(&agent, &config, "").await;
     drop_collection(&agent).await;
-    drop_database(&url, &database).await;
+    support::drop_database(&url, &database).await;
     outcome.unwrap();
 }
 

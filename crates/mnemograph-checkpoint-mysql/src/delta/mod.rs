@@ -21,7 +21,7 @@ mod write;
 
 pub(crate) use cache::Stored;
 pub(crate) use prune::prune_blobs;
-pub(crate) use read::resolve;
+pub(crate) use read::{resolve, Resolved};
 pub use settings::DeltaChannels;
 pub(crate) use settings::DeltaState;
 pub(crate) use write::{insert, plan, Planned};

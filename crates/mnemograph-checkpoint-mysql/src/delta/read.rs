@@ -14,6 +14,7 @@ use super::settings::{DeltaState, MAX_CHAIN};
 use super::write::ordered;
 use crate::error::backend;
 use crate::keys::ns_hash;
+use crate::read_io::ReadIo;
 use crate::rows::RawTuple;
 
 /// Range conditions per statement; each binds five values.
@@ -76,6 +77,7 @@ struct Tip {
 pub(crate) async fn resolve(
     pool: &MySqlPool,
     tuples: &mut [RawTuple],
+    io: &mut ReadIo,
 ) -> Result<Vec<Resolved>, CheckpointError> {
     let mut keys: Vec<Key> = Vec::new();
     let mut key_index: HashMap<Key, usize> = HashMap::new();
@@ -109,7 +111,7 @@ pub(crate) async fn resolve(
     if tips.is_empty() {
         return Ok(Vec::new());
     }
-    fetch(pool, &keys, &key_index, merge(ranges), &mut store).await?;
+    fetch(pool, &keys, &key_index, merge(ranges), &mut store, io).await?;
 
     let mut built: HashMap<(usize, String), Built> = HashMap::new();
     let mut resolved = Vec::with_capacity(tips.len());
@@ -189,6 +191,7 @@ async fn fetch(
     key_index: &HashMap<Key, usize>,
     ranges: Vec<(usize, String, String)>,
     store: &mut HashMap<(usize, String), Link>,
+    io: &mut ReadIo,
 ) -> Result<(), CheckpointError> {
     for batch in ranges.chunks(RANGES_PER_STATEMENT) {
         let condition =
@@ -202,6 +205,7 @@ async fn fetch(
             let (thread_id, ns, channel) = &keys[*k];
             query = query.bind(thread_id).bind(ns_hash(ns).to_vec()).bind(channel).bind(lo).bind(hi);
         }
+        io.statement();
         for row in query.fetch_all(pool).await.map_err(backend)? {
             let text = |i: usize| row.try_get_unchecked::<String, _>(i).map_err(backend);
             // The conditions compare under the columns' collation: keep the exact keys only.
@@ -209,6 +213,7 @@ async fn fetch(
             let Some(&k) = key_index.get(&key) else { continue };
             let (version, kind) = (text(3)?, text(4)?);
             let bytes: Option<Vec<u8>> = row.try_get(5).map_err(backend)?;
+            io.received(bytes.as_ref().map_or(0, Vec::len));
             let link = match (kind.as_str(), bytes) {
                 (DELTA_TYPE, Some(bytes)) => Link::Delta(bytes),
                 (_, bytes) => Link::Plain(kind, bytes.unwrap_or_default()),

@@ -7,9 +7,8 @@ use futures_util::future::OptionFuture;
 use milvus::v2::prelude::*;
 use mnemograph_core::store::DynEmbeddings;
 use serde_json::{json, Value};
-use tracing::Instrument;
 
-use mnemograph_memory::backend::{finish, record_hits, retrieve_span, save_span, scored_ids, validate_id};
+use mnemograph_memory::backend::{finish, scored_ids, traced_retrieve, traced_save, validate_id};
 use mnemograph_memory::{
     now_secs, Error as MemoryError, Memory, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode,
 };
@@ -21,15 +20,11 @@ use crate::schema::fields;
 /// The API, each call returning the shared error (a Milvus failure as its `Backend`).
 impl Memory for MilvusMemory {
     async fn save(&self, memories: Vec<NewMemory>) -> mnemograph_memory::Result<Vec<i64>> {
-        let span = save_span("milvus", memories.len());
-        Ok(self.insert(memories).instrument(span).await?)
+        Ok(traced_save("milvus", memories.len(), self.insert(memories)).await?)
     }
 
     async fn retrieve(&self, query: RetrieveQuery) -> mnemograph_memory::Result<Vec<MemoryHit>> {
-        let span = retrieve_span("milvus", &query);
-        let hits = self.search(query).instrument(span.clone()).await?;
-        record_hits(&span, hits.len());
-        Ok(hits)
+        Ok(traced_retrieve("milvus", query, |q| self.search(q)).await?)
     }
 
     async fn session_records(

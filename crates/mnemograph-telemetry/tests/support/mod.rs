@@ -4,9 +4,6 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod openai;
-pub mod receiver;
-
-use std::collections::HashMap;
 
 use mnemograph_agent::{create_agent, MODEL_NODE, TOOLS_NODE};
 use mnemograph_core::messages::Message;
@@ -17,16 +14,14 @@ use mnemograph_telemetry::{
 };
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
-use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::metrics::v1::metric::Data;
 use opentelemetry_proto::tonic::metrics::v1::HistogramDataPoint;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use serde_json::{json, Value};
 
+use mnemograph_test::otlp::{attributes, Receiver, Spans};
 use openai::{FakeOpenAi, ANSWER};
-use receiver::Receiver;
 
 fn lookup() -> SharedTool {
     tool_with_schema("lookup", "Looks things up", json!({"type": "object"}), |args: Value| async move {
@@ -69,44 +64,17 @@ pub async fn run_agent_and_check_export(protocol: Protocol) {
     check_metrics(&receiver.received.metrics());
 }
 
-fn text(value: &AnyValue) -> String {
-    match value {
-        AnyValue::StringValue(s) => s.clone(),
-        AnyValue::IntValue(i) => i.to_string(),
-        AnyValue::BoolValue(b) => b.to_string(),
-        AnyValue::DoubleValue(d) => d.to_string(),
-        other => format!("{other:?}"),
-    }
-}
-
-fn attributes(kvs: &[KeyValue]) -> HashMap<String, String> {
-    kvs.iter().filter_map(|kv| Some((kv.key.clone(), text(kv.value.as_ref()?.value.as_ref()?)))).collect()
-}
-
 fn check_traces(requests: &[ExportTraceServiceRequest]) {
-    let resource_spans: Vec<_> = requests.iter().flat_map(|r| &r.resource_spans).collect();
-    assert!(!resource_spans.is_empty(), "no spans arrived");
-    for rs in &resource_spans {
-        let resource = attributes(&rs.resource.as_ref().expect("a resource").attributes);
+    let all = Spans::from_requests(requests);
+    assert!(!all.all().is_empty(), "no spans arrived");
+    for resource in all.resources() {
         assert_eq!(resource.get("service.name").map(String::as_str), Some("otlp-test"), "{resource:?}");
         assert_eq!(resource.get("service.version").map(String::as_str), Some("9.9.9"), "{resource:?}");
     }
-    let spans: Vec<&Span> =
-        resource_spans.iter().flat_map(|rs| &rs.scope_spans).flat_map(|ss| &ss.spans).collect();
-    let by_id: HashMap<&[u8], &Span> = spans.iter().map(|s| (s.span_id.as_slice(), *s)).collect();
-    let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
-    let ancestors = |span: &Span| -> Vec<&Span> {
-        let mut chain = Vec::new();
-        let mut parent = span.parent_span_id.as_slice();
-        while !parent.is_empty() {
-            let Some(next) = by_id.get(parent) else {
-                panic!("{}'s parent was not exported: {names:?}", span.name)
-            };
-            chain.push(*next);
-            parent = next.parent_span_id.as_slice();
-        }
-        chain
-    };
+    let names = all.names();
+    assert!(all.orphans().is_empty(), "every parent was exported: {names:?}");
+    let spans: Vec<&Span> = all.all().iter().collect();
+    let ancestors = |span: &Span| all.ancestors(span);
 
     let runs: Vec<&Span> = spans.iter().copied().filter(|s| s.name == "graph.run").collect();
     assert_eq!(runs.len(), 1, "one run: {names:?}");

@@ -6,6 +6,7 @@
 pub mod scripted;
 
 use memory_agent::DemoReport;
+use sqlx::Connection;
 
 /// Checks a finished demo on real outputs: short-term recall inside a session, long-term recall
 /// on a new thread, user isolation, and non-empty checkpoints.
@@ -134,4 +135,54 @@ pub fn agent_with(
     let context = tune(memory_agent::AgentContext::new(memory, model));
     let checkpointer = std::sync::Arc::new(mnemograph_core::checkpoint::InMemoryCheckpointer::new());
     memory_agent::Agent::new(context, checkpointer).unwrap()
+}
+
+/// A fresh database name on the server of `MYSQL_URL` (default: the local test server), and the
+/// URL naming it.
+pub fn mysql_database() -> (String, String) {
+    let base = std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_test".into());
+    let database = unique("memory_agent_t");
+    let url = with_database(&base, &database);
+    (database, url)
+}
+
+/// Drops a test database if the server is there.
+pub async fn drop_database(url: &str, database: &str) {
+    let server = with_database(url, "information_schema");
+    if let Ok(mut conn) = sqlx::MySqlConnection::connect(&server).await {
+        sqlx::raw_sql(&format!("DROP DATABASE IF EXISTS `{database}`"))
+            .execute(&mut conn)
+            .await
+            .expect("drop");
+    }
+}
+
+/// `url` with its database replaced by `name`.
+pub fn with_database(url: &str, name: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("mysql", url));
+    let authority = rest.split(['/', '?']).next().unwrap_or(rest);
+    let query = rest.split_once('?').map(|(_, q)| format!("?{q}")).unwrap_or_default();
+    format!("{scheme}://{authority}/{name}{query}")
+}
+
+/// The binary with every backend variable removed: the embedded defaults.
+pub fn binary() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_memory-agent"));
+    for var in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "MILVUS_URL",
+        "MYSQL_URL",
+        "REDIS_URL",
+        "MEMORY_MAX_CONTEXT_TOKENS",
+        "MEMORY_COMPACT_AFTER_DAYS",
+        "RUST_LOG",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "MNEMOGRAPH_OTEL_FILTER",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
 }

@@ -1,8 +1,10 @@
 //! In-process OTLP receivers on loopback, built from the official protobuf definitions
 //! (opentelemetry-proto): gRPC through its tonic services, HTTP by decoding the protobuf
-//! bodies. Both keep every export request for the test to read.
+//! bodies. Both count the spans they get and, unless told to discard them, keep every export
+//! request for the test to read.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -27,38 +29,80 @@ use parking_lot::Mutex;
 use prost::Message as _;
 use tonic::{Request, Response as GrpcResponse, Status};
 
-/// What a receiver got.
-#[derive(Clone, Default)]
+/// What a receiver got. Clones share it.
+#[derive(Debug, Clone, Default)]
 pub struct Received {
     traces: Arc<Mutex<Vec<ExportTraceServiceRequest>>>,
     metrics: Arc<Mutex<Vec<ExportMetricsServiceRequest>>>,
+    span_count: Arc<AtomicU64>,
+    discard: bool,
 }
 
 impl Received {
+    /// Every trace export request so far, in arrival order (none when discarding).
     pub fn traces(&self) -> Vec<ExportTraceServiceRequest> {
         self.traces.lock().clone()
     }
 
+    /// Every metric export request so far, in arrival order (none when discarding).
     pub fn metrics(&self) -> Vec<ExportMetricsServiceRequest> {
         self.metrics.lock().clone()
     }
+
+    /// How many spans arrived, kept or not.
+    pub fn span_count(&self) -> u64 {
+        self.span_count.load(Ordering::Relaxed)
+    }
+
+    fn take_traces(&self, request: ExportTraceServiceRequest) {
+        let spans = request.resource_spans.iter().flat_map(|rs| &rs.scope_spans).map(|ss| ss.spans.len());
+        self.span_count.fetch_add(spans.sum::<usize>() as u64, Ordering::Relaxed);
+        if !self.discard {
+            self.traces.lock().push(request);
+        }
+    }
+
+    fn take_metrics(&self, request: ExportMetricsServiceRequest) {
+        if !self.discard {
+            self.metrics.lock().push(request);
+        }
+    }
 }
 
-/// A running receiver: its address and what it got.
+/// A running receiver: its address and what it got. It serves on the Tokio runtime it was
+/// started on until that runtime shuts down.
+#[derive(Debug)]
 pub struct Receiver {
+    /// The loopback address it listens on.
     pub addr: SocketAddr,
+    /// What it got.
     pub received: Received,
 }
 
 impl Receiver {
-    /// The endpoint to configure the exporter with.
+    /// The endpoint to configure the exporter with (`OTEL_EXPORTER_OTLP_ENDPOINT`).
     pub fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// An OTLP/gRPC receiver: the `TraceService` and `MetricsService` on one tonic server.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound.
     pub async fn grpc() -> Self {
-        let received = Received::default();
+        Self::grpc_with(Received::default()).await
+    }
+
+    /// An OTLP/gRPC receiver that only counts the spans it gets: a sink for measuring what
+    /// exporting costs the exporting process, without the receiver's memory growing.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound.
+    pub async fn grpc_discarding() -> Self {
+        Self::grpc_with(Received { discard: true, ..Received::default() }).await
+    }
+
+    async fn grpc_with(received: Received) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let server = tonic::transport::Server::builder()
@@ -70,6 +114,9 @@ impl Receiver {
     }
 
     /// An OTLP/HTTP receiver: protobuf bodies on `/v1/traces` and `/v1/metrics`.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound.
     pub async fn http() -> Self {
         let received = Received::default();
         let app = Router::new()
@@ -89,7 +136,7 @@ impl TraceService for Received {
         &self,
         request: Request<ExportTraceServiceRequest>,
     ) -> Result<GrpcResponse<ExportTraceServiceResponse>, Status> {
-        self.traces.lock().push(request.into_inner());
+        self.take_traces(request.into_inner());
         Ok(GrpcResponse::new(ExportTraceServiceResponse { partial_success: None }))
     }
 }
@@ -100,7 +147,7 @@ impl MetricsService for Received {
         &self,
         request: Request<ExportMetricsServiceRequest>,
     ) -> Result<GrpcResponse<ExportMetricsServiceResponse>, Status> {
-        self.metrics.lock().push(request.into_inner());
+        self.take_metrics(request.into_inner());
         Ok(GrpcResponse::new(ExportMetricsServiceResponse { partial_success: None }))
     }
 }
@@ -112,7 +159,7 @@ fn protobuf(message: &impl prost::Message) -> Response {
 async fn http_traces(State(received): State<Received>, body: Bytes) -> Response {
     match ExportTraceServiceRequest::decode(body) {
         Ok(request) => {
-            received.traces.lock().push(request);
+            received.take_traces(request);
             protobuf(&ExportTraceServiceResponse { partial_success: None })
         }
         Err(e) => (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
@@ -122,7 +169,7 @@ async fn http_traces(State(received): State<Received>, body: Bytes) -> Response 
 async fn http_metrics(State(received): State<Received>, body: Bytes) -> Response {
     match ExportMetricsServiceRequest::decode(body) {
         Ok(request) => {
-            received.metrics.lock().push(request);
+            received.take_metrics(request);
             protobuf(&ExportMetricsServiceResponse { partial_success: None })
         }
         Err(e) => (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
