@@ -13,7 +13,7 @@
 //! Values are read back with [`ChannelValue::decode`] and compared decoded, because a backend
 //! that stores bytes returns [`ChannelValue::Encoded`] values, not the live ones it was given.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -21,17 +21,20 @@ use std::sync::Arc;
 use mnemograph_core::checkpoint::backend::{checkpoint_id, uuid6};
 use mnemograph_core::checkpoint::CheckpointSource::{Fork, Input, Loop, Update};
 use mnemograph_core::checkpoint::{
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, DynCheckpointer,
-    ListOptions, PendingWrite, CHECKPOINT_VERSION,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
+    DynCheckpointer, ListOptions, PendingWrite, PruneStrategy, CHECKPOINT_VERSION,
 };
 use mnemograph_core::value::ChannelValue;
 use serde_json::{json, Value};
 
 mod chain;
 mod conflict;
+mod copy;
 mod list;
 mod namespaces;
+mod prune;
 mod put_get;
+mod runs;
 mod values;
 mod writes;
 
@@ -43,9 +46,12 @@ pub use conflict::{
     commit_expecting_latest_refuses_a_moved_parent, put_on_an_older_parent_forks_without_conflict,
     racing_commits_exactly_one_wins,
 };
+pub use copy::*;
 pub use list::*;
 pub use namespaces::*;
+pub use prune::*;
 pub use put_get::*;
+pub use runs::*;
 pub use values::*;
 pub use writes::*;
 
@@ -71,10 +77,49 @@ pub use writes::*;
 /// A live backend's factory may return `Option<saver>` instead and be passed as
 /// `checkpointer_conformance!(optional saver)`: on `None` (the factory has already printed why, or
 /// panicked when `CI` demands the server) every test returns without running.
+///
+/// The suite covers LangGraph's extended capabilities too
+/// ([`delete_for_runs`](mnemograph_core::checkpoint::Checkpointer::delete_for_runs),
+/// [`copy_thread`](mnemograph_core::checkpoint::Checkpointer::copy_thread),
+/// [`prune`](mnemograph_core::checkpoint::Checkpointer::prune)). A saver that leaves them at their
+/// `Unsupported` defaults runs the rest with `checkpointer_conformance!(base saver)` (or
+/// `base optional saver`), as LangGraph's suite tests only the capabilities a saver has.
 #[macro_export]
 macro_rules! checkpointer_conformance {
-    // The one list of the suite's functions, handed to the arm named by the first tokens.
+    // Every function of the suite: the base list and LangGraph's extended capabilities, handed
+    // to the arm named by the first tokens.
     (@names $($arm:tt)*) => {
+        $crate::checkpointer_conformance! { @base_names @extended [$($arm)*] }
+    };
+    (@extended [$($arm:tt)*]; $($base:ident),* $(,)?) => {
+        $crate::checkpointer_conformance! { $($arm)*;
+            $($base,)*
+            delete_for_runs_removes_one_run,
+            delete_for_runs_removes_several_runs,
+            delete_for_runs_leaves_other_runs,
+            delete_for_runs_removes_writes,
+            delete_for_runs_of_no_runs_is_a_no_op,
+            delete_for_runs_of_unknown_runs_is_a_no_op,
+            delete_for_runs_covers_every_namespace,
+            copy_thread_copies_every_checkpoint,
+            copy_thread_keeps_metadata,
+            copy_thread_keeps_namespaces,
+            copy_thread_keeps_pending_writes,
+            copy_thread_leaves_the_source_unchanged,
+            copy_thread_of_a_missing_source_copies_nothing,
+            copy_thread_onto_a_thread_with_checkpoints_is_refused,
+            prune_keep_latest_keeps_only_the_latest,
+            prune_keep_latest_on_several_threads,
+            prune_keep_latest_keeps_the_latest_of_each_namespace,
+            prune_keep_latest_keeps_the_latest_writes,
+            prune_delete_removes_everything,
+            prune_leaves_other_threads,
+            prune_of_no_threads_is_a_no_op,
+            prune_of_missing_threads_is_a_no_op,
+        }
+    };
+    // The functions of LangGraph's five base operations and `commit`.
+    (@base_names $($arm:tt)*) => {
         $crate::checkpointer_conformance! { $($arm)*;
             put_returns_config_with_new_id,
             get_tuple_without_id_returns_newest,
@@ -160,6 +205,14 @@ macro_rules! checkpointer_conformance {
         if let Some(saver) = $factory().await {
             $crate::conformance::$test(&saver).await;
         }
+    };
+    // A saver of the base operations only (the extended ones left at their `Unsupported`
+    // defaults): the base list.
+    (base optional $factory:path) => {
+        $crate::checkpointer_conformance!(@base_names @tests optional $factory);
+    };
+    (base $factory:path) => {
+        $crate::checkpointer_conformance!(@base_names @tests always $factory);
     };
     // A factory returning `Option<saver>`: `None` means the backend is unavailable and the factory
     // has already reported it (printed a skip, or panicked under CI), so the test returns.

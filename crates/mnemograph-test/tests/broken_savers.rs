@@ -11,7 +11,7 @@ use std::sync::Once;
 use futures_util::FutureExt as _;
 use mnemograph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    Checkpointer, Commit, ExpectParent, InMemoryCheckpointer, ListOptions,
+    Checkpointer, Commit, ExpectParent, InMemoryCheckpointer, ListOptions, PruneStrategy,
 };
 use mnemograph_core::value::ChannelValue;
 use mnemograph_test::conformance;
@@ -38,6 +38,12 @@ enum Fault {
     ParentNotChecked,
     /// `delete_thread` deletes nothing.
     DeleteDoesNothing,
+    /// The extended capabilities are left at their `Unsupported` defaults.
+    ExtendedUnsupported,
+    /// `prune` keeps everything.
+    PruneDoesNothing,
+    /// `copy_thread` copies the checkpoints without their pending writes.
+    CopyDropsWrites,
 }
 
 /// Marks a task id as a repeated save of [`Fault::PutWritesNotIdempotent`]; removed on read, so
@@ -153,6 +159,53 @@ impl Checkpointer for Broken {
         }
         self.inner.delete_thread(thread_id).await
     }
+
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        if self.fault == Fault::ExtendedUnsupported {
+            return Err(CheckpointError::unsupported("delete_for_runs"));
+        }
+        self.inner.delete_for_runs(run_ids).await
+    }
+
+    async fn copy_thread(
+        &self,
+        source_thread_id: &str,
+        target_thread_id: &str,
+    ) -> Result<(), CheckpointError> {
+        match self.fault {
+            Fault::ExtendedUnsupported => Err(CheckpointError::unsupported("copy_thread")),
+            Fault::CopyDropsWrites => {
+                let source = CheckpointConfig::thread(source_thread_id);
+                let mut namespaces = Vec::new();
+                for tuple in self.inner.list(None, ListOptions::new()).await? {
+                    if tuple.config.thread_id == source.thread_id {
+                        namespaces.push(tuple);
+                    }
+                }
+                // Oldest first, each under its own parent, without `put_writes`.
+                for tuple in namespaces.into_iter().rev() {
+                    let mut at = tuple.parent_config.unwrap_or_else(|| tuple.config.clone());
+                    at.thread_id = target_thread_id.to_owned();
+                    at.checkpoint_ns = tuple.config.checkpoint_ns.clone();
+                    if at.checkpoint_id == tuple.config.checkpoint_id {
+                        at.checkpoint_id = None;
+                    }
+                    let versions = tuple.checkpoint.channel_versions.clone();
+                    self.inner.put(&at, tuple.checkpoint, tuple.metadata, versions).await?;
+                }
+                Ok(())
+            }
+            _ => self.inner.copy_thread(source_thread_id, target_thread_id).await,
+        }
+    }
+
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        match self.fault {
+            Fault::ExtendedUnsupported => Err(CheckpointError::unsupported("prune")),
+            Fault::PruneDoesNothing => Ok(()),
+            _ => Checkpointer::prune(&self.inner, thread_ids, strategy).await,
+        }
+    }
 }
 
 thread_local! {
@@ -267,4 +320,33 @@ async fn an_unchecked_parent_is_caught() {
 #[tokio::test]
 async fn a_delete_that_deletes_nothing_is_caught() {
     caught(Fault::DeleteDoesNothing, &["delete_thread_removes_all_namespaces_and_writes"]).await;
+}
+
+#[tokio::test]
+async fn extended_capabilities_left_unsupported_are_caught() {
+    let extended: Vec<&str> = conformance::checks()
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|n| {
+            n.starts_with("delete_for_runs") || n.starts_with("copy_thread") || n.starts_with("prune")
+        })
+        .collect();
+    assert_eq!(extended.len(), 22);
+    caught(Fault::ExtendedUnsupported, &extended).await;
+}
+
+#[tokio::test]
+async fn a_prune_that_prunes_nothing_is_caught() {
+    let checks = [
+        "prune_keep_latest_keeps_only_the_latest",
+        "prune_keep_latest_on_several_threads",
+        "prune_keep_latest_keeps_the_latest_of_each_namespace",
+        "prune_delete_removes_everything",
+    ];
+    caught(Fault::PruneDoesNothing, &checks).await;
+}
+
+#[tokio::test]
+async fn a_copy_without_pending_writes_is_caught() {
+    caught(Fault::CopyDropsWrites, &["copy_thread_keeps_pending_writes"]).await;
 }

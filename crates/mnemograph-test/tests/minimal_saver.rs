@@ -1,7 +1,9 @@
 //! A saver written against the small contract alone: LangGraph's five operations and an atomic
 //! `commit`, over a map behind one lock, in the layout of LangGraph's `InMemorySaver` (checkpoints
 //! without their values, one blob per channel version, writes per checkpoint). It passes the whole
-//! conformance suite, which is what a new backend (Postgres, SQLite, ...) has to do too.
+//! conformance suite of the base operations, which is what a new backend (Postgres, SQLite, ...)
+//! has to do too; LangGraph's extended capabilities stay at their `Unsupported` defaults, so it
+//! runs the suite with `base`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -208,4 +210,24 @@ async fn saver() -> MinimalSaver {
     MinimalSaver::default()
 }
 
-mnemograph_test::checkpointer_conformance!(saver);
+mnemograph_test::checkpointer_conformance!(base saver);
+
+/// The defaults of the extended capabilities refuse, change nothing, and name the operation.
+#[tokio::test]
+async fn extended_capabilities_default_to_unsupported() {
+    let saver = MinimalSaver::default();
+    let config = CheckpointConfig::thread("t");
+    let checkpoint = Checkpoint { id: "1".into(), ..Checkpoint::default() };
+    let metadata = CheckpointMetadata::new(mnemograph_core::checkpoint::CheckpointSource::Loop, 0);
+    saver.put(&config, checkpoint, metadata, ChannelVersions::new()).await.unwrap();
+    let unsupported = |r: Result<(), CheckpointError>| match r {
+        Err(CheckpointError::Unsupported { operation }) => operation,
+        other => panic!("expected Unsupported, got {other:?}"),
+    };
+    let all = ["t".to_owned()];
+    assert_eq!(unsupported(saver.delete_for_runs(&all).await), "delete_for_runs");
+    assert_eq!(unsupported(saver.copy_thread("t", "u").await), "copy_thread");
+    let strategy = mnemograph_core::checkpoint::PruneStrategy::Delete;
+    assert_eq!(unsupported(saver.prune(&all, strategy).await), "prune");
+    assert!(saver.get_tuple(&config).await.unwrap().is_some(), "nothing was deleted");
+}

@@ -3,7 +3,7 @@
 
 use super::{
     ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, Commit, DynCheckpointer, ListOptions,
+    CheckpointTuple, Checkpointer, Commit, DynCheckpointer, ListOptions, PruneStrategy,
 };
 
 /// A type whose [`Checkpointer`] calls all go to [`saver`](Self::saver): it implements this one
@@ -81,6 +81,22 @@ impl<T: Delegate> Checkpointer for T {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
         self.saver().delete_thread(thread_id).await
+    }
+
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        self.saver().delete_for_runs(run_ids).await
+    }
+
+    async fn copy_thread(
+        &self,
+        source_thread_id: &str,
+        target_thread_id: &str,
+    ) -> Result<(), CheckpointError> {
+        self.saver().copy_thread(source_thread_id, target_thread_id).await
+    }
+
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        self.saver().prune(thread_ids, strategy).await
     }
 
     fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {

@@ -51,6 +51,15 @@ pub enum CheckpointError {
         /// The latest checkpoint actually stored (`None`: the namespace is empty).
         found: Option<String>,
     },
+    /// The saver does not offer this operation: one of LangGraph's extended capabilities
+    /// ([`delete_for_runs`](super::Checkpointer::delete_for_runs),
+    /// [`copy_thread`](super::Checkpointer::copy_thread), [`prune`](super::Checkpointer::prune))
+    /// that a saver written against the five base operations leaves out. Nothing was changed.
+    #[error("the checkpointer does not support `{operation}`")]
+    Unsupported {
+        /// LangGraph's name of the operation.
+        operation: &'static str,
+    },
 }
 
 impl CheckpointError {
@@ -67,6 +76,11 @@ impl CheckpointError {
             expected: config.checkpoint_id.clone(),
             found,
         }
+    }
+
+    /// The [`Unsupported`](Self::Unsupported) error of `operation`.
+    pub fn unsupported(operation: &'static str) -> Self {
+        Self::Unsupported { operation }
     }
 
     /// Whether this is a [`Conflict`](Self::Conflict).

@@ -20,7 +20,7 @@ use sorted::Sorted;
 
 use super::{
     ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
-    CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions,
+    CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions, PruneStrategy,
 };
 
 /// Thread id → namespace → data.
@@ -269,6 +269,51 @@ impl Checkpointer for InMemoryCheckpointer {
         // dropped after the lock is released.
         let removed = self.threads.write().remove(thread_id);
         drop(removed);
+        Ok(())
+    }
+
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        if run_ids.is_empty() {
+            return Ok(());
+        }
+        let mut threads = self.threads.write();
+        for namespaces in threads.values_mut() {
+            for ns in namespaces.values_mut() {
+                ns.delete_runs(run_ids);
+            }
+            namespaces.retain(|_, ns| !ns.checkpoints.is_empty());
+        }
+        threads.retain(|_, namespaces| !namespaces.is_empty());
+        Ok(())
+    }
+
+    async fn copy_thread(
+        &self,
+        source_thread_id: &str,
+        target_thread_id: &str,
+    ) -> Result<(), CheckpointError> {
+        let mut threads = self.threads.write();
+        let target = threads.get(target_thread_id);
+        if target.is_some_and(|namespaces| namespaces.iter().any(|(_, ns)| !ns.checkpoints.is_empty())) {
+            return Err(CheckpointError::Invalid(format!(
+                "cannot copy thread `{source_thread_id}` to `{target_thread_id}`: the target has checkpoints"
+            )));
+        }
+        let Some(source) = threads.get(source_thread_id) else { return Ok(()) };
+        // Values, ids and versions are shared `Arc`s: this copies the maps, not the values.
+        let copy = source.clone();
+        threads.insert(target_thread_id.to_owned(), copy);
+        Ok(())
+    }
+
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        let keep_last = match strategy {
+            PruneStrategy::KeepLatest => 1,
+            PruneStrategy::Delete => 0,
+        };
+        for thread_id in thread_ids {
+            InMemoryCheckpointer::prune(self, thread_id, keep_last);
+        }
         Ok(())
     }
 }

@@ -12,6 +12,7 @@ mod delegate;
 pub(crate) mod error;
 mod id;
 mod memory;
+mod prune;
 mod remembering;
 pub(crate) mod saver;
 pub mod serde;
@@ -27,6 +28,7 @@ pub(crate) use backend::{next_version, now_iso, uuid6, version_number, write_ind
 pub use commit::{ChainLink, Commit, ExpectParent, WriteBatch};
 pub use error::CheckpointError;
 pub use memory::InMemoryCheckpointer;
+pub use prune::PruneStrategy;
 pub(crate) use saver::BoxFuture;
 pub use saver::{Checkpointer, DynCheckpointer};
 pub(crate) use version::{write_version_text, VERSION_TEXT_LEN};
@@ -194,6 +196,12 @@ impl CheckpointMetadata {
     pub fn matches(&self, filter: &serde_json::Map<String, serde_json::Value>) -> bool {
         let json = self.to_json();
         filter.iter().all(|(k, v)| json.get(k) == Some(v))
+    }
+
+    /// The run that wrote the checkpoint: the `run_id` key, when it is a string.
+    /// [`Checkpointer::delete_for_runs`] deletes checkpoints by it.
+    pub fn run_id(&self) -> Option<&str> {
+        self.extra.get("run_id").and_then(serde_json::Value::as_str)
     }
 }
 

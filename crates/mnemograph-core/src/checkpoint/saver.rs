@@ -6,7 +6,7 @@ use std::pin::Pin;
 use super::commit::{Commit, ExpectParent};
 use super::{
     next_version, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
-    CheckpointMetadata, CheckpointTuple, ListOptions,
+    CheckpointMetadata, CheckpointTuple, ListOptions, PruneStrategy,
 };
 
 /// A future returned by [`DynCheckpointer`].
@@ -18,7 +18,13 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// [`list`](Self::list), [`put`](Self::put), [`put_writes`](Self::put_writes),
 /// [`delete_thread`](Self::delete_thread)) and, when its backend can compare and store
 /// atomically, overrides [`commit`](Self::commit), the one call the engine stores through. That
-/// is the whole contract; the crate's conformance suite checks it. Remembering the checkpoints a
+/// is the whole contract; the crate's conformance suite checks it.
+///
+/// LangGraph's three extended capabilities, [`delete_for_runs`](Self::delete_for_runs),
+/// [`copy_thread`](Self::copy_thread) and [`prune`](Self::prune), are optional: their defaults
+/// fail with [`CheckpointError::Unsupported`] and change nothing, as Python's
+/// `BaseCheckpointSaver` raises `NotImplementedError`. Every saver of this workspace implements
+/// them. Remembering the checkpoints a
 /// process stored, so that reading them back costs less, is a layer on top
 /// ([`Remembering`](super::backend::Remembering)), not part of it.
 ///
@@ -92,6 +98,60 @@ pub trait Checkpointer: Send + Sync + 'static {
     /// Deletes every checkpoint, blob and write of a thread, in all namespaces.
     fn delete_thread(&self, thread_id: &str) -> impl Future<Output = Result<(), CheckpointError>> + Send;
 
+    /// Deletes every checkpoint whose metadata `run_id` is one of `run_ids`, in any thread and
+    /// namespace, with its pending writes (LangGraph's `delete_for_runs`). Checkpoints of other
+    /// runs stay, even when their `parent_config` then names a deleted checkpoint; an empty list,
+    /// or ids no checkpoint carries, change nothing.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Unsupported`] by default; otherwise as the backend fails (nothing is
+    /// deleted then, where the backend can make it one transaction).
+    fn delete_for_runs(
+        &self,
+        run_ids: &[String],
+    ) -> impl Future<Output = Result<(), CheckpointError>> + Send {
+        let _ = run_ids;
+        std::future::ready(Err(CheckpointError::unsupported("delete_for_runs")))
+    }
+
+    /// Copies every checkpoint of `source_thread_id`, in all namespaces, with its metadata,
+    /// parent and pending writes, to `target_thread_id` (LangGraph's `copy_thread`). The copies
+    /// keep their checkpoint ids, so the target lists the same history in the same order, and the
+    /// source is unchanged. A source with no checkpoint copies nothing.
+    ///
+    /// The target must have no checkpoint: merging two histories under one thread would make the
+    /// latest of each namespace whichever id sorts last, so a target with checkpoints is refused
+    /// with [`CheckpointError::Invalid`] and nothing is written.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Unsupported`] by default; [`CheckpointError::Invalid`] when the target
+    /// has checkpoints; otherwise as the backend fails.
+    fn copy_thread(
+        &self,
+        source_thread_id: &str,
+        target_thread_id: &str,
+    ) -> impl Future<Output = Result<(), CheckpointError>> + Send {
+        let _ = (source_thread_id, target_thread_id);
+        std::future::ready(Err(CheckpointError::unsupported("copy_thread")))
+    }
+
+    /// Prunes each thread of `thread_ids` (LangGraph's `prune`): with
+    /// [`PruneStrategy::KeepLatest`], keeps the latest checkpoint of every namespace and its
+    /// pending writes and removes the rest; with [`PruneStrategy::Delete`], removes the thread as
+    /// [`delete_thread`](Self::delete_thread) does. Threads not listed, and ids of threads that do
+    /// not exist, are left alone.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Unsupported`] by default; otherwise as the backend fails.
+    fn prune(
+        &self,
+        thread_ids: &[String],
+        strategy: PruneStrategy,
+    ) -> impl Future<Output = Result<(), CheckpointError>> + Send {
+        let _ = (thread_ids, strategy);
+        std::future::ready(Err(CheckpointError::unsupported("prune")))
+    }
+
     /// The latest checkpoint of `config`'s thread and namespace as this saver last stored it,
     /// from memory, without asking the backend; `None` (the default) when it remembers none.
     ///
@@ -144,6 +204,20 @@ pub trait DynCheckpointer: Send + Sync + 'static {
     fn commit(&self, commit: Commit) -> BoxFuture<'_, Result<CheckpointConfig, CheckpointError>>;
     /// See [`Checkpointer::delete_thread`].
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<(), CheckpointError>>;
+    /// See [`Checkpointer::delete_for_runs`].
+    fn delete_for_runs<'a>(&'a self, run_ids: &'a [String]) -> BoxFuture<'a, Result<(), CheckpointError>>;
+    /// See [`Checkpointer::copy_thread`].
+    fn copy_thread<'a>(
+        &'a self,
+        source_thread_id: &'a str,
+        target_thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>>;
+    /// See [`Checkpointer::prune`].
+    fn prune<'a>(
+        &'a self,
+        thread_ids: &'a [String],
+        strategy: PruneStrategy,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>>;
     /// See [`Checkpointer::remembered_latest`].
     fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple>;
     /// See [`Checkpointer::get_next_version`].
@@ -187,6 +261,23 @@ impl<T: Checkpointer> DynCheckpointer for T {
     }
     fn delete_thread<'a>(&'a self, thread_id: &'a str) -> BoxFuture<'a, Result<(), CheckpointError>> {
         Box::pin(Checkpointer::delete_thread(self, thread_id))
+    }
+    fn delete_for_runs<'a>(&'a self, run_ids: &'a [String]) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(Checkpointer::delete_for_runs(self, run_ids))
+    }
+    fn copy_thread<'a>(
+        &'a self,
+        source_thread_id: &'a str,
+        target_thread_id: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(Checkpointer::copy_thread(self, source_thread_id, target_thread_id))
+    }
+    fn prune<'a>(
+        &'a self,
+        thread_ids: &'a [String],
+        strategy: PruneStrategy,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(Checkpointer::prune(self, thread_ids, strategy))
     }
     fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
         Checkpointer::remembered_latest(self, config)

@@ -14,6 +14,7 @@ use crate::checkpoint::versions::cmp_shared;
 use crate::checkpoint::{ChannelVersions, Checkpoint};
 
 /// A checkpoint without its id (the saver's key for it) and values, as stored.
+#[derive(Clone)]
 pub(super) struct Compact {
     /// [`Checkpoint::v`].
     v: u32,

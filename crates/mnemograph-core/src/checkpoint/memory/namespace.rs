@@ -16,7 +16,7 @@ use crate::checkpoint::{
 ///
 /// Checkpoint ids are shared `Arc<str>`s: the same id is a checkpoint's key, its child's parent
 /// id and the key of its pending writes, stored once.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Namespace {
     /// Checkpoint id → checkpoint. Ids are uuid6 strings whose order is creation order, so the
     /// newest is the last entry and newest-first is a reverse iteration. Boxed so that growing
@@ -34,6 +34,7 @@ pub(super) struct Namespace {
 pub(super) type Versions = Sorted<Arc<str>, Option<ChannelValue>>;
 
 /// A checkpoint as stored.
+#[derive(Clone)]
 pub(super) struct Saved {
     /// The checkpoint without its id (the key) and values (they live in the blobs).
     checkpoint: Compact,
@@ -55,7 +56,7 @@ impl Saved {
 type WriteKey = (Arc<str>, i64);
 
 /// The pending writes of one checkpoint, sorted by `(task_id, idx)` so reads need no sort.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Writes(Vec<(WriteKey, SavedWrite)>);
 
 /// A pending write as stored: channel and value. The writing task's path is not kept: reads
@@ -204,13 +205,36 @@ impl Namespace {
         self.checkpoints.drop_first(removed);
         let checkpoints = &self.checkpoints;
         self.writes.retain(|id, _| checkpoints.get(&**id).is_some());
-        let versions = checkpoints.iter().flat_map(|(_, s)| s.checkpoint.channel_versions());
+        self.drop_unreferenced_blobs();
+        removed
+    }
+
+    /// Removes the checkpoints whose metadata `run_id` is one of `run_ids`, their pending
+    /// writes, and the blobs only they referenced; returns how many checkpoints went.
+    pub(super) fn delete_runs(&mut self, run_ids: &[String]) -> usize {
+        let of_runs =
+            |saved: &Saved| saved.metadata.run_id().is_some_and(|r| run_ids.iter().any(|id| id == r));
+        let doomed: HashSet<Arc<str>> =
+            self.checkpoints.iter().filter(|(_, s)| of_runs(s)).map(|(id, _)| Arc::clone(id)).collect();
+        if doomed.is_empty() {
+            return 0;
+        }
+        self.checkpoints.retain(|id, _| !doomed.contains(id));
+        // Only the writes of the deleted checkpoints: writes saved against an id that was never
+        // stored belong to no run this call can name.
+        self.writes.retain(|id, _| !doomed.contains(id));
+        self.drop_unreferenced_blobs();
+        doomed.len()
+    }
+
+    /// Drops every blob no stored checkpoint points at.
+    fn drop_unreferenced_blobs(&mut self) {
+        let versions = self.checkpoints.iter().flat_map(|(_, s)| s.checkpoint.channel_versions());
         let referenced: HashSet<(&str, &str)> =
             versions.map(|(channel, version)| (&**channel, &**version)).collect();
         self.blobs.retain(|channel, versions| {
             versions.retain(|v, _| referenced.contains(&(&**channel, &**v)));
             !versions.is_empty()
         });
-        removed
     }
 }

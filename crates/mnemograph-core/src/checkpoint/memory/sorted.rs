@@ -10,7 +10,7 @@ use std::borrow::Borrow;
 /// into three nodes at twelve: ~1.5 KB per map for a 10-node chain's thirteen channels, several
 /// maps per thread. Here a map is one exact-as-grown array, lookups are binary searches, and an
 /// insert at the end (the usual one) is a push.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Sorted<K, V>(Vec<(K, V)>);
 
 impl<K, V> Default for Sorted<K, V> {

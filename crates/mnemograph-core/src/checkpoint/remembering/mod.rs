@@ -25,6 +25,7 @@ use recent::RecentCheckpoints;
 use super::{
     ChainLink, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions, PendingWrite,
+    PruneStrategy,
 };
 
 /// How many (thread, namespace) pairs [`Remembering`] keeps by default.
@@ -286,6 +287,33 @@ impl<S: Fingerprinted> Checkpointer for Remembering<S> {
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
         self.recent.forget_thread(thread_id);
         self.saver.delete_thread(thread_id).await
+    }
+
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        // Forgotten before and after: a commit racing the delete may remember a checkpoint of
+        // one of these runs in between.
+        self.recent.forget_runs(run_ids);
+        let deleted = self.saver.delete_for_runs(run_ids).await;
+        self.recent.forget_runs(run_ids);
+        deleted
+    }
+
+    async fn copy_thread(
+        &self,
+        source_thread_id: &str,
+        target_thread_id: &str,
+    ) -> Result<(), CheckpointError> {
+        // The source is unchanged; the target's latest checkpoints are the copies now.
+        let copied = self.saver.copy_thread(source_thread_id, target_thread_id).await;
+        self.recent.forget_thread(target_thread_id);
+        copied
+    }
+
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        for thread_id in thread_ids {
+            self.recent.forget_thread(thread_id);
+        }
+        self.saver.prune(thread_ids, strategy).await
     }
 
     fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {

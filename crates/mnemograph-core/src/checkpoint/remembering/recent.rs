@@ -145,6 +145,15 @@ impl<F> RecentCheckpoints<F> {
         self.entries.lock().map.retain(|(thread, _), _| thread != thread_id);
     }
 
+    /// Forgets every checkpoint whose metadata `run_id` is one of `run_ids` (after a
+    /// `delete_for_runs`).
+    pub(crate) fn forget_runs(&self, run_ids: &[String]) {
+        self.entries.lock().map.retain(|_, e| match e.metadata.run_id() {
+            Some(run) => !run_ids.iter().any(|r| r == run),
+            None => true,
+        });
+    }
+
     /// The remembered checkpoint of `config`'s namespace, when `config` asks for the latest or
     /// for that very checkpoint. The saver must still confirm with its server that it is the
     /// latest and unchanged before answering with it.
