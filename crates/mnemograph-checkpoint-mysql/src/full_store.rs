@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use mnemograph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    Checkpointer, Commit, ListOptions,
+    Checkpointer, Commit, ListOptions, PruneStrategy,
 };
 use mnemograph_core::value::ChannelValue;
 use sqlx::MySqlPool;
@@ -17,6 +17,7 @@ use crate::delta::DeltaState;
 use crate::reads::{get_tuple_remembering, list};
 use crate::sql::Layout;
 use crate::texts::TextsSeen;
+use crate::{copy, retention, runs};
 
 /// The full saver without its read cache. Cloning is cheap: clones share the pool, the kept
 /// connections and the delta cache.
@@ -37,6 +38,14 @@ impl FullStore {
     /// A saver on `pool`, putting through `writers`, in plain mode.
     pub(crate) fn new(pool: MySqlPool, writers: Arc<Writers>) -> Self {
         Self { pool, writers, delta: None, texts: Arc::default() }
+    }
+
+    /// Forgets the values the next delta of `thread_id` would be built on: after rows of the
+    /// thread were removed or replaced, a remembered base may no longer be stored.
+    fn forget_delta_bases(&self, thread_id: &str) {
+        if let Some(delta) = &self.delta {
+            delta.forget_thread(thread_id);
+        }
     }
 
     /// What a put of this saver writes to and updates.
@@ -88,6 +97,37 @@ impl Checkpointer for FullStore {
         delete::delete_thread(&self.pool, thread_id).await?;
         if let Some(delta) = &self.delta {
             delta.forget_thread(thread_id);
+        }
+        Ok(())
+    }
+
+    /// One transaction; in delta mode the blobs the delta chains of remaining checkpoints are
+    /// built on stay.
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        let threads = runs::delete_for_runs(&self.pool, Layout::Full, run_ids).await?;
+        for thread_id in &threads {
+            self.forget_delta_bases(thread_id);
+        }
+        Ok(())
+    }
+
+    /// One transaction, the rows copied by the server.
+    async fn copy_thread(
+        &self,
+        source_thread_id: &str,
+        target_thread_id: &str,
+    ) -> Result<(), CheckpointError> {
+        copy::copy_thread(&self.pool, Layout::Full, source_thread_id, target_thread_id).await?;
+        self.forget_delta_bases(target_thread_id);
+        Ok(())
+    }
+
+    /// One transaction for all the threads; in delta mode the blobs the kept checkpoints' delta
+    /// chains are built on stay.
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        retention::prune(&self.pool, thread_ids, strategy).await?;
+        for thread_id in thread_ids {
+            self.forget_delta_bases(thread_id);
         }
         Ok(())
     }

@@ -79,6 +79,7 @@
 //! MySQL 8.0.19+ (row aliases in upserts) or MariaDB 10.7+ (`JSON_TABLE`, `VALUE()`).
 
 mod commit;
+mod copy;
 mod delta;
 mod error;
 mod exact;
@@ -92,7 +93,9 @@ mod read_cache;
 mod read_io;
 mod reads;
 mod redact;
+mod retention;
 mod rows;
+mod runs;
 mod saver;
 mod script;
 mod shallow;

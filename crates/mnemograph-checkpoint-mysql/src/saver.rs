@@ -9,12 +9,11 @@ use mnemograph_core::checkpoint::DynCheckpointer;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::MySqlPool;
 
-use crate::delta::{self, DeltaChannels, DeltaState};
+use crate::delta::{DeltaChannels, DeltaState};
 use crate::error::Result;
-use crate::exact::{same, same_columns};
 use crate::full_store::FullStore;
-use crate::migrate;
 use crate::url_options::{url_options, WriterOptions};
+use crate::{migrate, retention};
 
 /// A [`Checkpointer`] storing checkpoints in MySQL 8.0.19+ or MariaDB 10.7+, in the tables and
 /// row format of LangGraph's Python MySQL saver (`langgraph-checkpoint-mysql`).
@@ -241,30 +240,7 @@ impl MySqlCheckpointer {
     /// [`Error::Sqlx`](crate::Error::Sqlx) when a statement fails (nothing is removed then).
     pub async fn prune(&self, thread_id: &str, keep_last: usize) -> Result<u64> {
         let mut tx = self.pool().begin().await?;
-        let namespaces: Vec<Vec<u8>> =
-            sqlx::query_scalar(PRUNE_NAMESPACES).bind(thread_id).bind(thread_id).fetch_all(&mut *tx).await?;
-        let mut removed = 0;
-        for hash in namespaces {
-            // The newest checkpoint to remove; it and everything older go.
-            let cutoff: Option<String> = sqlx::query_scalar(PRUNE_CUTOFF)
-                .bind(thread_id)
-                .bind(thread_id)
-                .bind(&hash)
-                .bind(keep_last as u64)
-                .fetch_optional(&mut *tx)
-                .await?;
-            let Some(cutoff) = cutoff else { continue };
-            removed += sqlx::query(PRUNE_CHECKPOINTS)
-                .bind(thread_id)
-                .bind(thread_id)
-                .bind(&hash)
-                .bind(&cutoff)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            sqlx::query(PRUNE_WRITES).bind(thread_id).bind(thread_id).bind(&hash).execute(&mut *tx).await?;
-            delta::prune_blobs(&mut tx, thread_id, &hash, PRUNE_BLOBS).await?;
-        }
+        let removed = retention::keep_last(&mut tx, thread_id, keep_last).await?;
         tx.commit().await?;
         if let Some(delta) = &self.store().delta {
             // A cached base may be gone; a delta on it would fall back to a snapshot anyway.
@@ -274,53 +250,6 @@ impl MySqlCheckpointer {
         Ok(removed)
     }
 }
-
-// Thread ids are compared exactly (see `exact`): the columns' collation would make `User-1`
-// and `user-1 ` the same thread. Each such comparison binds the id twice.
-
-/// The namespaces of a thread.
-const PRUNE_NAMESPACES: &str =
-    concat!("SELECT DISTINCT checkpoint_ns_hash FROM checkpoints WHERE ", same!("thread_id"));
-
-/// The newest checkpoint of a namespace to remove: it and everything older go.
-const PRUNE_CUTOFF: &str = concat!(
-    "SELECT checkpoint_id FROM checkpoints WHERE ",
-    same!("thread_id"),
-    " AND checkpoint_ns_hash = ? ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?"
-);
-
-/// The checkpoints of a namespace up to the cutoff.
-const PRUNE_CHECKPOINTS: &str = concat!(
-    "DELETE FROM checkpoints WHERE ",
-    same!("thread_id"),
-    " AND checkpoint_ns_hash = ? AND checkpoint_id <= ?"
-);
-
-/// Writes of the namespace whose checkpoint is gone.
-const PRUNE_WRITES: &str = concat!(
-    "DELETE FROM checkpoint_writes WHERE ",
-    same!("thread_id"),
-    " AND checkpoint_ns_hash = ? \
-    AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE ",
-    same_columns!("c.thread_id", "checkpoint_writes.thread_id"),
-    " AND c.checkpoint_ns_hash = checkpoint_writes.checkpoint_ns_hash \
-        AND ",
-    same_columns!("c.checkpoint_id", "checkpoint_writes.checkpoint_id"),
-    ")"
-);
-
-/// Blobs of the namespace that no remaining checkpoint's `channel_versions` points at.
-/// `JSON_CONTAINS` with a one-key object matches any channel name, quotes and dots included.
-const PRUNE_BLOBS: &str = concat!(
-    "DELETE FROM checkpoint_blobs WHERE ",
-    same!("thread_id"),
-    " AND checkpoint_ns_hash = ? \
-    AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE ",
-    same_columns!("c.thread_id", "checkpoint_blobs.thread_id"),
-    " AND c.checkpoint_ns_hash = checkpoint_blobs.checkpoint_ns_hash \
-        AND JSON_CONTAINS(c.checkpoint, JSON_OBJECT(checkpoint_blobs.channel, checkpoint_blobs.version), \
-            '$.channel_versions'))"
-);
 
 /// A saver through its read cache: every `Checkpointer` call goes to the layer.
 impl Delegate for MySqlCheckpointer {

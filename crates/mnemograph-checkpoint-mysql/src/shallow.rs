@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use mnemograph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    Checkpointer, Commit, ExpectParent, ListOptions,
+    Checkpointer, Commit, ExpectParent, ListOptions, PruneStrategy,
 };
 use mnemograph_core::value::ChannelValue;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
@@ -17,7 +17,7 @@ use crate::commit::{delete, pending_writes, shallow_put};
 use crate::error::Result;
 use crate::sql::Layout;
 use crate::url_options::{self, WriterOptions};
-use crate::{migrate, reads};
+use crate::{copy, migrate, reads, runs};
 
 /// A [`Checkpointer`] that keeps only the latest checkpoint of each thread and namespace, in the
 /// tables and row format of LangGraph's `ShallowPyMySQLSaver` (deprecated upstream, kept for
@@ -178,5 +178,26 @@ impl Checkpointer for MySqlShallowCheckpointer {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
         delete::delete_thread(&self.pool, thread_id).await
+    }
+
+    /// One transaction: each namespace whose checkpoint a listed run wrote loses its row, blobs
+    /// and writes.
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        runs::delete_for_runs(&self.pool, Layout::Shallow, run_ids).await.map(drop)
+    }
+
+    /// One transaction, the rows copied by the server.
+    async fn copy_thread(
+        &self,
+        source_thread_id: &str,
+        target_thread_id: &str,
+    ) -> Result<(), CheckpointError> {
+        copy::copy_thread(&self.pool, Layout::Shallow, source_thread_id, target_thread_id).await
+    }
+
+    /// Each namespace holds its latest checkpoint only, so `KeepLatest` changes nothing;
+    /// `Delete` removes the threads in one transaction.
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        runs::prune_shallow(&self.pool, thread_ids, strategy == PruneStrategy::Delete).await
     }
 }

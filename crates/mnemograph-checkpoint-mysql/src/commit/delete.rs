@@ -1,7 +1,7 @@
 //! Deleting a thread.
 
 use mnemograph_core::checkpoint::CheckpointError;
-use sqlx::MySqlPool;
+use sqlx::{MySql, MySqlPool, Transaction};
 
 use crate::error::backend;
 use crate::exact::same;
@@ -10,14 +10,19 @@ use crate::exact::same;
 /// transaction.
 pub(crate) async fn delete_thread(pool: &MySqlPool, thread_id: &str) -> Result<(), CheckpointError> {
     let mut tx = pool.begin().await.map_err(backend)?;
+    delete_rows(&mut tx, thread_id).await.map_err(backend)?;
+    tx.commit().await.map_err(backend)
+}
+
+/// Deletes every row of `thread_id` in the three tables (either layout) inside `tx`.
+pub(crate) async fn delete_rows(tx: &mut Transaction<'_, MySql>, thread_id: &str) -> Result<(), sqlx::Error> {
     for table in ["checkpoints", "checkpoint_blobs", "checkpoint_writes"] {
         // Exactly this thread (see `exact`), not the ones its collation confuses with it.
         sqlx::query(&format!("DELETE FROM {table} WHERE {}", same!("thread_id")))
             .bind(thread_id)
             .bind(thread_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(backend)?;
+            .execute(&mut **tx)
+            .await?;
     }
-    tx.commit().await.map_err(backend)
+    Ok(())
 }
