@@ -67,6 +67,7 @@ mod commit;
 mod conn;
 mod encode;
 mod error;
+mod extended;
 mod keys;
 mod list_all;
 mod prune;

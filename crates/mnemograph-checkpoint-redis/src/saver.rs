@@ -6,7 +6,7 @@ use std::time::Duration;
 use mnemograph_core::checkpoint::backend::{record_io, Fingerprinted};
 use mnemograph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    Checkpointer, Commit, ListOptions,
+    Checkpointer, Commit, ListOptions, PruneStrategy,
 };
 use mnemograph_core::value::ChannelValue;
 
@@ -244,5 +244,21 @@ impl Checkpointer for RedisStore {
             .await
             .map_err(RedisSaverError::from)?;
         Ok(())
+    }
+
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        Ok(self.delete_runs(run_ids).await?)
+    }
+
+    async fn copy_thread(
+        &self,
+        source_thread_id: &str,
+        target_thread_id: &str,
+    ) -> Result<(), CheckpointError> {
+        self.copy_thread_to(source_thread_id, target_thread_id).await
+    }
+
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        Ok(self.prune_threads(thread_ids, strategy).await?)
     }
 }

@@ -282,6 +282,96 @@ drop('ZREM', KEYS[6], writes)
 return #gone
 ";
 
+/// `delete_for_runs` on one thread: ARGV = the run ids.
+///
+/// Removes every checkpoint whose record's metadata has a string `run_id` among them, its pending
+/// writes, and every blob no remaining checkpoint refers to; a thread left without checkpoints
+/// loses all its keys. Returns `{1, removed}`, or `{0, member}` naming a record that is not JSON
+/// (nothing is changed then). Expiry is left alone, as `prune` leaves it.
+const DELETE_RUNS: &str = r"
+local runs = {}
+for i = 1, #ARGV do runs[ARGV[i]] = true end
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+local records = hmget(KEYS[2], members)
+local gone, kept = {}, {}
+for n, m in ipairs(members) do
+  local run = nil
+  if records[n] then
+    local ok, record = pcall(cjson.decode, records[n])
+    if not ok or type(record) ~= 'table' then return {0, m} end
+    if type(record.metadata) == 'table' then run = record.metadata.run_id end
+  end
+  if type(run) == 'string' and runs[run] then gone[#gone + 1] = m else kept[#kept + 1] = m end
+end
+if #gone == 0 then return {1, 0} end
+if #kept == 0 then
+  redis.call('UNLINK', unpack(KEYS))
+  return {1, #gone}
+end
+local function drop(cmd, key, fields)
+  for s = 1, #fields, 1000 do
+    local slice = {}
+    for t = s, math.min(s + 999, #fields) do slice[#slice + 1] = fields[t] end
+    redis.call(cmd, key, unpack(slice))
+  end
+end
+local writes = {}
+for _, m in ipairs(gone) do
+  local pairs_of = writes_of(m)
+  for i = 1, #pairs_of, 2 do writes[#writes + 1] = pairs_of[i] end
+end
+drop('ZREM', KEYS[1], gone)
+drop('HDEL', KEYS[2], gone)
+drop('HDEL', KEYS[3], gone)
+drop('HDEL', KEYS[5], writes)
+drop('ZREM', KEYS[6], writes)
+local referenced = {}
+for _, refs in ipairs(hmget(KEYS[3], kept)) do
+  for f in string.gmatch(refs or '', '%S+') do referenced[f] = true end
+end
+local blobs = {}
+for _, f in ipairs(redis.call('HKEYS', KEYS[4])) do
+  if not referenced[f] then blobs[#blobs + 1] = f end
+end
+drop('HDEL', KEYS[4], blobs)
+return {1, #gone}
+";
+
+/// `copy_thread`, the source's half: the fields and values of its checkpoint records, blob
+/// references, blobs and pending writes, read at one moment.
+const COPY_READ: &str = r"
+return {
+  redis.call('HGETALL', KEYS[2]),
+  redis.call('HGETALL', KEYS[3]),
+  redis.call('HGETALL', KEYS[4]),
+  redis.call('HGETALL', KEYS[5]),
+}
+";
+
+/// `copy_thread`, the target's half: ARGV = ttl, then the number of field/value pairs of the
+/// records, references, blobs and writes, then those pairs in that order.
+///
+/// Returns 0, writing nothing, when the target has a checkpoint; otherwise stores everything,
+/// indexes the records and writes, gives the thread its expiry, and returns 1.
+const COPY_WRITE: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local counts = {tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])}
+if counts[1] == 0 then return 1 end
+local hashes = {KEYS[2], KEYS[3], KEYS[4], KEYS[5]}
+local i = 6
+for h = 1, 4 do
+  for _ = 1, counts[h] do
+    redis.call('HSET', hashes[h], ARGV[i], ARGV[i + 1])
+    if h == 1 then redis.call('ZADD', KEYS[1], 0, ARGV[i]) end
+    if h == 4 then redis.call('ZADD', KEYS[6], 0, ARGV[i]) end
+    i = i + 2
+  end
+end
+redis.call('HSET', KEYS[7], 'layout', '1')
+expire_all(tonumber(ARGV[1]))
+return 1
+";
+
 fn script(body: &str) -> Script {
     Script::new(&format!("{PRELUDE}{body}"))
 }
@@ -303,3 +393,9 @@ pub(crate) static READ_CACHED_SCRIPT: LazyLock<Script> = LazyLock::new(|| script
 pub(crate) static PIN_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(PIN));
 /// See [`PRUNE`].
 pub(crate) static PRUNE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(PRUNE));
+/// See [`DELETE_RUNS`].
+pub(crate) static DELETE_RUNS_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(DELETE_RUNS));
+/// See [`COPY_READ`].
+pub(crate) static COPY_READ_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(COPY_READ));
+/// See [`COPY_WRITE`].
+pub(crate) static COPY_WRITE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(COPY_WRITE));
