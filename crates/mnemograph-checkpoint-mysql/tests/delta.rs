@@ -1,6 +1,7 @@
 //! Delta mode (`with_delta_channels`): the history it returns is the plain saver's, value by
-//! value; prune keeps the chains kept checkpoints need; delete removes everything; broken chains
-//! are typed errors; Python refuses delta rows instead of misreading them.
+//! value; prune keeps the chains kept checkpoints need (the saver's own and LangGraph's
+//! `keep_latest`), as do `delete_for_runs` and `copy_thread`; delete removes everything; broken
+//! chains are typed errors; Python refuses delta rows instead of misreading them.
 //!
 //! Every test uses a fresh database of its own (dropped at the end), with a collation that is not
 //! the server's default, so the range reads are exercised under a case-insensitive collation.
@@ -14,7 +15,7 @@ use mnemograph_core::checkpoint::backend::{checkpoint_id, next_version};
 use mnemograph_core::checkpoint::serde::dumps_typed;
 use mnemograph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions,
+    CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions, PruneStrategy,
 };
 use mnemograph_core::messages::ToolCall;
 use mnemograph_core::prelude::*;
@@ -593,4 +594,87 @@ async fn python_refuses_delta_rows_instead_of_misreading_them() {
     assert!(!out.status.success(), "Python must not return a value for a delta row");
     assert!(stderr.contains("Unknown serialization type: delta-msgpack"), "{stderr}");
     support::drop_database(&db).await;
+}
+
+/// Reads of the kept latest checkpoint after LangGraph's `keep_latest` prune: every blob its delta
+/// chain is built on stays, and the thread goes on from it.
+#[tokio::test]
+async fn keep_latest_prune_leaves_the_latest_delta_chain_readable() {
+    let Some((dbs, delta, plain)) = savers("delta_keep_latest", 8).await else { return };
+    let thread = "kept";
+    converse(Tee { delta: delta.clone(), plain: plain.clone() }, thread, &TURNS[..6]).await;
+    let before = history(&delta, thread).await;
+    let threads = [thread.to_owned()];
+    Checkpointer::prune(&delta, &threads, PruneStrategy::KeepLatest).await.unwrap();
+    Checkpointer::prune(&plain, &threads, PruneStrategy::KeepLatest).await.unwrap();
+    let after = history(&delta, thread).await;
+    assert_eq!(after, before[..1], "the latest, unchanged");
+    assert_eq!(after, history(&plain, thread).await);
+    let fresh = MySqlCheckpointer::from_pool(delta.pool().clone());
+    assert_eq!(history(&fresh, thread).await, after, "read without any cache");
+    assert!(blobs(&delta, thread, Some("delta-msgpack")).await.0 > 0, "the kept value is a delta chain");
+
+    converse(Tee { delta: delta.clone(), plain: plain.clone() }, thread, &["on", "and on"]).await;
+    assert_eq!(history(&delta, thread).await, history(&plain, thread).await);
+    drop_all(dbs).await;
+}
+
+/// A copied thread reads as its source, delta chains included, and goes on as the plain copy.
+#[tokio::test]
+async fn a_copied_delta_thread_reads_and_goes_on_as_its_source() {
+    let Some((dbs, delta, plain)) = savers("delta_copy", 8).await else { return };
+    converse(Tee { delta: delta.clone(), plain: plain.clone() }, "source", &TURNS[..6]).await;
+    Checkpointer::copy_thread(&delta, "source", "copy").await.unwrap();
+    Checkpointer::copy_thread(&plain, "source", "copy").await.unwrap();
+    let fresh = MySqlCheckpointer::from_pool(delta.pool().clone());
+    let source: Vec<String> = history(&fresh, "source")
+        .await
+        .into_iter()
+        .map(|t| t.replace(r#"thread_id: "source""#, r#"thread_id: "copy""#))
+        .collect();
+    assert_eq!(history(&fresh, "copy").await, source);
+    assert_eq!(history(&delta, "copy").await, history(&plain, "copy").await);
+
+    converse(Tee { delta: delta.clone(), plain: plain.clone() }, "copy", &["on", "and on"]).await;
+    assert_eq!(history(&delta, "copy").await, history(&plain, "copy").await);
+    drop_all(dbs).await;
+}
+
+/// Deleting the run that wrote a chain's snapshot keeps the snapshot while a later run's deltas
+/// are built on it.
+#[tokio::test]
+async fn delete_for_runs_keeps_the_blobs_later_runs_deltas_need() {
+    let Some((dbs, delta, plain)) = savers("delta_runs", 8).await else { return };
+    let thread = CheckpointConfig::thread("runs");
+    let mut steps = Vec::new();
+    let mut version: Option<String> = None;
+    for step in 0..8_i64 {
+        let mut cp = Checkpoint { v: 4, id: checkpoint_id(step), ..Checkpoint::default() };
+        let next = next_version(version.as_deref());
+        cp.channel_values.insert("messages".into(), ChannelValue::new(chat(step as usize + 1)));
+        cp.channel_versions.insert("messages".into(), next.as_str().into());
+        let mut meta = CheckpointMetadata::new(CheckpointSource::Loop, step);
+        meta.extra.insert("run_id".into(), serde_json::json!(if step < 4 { "first" } else { "second" }));
+        steps.push((cp, meta));
+        version = Some(next);
+    }
+    for saver in [&delta, &plain] {
+        let mut at = thread.clone();
+        for (cp, meta) in &steps {
+            let new_versions = cp.channel_versions.clone();
+            at = saver.put(&at, cp.clone(), meta.clone(), new_versions).await.unwrap();
+        }
+    }
+    assert!(blobs(&delta, "runs", Some("delta-msgpack")).await.0 >= 7, "one snapshot, then deltas");
+    for saver in [&delta, &plain] {
+        saver.delete_for_runs(&["first".to_owned()]).await.unwrap();
+    }
+    let fresh = MySqlCheckpointer::from_pool(delta.pool().clone());
+    let kept = history(&fresh, "runs").await;
+    assert_eq!(kept.len(), 4);
+    assert_eq!(kept, history(&plain, "runs").await);
+    let latest = fresh.get_tuple(&thread).await.unwrap().unwrap();
+    let messages: Vec<Message> = latest.checkpoint.channel_values["messages"].decode().unwrap();
+    assert_eq!(messages, chat(8));
+    drop_all(dbs).await;
 }
