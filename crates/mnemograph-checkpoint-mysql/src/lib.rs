@@ -58,6 +58,13 @@
 //! - **Retention.** [`MySqlCheckpointer::prune`] keeps the newest checkpoints of a thread and drops
 //!   the writes and blobs only older ones used; [`MySqlShallowCheckpointer`] keeps only the latest
 //!   checkpoint in the first place (LangGraph's shallow tables; a database of its own).
+//! - **LangGraph's extended capabilities.**
+//!   [`delete_for_runs`](mnemograph_core::checkpoint::Checkpointer::delete_for_runs),
+//!   [`copy_thread`](mnemograph_core::checkpoint::Checkpointer::copy_thread) (rows copied by the
+//!   server, ids kept; a target with checkpoints is refused) and
+//!   [`prune`](mnemograph_core::checkpoint::Checkpointer::prune) (`KeepLatest` or `Delete`), each
+//!   one transaction, on both savers and in delta mode, where the blobs a remaining checkpoint's
+//!   delta chain needs stay. `delete_for_runs` reads every row's metadata: a job's call.
 //! - **Limits.** Thread ids, checkpoint ids, task ids, channel names and versions are
 //!   `VARCHAR(150)`, namespaces and task paths `VARCHAR(2000)`: longer values are refused with
 //!   [`CheckpointError::Invalid`](mnemograph_core::checkpoint::CheckpointError::Invalid) rather than

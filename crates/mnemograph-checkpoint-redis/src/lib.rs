@@ -51,6 +51,13 @@
 //! * **Retention.** [`RedisCheckpointer::prune`] keeps the newest checkpoints of each namespace
 //!   of a thread and frees the values and pending writes only the older ones used, atomically
 //!   and without touching the thread's expiry.
+//! * **LangGraph's extended capabilities.**
+//!   [`delete_for_runs`](mnemograph_core::checkpoint::Checkpointer::delete_for_runs) (threads found
+//!   with `SCAN`, then one script per thread),
+//!   [`copy_thread`](mnemograph_core::checkpoint::Checkpointer::copy_thread) (the source read by one
+//!   script, the target written by another that refuses a target with checkpoints: the threads
+//!   live in different slots) and [`prune`](mnemograph_core::checkpoint::Checkpointer::prune) (the
+//!   retention script per thread). Each is atomic per thread, not across threads.
 //! * **Serialization** is LangGraph's: values are stored as the `(type, bytes)` pairs of
 //!   `dumps_typed` (msgpack) and checkpoints as the JSON document of the SQL savers.
 //! * **Bad data** is reported, never repaired: a missing or unreadable field fails the read with
