@@ -1,5 +1,6 @@
 //! One database, two implementations: LangGraph's Python MySQL saver (`tests/python/interop.py`)
-//! and this crate each migrate, write and read what the other did.
+//! and this crate each migrate, write and read what the other did, and a thread this crate
+//! copied.
 //!
 //! Needs `LANGGRAPH_PYTHON` naming a Python interpreter with `langgraph-checkpoint-mysql[pymysql]`
 //! and `langgraph` installed (`scripts/python-peer.sh` makes one). Without it each test prints
@@ -149,5 +150,19 @@ async fn shallow_savers_share_a_database() {
     saver.put(&CheckpointConfig::thread("from-rust"), cp, meta, new_versions).await.unwrap();
     let read = py_with(&python, &["--shallow"], &db, &["read", "from-rust"]);
     assert_eq!(read["values"], json!({"log": ["rs"]}));
+    support::drop_database(&db).await;
+}
+
+#[tokio::test]
+async fn python_reads_a_copied_thread_as_its_source() {
+    let Some(python) = support::python_peer("python_reads_a_copied_thread_as_its_source") else { return };
+    let Some((db, saver)) = support::fresh_default_database("py_copy").await else { return };
+    saver.setup().await.unwrap();
+    py(&python, &db, &["run", "py-source"]);
+    Checkpointer::copy_thread(&saver, "py-source", "py-copy").await.unwrap();
+    let (source, copy) = (py(&python, &db, &["read", "py-source"]), py(&python, &db, &["read", "py-copy"]));
+    assert_eq!(copy, source, "Python's saver sees the same state, history and parent in the copy");
+    assert_eq!(copy["values"]["log"], json!(["py-input", "py-node"]));
+    assert_eq!(copy["history"], json!([["loop", 1], ["loop", 0], ["input", -1]]));
     support::drop_database(&db).await;
 }
