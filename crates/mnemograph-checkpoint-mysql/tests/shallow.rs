@@ -6,8 +6,8 @@ mod support;
 use mnemograph_checkpoint_mysql::{Error, MySqlCheckpointer, MySqlShallowCheckpointer};
 use mnemograph_core::checkpoint::backend::checkpoint_id;
 use mnemograph_core::checkpoint::{
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
-    ListOptions,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
+    CheckpointTuple, Checkpointer, ListOptions, PruneStrategy,
 };
 use mnemograph_core::prelude::*;
 use mnemograph_core::value::ChannelValue;
@@ -177,5 +177,48 @@ async fn a_graph_runs_and_resumes_on_the_shallow_saver() {
     assert_eq!(history.len(), 1, "no history in a shallow saver");
     assert_eq!(history[0].values.log, ["input", "ask", "after"]);
     assert_eq!(count(&saver, "checkpoints").await, 1);
+    support::drop_database(&db).await;
+}
+
+/// LangGraph's extended capabilities on the shallow tables: a copy carries the namespace's one
+/// checkpoint with its blobs and writes, a run's checkpoint goes with its blobs and writes, and
+/// `keep_latest` has nothing to remove.
+#[tokio::test]
+async fn copies_deletes_runs_and_prunes() {
+    let Some((db, saver)) = shallow("sh_extended").await else { return };
+    let source = CheckpointConfig::thread("source");
+    let (cp, versions) = checkpoint(0, &[("log", 1, text("a"))], &[]);
+    let mut meta = CheckpointMetadata::new(CheckpointSource::Loop, 0);
+    meta.extra.insert("run_id".into(), serde_json::json!("run-1"));
+    let saved = saver.put(&source, cp, meta, versions).await.unwrap();
+    saver.put_writes(&saved, vec![("log".into(), text("w"))], "task", "").await.unwrap();
+    put(&saver, &source.clone().with_ns("child:1"), checkpoint(0, &[("log", 1, text("c"))], &[])).await;
+
+    saver.copy_thread("source", "copy").await.unwrap();
+    for ns in ["", "child:1"] {
+        let original = saver.get_tuple(&source.clone().with_ns(ns)).await.unwrap().unwrap();
+        let copied = saver.get_tuple(&CheckpointConfig::thread("copy").with_ns(ns)).await.unwrap().unwrap();
+        assert_eq!(copied.checkpoint.id, original.checkpoint.id);
+        let log = |t: &CheckpointTuple| t.checkpoint.channel_values["log"].decode::<Vec<String>>().unwrap();
+        assert_eq!(log(&copied), log(&original));
+        assert_eq!(copied.pending_writes.len(), original.pending_writes.len());
+    }
+    let refused = saver.copy_thread("source", "copy").await.unwrap_err();
+    assert!(matches!(refused, CheckpointError::Invalid(_)), "{refused}");
+
+    let threads = ["source".to_owned(), "copy".to_owned()];
+    Checkpointer::prune(&saver, &threads, PruneStrategy::KeepLatest).await.unwrap();
+    assert_eq!(count(&saver, "checkpoints").await, 4, "keep_latest keeps the one checkpoint of each");
+
+    saver.delete_for_runs(&["run-1".to_owned()]).await.unwrap();
+    assert!(saver.get_tuple(&source).await.unwrap().is_none());
+    assert!(saver.get_tuple(&CheckpointConfig::thread("copy")).await.unwrap().is_none());
+    assert_eq!(count(&saver, "checkpoints").await, 2, "the child namespaces stay");
+    assert_eq!(count(&saver, "checkpoint_writes").await, 0);
+    assert_eq!(count(&saver, "checkpoint_blobs").await, 2);
+
+    Checkpointer::prune(&saver, &threads, PruneStrategy::Delete).await.unwrap();
+    assert_eq!(count(&saver, "checkpoints").await, 0);
+    assert_eq!(count(&saver, "checkpoint_blobs").await, 0);
     support::drop_database(&db).await;
 }
