@@ -20,10 +20,12 @@ pub struct NodeOptions {
     pub retry: Option<RetryPolicy>,
     /// Run only when nothing else is left to run (a barrier for branches of unequal length).
     pub defer: bool,
+    /// Run the node on a thread of the runtime's blocking pool (see [`blocking`](Self::blocking)).
+    pub blocking: bool,
 }
 
 impl NodeOptions {
-    /// No retry, not deferred.
+    /// No retry, not deferred, not blocking.
     pub fn new() -> Self {
         Self::default()
     }
@@ -37,6 +39,23 @@ impl NodeOptions {
     #[must_use]
     pub fn defer(mut self) -> Self {
         self.defer = true;
+        self
+    }
+    /// Runs the node's future on a thread of tokio's blocking pool (`spawn_blocking`), for nodes
+    /// that compute for long or call blocking APIs between their awaits: LangGraph runs a sync
+    /// node in an executor thread, and this is the same for an async one. The thread drives the
+    /// node with [`Handle::block_on`](tokio::runtime::Handle::block_on), so the node may still
+    /// await timers and I/O, and the runtime's own threads stay free for the other tasks of the
+    /// step and for the rest of the program.
+    ///
+    /// It works on both runtime flavours. On a current-thread runtime the thread that runs the
+    /// graph keeps driving timers and I/O while it waits for the node, so a blocking node there
+    /// neither stalls its siblings nor deadlocks. Outside a tokio runtime the node runs in place.
+    /// Dropping the run stops the node at its next await; code that never awaits runs to its end
+    /// on its thread.
+    #[must_use]
+    pub fn blocking(mut self) -> Self {
+        self.blocking = true;
         self
     }
 }

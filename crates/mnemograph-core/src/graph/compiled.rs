@@ -88,6 +88,26 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         self
     }
 
+    /// The same graph, choosing whether the tasks of a superstep may be spawned (default `true`).
+    ///
+    /// On a multi-thread tokio runtime, a superstep of several tasks spawns each on the
+    /// runtime's workers, so nodes that compute run in parallel and a node that blocks its thread
+    /// stalls none of its siblings (LangGraph runs a step's sync nodes in a thread pool). Writes
+    /// are still applied in task-path order, whatever order the tasks finish in, and dropping the
+    /// run aborts its spawned tasks. A step of one task, and every step on a current-thread
+    /// runtime, runs in the run's own future.
+    ///
+    /// `false` keeps every task in the run's own future, polled concurrently on the thread that
+    /// polls the run: for nodes that read a tokio `task_local!` or a thread-local value set
+    /// around the call to `invoke`, which a spawned task does not see, or that must never run
+    /// on two threads at once. Nodes marked [`NodeOptions::blocking`](crate::NodeOptions::blocking)
+    /// still run on a blocking thread.
+    #[must_use]
+    pub fn with_spawned_tasks(mut self, spawn: bool) -> Self {
+        self.pregel.spawn_tasks = spawn;
+        self
+    }
+
     /// The checkpointer, if any.
     pub fn checkpointer(&self) -> Option<&Arc<dyn DynCheckpointer>> {
         self.pregel.checkpointer.as_ref()

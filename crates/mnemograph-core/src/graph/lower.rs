@@ -36,6 +36,7 @@ pub(super) fn lower<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
         joins: Vec::new(),
         branches: Vec::new(),
         retry: None,
+        blocking: false,
     }];
     let mut route_channel = vec![start_channel];
     for spec in g.nodes {
@@ -55,6 +56,7 @@ pub(super) fn lower<S: State, C>(g: StateGraph<S, C>) -> Layout<S, C> {
             joins: Vec::new(),
             branches: Vec::new(),
             retry: spec.options.retry,
+            blocking: spec.options.blocking,
         });
     }
     let node_index: HashMap<Arc<str>, usize> =

@@ -7,11 +7,13 @@
 //! - [`channels`]: the run's channel table, one file per kind of channel;
 //! - [`step`]: the pure halves of a superstep, `prepare_tasks` and `apply_writes`;
 //! - [`task`]: tasks, their deterministic ids, routing a node's output to edge channels;
+//! - [`blocking`]: running a node's future on a thread of the blocking pool;
 //! - [`persist`]: converting the channel table to and from LangGraph's checkpoint model;
 //! - [`version_text`]: the texts of a run's channel versions;
 //! - [`commit`]: saving checkpoints, refusing one whose parent is no longer the latest;
 //! - [`run`]: the superstep loop (IO, concurrency, retries, streaming).
 
+mod blocking;
 pub(crate) mod channels;
 pub(crate) mod commit;
 pub(crate) mod node;

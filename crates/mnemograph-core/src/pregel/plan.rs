@@ -65,6 +65,8 @@ pub(crate) struct NodeDef<S: State, C> {
     pub(crate) joins: Vec<(usize, u64)>,
     pub(crate) branches: Vec<Branch<S>>,
     pub(crate) retry: Option<RetryPolicy>,
+    /// Whether the node runs on a blocking thread (`NodeOptions::blocking`).
+    pub(crate) blocking: bool,
 }
 
 /// The whole plan, channels and nodes addressed by index so a superstep touches no map.

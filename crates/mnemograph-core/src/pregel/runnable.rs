@@ -18,6 +18,8 @@ pub(crate) struct Pregel<S: State, C> {
     pub(crate) checkpointer: Option<Arc<dyn DynCheckpointer>>,
     pub(crate) context: Option<Arc<C>>,
     pub(crate) store: Option<Arc<dyn DynStore>>,
+    /// Whether a step of several tasks may spawn them on a multi-thread runtime's workers.
+    pub(crate) spawn_tasks: bool,
 }
 
 impl<S: State, C> Clone for Pregel<S, C> {
@@ -28,6 +30,7 @@ impl<S: State, C> Clone for Pregel<S, C> {
             checkpointer: self.checkpointer.clone(),
             context: self.context.clone(),
             store: self.store.clone(),
+            spawn_tasks: self.spawn_tasks,
         }
     }
 }
@@ -40,7 +43,14 @@ impl<S: State, C: Send + Sync + 'static> Pregel<S, C> {
     /// A plan with nothing bound yet.
     pub(crate) fn new(layout: Layout<S, C>) -> Self {
         let name = Arc::from(DEFAULT_GRAPH_NAME);
-        Self { name, layout: Arc::new(layout), checkpointer: None, context: None, store: None }
+        Self {
+            name,
+            layout: Arc::new(layout),
+            checkpointer: None,
+            context: None,
+            store: None,
+            spawn_tasks: true,
+        }
     }
 
     /// The context nodes receive; graphs whose nodes take none use `()`, which needs no binding.

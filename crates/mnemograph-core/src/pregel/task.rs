@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_128;
 
+use super::blocking::on_blocking_thread;
 use super::node::BoxedNode;
 use super::plan::{Layout, NodeDef};
 use crate::command::{Goto, NodeOutput, Push};
@@ -206,8 +207,6 @@ fn add_goto<S: State, C>(
     Ok(())
 }
 
-/// Runs one node attempt after another until it succeeds, its retry policy gives up, or the
-/// error is not retryable.
 /// A task ready to run: everything [`execute`] needs, gathered before any future is built, so a
 /// step with a single task can await it in place instead of allocating its future.
 pub(crate) struct Job<S: State, C> {
@@ -225,17 +224,19 @@ pub(crate) struct Job<S: State, C> {
     pub(crate) timeout: Option<std::time::Duration>,
     /// The task's span.
     pub(crate) span: tracing::Span,
+    /// Whether the node runs on a blocking thread.
+    pub(crate) blocking: bool,
 }
 
-impl<S: State, C> Job<S, C> {
+impl<S: State, C: Send + Sync + 'static> Job<S, C> {
     /// Runs the task; returns its position with its outcome and the answers to interrupts it
     /// used (read from its scope once it has finished).
     pub(crate) async fn run(self) -> JobResult<S> {
-        let Job { index, node, input, runtime, retry, timeout, span } = self;
+        let Job { index, node, input, runtime, retry, timeout, span, blocking } = self;
         let scope = runtime.scope_arc();
-        let result =
-            tracing::Instrument::instrument(execute(node, input, runtime, retry, timeout), span.clone())
-                .await;
+        let task =
+            tracing::Instrument::instrument(execute(node, input, runtime, retry, timeout), span.clone());
+        let result = if blocking { on_blocking_thread(task).await } else { task.await };
         let outcome = match &result {
             Ok(_) => "ok",
             Err(e) if as_interrupt(e).is_some() => "interrupted",
@@ -251,6 +252,8 @@ impl<S: State, C> Job<S, C> {
 pub(crate) type JobResult<S> =
     (usize, std::result::Result<NodeOutput<S>, BoxError>, Option<Vec<serde_json::Value>>);
 
+/// Runs one node attempt after another until it succeeds, its retry policy gives up, or the
+/// error is not retryable.
 pub(crate) async fn execute<S: State, C>(
     node: BoxedNode<S, C>,
     input: S,

@@ -7,6 +7,7 @@ mod channels;
 mod control_flow;
 mod determinism;
 mod interrupts;
+mod parallel;
 mod persistence;
 mod remembered;
 mod saves;

@@ -208,3 +208,41 @@ async fn test_a_graph_is_named_langgraph_unless_named() {
     assert_eq!(run.fields["graph.name"], "LangGraph");
     assert!(spans.named("checkpoint.commit").is_empty(), "no saver, no saver spans");
 }
+
+/// Spawned on a multi-thread runtime's workers, each task keeps its `graph.node` span under the
+/// step's span, records its attempts, and what the node traces reaches the caller's (thread-local)
+/// subscriber under the node's span.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_spawned_tasks_keep_their_spans_under_the_step() {
+    let spans = Spans::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let traced = |_s: S| async {
+        tracing::info_span!("inside").in_scope(|| {});
+        Ok::<_, Error>(SUpdate::log(vec!["traced".to_owned()]))
+    };
+    let graph = flaky()
+        .add_node("traced", traced)
+        .add_node_with("blocking", logger("blocking"), NodeOptions::new().blocking())
+        .add_edge("a", "traced")
+        .add_edge("a", "blocking")
+        .compile()
+        .unwrap();
+    let out = graph.invoke(SUpdate::default(), &RunConfig::default()).await.unwrap();
+    assert_eq!(out.log, ["a", "b", "blocking", "traced"]);
+
+    let run = spans.named("graph.run").pop().expect("a run span");
+    let nodes = spans.named("graph.node");
+    assert_eq!(nodes.len(), 4, "{nodes:?}");
+    for node in &nodes {
+        let step = spans.by_id(node.parent).expect("a node's parent span");
+        assert_eq!(step.name, "superstep", "{node:?}");
+        assert_eq!(step.parent, Some(run.id));
+        assert_eq!(node.fields["outcome"], "ok");
+    }
+    let b = nodes.iter().find(|n| n.fields["node"] == "b").unwrap();
+    assert_eq!(b.fields["attempt"], "2", "the retried task records its attempt from its worker");
+    let inside = spans.named("inside");
+    assert_eq!(inside.len(), 1, "a span the node opens reaches the caller's subscriber");
+    let parent = spans.by_id(inside[0].parent).unwrap();
+    assert_eq!((parent.name.as_str(), parent.fields["node"].as_str()), ("graph.node", "traced"));
+}

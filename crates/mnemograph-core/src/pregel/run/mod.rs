@@ -1,4 +1,4 @@
-//! The superstep loop: load, run tasks concurrently, apply writes, checkpoint, stream.
+//! The superstep loop: load, run tasks in parallel, apply writes, checkpoint, stream.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,6 +25,7 @@ use crate::value::ChannelValue;
 use crate::State;
 
 pub(crate) mod remembered;
+mod running;
 mod save;
 mod tasks;
 
@@ -75,6 +76,9 @@ struct Loop<'g, S: State, C> {
     /// The previous step's task list, emptied, for the next step to fill: a task is a few
     /// hundred bytes, and a new list per step was an allocation of its own.
     spare_tasks: Vec<Task<S>>,
+    /// Whether a step of several tasks may spawn them on a multi-thread runtime's workers
+    /// ([`CompiledGraph::with_spawned_tasks`](crate::CompiledGraph::with_spawned_tasks)).
+    spawn_tasks: bool,
 }
 
 /// What the tasks of one step left besides their writes.
@@ -233,6 +237,7 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
         store: graph.store.clone(),
         deferred: None,
         spare_tasks: Vec::new(),
+        spawn_tasks: graph.spawn_tasks,
     };
     // Resume values and interrupts already recorded against the checkpoint.
     let mut pending_interrupts: Vec<(String, Interrupt)> = Vec::new();

@@ -1,10 +1,10 @@
 //! Running a superstep's tasks: building each one's runtime, awaiting them (in place when there
-//! is one, concurrently otherwise), and handling each result as it arrives.
+//! is one; in parallel on the runtime's workers, or concurrently in place, otherwise), and
+//! handling each result as it arrives.
 
 use std::sync::Arc;
 
-use futures_util::stream::{FuturesUnordered, StreamExt};
-
+use super::running::Running;
 use super::{Finished, Loop};
 use crate::command::NodeOutput;
 use crate::error::{BoxError, Error, Result};
@@ -19,6 +19,11 @@ use crate::State;
 impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     /// Runs every task that has no writes yet, concurrently; saves each one's writes as it finishes.
     /// Returns the interrupts raised by tasks.
+    ///
+    /// On a multi-thread runtime a step of several tasks spawns each on the runtime's workers, so
+    /// they run in parallel (see [`Running`]); results are still handled one at a time, here, and
+    /// writes are applied in task-path order afterwards, so the outcome does not depend on which
+    /// task finished first.
     pub(super) async fn run_tasks(&mut self, tasks: &mut [Task<S>], step: i64) -> Result<Vec<Interrupt>> {
         let layout = self.layout;
         // Shared by every task of the step, so made once here rather than once per task.
@@ -103,7 +108,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 attempt = tracing::field::Empty,
                 outcome = tracing::field::Empty,
             );
-            let job = Job { index: i, node, input, runtime, retry, timeout, span };
+            let job = Job { index: i, node, input, runtime, retry, timeout, span, blocking: def.blocking };
             match first.take() {
                 None if jobs.is_empty() => first = Some(job),
                 earlier => jobs.extend(earlier.into_iter().chain([job])),
@@ -117,7 +122,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             let (i, result, resumed) = job.run().await;
             self.complete(&mut tasks[i], result, resumed, step, &mut done, true).await?;
         } else if !jobs.is_empty() {
-            let mut running: FuturesUnordered<_> = jobs.into_iter().map(Job::run).collect();
+            let mut running = Running::start(jobs.into_iter().map(|j| (j.index, j.run())), self.spawn_tasks);
             while let Some((i, result, resumed)) = running.next().await {
                 let last = running.is_empty();
                 self.complete(&mut tasks[i], result, resumed, step, &mut done, last).await?;
