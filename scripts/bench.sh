@@ -8,7 +8,7 @@
 # Usage: scripts/bench.sh [--quick] [--rounds N] [--only LIST] [--out DIR]
 #   --quick      2 rounds, shorter criterion measurements, fewer Python runs (about 3 minutes)
 #   --rounds N   rounds (default 5; about 9 minutes on 2 cores, plus the first build)
-#   --only LIST  comma-separated groups out of: chain,chain_mem,fanout,chat_mem,mysql,redis
+#   --only LIST  comma-separated groups out of: chain,chain_mem,fanout,chat_mem,cpu_step,mysql,redis
 #   --out DIR    where the figures go (default $CARGO_TARGET_DIR/bench-compare/DATE)
 #
 # Needs: MySQL or MariaDB at MYSQL_SERVER (default mysql://root@127.0.0.1:3306; the databases
@@ -21,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rounds=5 quick=0 only="chain,chain_mem,fanout,chat_mem,mysql,redis" out=""
+rounds=5 quick=0 only="chain,chain_mem,fanout,chat_mem,cpu_step,mysql,redis" out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; rounds=2 ;;
@@ -43,10 +43,10 @@ results=$out/results.jsonl commands=$out/commands.txt
 
 if [ $quick = 1 ]; then
   criterion_args=(--warm-up-time 0.5 --measurement-time 1)
-  py_runs=(chain=200 chain_mem=200 fanout=50)
+  py_runs=(chain=200 chain_mem=200 fanout=50 cpu_step=5)
 else
   criterion_args=(--warm-up-time 1 --measurement-time 3)
-  py_runs=(chain=500 chain_mem=500 fanout=100)
+  py_runs=(chain=500 chain_mem=500 fanout=100 cpu_step=10)
 fi
 runs_of() { for kv in "${py_runs[@]}"; do [ "${kv%%=*}" = "$1" ] && echo "${kv#*=}"; done; }
 wanted() { [[ ",$only," == *",$1,"* ]]; }
@@ -63,6 +63,10 @@ log "building (release)…"
 build() { run cargo "$@" --message-format=json | table executables; }
 engine=$(build bench -p mnemograph-core --bench engine --no-run | grep '/engine-' | head -1)
 cp "$engine" "$out/bin/engine"
+if wanted cpu_step; then
+  parallel=$(build bench -p mnemograph-core --bench parallel --no-run | grep '/parallel-' | head -1)
+  cp "$parallel" "$out/bin/parallel"
+fi
 if wanted redis; then
   redis_bin=$(build bench -p mnemograph-checkpoint-redis --bench redis --no-run | grep '/redis-' | head -1)
   cp "$redis_bin" "$out/bin/redis"
@@ -72,11 +76,12 @@ if wanted mysql; then
   cp "$chat_turns" "$out/bin/chat_turns"
 fi
 {
-  echo "# \$OUT/bin/engine, redis and chat_turns are copies of the executables these builds made:"
+  echo "# \$OUT/bin/engine, parallel, redis and chat_turns are copies of the executables these builds made:"
   echo "#   engine=$engine"
+  [ -n "${parallel:-}" ] && echo "#   parallel=$parallel"
   [ -n "${redis_bin:-}" ] && echo "#   redis=$redis_bin"
   [ -n "${chat_turns:-}" ] && echo "#   chat_turns=$chat_turns"
-  echo "# so \$OUT/bin/engine ARGS is cargo bench -p mnemograph-core --bench engine -- ARGS (likewise redis)."
+  echo "# so \$OUT/bin/engine ARGS is cargo bench -p mnemograph-core --bench engine -- ARGS (likewise parallel, redis)."
 } >> "$commands"
 
 mysql_ok=1
@@ -133,6 +138,7 @@ rust_side() { # ROUND GROUP
     chat_mem)
       bench=engine criterion "$r" '^chat_mem/' chat_mem/turn_at_300 chat_mem/300_turns:300 \
         chat_mem/last_50_of_300:50 ;;
+    cpu_step) bench=parallel criterion "$r" '^parallel/cpu_step$' parallel/cpu_step ;;
     mysql)
       for mode in "" --delta; do
         run env MYSQL_URL="$MYSQL_SERVER/graph_bench_rs" "$out/bin/chat_turns" 200 $mode \
@@ -150,6 +156,7 @@ python_side() { # ROUND GROUP
   case $2 in
     chain|chain_mem|fanout) lg_bench "$r" "$PY" benches/python/lg_bench.py "$2" "$(runs_of "$2")" ;;
     chat_mem) lg_bench "$r" "$PY" benches/python/lg_bench.py chat_mem 300 ;;
+    cpu_step) lg_bench "$r" "$PY" benches/python/lg_bench.py cpu_step "$(runs_of cpu_step)" ;;
     mysql)
       lg_bench "$r" MYSQL_URL="$MYSQL_SERVER/graph_bench_py" "$PY" benches/python/lg_bench.py chat_mysql 200
       # The cost of one durable commit on this server in this round, for scale.
@@ -161,7 +168,7 @@ python_side() { # ROUND GROUP
 
 start=$(date +%s)
 for r in $(seq 1 "$rounds"); do
-  for group in chain chain_mem fanout chat_mem mysql redis; do
+  for group in chain chain_mem fanout chat_mem cpu_step mysql redis; do
     wanted $group || continue
     [ $group = mysql ] && [ $mysql_ok = 0 ] && continue
     log "round $r/$rounds: $group"

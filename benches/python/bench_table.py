@@ -49,6 +49,7 @@ ROWS = [
         1e6,
         "tables.checkpoint_blobs.bytes",
     ),
+    ("cpu_step (4 nodes × 200 ms CPU, one step)", "parallel/cpu_step", "cpu_step", 440_000.0, "us"),
     ("redis/chat_turn (fresh thread)", "redis/chat_turn", None, 1000.0, "us"),
     ("redis/chat_turn_at_20", "redis/chat_turn_at_20", None, 1000.0, "us"),
 ]

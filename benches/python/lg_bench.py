@@ -8,6 +8,7 @@ Each workload builds the same graph, node for node, as its Rust bench:
     chat_mem     crates/mnemograph-core/benches/engine.rs  `chat_mem/300_turns`,
                  `chat_mem/last_50_of_300` and `chat_mem/turn_at_300`
     chat_mysql   crates/mnemograph-checkpoint-mysql/examples/chat_turns.rs (plain mode)
+    cpu_step     crates/mnemograph-core/benches/parallel.rs  `parallel/cpu_step`
 
 Usage (the venv with the pinned versions comes from scripts/python-peer.sh):
 
@@ -18,11 +19,13 @@ Usage (the venv with the pinned versions comes from scripts/python-peer.sh):
     $PY benches/python/lg_bench.py chat_mem [TURNS]      # default 300; --copies 50
     $PY benches/python/lg_bench.py chat_mysql [TURNS]    # default 200; needs MySQL/MariaDB
     $PY benches/python/lg_bench.py mysql_commit [N]      # default 200; the server's reference
+    $PY benches/python/lg_bench.py cpu_step [RUNS]       # default 10
 
 Every workload prints one JSON line (chat_mem prints three, one per Rust view). The key `us` holds
 the figure to compare with the Rust side, in microseconds per `per` (a run or a turn):
 
     chain, chain_mem, fanout   median of the timed runs
+    cpu_step                   median of the timed runs
     chat_mem/300_turns         mean turn of a whole conversation (the Rust bench's time / 300)
     chat_mem/last_50_of_300    mean of its last 50 turns (the Rust bench's time / 50)
     chat_mem/turn_at_300       median of single turns on copies of the 300-turn thread
@@ -34,6 +37,10 @@ chat_mysql runs with durability "sync" (every checkpoint is stored before the ne
 Rust side does; LangGraph's default, "async", would overlap the writes with the next step. The
 server and database come from MYSQL_URL (default mysql://root@127.0.0.1:3306/graph_bench_py); the
 database is created when missing.
+
+cpu_step is one superstep of four sync nodes, each computing until its thread has used 200 ms of
+CPU time (time.thread_time, so time spent waiting for the GIL or preempted does not count as
+work). LangGraph runs the step's sync nodes in a thread pool; the GIL lets one compute at a time.
 
 mysql_commit is no LangGraph workload but the server's own reference: N single-row INSERTs in
 autocommit mode into a scratch table, i.e. one durable commit each (its median, "impl":
@@ -92,6 +99,34 @@ def fanout(k=50):
     # A join edge: `join` runs once, after every worker has run.
     b.add_edge([f"w{i}" for i in range(k)], "join")
     b.add_edge("join", END)
+    return b
+
+
+def burn(seconds):
+    """Computes until this thread has used `seconds` of CPU time."""
+    end = time.thread_time_ns() + int(seconds * 1e9)
+    x = 0
+    while time.thread_time_ns() < end:
+        for _ in range(1000):
+            x = (x * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+    return x
+
+
+def cpu_node(i, seconds=0.2):
+    def node(s):
+        burn(seconds)
+        return {"log": [i]}
+
+    return node
+
+
+def cpu_step(k=4):
+    """START -> c0..c{k-1} in one superstep -> END, each a sync node computing for 200 ms of CPU."""
+    b = StateGraph(S)
+    for i in range(k):
+        b.add_node(f"c{i}", cpu_node(i))
+        b.add_edge(START, f"c{i}")
+        b.add_edge(f"c{i}", END)
     return b
 
 
@@ -154,6 +189,14 @@ def bench_fanout(runs):
     assert out["log"] == sorted(range(50), key=lambda i: f"w{i}")
     times = [timed(lambda: g.invoke(start_input())) for _ in range(runs)]
     report("fanout", "run", times, statistics.median(times))
+
+
+def bench_cpu_step(runs):
+    g = cpu_step().compile()
+    # Writes are applied in task-path order: c0, c1, c2, c3.
+    assert g.invoke(start_input())["log"] == [0, 1, 2, 3]
+    times = [timed(lambda: g.invoke(start_input())) for _ in range(runs)]
+    report("cpu_step", "run", times, statistics.median(times))
 
 
 def bench_chat_mem(turns, copies):
@@ -265,6 +308,7 @@ def main():
         "chat_mem": 300,
         "chat_mysql": 200,
         "mysql_commit": 200,
+        "cpu_step": 10,
     }
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -282,6 +326,8 @@ def main():
         bench_fanout(n)
     elif args.workload == "chat_mem":
         bench_chat_mem(n, args.copies)
+    elif args.workload == "cpu_step":
+        bench_cpu_step(n)
     elif args.workload == "chat_mysql":
         bench_chat_mysql(n)
     else:

@@ -14,11 +14,12 @@
 //! `lg_bench.py chat_mem` prints one line per chat view, per turn: `chat_mem/300_turns` / 300 and
 //! `chat_mem/last_50_of_300` / 50 are the figures to compare with them.
 //!
-//! Runtime: a current-thread tokio runtime by default. The engine polls every task of a superstep
-//! inside the run's own future (a `FuturesUnordered`, no `tokio::spawn`), and these nodes never
-//! await anything, so a multi-thread runtime cannot run them in parallel; it only adds the cost of
-//! its worker/park machinery, so current-thread is the default. `GRAPH_BENCH_RT=multi` selects
-//! the multi-thread runtime to compare (docs/benchmarks.md, "Runtime").
+//! Runtime: a current-thread tokio runtime by default, where the engine polls the tasks of a
+//! superstep inside the run's own future. On a multi-thread runtime it spawns the tasks of a step
+//! of several on the workers, which pays for nodes that compute; these nodes return at once, so
+//! there it adds only the cost of spawning and of the worker/park machinery.
+//! `GRAPH_BENCH_RT=multi` selects the multi-thread runtime to compare (docs/benchmarks.md,
+//! "Runtime"); `benches/parallel.rs` has a step of nodes that compute.
 
 use std::cell::OnceCell;
 use std::future::{ready, Ready};
