@@ -32,6 +32,10 @@ bench:
 bench-compare *ARGS:
     bash scripts/bench.sh {{ARGS}}
 
+# What tracing costs a run: no subscriber, log lines only, OTLP export (docs/benchmarks.md).
+bench-telemetry *ARGS:
+    bash scripts/bench-telemetry.sh {{ARGS}}
+
 # Everything CI does.
 ci:
     bash .ci/run
