@@ -11,7 +11,6 @@ mod parallel;
 mod persistence;
 mod remembered;
 mod saves;
-mod spans;
 mod streaming;
 mod subgraphs;
 mod update_state;

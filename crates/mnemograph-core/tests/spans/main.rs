@@ -1,6 +1,15 @@
 //! What a run records with `tracing`: a `graph.run` span (run id, thread, outcome) holding a
 //! `superstep` span per step, each holding a `graph.node` span per task (node, task id, attempt,
 //! outcome), so any subscriber, an OpenTelemetry exporter among them, sees the tree of a run.
+//!
+//! These tests live in their own binary, and each installs its subscriber before it runs a
+//! graph: `tracing` caches per call site whether anyone listens, and a test on another thread
+//! that reaches a call site with no subscriber installed can cache "nobody" while a test here
+//! installs one.
+
+#[path = "../engine/support.rs"]
+#[allow(dead_code)]
+mod support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
