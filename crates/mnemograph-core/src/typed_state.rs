@@ -53,6 +53,25 @@ pub trait State: Clone + Default + Send + Sync + 'static {
     /// [`ValueError`] when the value is not of the field's type.
     fn update_from_value(index: usize, value: &ChannelValue) -> Result<Self::Update, ValueError>;
 
+    /// An update that writes several fields at once, rebuilt from `(field index, value)` pairs
+    /// (the keys of a JSON input, for example). A later pair for the same field wins.
+    ///
+    /// The derive implements it for every field; the provided version handles at most one pair.
+    ///
+    /// # Errors
+    /// [`ValueError`] when a value is not of its field's type, or, in the provided version, when
+    /// more than one field is given.
+    fn update_from_values(values: &[(usize, ChannelValue)]) -> Result<Self::Update, ValueError> {
+        match values {
+            [] => Ok(Self::Update::default()),
+            [(index, value)] => Self::update_from_value(*index, value),
+            _ => Err(ValueError::Decode {
+                type_name: std::any::type_name::<Self::Update>(),
+                reason: "this state builds updates of one field at a time".to_owned(),
+            }),
+        }
+    }
+
     /// The index of the field called `name`.
     fn field_index(name: &str) -> Option<usize> {
         Self::FIELDS.iter().position(|f| f.name == name)

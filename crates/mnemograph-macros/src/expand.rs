@@ -147,7 +147,8 @@ fn apply(fields: &[FieldCode<'_>]) -> TokenStream {
     }
 }
 
-/// `written`, `get_field`, `set_field`, `update_values` and `update_from_value`.
+/// `written`, `get_field`, `set_field`, `update_values`, `update_from_value` and
+/// `update_from_values`.
 ///
 /// Clones are written `Clone::clone(&x)`, not `x.clone()`: the code carries the field's span, so
 /// clippy would flag `clone_on_copy` in the user's crate for a `Copy` field.
@@ -220,6 +221,19 @@ fn accessors(fields: &[FieldCode<'_>]) -> TokenStream {
             match index {
                 #(#from_value)*
                 _ => {}
+            }
+            ::core::result::Result::Ok(update)
+        }
+
+        fn update_from_values(
+            values: &[(usize, ::mnemograph_core::value::ChannelValue)],
+        ) -> ::core::result::Result<Self::Update, ::mnemograph_core::value::ValueError> {
+            let mut update = <Self::Update as ::core::default::Default>::default();
+            for (index, value) in values {
+                match *index {
+                    #(#from_value)*
+                    _ => {}
+                }
             }
             ::core::result::Result::Ok(update)
         }

@@ -199,6 +199,19 @@
 //!         }
 //!         Ok(update)
 //!     }
+//!
+//!     fn update_from_values(values: &[(usize, ChannelValue)]) -> Result<CounterUpdate, ValueError> {
+//!         let mut update = CounterUpdate::default();
+//!         for (index, value) in values {
+//!             match *index {
+//!                 0 => update.log = Some(value.decode()?),
+//!                 1 => update.total = Some(value.decode()?),
+//!                 2 => update.name = Some(value.decode()?),
+//!                 _ => {}
+//!             }
+//!         }
+//!         Ok(update)
+//!     }
 //! }
 //!
 //! // Nodes may return the update, or `None` for "no change".

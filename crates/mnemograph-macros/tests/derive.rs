@@ -210,6 +210,28 @@ fn update_values_round_trip_through_update_from_value() {
     assert!(AgentState::written(&AgentState::update_from_value(64, &ChannelValue::Null).unwrap()).is_empty());
 }
 
+#[test]
+fn update_from_values_rebuilds_a_several_field_update_in_one_call() {
+    let update = AgentStateUpdate::default().with_user_id("u").with_total(3).with_log(vec![]);
+    let values = AgentState::update_from_values(&AgentState::update_values(&update)).unwrap();
+    assert_eq!(format!("{values:?}"), format!("{update:?}"));
+    let later_wins = [(2, ChannelValue::new(1_i64)), (2, ChannelValue::new(5_i64))];
+    assert_eq!(AgentState::update_from_values(&later_wins).unwrap().total, Some(5));
+    assert!(AgentState::update_from_values(&[(2, ChannelValue::new("x"))]).is_err());
+    assert!(AgentState::written(&AgentState::update_from_values(&[]).unwrap()).is_empty());
+}
+
+#[test]
+fn the_provided_update_from_values_takes_one_field_and_refuses_more() {
+    use mnemograph_core::messages::{MessagesState, MessagesStateUpdate};
+    let one = MessagesState::update_from_values(&[(0, ChannelValue::new(vec![Message::human("hi")]))]).unwrap();
+    assert_eq!(one.messages.map(|m| m.len()), Some(1));
+    let two = [(0, ChannelValue::new(Vec::<Message>::new())), (0, ChannelValue::new(Vec::<Message>::new()))];
+    assert!(MessagesState::update_from_values(&two).is_err());
+    let none: MessagesStateUpdate = MessagesState::update_from_values(&[]).unwrap();
+    assert!(none.messages.is_none());
+}
+
 /// Combines two updates field by field, the later one winning.
 fn merge(a: AgentStateUpdate, b: AgentStateUpdate) -> AgentStateUpdate {
     AgentStateUpdate {

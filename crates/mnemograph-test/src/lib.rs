@@ -24,7 +24,7 @@
 //! Each uses thread ids with a fresh random prefix, so the suite can run in parallel against one
 //! shared database or server.
 //!
-//! With the `otlp` feature, [`otlp`] is an OTLP receiver on loopback and a reader of the span
+//! With the `otlp` feature, the `otlp` module is an OTLP receiver on loopback and a reader of the span
 //! trees it got, for tests of what a program exports.
 //!
 //! [`echo`] holds an echo chat graph and [`echo::tuple_view`], a full view of a checkpoint tuple,

@@ -1,0 +1,68 @@
+//! Serves mnemograph graphs over the LangGraph server's HTTP API, so the official SDK clients
+//! (`langgraph-sdk` for Python, `@langchain/langgraph-sdk` for JavaScript) and the chat UIs built
+//! on them talk to graphs written in Rust unchanged.
+//!
+//! ```no_run
+//! use mnemograph_core::prelude::*;
+//! use mnemograph_server::Server;
+//!
+//! #[derive(State, Clone, Default, Debug)]
+//! struct Chat {
+//!     #[reducer(append)]
+//!     log: Vec<String>,
+//! }
+//!
+//! async fn hello(_: Chat) -> Result<ChatUpdate> {
+//!     Ok(ChatUpdate::log(vec!["hello".to_owned()]))
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let graph = StateGraph::<Chat>::new().add_node("hello", hello).add_edge(START, "hello").compile()?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:2024").await?;
+//! Server::new(InMemoryCheckpointer::new()).graph("chat", graph)?.serve(listener).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! A client then runs it as it runs a Python graph:
+//!
+//! ```python
+//! from langgraph_sdk import get_sync_client
+//! client = get_sync_client(url="http://127.0.0.1:2024")
+//! thread = client.threads.create()
+//! for part in client.runs.stream(thread["thread_id"], "chat", input={"log": []}, stream_mode="updates"):
+//!     print(part.event, part.data)
+//! ```
+//!
+//! # What is served
+//! - **Assistants**: one system assistant per graph (`/assistants/search`, `/assistants/{id}`,
+//!   `/assistants/{id}/schemas`), its id derived from the graph id as LangGraph derives it.
+//! - **Threads**: create (with `if_exists`), get, patch metadata, search, delete, copy; state
+//!   (latest or at a checkpoint), state update (`as_node`, forking from a `checkpoint_id`),
+//!   history.
+//! - **Runs**: background create, `stream` (server-sent events, `metadata` first, every event
+//!   with an id so `Last-Event-ID` resumes a join stream), `wait`, list, get, join, join stream,
+//!   cancel (`interrupt` or `rollback`), delete; stateless runs under `/runs`. Stream modes
+//!   `values`, `updates`, `messages`, `messages-tuple`, `custom`, `tasks`, `checkpoints` and
+//!   `debug`. Interrupts stop a run with the thread `interrupted`; `command.resume` (one value,
+//!   or a map by interrupt id) continues it. A run that arrives on a busy thread is handled by
+//!   its `multitask_strategy`: `reject` (409), `enqueue` (the default), `interrupt` or
+//!   `rollback` (the runs in progress stop, and with `rollback` their checkpoints are deleted).
+//! - **Errors** as the API shapes them: a status and `{"detail": "..."}`; a run's failure is
+//!   an `error` event `{"error", "message"}`, and `wait` answers `{"__error__": {...}}`.
+//!
+//! Thread and run records live in the server process; checkpoints live in the saver.
+
+mod app;
+mod assistant;
+mod error;
+mod events;
+mod records;
+mod request;
+mod routes;
+mod run;
+mod served;
+mod server;
+mod sse;
+
+pub use error::{Result, ServerError};
+pub use server::Server;

@@ -1,0 +1,106 @@
+//! The server's bookkeeping of threads and runs, as the API shows them (`Thread`, `Run`).
+
+use std::collections::VecDeque;
+
+use serde_json::{json, Map, Value};
+
+/// Now, in the API's timestamp format.
+pub(crate) fn now() -> String {
+    mnemograph_core::checkpoint::backend::now_iso()
+}
+
+/// A thread's record: what `GET /threads/{id}` answers, plus its run queue.
+#[derive(Debug, Clone)]
+pub(crate) struct ThreadRecord {
+    pub(crate) thread_id: String,
+    pub(crate) created_at: String,
+    pub(crate) updated_at: String,
+    pub(crate) metadata: Map<String, Value>,
+    /// `idle`, `busy`, `interrupted` or `error`.
+    pub(crate) status: &'static str,
+    /// The state after the last run (`null` before the first).
+    pub(crate) values: Value,
+    /// Task id → the interrupts it waits on.
+    pub(crate) interrupts: Map<String, Value>,
+    /// The last run's error, when it failed.
+    pub(crate) error: Value,
+    /// The run in progress.
+    pub(crate) active: Option<String>,
+    /// Runs waiting for the thread, oldest first (`multitask_strategy = "enqueue"`).
+    pub(crate) queue: VecDeque<String>,
+}
+
+impl ThreadRecord {
+    pub(crate) fn new(thread_id: String, metadata: Map<String, Value>) -> Self {
+        let at = now();
+        Self {
+            thread_id,
+            created_at: at.clone(),
+            updated_at: at,
+            metadata,
+            status: "idle",
+            values: Value::Null,
+            interrupts: Map::new(),
+            error: Value::Null,
+            active: None,
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// Whether a run is in progress or waiting.
+    pub(crate) fn is_busy(&self) -> bool {
+        self.active.is_some() || !self.queue.is_empty()
+    }
+
+    pub(crate) fn to_json(&self) -> Value {
+        json!({
+            "thread_id": self.thread_id,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "state_updated_at": self.updated_at,
+            "metadata": self.metadata,
+            "status": self.status,
+            "config": { "configurable": {} },
+            "values": self.values,
+            "error": self.error,
+            "interrupts": self.interrupts,
+        })
+    }
+}
+
+/// A run's record: what `GET /threads/{id}/runs/{run_id}` answers.
+#[derive(Debug, Clone)]
+pub(crate) struct RunRecord {
+    pub(crate) run_id: String,
+    pub(crate) thread_id: String,
+    pub(crate) assistant_id: String,
+    pub(crate) metadata: Map<String, Value>,
+    /// `pending`, `running`, `success`, `error`, `interrupted` or `timeout`.
+    pub(crate) status: &'static str,
+    /// The request that created it.
+    pub(crate) kwargs: Value,
+    pub(crate) multitask_strategy: String,
+    pub(crate) created_at: String,
+    pub(crate) updated_at: String,
+}
+
+impl RunRecord {
+    pub(crate) fn to_json(&self) -> Value {
+        json!({
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "assistant_id": self.assistant_id,
+            "metadata": self.metadata,
+            "status": self.status,
+            "kwargs": self.kwargs,
+            "multitask_strategy": self.multitask_strategy,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        })
+    }
+
+    /// Whether the run has finished, one way or another.
+    pub(crate) fn is_finished(&self) -> bool {
+        !matches!(self.status, "pending" | "running")
+    }
+}

@@ -1,0 +1,193 @@
+//! Runs: create in the background, stream or wait; list, read, join, cancel and delete them.
+//! `/runs/...` without a thread runs on a thread of its own, deleted afterwards unless
+//! `on_completion` is `keep`.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{body_or_default, page};
+use crate::app::App;
+use crate::error::{Result, ServerError};
+use crate::request::RunCreate;
+use crate::run::{RunHandle, Stop};
+use crate::sse;
+
+pub(super) fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/threads/{thread_id}/runs", post(create).get(list))
+        .route("/threads/{thread_id}/runs/stream", post(create_stream))
+        .route("/threads/{thread_id}/runs/wait", post(create_wait))
+        .route("/threads/{thread_id}/runs/{run_id}", get(one).delete(delete))
+        .route("/threads/{thread_id}/runs/{run_id}/join", get(join))
+        .route("/threads/{thread_id}/runs/{run_id}/stream", get(join_stream))
+        .route("/threads/{thread_id}/runs/{run_id}/cancel", post(cancel))
+        .route("/runs", post(stateless_create))
+        .route("/runs/stream", post(stateless_stream))
+        .route("/runs/wait", post(stateless_wait))
+}
+
+fn parse(body: &Bytes) -> Result<RunCreate> {
+    let run: RunCreate = body_or_default(body)?;
+    if run.assistant_id.is_empty() {
+        return Err(ServerError::Unprocessable("`assistant_id` is required".into()));
+    }
+    Ok(run)
+}
+
+fn run_path(run: &RunHandle) -> String {
+    let r = run.record();
+    format!("/threads/{}/runs/{}", r.thread_id, r.run_id)
+}
+
+fn with_location(mut response: Response, location: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(location) {
+        response.headers_mut().insert(header::CONTENT_LOCATION, v);
+    }
+    response
+}
+
+async fn create(State(app): State<Arc<App>>, Path(thread_id): Path<String>, body: Bytes) -> Result<Response> {
+    let run = app.create_run(Some(&thread_id), &parse(&body)?)?;
+    let location = run_path(&run);
+    Ok(with_location(Json(run.record().to_json()).into_response(), &location))
+}
+
+async fn stateless_create(State(app): State<Arc<App>>, body: Bytes) -> Result<Response> {
+    let run = app.create_run(None, &parse(&body)?)?;
+    let location = run_path(&run);
+    Ok(with_location(Json(run.record().to_json()).into_response(), &location))
+}
+
+/// Streams a new run; when the client goes away, the run goes on unless `on_disconnect` is
+/// `cancel`.
+fn stream_new(app: &Arc<App>, thread_id: Option<&str>, body: &Bytes) -> Result<Response> {
+    let request = parse(body)?;
+    let cancel_on_drop = request.on_disconnect.as_deref() == Some("cancel");
+    let run = app.create_run(thread_id, &request)?;
+    let on_drop: Option<Box<dyn FnOnce() + Send>> = if cancel_on_drop {
+        let run = run.clone();
+        Some(Box::new(move || run.request_stop(Stop::Interrupt)))
+    } else {
+        None
+    };
+    let location = run_path(&run);
+    Ok(sse::stream_run(run, 0, Some(location), on_drop))
+}
+
+async fn create_stream(
+    State(app): State<Arc<App>>,
+    Path(thread_id): Path<String>,
+    body: Bytes,
+) -> Result<Response> {
+    stream_new(&app, Some(&thread_id), &body)
+}
+
+async fn stateless_stream(State(app): State<Arc<App>>, body: Bytes) -> Result<Response> {
+    stream_new(&app, None, &body)
+}
+
+async fn wait_new(app: &Arc<App>, thread_id: Option<&str>, body: &Bytes) -> Result<Response> {
+    let run = app.create_run(thread_id, &parse(body)?)?;
+    run.wait().await;
+    let location = run_path(&run);
+    Ok(with_location(Json(run.output()).into_response(), &location))
+}
+
+async fn create_wait(
+    State(app): State<Arc<App>>,
+    Path(thread_id): Path<String>,
+    body: Bytes,
+) -> Result<Response> {
+    wait_new(&app, Some(&thread_id), &body).await
+}
+
+async fn stateless_wait(State(app): State<Arc<App>>, body: Bytes) -> Result<Response> {
+    wait_new(&app, None, &body).await
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ListQuery {
+    limit: Option<usize>,
+    offset: Option<usize>,
+    status: Option<String>,
+}
+
+async fn list(
+    State(app): State<Arc<App>>,
+    Path(thread_id): Path<String>,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<Vec<Value>>> {
+    let runs: Vec<_> = app
+        .runs_of(&thread_id)?
+        .into_iter()
+        .filter(|r| q.status.as_deref().is_none_or(|s| s == r.status))
+        .collect();
+    Ok(Json(page(runs, q.limit, q.offset).iter().map(|r| r.to_json()).collect()))
+}
+
+async fn one(
+    State(app): State<Arc<App>>,
+    Path((thread_id, run_id)): Path<(String, String)>,
+) -> Result<Json<Value>> {
+    Ok(Json(app.run(&thread_id, &run_id)?.record().to_json()))
+}
+
+async fn delete(
+    State(app): State<Arc<App>>,
+    Path((thread_id, run_id)): Path<(String, String)>,
+) -> Result<StatusCode> {
+    app.delete_run(&thread_id, &run_id)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn join(
+    State(app): State<Arc<App>>,
+    Path((thread_id, run_id)): Path<(String, String)>,
+) -> Result<Json<Value>> {
+    let run = app.run(&thread_id, &run_id)?;
+    run.wait().await;
+    Ok(Json(run.output()))
+}
+
+async fn join_stream(
+    State(app): State<Arc<App>>,
+    Path((thread_id, run_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response> {
+    let run = app.run(&thread_id, &run_id)?;
+    Ok(sse::stream_run(run, sse::resume_from(&headers), None, None))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CancelQuery {
+    /// `true`, `1`, ... as clients spell it.
+    wait: Option<String>,
+    action: Option<String>,
+}
+
+async fn cancel(
+    State(app): State<Arc<App>>,
+    Path((thread_id, run_id)): Path<(String, String)>,
+    Query(q): Query<CancelQuery>,
+) -> Result<StatusCode> {
+    let how = match q.action.as_deref().unwrap_or("interrupt") {
+        "interrupt" => Stop::Interrupt,
+        "rollback" => Stop::Rollback,
+        other => return Err(ServerError::Unprocessable(format!("unknown cancel action `{other}`"))),
+    };
+    let run = app.cancel(&thread_id, &run_id, how)?;
+    if q.wait.as_deref().is_some_and(|w| matches!(w, "1" | "true" | "True")) {
+        run.wait().await;
+    }
+    Ok(StatusCode::ACCEPTED)
+}

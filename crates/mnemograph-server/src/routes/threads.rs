@@ -1,0 +1,243 @@
+//! `/threads`: create, read, search, update, delete and copy threads, and read or write their
+//! state and history.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use mnemograph_core::checkpoint::ListOptions;
+use mnemograph_core::RunConfig;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::{body_or_default, matches, page};
+use crate::app::App;
+use crate::assistant::Assistant;
+use crate::error::{Result, ServerError};
+
+pub(super) fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/threads", post(create))
+        .route("/threads/search", post(search))
+        .route("/threads/{thread_id}", get(one).patch(patch).delete(delete))
+        .route("/threads/{thread_id}/copy", post(copy))
+        .route("/threads/{thread_id}/state", get(state).post(update_state))
+        .route("/threads/{thread_id}/state/checkpoint", post(state_at_body))
+        .route("/threads/{thread_id}/state/{checkpoint_id}", get(state_at))
+        .route("/threads/{thread_id}/history", get(history_get).post(history))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Create {
+    thread_id: Option<String>,
+    metadata: Option<Map<String, Value>>,
+    if_exists: Option<String>,
+}
+
+async fn create(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>> {
+    let c: Create = body_or_default(&body)?;
+    Ok(Json(
+        app.create_thread(c.thread_id, c.metadata.unwrap_or_default(), c.if_exists.as_deref())?.to_json(),
+    ))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Search {
+    metadata: Option<Map<String, Value>>,
+    status: Option<String>,
+    ids: Option<Vec<String>>,
+    limit: Option<usize>,
+    offset: Option<usize>,
+}
+
+async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Vec<Value>>> {
+    let q: Search = body_or_default(&body)?;
+    let mut found: Vec<_> = app
+        .threads()
+        .into_iter()
+        .filter(|t| matches(&t.metadata, q.metadata.as_ref()))
+        .filter(|t| q.status.as_deref().is_none_or(|s| s == t.status))
+        .filter(|t| q.ids.as_ref().is_none_or(|ids| ids.contains(&t.thread_id)))
+        .collect();
+    // Newest first; v7 ids order by creation where timestamps tie.
+    found.sort_by(|a, b| (&b.created_at, &b.thread_id).cmp(&(&a.created_at, &a.thread_id)));
+    Ok(Json(page(found, q.limit, q.offset).iter().map(|t| t.to_json()).collect()))
+}
+
+async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {
+    Ok(Json(app.thread(&id)?.to_json()))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Patch {
+    metadata: Option<Map<String, Value>>,
+}
+
+async fn patch(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes) -> Result<Json<Value>> {
+    let p: Patch = body_or_default(&body)?;
+    Ok(Json(app.patch_thread(&id, p.metadata.unwrap_or_default())?.to_json()))
+}
+
+async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<StatusCode> {
+    app.delete_thread(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn copy(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {
+    Ok(Json(app.copy_thread(&id).await?.to_json()))
+}
+
+/// The assistant whose graph reads the thread's checkpoints; `None` before its first run.
+fn graph_of<'a>(app: &'a App, thread_id: &str) -> Result<Option<&'a Assistant>> {
+    let thread = app.thread(thread_id)?;
+    Ok(app.thread_assistant(&thread))
+}
+
+/// The state of a thread that has no checkpoint yet.
+fn empty_state() -> Value {
+    json!({
+        "values": {}, "next": [], "tasks": [], "metadata": null, "created_at": null,
+        "checkpoint": null, "parent_checkpoint": null, "interrupts": [],
+        "checkpoint_id": null, "parent_checkpoint_id": null,
+    })
+}
+
+async fn read_state(app: &App, thread_id: &str, checkpoint_id: Option<String>) -> Result<Json<Value>> {
+    let Some(assistant) = graph_of(app, thread_id)? else { return Ok(Json(empty_state())) };
+    let mut config = RunConfig::thread(thread_id);
+    if let Some(id) = checkpoint_id {
+        config = config.checkpoint_id(id);
+    }
+    Ok(Json(assistant.graph.state(config).await?.unwrap_or_else(empty_state)))
+}
+
+async fn state(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {
+    read_state(&app, &id, None).await
+}
+
+async fn state_at(
+    State(app): State<Arc<App>>,
+    Path((id, checkpoint)): Path<(String, String)>,
+) -> Result<Json<Value>> {
+    read_state(&app, &id, Some(checkpoint)).await
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct CheckpointRef {
+    checkpoint_id: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct StateAt {
+    checkpoint: Option<CheckpointRef>,
+}
+
+async fn state_at_body(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>> {
+    let q: StateAt = body_or_default(&body)?;
+    read_state(&app, &id, q.checkpoint.and_then(|c| c.checkpoint_id)).await
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Update {
+    values: Option<Value>,
+    as_node: Option<String>,
+    checkpoint_id: Option<String>,
+    checkpoint: Option<CheckpointRef>,
+}
+
+async fn update_state(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>> {
+    let u: Update = body_or_default(&body)?;
+    let assistant = graph_of(&app, &id)?.ok_or_else(|| {
+        ServerError::BadRequest(format!(
+            "Thread {id} has no graph yet: run it once before updating its state"
+        ))
+    })?;
+    let values = match u.values {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(ServerError::Unprocessable(format!("`values` must be an object, got {other}")))
+        }
+    };
+    let mut config = RunConfig::thread(id.as_str());
+    if let Some(cp) = u.checkpoint_id.or_else(|| u.checkpoint.and_then(|c| c.checkpoint_id)) {
+        config = config.checkpoint_id(cp);
+    }
+    let saved = assistant.graph.update_state(config, values, u.as_node).await?;
+    let address = json!({
+        "thread_id": saved.thread_id,
+        "checkpoint_ns": saved.checkpoint_ns,
+        "checkpoint_id": saved.checkpoint_id,
+    });
+    Ok(Json(json!({ "checkpoint": address, "configurable": address, "checkpoint_id": saved.checkpoint_id })))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct History {
+    limit: Option<usize>,
+    before: Option<Value>,
+    metadata: Option<Map<String, Value>>,
+}
+
+async fn history(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Vec<Value>>> {
+    let q: History = body_or_default(&body)?;
+    list_history(&app, &id, q).await
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct HistoryQuery {
+    limit: Option<usize>,
+    before: Option<String>,
+}
+
+async fn history_get(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(q): Query<HistoryQuery>,
+) -> Result<Json<Vec<Value>>> {
+    list_history(&app, &id, History { limit: q.limit, before: q.before.map(Value::from), metadata: None })
+        .await
+}
+
+async fn list_history(app: &App, thread_id: &str, q: History) -> Result<Json<Vec<Value>>> {
+    let Some(assistant) = graph_of(app, thread_id)? else { return Ok(Json(Vec::new())) };
+    let before =
+        match q.before {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s),
+            Some(v) => v.get("checkpoint_id").and_then(Value::as_str).map(str::to_owned).or_else(|| {
+                v.pointer("/configurable/checkpoint_id").and_then(Value::as_str).map(str::to_owned)
+            }),
+        };
+    let mut options = ListOptions::new().limit(q.limit.unwrap_or(10));
+    if let Some(filter) = q.metadata {
+        options = options.filter(filter);
+    }
+    if let Some(before) = before {
+        options = options.before(before);
+    }
+    Ok(Json(assistant.graph.history(RunConfig::thread(thread_id), options).await?))
+}

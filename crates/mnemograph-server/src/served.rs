@@ -1,0 +1,284 @@
+//! [`ServedGraph`]: a compiled graph with its state type erased, speaking JSON, so that one server
+//! holds graphs of different state types.
+
+use std::sync::Arc;
+
+use futures_util::stream::BoxStream;
+use futures_util::StreamExt;
+use mnemograph_core::checkpoint::{CheckpointConfig, ListOptions};
+use mnemograph_core::value::ChannelValue;
+use mnemograph_core::{
+    BoxFuture, CompiledGraph, Input, Interrupt, Resume, RunConfig, State, StateSnapshot, StreamEvent,
+    StreamModes,
+};
+use serde_json::{json, Map, Value};
+
+use crate::error::ServerError;
+use crate::events::Emitted;
+
+/// What a run starts from, as a request gives it.
+#[derive(Debug, Clone)]
+pub(crate) enum RunInput {
+    /// `input`: an object of state fields, written through the reducers.
+    Values(Map<String, Value>),
+    /// `command.resume`: one value for the single pending interrupt.
+    Resume(Value),
+    /// `command.resume` as an object keyed by interrupt ids.
+    ResumeById(Map<String, Value>),
+    /// No input and no command: continue the thread from its checkpoint.
+    Continue,
+}
+
+/// A thread's state at one checkpoint, as the API shows it (`ThreadState`).
+pub(crate) type StateJson = Value;
+
+/// A graph the server runs: its state and updates as JSON objects keyed by field name.
+pub(crate) trait ServedGraph: Send + Sync {
+    /// The state's field names, in declaration order.
+    fn fields(&self) -> Vec<&'static str>;
+    /// The graph's node names.
+    fn nodes(&self) -> Vec<String>;
+    /// Runs the graph, yielding its stream as the API's events.
+    fn run(
+        &self,
+        input: RunInput,
+        config: RunConfig,
+        modes: StreamModes,
+    ) -> Result<BoxStream<'static, Result<Emitted, mnemograph_core::Error>>, ServerError>;
+    /// The state at `config`'s checkpoint (the latest when it names none).
+    fn state(&self, config: RunConfig) -> BoxFuture<'_, Result<Option<StateJson>, ServerError>>;
+    /// The thread's checkpoints, newest first.
+    fn history(
+        &self,
+        config: RunConfig,
+        options: ListOptions,
+    ) -> BoxFuture<'_, Result<Vec<StateJson>, ServerError>>;
+    /// Writes `values` as if `as_node` had returned them.
+    fn update_state(
+        &self,
+        config: RunConfig,
+        values: Map<String, Value>,
+        as_node: Option<String>,
+    ) -> BoxFuture<'_, Result<CheckpointConfig, ServerError>>;
+}
+
+/// A [`CompiledGraph`] behind [`ServedGraph`].
+pub(crate) struct Served<S: State, C>(pub(crate) Arc<CompiledGraph<S, C>>);
+
+/// The state as a JSON object of its fields.
+pub(crate) fn state_json<S: State>(state: &S) -> Result<Value, ServerError> {
+    let mut out = Map::new();
+    for (i, field) in S::FIELDS.iter().enumerate() {
+        out.insert(field.name.to_owned(), field_json(&state.get_field(i))?);
+    }
+    Ok(Value::Object(out))
+}
+
+/// The fields an update writes, as a JSON object.
+fn update_json<S: State>(update: &S::Update) -> Result<Value, ServerError> {
+    let mut out = Map::new();
+    for (i, value) in S::update_values(update) {
+        out.insert(S::FIELDS[i].name.to_owned(), field_json(&value)?);
+    }
+    Ok(Value::Object(out))
+}
+
+fn field_json(value: &ChannelValue) -> Result<Value, ServerError> {
+    value.to_json().map_err(|e| ServerError::Unprocessable(format!("a state value is not JSON: {e}")))
+}
+
+/// An update from a JSON object; keys that are not fields are ignored, as LangGraph ignores
+/// input keys that name no channel.
+fn update_from_json<S: State>(values: Map<String, Value>) -> Result<S::Update, ServerError> {
+    let pairs: Vec<(usize, ChannelValue)> = values
+        .into_iter()
+        .filter_map(|(k, v)| Some((S::field_index(&k)?, ChannelValue::Json(Arc::new(v)))))
+        .collect();
+    S::update_from_values(&pairs).map_err(|e| ServerError::Unprocessable(format!("invalid input: {e}")))
+}
+
+/// An interrupt as the API shows it.
+pub(crate) fn interrupt_json(i: &Interrupt) -> Value {
+    json!({ "value": i.value, "id": i.id })
+}
+
+fn checkpoint_json(c: &CheckpointConfig) -> Value {
+    json!({
+        "checkpoint_id": c.checkpoint_id,
+        "thread_id": c.thread_id,
+        "checkpoint_ns": c.checkpoint_ns,
+    })
+}
+
+/// A snapshot as the API's `ThreadState`.
+fn snapshot_json<S: State>(s: &StateSnapshot<S>) -> Result<StateJson, ServerError> {
+    let tasks: Vec<Value> = s
+        .tasks
+        .iter()
+        .map(|t| {
+            json!({
+                "id": t.id,
+                "name": t.name,
+                "path": ["__pregel_pull", t.name],
+                "error": t.error,
+                "interrupts": t.interrupts.iter().map(interrupt_json).collect::<Vec<_>>(),
+                "checkpoint": null,
+                "state": null,
+                "result": null,
+            })
+        })
+        .collect();
+    let checkpoint = s.config.as_ref().map(checkpoint_json);
+    let parent = s.parent_config.as_ref().map(checkpoint_json);
+    Ok(json!({
+        "values": state_json(&s.values)?,
+        "next": s.next,
+        "tasks": tasks,
+        "metadata": s.metadata.as_ref().map(|m| Value::Object(m.to_json())),
+        "created_at": s.created_at,
+        "checkpoint": checkpoint,
+        "parent_checkpoint": parent,
+        "interrupts": s.interrupts.iter().map(interrupt_json).collect::<Vec<_>>(),
+        "checkpoint_id": s.config.as_ref().and_then(|c| c.checkpoint_id.clone()),
+        "parent_checkpoint_id": s.parent_config.as_ref().and_then(|c| c.checkpoint_id.clone()),
+    }))
+}
+
+impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
+    fn fields(&self) -> Vec<&'static str> {
+        S::FIELDS.iter().map(|f| f.name).collect()
+    }
+
+    fn nodes(&self) -> Vec<String> {
+        self.0.node_names().map(str::to_owned).collect()
+    }
+
+    fn run(
+        &self,
+        input: RunInput,
+        config: RunConfig,
+        modes: StreamModes,
+    ) -> Result<BoxStream<'static, Result<Emitted, mnemograph_core::Error>>, ServerError> {
+        let input = match input {
+            RunInput::Values(values) => Input::Update(update_from_json::<S>(values)?),
+            RunInput::Resume(value) => Input::ResumeWith(Resume::value(value)),
+            RunInput::ResumeById(map) => Input::ResumeWith(Resume::by_id(map)),
+            RunInput::Continue => Input::Resume,
+        };
+        let stream = self.0.stream(input, &config).modes(modes);
+        let thread_id = config.thread_id.clone().unwrap_or_default();
+        let mut last_values = Value::Null;
+        let events = stream.flat_map(move |item| {
+            let out: Vec<Result<Emitted, mnemograph_core::Error>> = match item {
+                Err(e) => vec![Err(e)],
+                Ok(event) => {
+                    emitted::<S>(event, &mut last_values, modes, &thread_id).into_iter().map(Ok).collect()
+                }
+            };
+            futures_util::stream::iter(out)
+        });
+        Ok(events.boxed())
+    }
+
+    fn state(&self, config: RunConfig) -> BoxFuture<'_, Result<Option<StateJson>, ServerError>> {
+        Box::pin(async move {
+            let snapshot = self.0.get_state(&config).await?;
+            if snapshot.config.is_none() {
+                return Ok(None);
+            }
+            snapshot_json(&snapshot).map(Some)
+        })
+    }
+
+    fn history(
+        &self,
+        config: RunConfig,
+        options: ListOptions,
+    ) -> BoxFuture<'_, Result<Vec<StateJson>, ServerError>> {
+        Box::pin(async move {
+            let snapshots = self.0.get_state_history(&config, options).await?;
+            snapshots.iter().map(snapshot_json).collect()
+        })
+    }
+
+    fn update_state(
+        &self,
+        config: RunConfig,
+        values: Map<String, Value>,
+        as_node: Option<String>,
+    ) -> BoxFuture<'_, Result<CheckpointConfig, ServerError>> {
+        Box::pin(async move {
+            let update = update_from_json::<S>(values)?;
+            Ok(self.0.update_state(&config, update, as_node.as_deref()).await?)
+        })
+    }
+}
+
+/// The API events one engine event becomes.
+fn emitted<S: State>(
+    event: StreamEvent<S>,
+    last_values: &mut Value,
+    modes: StreamModes,
+    thread_id: &str,
+) -> Vec<Emitted> {
+    use mnemograph_core::StreamMode;
+    let fail = |e: ServerError| {
+        vec![Emitted::new("error", json!({"error": "ValueError", "message": e.to_string()}))]
+    };
+    match event {
+        StreamEvent::Values(state) => match state_json(&state) {
+            Ok(v) => {
+                *last_values = v.clone();
+                if modes.contains(StreamMode::Values) {
+                    vec![Emitted::new("values", v)]
+                } else {
+                    Vec::new()
+                }
+            }
+            Err(e) => fail(e),
+        },
+        StreamEvent::Updates { node, updates } => {
+            let mut out = Vec::new();
+            for u in &updates {
+                match update_json::<S>(u) {
+                    Ok(v) => out.push(Emitted::new("updates", json!({ node.clone(): v }))),
+                    Err(e) => return fail(e),
+                }
+            }
+            out
+        }
+        StreamEvent::Messages { chunk, metadata } => {
+            let meta = json!({
+                "langgraph_node": &*metadata.node,
+                "langgraph_step": metadata.step,
+                "langgraph_checkpoint_ns": &*metadata.checkpoint_ns,
+                "langgraph_task_id": &*metadata.task_id,
+            });
+            match serde_json::to_value(&chunk) {
+                Ok(c) => vec![Emitted::message(&c, &meta)],
+                Err(e) => fail(ServerError::Unprocessable(e.to_string())),
+            }
+        }
+        StreamEvent::Custom { value, .. } => vec![Emitted::new("custom", value)],
+        StreamEvent::Task(task) => vec![Emitted::task(task)],
+        StreamEvent::Checkpoint { checkpoint_id, step, next } => {
+            vec![Emitted::checkpoint(thread_id, &checkpoint_id, step, &next, last_values)]
+        }
+        StreamEvent::Interrupt(interrupts, _) => {
+            let list: Vec<Value> = interrupts.iter().map(interrupt_json).collect();
+            let mut out = Vec::new();
+            if modes.contains(StreamMode::Updates) {
+                out.push(Emitted::new("updates", json!({ "__interrupt__": list })));
+            }
+            if modes.contains(StreamMode::Values) && !list.is_empty() {
+                let mut values = last_values.clone();
+                if let Value::Object(map) = &mut values {
+                    map.insert("__interrupt__".to_owned(), Value::Array(list));
+                }
+                out.push(Emitted::new("values", values));
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}

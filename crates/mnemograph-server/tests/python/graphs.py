@@ -1,0 +1,51 @@
+"""The Python twins of the graphs tests/sdk.rs serves, for running the same flows on
+`langgraph dev` (langgraph.json in this folder registers them)."""
+
+import asyncio
+import operator
+from typing import Annotated, TypedDict
+
+from langgraph.graph import START, StateGraph
+from langgraph.types import interrupt
+
+
+class State(TypedDict):
+    log: Annotated[list[str], operator.add]
+
+
+def a(s: State):
+    return {"log": ["a"]}
+
+
+def b(s: State):
+    return {"log": ["b"]}
+
+
+def ask(s: State):
+    answer = interrupt({"question": "approve?"})
+    return {"log": [f"ask:{answer}"]}
+
+
+def boom(s: State):
+    raise ValueError("boom happened")
+
+
+async def slow(s: State):
+    await asyncio.sleep(1.5)
+    return {"log": ["slow"]}
+
+
+def _chain(*nodes):
+    builder = StateGraph(State)
+    previous = START
+    for fn in nodes:
+        builder.add_node(fn.__name__, fn)
+        builder.add_edge(previous, fn.__name__)
+        previous = fn.__name__
+    return builder.compile()
+
+
+chain = _chain(a, b)
+approve = _chain(a, ask, b)
+failing = _chain(boom)
+sleepy = _chain(slow)

@@ -1,0 +1,269 @@
+"""The documented flows of the official `langgraph-sdk` client, run against a LangGraph API server.
+
+    python sdk_flows.py http://127.0.0.1:PORT
+
+The server must serve the graphs of graphs.py (chain, approve, failing, sleepy) under those ids.
+Every flow runs, each prints `ok` or what went wrong; the exit status is the number of failures.
+The same script runs against `langgraph dev` serving graphs.py and against mnemograph-server, so
+the two answer the same client the same way.
+"""
+
+import sys
+import time
+import traceback
+import uuid
+
+import httpx
+from langgraph_sdk import get_sync_client
+from langgraph_sdk.errors import APIError
+
+client = get_sync_client(url=sys.argv[1], timeout=30)
+failures = []
+# Tags this run's threads, so the script can run again on the same server.
+RUN_TAG = uuid.uuid4().hex
+
+
+def flow(fn):
+    try:
+        fn()
+        print(f"ok    {fn.__name__}", flush=True)
+    except Exception:  # noqa: BLE001 - every failure is reported, then the next flow runs
+        failures.append(fn.__name__)
+        print(f"FAIL  {fn.__name__}\n{traceback.format_exc()}", flush=True)
+    return fn
+
+
+def status_of(call):
+    """The HTTP status a call fails with (None when it succeeds)."""
+    try:
+        call()
+    except (APIError, httpx.HTTPStatusError) as e:
+        return e.response.status_code
+    return None
+
+
+def new_thread(**kw):
+    return client.threads.create(**kw)["thread_id"]
+
+
+def wait_status(thread_id, run_id, statuses, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = client.runs.get(thread_id, run_id)
+        if run["status"] in statuses:
+            return run
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} never reached {statuses}: {run['status']}")
+
+
+@flow
+def assistants_one_per_graph():
+    found = {a["graph_id"]: a for a in client.assistants.search(limit=100)}
+    assert {"chain", "approve", "failing", "sleepy"} <= set(found), found.keys()
+    chain = client.assistants.get(found["chain"]["assistant_id"])
+    assert chain["graph_id"] == "chain"
+    # The system assistant's id is the graph id's UUIDv5, whichever server derives it.
+    assert chain["assistant_id"] == "608f7b9c-04e5-5cf2-a3f7-ba75a3719808", chain
+    schemas = client.assistants.get_schemas(chain["assistant_id"])
+    assert "log" in schemas["state_schema"]["properties"], schemas
+
+
+@flow
+def threads_create_get_search_patch():
+    tid = new_thread(metadata={"user": "u1", "flow": RUN_TAG})
+    thread = client.threads.get(tid)
+    assert thread["status"] == "idle" and thread["metadata"]["user"] == "u1", thread
+    found = client.threads.search(metadata={"flow": RUN_TAG})
+    assert [t["thread_id"] for t in found] == [tid], found
+    client.threads.update(tid, metadata={"extra": 1})
+    assert client.threads.get(tid)["metadata"]["extra"] == 1
+    assert status_of(lambda: client.threads.create(thread_id=tid)) == 409
+    same = client.threads.create(thread_id=tid, if_exists="do_nothing")
+    assert same["thread_id"] == tid
+
+
+@flow
+def stream_values_and_updates():
+    tid = new_thread()
+    parts = list(
+        client.runs.stream(tid, "chain", input={"log": ["x"]}, stream_mode=["values", "updates"])
+    )
+    events = [p.event for p in parts]
+    assert events[0] == "metadata", events
+    assert "run_id" in parts[0].data, parts[0]
+    updates = [p.data for p in parts if p.event == "updates"]
+    assert updates == [{"a": {"log": ["a"]}}, {"b": {"log": ["b"]}}], updates
+    values = [p.data["log"] for p in parts if p.event == "values"]
+    assert values == [["x"], ["x", "a"], ["x", "a", "b"]], values
+    thread = client.threads.get(tid)
+    assert thread["status"] == "idle" and thread["values"]["log"] == ["x", "a", "b"], thread
+
+
+@flow
+def state_and_history():
+    tid = new_thread()
+    client.runs.wait(tid, "chain", input={"log": []})
+    state = client.threads.get_state(tid)
+    assert state["values"]["log"] == ["a", "b"] and state["next"] == [], state
+    history = client.threads.get_history(tid, limit=10)
+    assert [h["next"] for h in history] == [[], ["b"], ["a"], ["__start__"]], [h["next"] for h in history]
+    assert [h["metadata"]["step"] for h in history] == [2, 1, 0, -1]
+    assert history[1]["checkpoint"]["checkpoint_id"] == history[0]["parent_checkpoint"]["checkpoint_id"]
+    older = client.threads.get_state(tid, checkpoint_id=history[1]["checkpoint"]["checkpoint_id"])
+    assert older["values"]["log"] == ["a"], older
+    limited = client.threads.get_history(tid, limit=2)
+    assert len(limited) == 2
+
+
+@flow
+def interrupt_then_resume_with_command():
+    tid = new_thread()
+    out = client.runs.wait(tid, "approve", input={"log": []})
+    assert out["log"] == ["a"], out
+    [pending] = out["__interrupt__"]
+    assert pending["value"] == {"question": "approve?"}, pending
+    thread = client.threads.get(tid)
+    assert thread["status"] == "interrupted", thread
+    state = client.threads.get_state(tid)
+    assert state["next"] == ["ask"] and state["interrupts"][0]["id"] == pending["id"], state
+    out = client.runs.wait(tid, "approve", command={"resume": "yes"})
+    assert out["log"] == ["a", "ask:yes", "b"], out
+    assert client.threads.get(tid)["status"] == "idle"
+
+
+@flow
+def stream_stops_at_interrupt():
+    tid = new_thread()
+    parts = list(client.runs.stream(tid, "approve", input={"log": []}, stream_mode="updates"))
+    last = parts[-1]
+    assert last.event == "updates" and "__interrupt__" in last.data, parts
+    resumed = list(
+        client.runs.stream(
+            tid, "approve", command={"resume": {pending["id"]: "by-id" for pending in last.data["__interrupt__"]}},
+            stream_mode="values",
+        )
+    )
+    assert resumed[-1].data["log"] == ["a", "ask:by-id", "b"], resumed
+
+
+@flow
+def background_run_and_join():
+    tid = new_thread()
+    run = client.runs.create(tid, "sleepy", input={"log": []})
+    assert run["status"] in ("pending", "running"), run
+    assert client.threads.get(tid)["status"] == "busy"
+    out = client.runs.join(tid, run["run_id"])
+    assert out["log"] == ["slow"], out
+    assert client.runs.get(tid, run["run_id"])["status"] == "success"
+    assert [r["run_id"] for r in client.runs.list(tid)] == [run["run_id"]]
+
+
+@flow
+def join_stream_of_a_background_run():
+    tid = new_thread()
+    run = client.runs.create(tid, "sleepy", input={"log": []}, stream_mode=["values"])
+    parts = list(client.runs.join_stream(tid, run["run_id"]))
+    values = [p.data for p in parts if p.event == "values"]
+    assert values and values[-1]["log"] == ["slow"], parts
+
+
+@flow
+def enqueue_on_a_busy_thread():
+    tid = new_thread()
+    first = client.runs.create(tid, "sleepy", input={"log": []})
+    second = client.runs.create(tid, "chain", input={"log": []}, multitask_strategy="enqueue")
+    assert client.runs.get(tid, second["run_id"])["status"] == "pending"
+    out = client.runs.join(tid, second["run_id"])
+    assert out["log"] == ["slow", "a", "b"], out
+    assert client.runs.get(tid, first["run_id"])["status"] == "success"
+
+
+@flow
+def reject_on_a_busy_thread():
+    tid = new_thread()
+    first = client.runs.create(tid, "sleepy", input={"log": []})
+    status = status_of(lambda: client.runs.create(tid, "chain", input={"log": []}, multitask_strategy="reject"))
+    assert status == 409, status
+    client.runs.join(tid, first["run_id"])
+
+
+@flow
+def interrupt_strategy_stops_the_run_in_progress():
+    tid = new_thread()
+    first = client.runs.create(tid, "sleepy", input={"log": []})
+    wait_status(tid, first["run_id"], ("running",))
+    second = client.runs.create(tid, "chain", input={"log": []}, multitask_strategy="interrupt")
+    out = client.runs.join(tid, second["run_id"])
+    assert out["log"] == ["a", "b"], out
+    assert client.runs.get(tid, first["run_id"])["status"] == "interrupted"
+
+
+@flow
+def cancel_a_running_run():
+    tid = new_thread()
+    run = client.runs.create(tid, "sleepy", input={"log": []})
+    wait_status(tid, run["run_id"], ("running",))
+    client.runs.cancel(tid, run["run_id"], wait=True)
+    assert client.runs.get(tid, run["run_id"])["status"] == "interrupted"
+    assert client.threads.get(tid)["status"] != "busy"
+
+
+@flow
+def a_failing_run_reports_its_error():
+    tid = new_thread()
+    out = client.runs.wait(tid, "failing", input={"log": []}, raise_error=False)
+    assert "boom happened" in out["__error__"]["message"], out
+    try:
+        client.runs.wait(tid, "failing", input={"log": []})
+        raise AssertionError("wait did not raise the run's error")
+    except Exception as e:  # noqa: BLE001 - the SDK raises a bare Exception
+        assert "boom happened" in str(e), e
+    parts = list(client.runs.stream(tid, "failing", input={"log": []}))
+    assert parts[-1].event == "error" and "boom happened" in parts[-1].data["message"], parts
+    assert client.threads.get(tid)["status"] == "error"
+    runs = client.runs.list(tid)
+    assert [r["status"] for r in runs] == ["error", "error", "error"], runs
+
+
+@flow
+def update_state_then_continue():
+    tid = new_thread()
+    client.runs.wait(tid, "chain", input={"log": []})
+    saved = client.threads.update_state(tid, {"log": ["u"]}, as_node="b")
+    assert saved["checkpoint"]["checkpoint_id"], saved
+    assert client.threads.get_state(tid)["values"]["log"] == ["a", "b", "u"]
+
+
+@flow
+def copy_and_delete_threads():
+    tid = new_thread()
+    client.runs.wait(tid, "chain", input={"log": []})
+    copy = client.threads.copy(tid)
+    assert copy["thread_id"] != tid
+    assert client.threads.get_state(copy["thread_id"])["values"]["log"] == ["a", "b"]
+    client.threads.delete(tid)
+    assert status_of(lambda: client.threads.get(tid)) == 404
+    assert client.threads.get_state(copy["thread_id"])["values"]["log"] == ["a", "b"]
+
+
+@flow
+def stateless_runs():
+    out = client.runs.wait(None, "chain", input={"log": ["s"]})
+    assert out["log"] == ["s", "a", "b"], out
+    parts = list(client.runs.stream(None, "chain", input={"log": []}, stream_mode="updates"))
+    assert [p.event for p in parts] == ["metadata", "updates", "updates"], parts
+
+
+@flow
+def errors_are_statuses_with_a_detail():
+    assert status_of(lambda: client.threads.get("00000000-0000-0000-0000-000000000000")) == 404
+    tid = new_thread()
+    assert status_of(lambda: client.runs.wait(tid, "no-such-graph", input={})) == 422
+    unknown = "00000000-0000-0000-0000-000000000001"
+    assert status_of(lambda: client.runs.wait(tid, unknown, input={})) == 404
+    assert status_of(lambda: client.assistants.get(unknown)) == 404
+    assert status_of(lambda: client.runs.wait("00000000-0000-0000-0000-000000000000", "chain", input={})) == 404
+
+
+print(f"{len(failures)} failed: {failures}" if failures else "all flows passed")
+sys.exit(len(failures))

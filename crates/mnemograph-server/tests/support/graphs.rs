@@ -1,0 +1,58 @@
+//! The graphs the SDK flows run, twins of `tests/python/graphs.py`.
+
+use std::time::Duration;
+
+use mnemograph_core::prelude::*;
+use mnemograph_core::BoxError;
+use mnemograph_server::Server;
+
+/// The state of every test graph: a log that nodes append to.
+#[derive(State, Clone, Default, Debug)]
+pub(crate) struct Log {
+    #[reducer(append)]
+    pub(crate) log: Vec<String>,
+}
+
+fn append(entry: &'static str) -> impl Fn(Log) -> std::future::Ready<Result<LogUpdate>> + Clone {
+    move |_s: Log| std::future::ready(Ok(LogUpdate::log(vec![entry.to_owned()])))
+}
+
+async fn ask(_s: Log, rt: Runtime) -> Result<LogUpdate> {
+    let answer: String = rt.interrupt(serde_json::json!({"question": "approve?"}))?;
+    Ok(LogUpdate::log(vec![format!("ask:{answer}")]))
+}
+
+async fn boom(_s: Log) -> Result<LogUpdate, BoxError> {
+    Err("boom happened".into())
+}
+
+async fn slow(_s: Log) -> Result<LogUpdate> {
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    Ok(LogUpdate::log(vec!["slow".to_owned()]))
+}
+
+/// A server with `chain` (a → b), `approve` (a → ask, which interrupts → b), `failing` and
+/// `sleepy` (1.5 s), on an in-memory saver.
+pub(crate) fn server() -> Server {
+    let chain = StateGraph::<Log>::new()
+        .add_node("a", append("a"))
+        .add_node("b", append("b"))
+        .add_edge(START, "a")
+        .add_edge("a", "b");
+    let approve = StateGraph::<Log>::new()
+        .add_node("a", append("a"))
+        .add_node("ask", ask)
+        .add_node("b", append("b"))
+        .add_edge(START, "a")
+        .add_edge("a", "ask")
+        .add_edge("ask", "b");
+    let failing = StateGraph::<Log>::new().add_node("boom", boom).add_edge(START, "boom");
+    let sleepy = StateGraph::<Log>::new().add_node("slow", slow).add_edge(START, "slow");
+    let server = Server::new(InMemoryCheckpointer::new());
+    [("chain", chain), ("approve", approve), ("failing", failing), ("sleepy", sleepy)]
+        .into_iter()
+        .try_fold(server, |server, (id, graph)| {
+            server.graph(id, graph.compile().expect("a test graph compiles"))
+        })
+        .expect("distinct graph ids")
+}

@@ -1,0 +1,3 @@
+//! Shared by the server's tests.
+
+pub(crate) mod graphs;
