@@ -224,7 +224,8 @@ fn update_from_values_rebuilds_a_several_field_update_in_one_call() {
 #[test]
 fn the_provided_update_from_values_takes_one_field_and_refuses_more() {
     use mnemograph_core::messages::{MessagesState, MessagesStateUpdate};
-    let one = MessagesState::update_from_values(&[(0, ChannelValue::new(vec![Message::human("hi")]))]).unwrap();
+    let one =
+        MessagesState::update_from_values(&[(0, ChannelValue::new(vec![Message::human("hi")]))]).unwrap();
     assert_eq!(one.messages.map(|m| m.len()), Some(1));
     let two = [(0, ChannelValue::new(Vec::<Message>::new())), (0, ChannelValue::new(Vec::<Message>::new()))];
     assert!(MessagesState::update_from_values(&two).is_err());
