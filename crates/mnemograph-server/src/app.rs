@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
 use mnemograph_core::checkpoint::DynCheckpointer;
+use mnemograph_core::store::DynStore;
 use mnemograph_core::RunConfig;
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
@@ -23,6 +24,7 @@ use crate::run::{Plan, RunHandle, Stop};
 pub(crate) struct App {
     pub(crate) assistants: Vec<Assistant>,
     pub(crate) saver: Arc<dyn DynCheckpointer>,
+    pub(crate) store: Arc<dyn DynStore>,
     tables: Mutex<Tables>,
 }
 
@@ -42,8 +44,12 @@ enum Outcome {
 }
 
 impl App {
-    pub(crate) fn new(assistants: Vec<Assistant>, saver: Arc<dyn DynCheckpointer>) -> Self {
-        Self { assistants, saver, tables: Mutex::new(Tables::default()) }
+    pub(crate) fn new(
+        assistants: Vec<Assistant>,
+        saver: Arc<dyn DynCheckpointer>,
+        store: Arc<dyn DynStore>,
+    ) -> Self {
+        Self { assistants, saver, store, tables: Mutex::new(Tables::default()) }
     }
 
     fn tables(&self) -> MutexGuard<'_, Tables> {

@@ -4,6 +4,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use mnemograph_core::store::StoreError;
 
 /// A request that failed. Its response is the status below and the body `{"detail": "..."}`, the
 /// shape the LangGraph server uses and its SDK clients read.
@@ -27,6 +28,9 @@ pub enum ServerError {
     /// The graph or its checkpointer failed (500, or 409 for a concurrent write to the thread).
     #[error(transparent)]
     Graph(#[from] mnemograph_core::Error),
+    /// The store refused or failed (400 for a bad namespace, 422 for a bad value or filter).
+    #[error(transparent)]
+    Store(#[from] mnemograph_core::store::StoreError),
     /// The listener failed.
     #[error("server I/O: {0}")]
     Io(#[from] std::io::Error),
@@ -41,7 +45,11 @@ impl ServerError {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Graph(e) if e.is_conflict() => StatusCode::CONFLICT,
-            Self::Graph(_) | Self::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Store(StoreError::InvalidNamespace { .. }) => StatusCode::BAD_REQUEST,
+            Self::Store(StoreError::InvalidValue { .. } | StoreError::InvalidFilter { .. }) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            Self::Graph(_) | Self::Store(_) | Self::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }

@@ -47,6 +47,9 @@
 //!   or a map by interrupt id) continues it. A run that arrives on a busy thread is handled by
 //!   its `multitask_strategy`: `reject` (409), `enqueue` (the default), `interrupt` or
 //!   `rollback` (the runs in progress stop, and with `rollback` their checkpoints are deleted).
+//! - **Store**: put (with a TTL in minutes), get, delete, search (filter, query, paging) and
+//!   list namespaces, on the store the graphs' nodes reach through their runtime
+//!   ([`Server::with_store`]; in memory by default).
 //! - **Errors** as the API shapes them: a status and `{"detail": "..."}`; a run's failure is
 //!   an `error` event `{"error", "message"}`, and `wait` answers `{"__error__": {...}}`.
 //!

@@ -1,9 +1,10 @@
-//! [`Server`]: registers compiled graphs on one saver and serves them.
+//! [`Server`]: registers compiled graphs on one saver and one store, and serves them.
 
 use std::sync::Arc;
 
 use axum::Router;
 use mnemograph_core::checkpoint::{Checkpointer, DynCheckpointer};
+use mnemograph_core::store::{DynStore, InMemoryStore, Store};
 use mnemograph_core::{CompiledGraph, State};
 use tokio::net::TcpListener;
 
@@ -12,35 +13,53 @@ use crate::assistant::Assistant;
 use crate::error::{Result, ServerError};
 use crate::served::{Served, ServedGraph};
 
+/// Builds a served graph once the saver and the store are known.
+type Bind = Box<dyn FnOnce(&Arc<dyn DynCheckpointer>, &Arc<dyn DynStore>) -> Arc<dyn ServedGraph> + Send>;
+
 /// A LangGraph API server over compiled graphs.
 ///
-/// Every graph gets the server's saver (threads live there) and a system assistant whose id is
+/// Every graph runs on the server's saver (threads live there) and store (what nodes reach
+/// through their runtime is what `/store` serves), and gets a system assistant whose id is
 /// derived from the graph's id exactly as LangGraph's server derives it, so clients may name a
-/// graph by either. Threads and runs are kept in the process; their checkpoints are in the saver.
+/// graph by either. Thread and run records are kept in the process; checkpoints are in the saver.
 pub struct Server {
     saver: Arc<dyn DynCheckpointer>,
-    assistants: Vec<Assistant>,
+    store: Arc<dyn DynStore>,
+    graphs: Vec<(String, Bind)>,
 }
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let graphs: Vec<&str> = self.assistants.iter().map(|a| a.graph_id.as_str()).collect();
+        let graphs: Vec<&str> = self.graphs.iter().map(|(id, _)| id.as_str()).collect();
         f.debug_struct("Server").field("graphs", &graphs).finish_non_exhaustive()
     }
 }
 
 impl Server {
-    /// A server whose threads are checkpointed in `saver`.
+    /// A server whose threads are checkpointed in `saver`, with an in-memory store.
     pub fn new(saver: impl Checkpointer) -> Self {
         Self::with_shared_saver(Arc::new(saver))
     }
 
     /// A server on a saver shared with other code.
     pub fn with_shared_saver(saver: Arc<dyn DynCheckpointer>) -> Self {
-        Self { saver, assistants: Vec::new() }
+        Self { saver, store: Arc::new(InMemoryStore::new()), graphs: Vec::new() }
     }
 
-    /// Serves `graph` as `graph_id`, on the server's saver.
+    /// Uses `store` for `/store` and for the graphs' nodes (an in-memory store by default).
+    #[must_use]
+    pub fn with_store(self, store: impl Store) -> Self {
+        self.with_shared_store(Arc::new(store))
+    }
+
+    /// Uses a store shared with other code.
+    #[must_use]
+    pub fn with_shared_store(mut self, store: Arc<dyn DynStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Serves `graph` as `graph_id`, on the server's saver and store.
     ///
     /// # Errors
     /// [`ServerError::Conflict`] when `graph_id` is already taken.
@@ -50,18 +69,25 @@ impl Server {
         graph: CompiledGraph<S, C>,
     ) -> Result<Self> {
         let graph_id = graph_id.into();
-        if self.assistants.iter().any(|a| a.graph_id == graph_id) {
+        if self.graphs.iter().any(|(id, _)| *id == graph_id) {
             return Err(ServerError::Conflict(format!("a graph is already served as `{graph_id}`")));
         }
-        let graph = graph.with_shared_checkpointer(self.saver.clone());
-        let served: Arc<dyn ServedGraph> = Arc::new(Served(Arc::new(graph)));
-        self.assistants.push(Assistant::new(graph_id, served));
+        let bind: Bind = Box::new(move |saver, store| {
+            let graph = graph.with_shared_checkpointer(saver.clone()).with_shared_store(store.clone());
+            Arc::new(Served(Arc::new(graph)))
+        });
+        self.graphs.push((graph_id, bind));
         Ok(self)
     }
 
     /// The API as an axum [`Router`], to mount or to serve with your own listener.
     pub fn router(self) -> Router {
-        crate::routes::router(Arc::new(App::new(self.assistants, self.saver)))
+        let assistants = self
+            .graphs
+            .into_iter()
+            .map(|(id, bind)| Assistant::new(id, bind(&self.saver, &self.store)))
+            .collect();
+        crate::routes::router(Arc::new(App::new(assistants, self.saver, self.store)))
     }
 
     /// Serves the API on `listener` until the process ends.

@@ -2,6 +2,7 @@
 
 mod assistants;
 mod runs;
+mod store;
 mod threads;
 
 use std::sync::Arc;
@@ -20,6 +21,7 @@ pub(crate) fn router(app: Arc<App>) -> Router {
         .merge(assistants::routes())
         .merge(threads::routes())
         .merge(runs::routes())
+        .merge(store::routes())
         .with_state(app)
 }
 

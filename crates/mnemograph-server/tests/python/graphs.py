@@ -5,6 +5,7 @@ import asyncio
 import operator
 from typing import Annotated, TypedDict
 
+from langgraph.config import get_store
 from langgraph.graph import START, StateGraph
 from langgraph.types import interrupt
 
@@ -35,6 +36,11 @@ async def slow(s: State):
     return {"log": ["slow"]}
 
 
+def remember(s: State):
+    get_store().put(("notes", "graph"), "last", {"log": s["log"]})
+    return {"log": ["remembered"]}
+
+
 def _chain(*nodes):
     builder = StateGraph(State)
     previous = START
@@ -49,3 +55,4 @@ chain = _chain(a, b)
 approve = _chain(a, ask, b)
 failing = _chain(boom)
 sleepy = _chain(slow)
+remembering = _chain(remember)

@@ -59,7 +59,7 @@ def wait_status(thread_id, run_id, statuses, timeout=20.0):
 @flow
 def assistants_one_per_graph():
     found = {a["graph_id"]: a for a in client.assistants.search(limit=100)}
-    assert {"chain", "approve", "failing", "sleepy"} <= set(found), found.keys()
+    assert {"chain", "approve", "failing", "sleepy", "remembering"} <= set(found), found.keys()
     chain = client.assistants.get(found["chain"]["assistant_id"])
     assert chain["graph_id"] == "chain"
     # The system assistant's id is the graph id's UUIDv5, whichever server derives it.
@@ -263,6 +263,34 @@ def errors_are_statuses_with_a_detail():
     assert status_of(lambda: client.runs.wait(tid, unknown, input={})) == 404
     assert status_of(lambda: client.assistants.get(unknown)) == 404
     assert status_of(lambda: client.runs.wait("00000000-0000-0000-0000-000000000000", "chain", input={})) == 404
+
+
+@flow
+def store_items_namespaces_and_search():
+    ns = ["users", RUN_TAG]
+    client.store.put_item(ns, "food", {"likes": "pizza", "stars": 5})
+    client.store.put_item(ns, "drink", {"likes": "tea", "stars": 3})
+    item = client.store.get_item(ns, "food")
+    assert item["value"] == {"likes": "pizza", "stars": 5} and item["namespace"] == ns, item
+    assert item["created_at"] and item["updated_at"]
+    assert client.store.get_item(ns, "missing") is None
+    found = client.store.search_items(["users"], filter={"likes": "tea"})["items"]
+    assert [i["key"] for i in found] == ["drink"], found
+    ranged = client.store.search_items(["users", RUN_TAG], filter={"stars": {"$gte": 4}})["items"]
+    assert [i["key"] for i in ranged] == ["food"], ranged
+    spaces = client.store.list_namespaces(prefix=["users"])["namespaces"]
+    assert ns in spaces, spaces
+    client.store.delete_item(ns, "food")
+    assert client.store.get_item(ns, "food") is None
+    assert status_of(lambda: client.store.put_item(["langgraph"], "k", {})) == 400
+    assert status_of(lambda: client.store.put_item(ns, "k", [1])) == 422
+
+
+@flow
+def nodes_write_the_store_the_api_serves():
+    client.runs.wait(None, "remembering", input={"log": ["x"]})
+    item = client.store.get_item(["notes", "graph"], "last")
+    assert item["value"] == {"log": ["x"]}, item
 
 
 print(f"{len(failures)} failed: {failures}" if failures else "all flows passed")

@@ -26,13 +26,20 @@ async fn boom(_s: Log) -> Result<LogUpdate, BoxError> {
     Err("boom happened".into())
 }
 
+async fn remember(s: Log, rt: Runtime) -> Result<LogUpdate, BoxError> {
+    let store = rt.store().ok_or("the server gives every graph its store")?;
+    let labels = ["notes".to_owned(), "graph".to_owned()];
+    store.put(&labels, "last", serde_json::json!({ "log": s.log }), None).await?;
+    Ok(LogUpdate::log(vec!["remembered".to_owned()]))
+}
+
 async fn slow(_s: Log) -> Result<LogUpdate> {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     Ok(LogUpdate::log(vec!["slow".to_owned()]))
 }
 
 /// A server with `chain` (a → b), `approve` (a → ask, which interrupts → b), `failing` and
-/// `sleepy` (1.5 s), on an in-memory saver.
+/// `sleepy` (1.5 s) and `remembering` (writes the store), on an in-memory saver and store.
 pub(crate) fn server() -> Server {
     let chain = StateGraph::<Log>::new()
         .add_node("a", append("a"))
@@ -48,8 +55,16 @@ pub(crate) fn server() -> Server {
         .add_edge("ask", "b");
     let failing = StateGraph::<Log>::new().add_node("boom", boom).add_edge(START, "boom");
     let sleepy = StateGraph::<Log>::new().add_node("slow", slow).add_edge(START, "slow");
+    let remembering = StateGraph::<Log>::new().add_node("remember", remember).add_edge(START, "remember");
     let server = Server::new(InMemoryCheckpointer::new());
-    [("chain", chain), ("approve", approve), ("failing", failing), ("sleepy", sleepy)]
+    let graphs = [
+        ("chain", chain),
+        ("approve", approve),
+        ("failing", failing),
+        ("sleepy", sleepy),
+        ("remembering", remembering),
+    ];
+    graphs
         .into_iter()
         .try_fold(server, |server, (id, graph)| {
             server.graph(id, graph.compile().expect("a test graph compiles"))

@@ -1,0 +1,152 @@
+//! `/store`: the long-term store the graphs' nodes read and write, over HTTP (put, get, delete,
+//! search, list namespaces).
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::routing::{post, put};
+use axum::{Json, Router};
+use mnemograph_core::store::{Item, ListNamespaces, SearchQuery};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::body_or_default;
+use crate::app::App;
+use crate::error::{Result, ServerError};
+
+pub(super) fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/store/items", put(put_item).get(get_item).delete(delete_item))
+        .route("/store/items/search", post(search))
+        .route("/store/namespaces", post(namespaces))
+}
+
+fn time(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    mnemograph_core::checkpoint::backend::format_iso(d.as_secs() as i64, d.subsec_micros())
+}
+
+fn item_json(item: &Item, score: Option<Option<f64>>) -> Value {
+    let mut v = json!({
+        "namespace": item.namespace,
+        "key": item.key,
+        "value": item.value,
+        "created_at": time(item.created_at),
+        "updated_at": time(item.updated_at),
+    });
+    if let (Some(score), Value::Object(map)) = (score, &mut v) {
+        map.insert("score".into(), score.into());
+    }
+    v
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Put {
+    namespace: Vec<String>,
+    key: String,
+    value: Value,
+    /// Minutes, as the API counts them.
+    ttl: Option<f64>,
+}
+
+async fn put_item(State(app): State<Arc<App>>, body: Bytes) -> Result<StatusCode> {
+    let p: Put = body_or_default(&body)?;
+    let ttl = match p.ttl {
+        Some(minutes) if minutes.is_finite() && minutes > 0.0 => {
+            Some(Duration::from_secs_f64(minutes * 60.0))
+        }
+        Some(minutes) => {
+            return Err(ServerError::Unprocessable(format!("invalid ttl {minutes}: minutes > 0")))
+        }
+        None => None,
+    };
+    app.store.put(&p.namespace, &p.key, p.value, ttl).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Get {
+    /// Labels joined by `.`.
+    namespace: String,
+    key: String,
+}
+
+fn labels(dotted: &str) -> Vec<String> {
+    if dotted.is_empty() {
+        Vec::new()
+    } else {
+        dotted.split('.').map(str::to_owned).collect()
+    }
+}
+
+async fn get_item(State(app): State<Arc<App>>, Query(q): Query<Get>) -> Result<Json<Value>> {
+    let item = app.store.get(&labels(&q.namespace), &q.key).await?;
+    Ok(Json(item.map_or(Value::Null, |i| item_json(&i, None))))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Delete {
+    namespace: Vec<String>,
+    key: String,
+}
+
+async fn delete_item(State(app): State<Arc<App>>, body: Bytes) -> Result<StatusCode> {
+    let d: Delete = body_or_default(&body)?;
+    app.store.delete(&d.namespace, &d.key).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Search {
+    namespace_prefix: Vec<String>,
+    filter: Option<Map<String, Value>>,
+    query: Option<String>,
+    limit: Option<usize>,
+    offset: Option<usize>,
+}
+
+async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>> {
+    let s: Search = body_or_default(&body)?;
+    let mut query = SearchQuery::new().limit(s.limit.unwrap_or(10)).offset(s.offset.unwrap_or(0));
+    if let Some(q) = s.query.filter(|q| !q.is_empty()) {
+        query = query.query(q);
+    }
+    if let Some(f) = s.filter {
+        query = query.filter(Value::Object(f));
+    }
+    let items = app.store.search(&s.namespace_prefix, query).await?;
+    let items: Vec<Value> = items.iter().map(|i| item_json(&i.item, Some(i.score))).collect();
+    Ok(Json(json!({ "items": items })))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Namespaces {
+    prefix: Option<Vec<String>>,
+    suffix: Option<Vec<String>>,
+    max_depth: Option<usize>,
+    limit: Option<usize>,
+    offset: Option<usize>,
+}
+
+async fn namespaces(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>> {
+    let n: Namespaces = body_or_default(&body)?;
+    let mut options = ListNamespaces::new().limit(n.limit.unwrap_or(100)).offset(n.offset.unwrap_or(0));
+    if let Some(p) = n.prefix {
+        options = options.prefix(p);
+    }
+    if let Some(s) = n.suffix {
+        options = options.suffix(s);
+    }
+    if let Some(d) = n.max_depth {
+        options = options.max_depth(d);
+    }
+    Ok(Json(json!({ "namespaces": app.store.list_namespaces(options).await? })))
+}
