@@ -16,6 +16,7 @@ use uuid::Uuid;
 use crate::assistant::Assistant;
 use crate::error::{Result, ServerError};
 use crate::events::Translator;
+use crate::hooks::{RunContext, RunEnd};
 use crate::records::{now, RunRecord, ThreadRecord};
 use crate::request::{Multitask, RunCreate};
 use crate::run::{Plan, RunHandle, Stop};
@@ -327,25 +328,36 @@ impl App {
     async fn execute(self: Arc<Self>, run: Arc<RunHandle>) {
         let Some(plan) = run.take_plan() else { return };
         let record = run.record();
+        let context = context_of(&record, &plan);
         let outcome = match run.stop_requested() {
             Some(how) => Outcome::Stopped(how),
-            None => self.drive(&run, &record, plan).await,
+            None => {
+                let outcome = self.drive(&run, &record, plan, context.clone()).await;
+                if let Ok(a) = self.assistant(&record.assistant_id) {
+                    let end = match &outcome {
+                        Outcome::Done => RunEnd::Success,
+                        Outcome::Failed(e) => RunEnd::Error(
+                            e.get("message").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                        ),
+                        Outcome::Stopped(_) => RunEnd::Cancelled,
+                    };
+                    a.graph.after_run(&context, &end).await;
+                }
+                outcome
+            }
         };
         self.finish(&run, &record, outcome).await;
     }
 
     /// Runs the graph, recording its events, until it ends or is asked to stop.
-    async fn drive(&self, run: &RunHandle, record: &RunRecord, plan: Plan) -> Outcome {
+    async fn drive(&self, run: &RunHandle, record: &RunRecord, plan: Plan, context: RunContext) -> Outcome {
         run.set_status("running");
         run.push("metadata".into(), json!({ "run_id": record.run_id, "attempt": 1 }));
         let graph = match self.assistant(&record.assistant_id) {
             Ok(a) => a.graph.clone(),
             Err(e) => return fail(run, &e.to_string(), "NotFound"),
         };
-        let mut stream = match graph.run(plan.input, plan.config, plan.modes.engine()) {
-            Ok(s) => s,
-            Err(e) => return fail(run, &e.to_string(), kind_of(&e)),
-        };
+        let mut stream = graph.run(context, plan.input, plan.config, plan.modes.engine());
         let mut translator = Translator::new(plan.modes);
         let mut stop = run.stop_signal();
         loop {
@@ -443,6 +455,15 @@ impl App {
 
 fn thread_not_found(id: &str) -> ServerError {
     ServerError::NotFound(format!("Thread with ID {id} not found"))
+}
+
+/// What hooks learn of a run.
+fn context_of(record: &RunRecord, plan: &Plan) -> RunContext {
+    RunContext {
+        thread_id: record.thread_id.clone(),
+        run_id: record.run_id.clone(),
+        metadata: plan.config.metadata.clone(),
+    }
 }
 
 /// An error and its sources, joined by `: ` (a node's error is the source of the engine's).

@@ -31,6 +31,9 @@ pub enum ServerError {
     /// The store refused or failed (400 for a bad namespace, 422 for a bad value or filter).
     #[error(transparent)]
     Store(#[from] mnemograph_core::store::StoreError),
+    /// A run hook refused the run (a run's `error` event).
+    #[error("run hook failed: {0}")]
+    Hook(#[source] mnemograph_core::BoxError),
     /// The listener failed.
     #[error("server I/O: {0}")]
     Io(#[from] std::io::Error),
@@ -49,7 +52,9 @@ impl ServerError {
             Self::Store(StoreError::InvalidValue { .. } | StoreError::InvalidFilter { .. }) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
-            Self::Graph(_) | Self::Store(_) | Self::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Graph(_) | Self::Store(_) | Self::Hook(_) | Self::Io(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
         }
     }
 }

@@ -53,12 +53,16 @@
 //! - **Errors** as the API shapes them: a status and `{"detail": "..."}`; a run's failure is
 //!   an `error` event `{"error", "message"}`, and `wait` answers `{"__error__": {...}}`.
 //!
+//! An application's own work around runs — rebuilding a thread from an archive before it
+//! runs, archiving a finished round — goes in [`RunHooks`] ([`Server::graph_with_hooks`]).
+//!
 //! Thread and run records live in the server process; checkpoints live in the saver.
 
 mod app;
 mod assistant;
 mod error;
 mod events;
+mod hooks;
 mod records;
 mod request;
 mod routes;
@@ -68,4 +72,5 @@ mod server;
 mod sse;
 
 pub use error::{Result, ServerError};
+pub use hooks::{NoHooks, RunContext, RunEnd, RunHooks};
 pub use server::Server;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use futures_util::stream::BoxStream;
-use futures_util::StreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use mnemograph_core::checkpoint::{CheckpointConfig, ListOptions};
 use mnemograph_core::value::ChannelValue;
 use mnemograph_core::{
@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::ServerError;
 use crate::events::Emitted;
+use crate::hooks::{RunContext, RunEnd, RunHooks};
 
 /// What a run starts from, as a request gives it.
 #[derive(Debug, Clone)]
@@ -38,13 +39,16 @@ pub(crate) trait ServedGraph: Send + Sync {
     fn fields(&self) -> Vec<&'static str>;
     /// The graph's node names.
     fn nodes(&self) -> Vec<String>;
-    /// Runs the graph, yielding its stream as the API's events.
+    /// Runs the graph (after the hooks' `before_run`), yielding its stream as the API's events.
     fn run(
         &self,
+        run: RunContext,
         input: RunInput,
         config: RunConfig,
         modes: StreamModes,
-    ) -> Result<BoxStream<'static, Result<Emitted, mnemograph_core::Error>>, ServerError>;
+    ) -> BoxStream<'static, Result<Emitted, ServerError>>;
+    /// Calls the hooks' `after_run`.
+    fn after_run<'a>(&'a self, run: &'a RunContext, end: &'a RunEnd) -> BoxFuture<'a, ()>;
     /// The state at `config`'s checkpoint (the latest when it names none).
     fn state(&self, config: RunConfig) -> BoxFuture<'_, Result<Option<StateJson>, ServerError>>;
     /// The thread's checkpoints, newest first.
@@ -62,8 +66,11 @@ pub(crate) trait ServedGraph: Send + Sync {
     ) -> BoxFuture<'_, Result<CheckpointConfig, ServerError>>;
 }
 
-/// A [`CompiledGraph`] behind [`ServedGraph`].
-pub(crate) struct Served<S: State, C>(pub(crate) Arc<CompiledGraph<S, C>>);
+/// A [`CompiledGraph`] and its hooks behind [`ServedGraph`].
+pub(crate) struct Served<S: State, C> {
+    pub(crate) graph: Arc<CompiledGraph<S, C>>,
+    pub(crate) hooks: Arc<dyn RunHooks<S, C>>,
+}
 
 /// The state as a JSON object of its fields.
 pub(crate) fn state_json<S: State>(state: &S) -> Result<Value, ServerError> {
@@ -150,39 +157,48 @@ impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
     }
 
     fn nodes(&self) -> Vec<String> {
-        self.0.node_names().map(str::to_owned).collect()
+        self.graph.node_names().map(str::to_owned).collect()
     }
 
     fn run(
         &self,
+        run: RunContext,
         input: RunInput,
-        config: RunConfig,
+        mut config: RunConfig,
         modes: StreamModes,
-    ) -> Result<BoxStream<'static, Result<Emitted, mnemograph_core::Error>>, ServerError> {
-        let input = match input {
-            RunInput::Values(values) => Input::Update(update_from_json::<S>(values)?),
-            RunInput::Resume(value) => Input::ResumeWith(Resume::value(value)),
-            RunInput::ResumeById(map) => Input::ResumeWith(Resume::by_id(map)),
-            RunInput::Continue => Input::Resume,
-        };
-        let stream = self.0.stream(input, &config).modes(modes);
-        let thread_id = config.thread_id.clone().unwrap_or_default();
-        let mut last_values = Value::Null;
-        let events = stream.flat_map(move |item| {
-            let out: Vec<Result<Emitted, mnemograph_core::Error>> = match item {
-                Err(e) => vec![Err(e)],
-                Ok(event) => {
-                    emitted::<S>(event, &mut last_values, modes, &thread_id).into_iter().map(Ok).collect()
-                }
+    ) -> BoxStream<'static, Result<Emitted, ServerError>> {
+        let (graph, hooks) = (self.graph.clone(), self.hooks.clone());
+        let start = async move {
+            hooks.before_run(&graph, &run, &mut config).await.map_err(ServerError::Hook)?;
+            let input = match input {
+                RunInput::Values(values) => Input::Update(update_from_json::<S>(values)?),
+                RunInput::Resume(value) => Input::ResumeWith(Resume::value(value)),
+                RunInput::ResumeById(map) => Input::ResumeWith(Resume::by_id(map)),
+                RunInput::Continue => Input::Resume,
             };
-            futures_util::stream::iter(out)
-        });
-        Ok(events.boxed())
+            let thread_id = config.thread_id.clone().unwrap_or_default();
+            let mut last_values = Value::Null;
+            let events = graph.stream(input, &config).modes(modes).flat_map(move |item| {
+                let out: Vec<Result<Emitted, ServerError>> = match item {
+                    Err(e) => vec![Err(e.into())],
+                    Ok(event) => {
+                        emitted::<S>(event, &mut last_values, modes, &thread_id).into_iter().map(Ok).collect()
+                    }
+                };
+                futures_util::stream::iter(out)
+            });
+            Ok::<_, ServerError>(events)
+        };
+        futures_util::stream::once(start).try_flatten().boxed()
+    }
+
+    fn after_run<'a>(&'a self, run: &'a RunContext, end: &'a RunEnd) -> BoxFuture<'a, ()> {
+        self.hooks.after_run(&self.graph, run, end)
     }
 
     fn state(&self, config: RunConfig) -> BoxFuture<'_, Result<Option<StateJson>, ServerError>> {
         Box::pin(async move {
-            let snapshot = self.0.get_state(&config).await?;
+            let snapshot = self.graph.get_state(&config).await?;
             if snapshot.config.is_none() {
                 return Ok(None);
             }
@@ -196,7 +212,7 @@ impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
         options: ListOptions,
     ) -> BoxFuture<'_, Result<Vec<StateJson>, ServerError>> {
         Box::pin(async move {
-            let snapshots = self.0.get_state_history(&config, options).await?;
+            let snapshots = self.graph.get_state_history(&config, options).await?;
             snapshots.iter().map(snapshot_json).collect()
         })
     }
@@ -209,7 +225,7 @@ impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
     ) -> BoxFuture<'_, Result<CheckpointConfig, ServerError>> {
         Box::pin(async move {
             let update = update_from_json::<S>(values)?;
-            Ok(self.0.update_state(&config, update, as_node.as_deref()).await?)
+            Ok(self.graph.update_state(&config, update, as_node.as_deref()).await?)
         })
     }
 }

@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 use crate::app::App;
 use crate::assistant::Assistant;
 use crate::error::{Result, ServerError};
+use crate::hooks::{NoHooks, RunHooks};
 use crate::served::{Served, ServedGraph};
 
 /// Builds a served graph once the saver and the store are known.
@@ -64,9 +65,22 @@ impl Server {
     /// # Errors
     /// [`ServerError::Conflict`] when `graph_id` is already taken.
     pub fn graph<S: State, C: Send + Sync + 'static>(
+        self,
+        graph_id: impl Into<String>,
+        graph: CompiledGraph<S, C>,
+    ) -> Result<Self> {
+        self.graph_with_hooks(graph_id, graph, NoHooks)
+    }
+
+    /// Serves `graph` as `graph_id`, calling `hooks` around each of its runs.
+    ///
+    /// # Errors
+    /// [`ServerError::Conflict`] when `graph_id` is already taken.
+    pub fn graph_with_hooks<S: State, C: Send + Sync + 'static>(
         mut self,
         graph_id: impl Into<String>,
         graph: CompiledGraph<S, C>,
+        hooks: impl RunHooks<S, C>,
     ) -> Result<Self> {
         let graph_id = graph_id.into();
         if self.graphs.iter().any(|(id, _)| *id == graph_id) {
@@ -74,7 +88,7 @@ impl Server {
         }
         let bind: Bind = Box::new(move |saver, store| {
             let graph = graph.with_shared_checkpointer(saver.clone()).with_shared_store(store.clone());
-            Arc::new(Served(Arc::new(graph)))
+            Arc::new(Served { graph: Arc::new(graph), hooks: Arc::new(hooks) })
         });
         self.graphs.push((graph_id, bind));
         Ok(self)

@@ -38,14 +38,24 @@ async fn slow(_s: Log) -> Result<LogUpdate> {
     Ok(LogUpdate::log(vec!["slow".to_owned()]))
 }
 
-/// A server with `chain` (a → b), `approve` (a → ask, which interrupts → b), `failing` and
-/// `sleepy` (1.5 s) and `remembering` (writes the store), on an in-memory saver and store.
-pub(crate) fn server() -> Server {
-    let chain = StateGraph::<Log>::new()
+/// `a` → `b`.
+pub(crate) fn chain() -> StateGraph<Log> {
+    StateGraph::<Log>::new()
         .add_node("a", append("a"))
         .add_node("b", append("b"))
         .add_edge(START, "a")
-        .add_edge("a", "b");
+        .add_edge("a", "b")
+}
+
+/// A node that fails with "boom happened".
+pub(crate) fn failing() -> StateGraph<Log> {
+    StateGraph::<Log>::new().add_node("boom", boom).add_edge(START, "boom")
+}
+
+/// A server with `chain` (a → b), `approve` (a → ask, which interrupts → b), `failing` and
+/// `sleepy` (1.5 s) and `remembering` (writes the store), on an in-memory saver and store.
+pub(crate) fn server() -> Server {
+    let chain = chain();
     let approve = StateGraph::<Log>::new()
         .add_node("a", append("a"))
         .add_node("ask", ask)
@@ -53,7 +63,7 @@ pub(crate) fn server() -> Server {
         .add_edge(START, "a")
         .add_edge("a", "ask")
         .add_edge("ask", "b");
-    let failing = StateGraph::<Log>::new().add_node("boom", boom).add_edge(START, "boom");
+    let failing = failing();
     let sleepy = StateGraph::<Log>::new().add_node("slow", slow).add_edge(START, "slow");
     let remembering = StateGraph::<Log>::new().add_node("remember", remember).add_edge(START, "remember");
     let server = Server::new(InMemoryCheckpointer::new());

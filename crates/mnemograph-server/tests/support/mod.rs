@@ -1,3 +1,4 @@
 //! Shared by the server's tests.
 
+#[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod graphs;
