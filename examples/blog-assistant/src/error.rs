@@ -44,6 +44,9 @@ pub enum Error {
     /// The model client could not be built.
     #[error("model client failed")]
     Model(#[from] mnemograph_models::Error),
+    /// The LangGraph API server refused a setting.
+    #[error("LangGraph API server failed")]
+    Server(#[from] mnemograph_server::ServerError),
     /// Binding or serving the socket failed.
     #[error("server I/O failed")]
     Io(#[from] std::io::Error),

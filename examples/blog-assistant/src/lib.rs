@@ -12,11 +12,13 @@
 //! tools), [`tool_output`] and [`tool_log`] (around each tool call), [`model`]
 //! (OpenAI-compatible or offline), [`agent`] (the graph), [`snapshot`] (what Redis keeps),
 //! [`archive`], [`recovery`], [`locks`] (one round per thread at a time), [`round`] and [`sse`]
-//! (a round as events, stream safety), [`routes`], [`web`].
+//! (a round as events, stream safety), [`routes`], [`web`]. [`api`] serves the same agent over
+//! LangGraph's HTTP API instead (`cargo run -p blog-assistant --bin blog-langgraph-api`).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
+pub mod api;
 pub mod archive;
 pub mod config;
 pub mod corpus;

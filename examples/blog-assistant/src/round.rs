@@ -133,6 +133,24 @@ impl RoundLog {
         }
     }
 
+    /// The round that ends `messages`: the last human message is its question, and the
+    /// messages after it are read as the run's updates are (AI replies give the answer, tool
+    /// results the citations). `None` without a human message.
+    pub fn of_messages(messages: &[Message]) -> Option<(String, Self)> {
+        let start = messages.iter().rposition(|m| m.kind() == MessageType::Human)?;
+        let mut log = Self::default();
+        for m in &messages[start + 1..] {
+            match m.kind() {
+                MessageType::Ai => {
+                    log.reply(m);
+                }
+                MessageType::Tool => log.tool_result(m),
+                _ => {}
+            }
+        }
+        Some((messages[start].text(), log))
+    }
+
     /// The answer, if the model gave one with text.
     pub fn answer(&self) -> Option<&str> {
         self.answer.as_deref().filter(|a| !a.trim().is_empty())

@@ -1,0 +1,74 @@
+//! The assistant served over LangGraph's HTTP API by mnemograph-server, graph unchanged: a run
+//! answers and its round is archived in MySQL, a thread whose Redis checkpoint is gone is rebuilt
+//! from the archive before the next run, and a thread without a conversation in its metadata is
+//! refused. Real Redis and MariaDB, as the other service tests.
+
+mod support;
+
+use std::time::Duration;
+
+use blog_assistant::{Config, ModelChoice};
+use mnemograph_core::checkpoint::Checkpointer;
+use serde_json::{json, Value};
+use support::{archived_rows, http_client, ids, mysql_url, start, SHARED_DB};
+
+async fn post(url: String, body: Value) -> Value {
+    let response = http_client().post(&url).json(&body).send().await.expect("the API answers");
+    assert!(response.status().is_success(), "{url}: {}", response.status());
+    response.json().await.expect("a JSON body")
+}
+
+fn ask(question: &str) -> Value {
+    json!({ "assistant_id": "blog", "input": { "messages": [{ "role": "user", "content": question }] } })
+}
+
+/// The text of the last message of a run's output.
+fn last_answer(out: &Value) -> String {
+    let last =
+        out["messages"].as_array().and_then(|m| m.last()).unwrap_or_else(|| panic!("no messages: {out}"));
+    assert_eq!(last["type"], "ai", "{out}");
+    last["content"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rounds_are_archived_and_a_cold_thread_is_rebuilt_from_the_archive() {
+    // `start` checks Redis and MariaDB (and skips or fails as the other tests do) and gives
+    // the archive to read back.
+    let Some(t) = start(SHARED_DB).await else { return };
+    let config = Config::offline(t.redis_url.as_str(), mysql_url())
+        .with_model(ModelChoice::Offline { token_delay: Duration::ZERO });
+    let server = blog_assistant::api::server(&config).await.expect("the API server starts");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(server.serve(listener));
+
+    let (user, session) = ids("api");
+    let thread =
+        post(format!("{url}/threads"), json!({ "metadata": { "user_id": user, "session_id": session } }))
+            .await;
+    let tid = thread["thread_id"].as_str().unwrap().to_owned();
+    let out = post(format!("{url}/threads/{tid}/runs/wait"), ask("上下文剪裁是什么？")).await;
+    let first = last_answer(&out);
+    assert!(!first.is_empty(), "{out}");
+    let rows = archived_rows(&t.app, &user, &session).await;
+    let roles_and_text: Vec<(&str, &str)> = rows.iter().map(|(r, c, _)| (r.as_str(), c.as_str())).collect();
+    assert_eq!(roles_and_text, [("human", "上下文剪裁是什么？"), ("ai", first.as_str())]);
+
+    // The checkpoint expires (or Redis is flushed): the archive brings the thread back.
+    let saver = blog_assistant::snapshot::connect_saver(&config).await.unwrap();
+    Checkpointer::delete_thread(&saver, &tid).await.unwrap();
+    let state: Value =
+        http_client().get(format!("{url}/threads/{tid}/state")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(state["checkpoint"], Value::Null, "the checkpoint is gone: {state}");
+    let out = post(format!("{url}/threads/{tid}/runs/wait"), ask("再说一遍")).await;
+    let messages = out["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"], "上下文剪裁是什么？", "rebuilt from the archive: {out}");
+    assert_eq!(messages[1]["content"], first.as_str());
+    assert_eq!(archived_rows(&t.app, &user, &session).await.len(), 4);
+
+    // A thread that names no conversation cannot be archived: the run is refused.
+    let bare = post(format!("{url}/threads"), json!({})).await;
+    let bare_id = bare["thread_id"].as_str().unwrap();
+    let out = post(format!("{url}/threads/{bare_id}/runs/wait"), ask("hi")).await;
+    assert!(out["__error__"]["message"].as_str().unwrap().contains("user_id"), "{out}");
+}
