@@ -76,6 +76,7 @@ pub use error::{BoxError, Error, GraphIssue, Result};
 pub use graph::branch::IntoPathMap;
 pub use graph::builder::{NodeOptions, StateGraph};
 pub use graph::compiled::CompiledGraph;
+pub use graph::draw::{GraphEdge, GraphLayout};
 pub use graph::invoke::GraphStream;
 pub use graph::node::{node, IntoNode};
 pub use graph::state_api::{SnapshotTask, StateSnapshot};

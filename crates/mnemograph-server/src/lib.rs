@@ -35,7 +35,8 @@
 //!
 //! # What is served
 //! - **Assistants**: one system assistant per graph (`/assistants/search`, `/assistants/{id}`,
-//!   `/assistants/{id}/schemas`), its id derived from the graph id as LangGraph derives it.
+//!   `/assistants/{id}/schemas`, `/assistants/{id}/graph`), its id derived from the graph id as
+//!   LangGraph derives it.
 //! - **Threads**: create (with `if_exists`), get, patch metadata, search, delete, copy; state
 //!   (latest or at a checkpoint), state update (`as_node`, forking from a `checkpoint_id`),
 //!   history.

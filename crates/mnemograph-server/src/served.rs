@@ -39,6 +39,8 @@ pub(crate) trait ServedGraph: Send + Sync {
     fn fields(&self) -> Vec<&'static str>;
     /// The graph's node names.
     fn nodes(&self) -> Vec<String>;
+    /// The graph's nodes and edges in LangGraph's JSON.
+    fn layout(&self) -> Value;
     /// Runs the graph (after the hooks' `before_run`), yielding its stream as the API's events.
     fn run(
         &self,
@@ -158,6 +160,10 @@ impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
 
     fn nodes(&self) -> Vec<String> {
         self.graph.node_names().map(str::to_owned).collect()
+    }
+
+    fn layout(&self) -> Value {
+        self.graph.get_graph().to_json()
     }
 
     fn run(

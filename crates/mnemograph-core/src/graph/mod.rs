@@ -4,7 +4,7 @@ pub(crate) mod branch;
 pub(crate) mod builder;
 mod compile;
 pub(crate) mod compiled;
-mod draw;
+pub(crate) mod draw;
 mod flow;
 pub(crate) mod invoke;
 mod lower;

@@ -18,6 +18,7 @@ pub(super) fn routes() -> Router<Arc<App>> {
         .route("/assistants/search", post(search))
         .route("/assistants/{assistant_id}", get(one))
         .route("/assistants/{assistant_id}/schemas", get(schemas))
+        .route("/assistants/{assistant_id}/graph", get(graph))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -46,6 +47,10 @@ async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Vec<Val
 
 async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {
     Ok(Json(app.assistant(&id)?.to_json()))
+}
+
+async fn graph(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {
+    Ok(Json(app.assistant(&id)?.graph.layout()))
 }
 
 async fn schemas(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {

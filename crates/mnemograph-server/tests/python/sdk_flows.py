@@ -64,6 +64,10 @@ def assistants_one_per_graph():
     assert chain["graph_id"] == "chain"
     # The system assistant's id is the graph id's UUIDv5, whichever server derives it.
     assert chain["assistant_id"] == "608f7b9c-04e5-5cf2-a3f7-ba75a3719808", chain
+    drawn = client.assistants.get_graph(chain["assistant_id"])
+    assert [n["id"] for n in drawn["nodes"]] == ["__start__", "a", "b", "__end__"], drawn
+    edges = [(e["source"], e["target"]) for e in drawn["edges"]]
+    assert edges == [("__start__", "a"), ("a", "b"), ("b", "__end__")], drawn
     schemas = client.assistants.get_schemas(chain["assistant_id"])
     assert "log" in schemas["state_schema"]["properties"], schemas
 

@@ -6,7 +6,10 @@
 mod dot;
 mod escape;
 mod ids;
+mod json;
 mod mermaid;
+
+pub use json::{GraphEdge, GraphLayout};
 
 use super::builder::StateGraph;
 use crate::constants::END;
