@@ -36,6 +36,10 @@ bench-compare *ARGS:
 bench-telemetry *ARGS:
     bash scripts/bench-telemetry.sh {{ARGS}}
 
+# Concurrent streaming runs: mnemograph-server against Python's `langgraph dev`.
+bench-server *ARGS:
+    bash scripts/bench-server.sh {{ARGS}}
+
 # Everything CI does.
 ci:
     bash .ci/run

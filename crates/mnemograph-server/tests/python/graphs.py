@@ -1,5 +1,5 @@
-"""The Python twins of the graphs tests/sdk.rs serves, for running the same flows on
-`langgraph dev` (langgraph.json in this folder registers them)."""
+"""The Python twins of the graphs tests/sdk.rs and examples/serve.rs serve, for running the same
+flows and the same load on `langgraph dev` (langgraph.json in this folder registers them)."""
 
 import asyncio
 import operator
@@ -36,6 +36,11 @@ async def slow(s: State):
     return {"log": ["slow"]}
 
 
+async def wait(s: State):
+    await asyncio.sleep(0.05)
+    return {"log": ["waited"]}
+
+
 def remember(s: State):
     get_store().put(("notes", "graph"), "last", {"log": s["log"]})
     return {"log": ["remembered"]}
@@ -56,3 +61,4 @@ approve = _chain(a, ask, b)
 failing = _chain(boom)
 sleepy = _chain(slow)
 remembering = _chain(remember)
+pause = _chain(wait)

@@ -1,0 +1,41 @@
+//! Serves two small graphs over LangGraph's API, for trying the server with an SDK client and for
+//! the load benchmark (`scripts/bench-server.sh`): `chain` (two nodes appending to a log) and
+//! `pause` (one node that waits 50 ms, as a model call would).
+//!
+//! `cargo run -p mnemograph-server --example serve -- 127.0.0.1:2024`
+
+use std::time::Duration;
+
+use mnemograph_core::prelude::*;
+use mnemograph_server::Server;
+
+#[derive(State, Clone, Default, Debug)]
+struct Log {
+    #[reducer(append)]
+    log: Vec<String>,
+}
+
+async fn a(_: Log) -> Result<LogUpdate> {
+    Ok(LogUpdate::log(vec!["a".to_owned()]))
+}
+
+async fn b(_: Log) -> Result<LogUpdate> {
+    Ok(LogUpdate::log(vec!["b".to_owned()]))
+}
+
+async fn wait(_: Log) -> Result<LogUpdate> {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    Ok(LogUpdate::log(vec!["waited".to_owned()]))
+}
+
+#[tokio::main]
+async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let bind = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:2024".to_owned());
+    let chain = StateGraph::<Log>::new().add_node("a", a).add_node("b", b).add_edge(START, "a").add_edge("a", "b");
+    let pause = StateGraph::<Log>::new().add_node("wait", wait).add_edge(START, "wait");
+    let server = Server::new(InMemoryCheckpointer::new()).graph("chain", chain.compile()?)?.graph("pause", pause.compile()?)?;
+    let listener = tokio::net::TcpListener::bind(&bind).await?;
+    println!("serving chain and pause on http://{}", listener.local_addr()?);
+    server.serve(listener).await?;
+    Ok(())
+}
