@@ -60,7 +60,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for round in 0..rounds {
         let mut threads = Vec::with_capacity(runs);
         for _ in 0..runs {
-            let created: Value = client.post(format!("{url}/threads")).json(&json!({})).send().await?.json().await?;
+            let created: Value =
+                client.post(format!("{url}/threads")).json(&json!({})).send().await?.json().await?;
             threads.push(created["thread_id"].as_str().ok_or("no thread_id")?.to_owned());
         }
         let start = Instant::now();

@@ -31,9 +31,12 @@ async fn wait(_: Log) -> Result<LogUpdate> {
 #[tokio::main]
 async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let bind = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:2024".to_owned());
-    let chain = StateGraph::<Log>::new().add_node("a", a).add_node("b", b).add_edge(START, "a").add_edge("a", "b");
+    let chain =
+        StateGraph::<Log>::new().add_node("a", a).add_node("b", b).add_edge(START, "a").add_edge("a", "b");
     let pause = StateGraph::<Log>::new().add_node("wait", wait).add_edge(START, "wait");
-    let server = Server::new(InMemoryCheckpointer::new()).graph("chain", chain.compile()?)?.graph("pause", pause.compile()?)?;
+    let server = Server::new(InMemoryCheckpointer::new())
+        .graph("chain", chain.compile()?)?
+        .graph("pause", pause.compile()?)?;
     let listener = tokio::net::TcpListener::bind(&bind).await?;
     println!("serving chain and pause on http://{}", listener.local_addr()?);
     server.serve(listener).await?;
