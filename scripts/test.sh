@@ -148,6 +148,10 @@ features=()
 if [ -d crates/mnemograph-memory ] && selected mnemograph-memory; then
   features=(--features mnemograph-memory/local-embeddings)
 fi
+# mnemograph-server's durable run queue (`mysql`), tested against the MariaDB the other tests use.
+if [ -d crates/mnemograph-server ] && selected mnemograph-server; then
+  features+=(--features mnemograph-server/mysql)
+fi
 if [ -d crates/mnemograph-memory-milvus ] && selected mnemograph-memory-milvus; then
   if [ -z "${MINILM_DIR:-}" ]; then
     MINILM_DIR=$(from_helper "MiniLM model directory" scripts/milvus-lite.sh minilm) || exit 1

@@ -34,6 +34,9 @@ pub enum ServerError {
     /// A run hook refused the run (a run's `error` event).
     #[error("run hook failed: {0}")]
     Hook(#[source] mnemograph_core::BoxError),
+    /// The run queue's database failed.
+    #[error("run queue: {0}")]
+    Queue(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The listener failed.
     #[error("server I/O: {0}")]
     Io(#[from] std::io::Error),
@@ -52,7 +55,7 @@ impl ServerError {
             Self::Store(StoreError::InvalidValue { .. } | StoreError::InvalidFilter { .. }) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
-            Self::Graph(_) | Self::Store(_) | Self::Hook(_) | Self::Io(_) => {
+            Self::Graph(_) | Self::Store(_) | Self::Hook(_) | Self::Queue(_) | Self::Io(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
         }

@@ -59,11 +59,16 @@
 //!
 //! Thread and run records live in the server process; checkpoints live in the saver.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod app;
 mod assistant;
 mod error;
 mod events;
 mod hooks;
+#[cfg(feature = "mysql")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mysql")))]
+pub mod queue;
 mod records;
 mod request;
 mod routes;

@@ -1,0 +1,296 @@
+//! [`MySqlRunQueue`]: the run queue in two MySQL/MariaDB tables, claimed with `FOR UPDATE SKIP
+//! LOCKED` so that workers never wait on each other's claims.
+
+use std::time::Duration;
+
+use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
+use sqlx::{MySql, Row, Transaction};
+
+use super::{Claim, Finished, Lease, QueuedRun};
+use crate::error::{Result, ServerError};
+
+/// How many queued runs one claim looks at before it gives up for now.
+const CANDIDATES: usize = 16;
+/// How many times a claim is retried after the server rolled it back to break a deadlock.
+const DEADLOCK_RETRIES: usize = 8;
+
+const SETUP: [&str; 2] = [
+    "CREATE TABLE IF NOT EXISTS server_runs (
+        seq BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        run_id VARCHAR(64) NOT NULL,
+        thread_id VARCHAR(64) NOT NULL,
+        status VARCHAR(16) NOT NULL,
+        payload LONGTEXT NOT NULL,
+        worker VARCHAR(128) NULL,
+        lease_until DATETIME(6) NULL,
+        attempt INT UNSIGNED NOT NULL DEFAULT 0,
+        created_at DATETIME(6) NOT NULL,
+        updated_at DATETIME(6) NOT NULL,
+        UNIQUE KEY run_id (run_id),
+        KEY by_status (status, seq),
+        KEY by_thread (thread_id, seq)
+    ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    "CREATE TABLE IF NOT EXISTS server_threads (
+        thread_id VARCHAR(64) NOT NULL PRIMARY KEY,
+        active_run VARCHAR(64) NULL
+    ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+];
+
+/// The run queue on MySQL or MariaDB (10.6 or later, for `SKIP LOCKED`).
+///
+/// `server_runs` holds every queued run in queue order (`seq`) with its status (`pending`,
+/// `running`, `success`, `error`, `interrupted`), the worker holding it and until when;
+/// `server_threads` names each thread's run in progress. A claim locks one candidate run and its
+/// thread's row in one transaction, skipping rows another claim holds; a candidate whose thread
+/// has another run in progress, or an older run still waiting, is passed over.
+#[derive(Debug, Clone)]
+pub struct MySqlRunQueue {
+    pool: MySqlPool,
+}
+
+fn db(e: sqlx::Error) -> ServerError {
+    ServerError::Queue(Box::new(e))
+}
+
+/// Whether the server rolled the transaction back to break a deadlock or a lock wait.
+fn is_deadlock(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if matches!(d.code().as_deref(), Some("40001" | "HY000"))
+        && (d.message().contains("Deadlock") || d.message().contains("Lock wait timeout")))
+}
+
+impl MySqlRunQueue {
+    /// Connects to the database of `url` (`mysql://user:pass@host:port/db`).
+    ///
+    /// # Errors
+    /// [`ServerError::Queue`] when the server cannot be reached.
+    pub async fn connect(url: &str) -> Result<Self> {
+        let pool = MySqlPoolOptions::new()
+            .max_connections(16)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect(url)
+            .await
+            .map_err(db)?;
+        Ok(Self::with_pool(pool))
+    }
+
+    /// A queue on an existing pool.
+    pub fn with_pool(pool: MySqlPool) -> Self {
+        Self { pool }
+    }
+
+    /// Creates the tables when missing.
+    ///
+    /// # Errors
+    /// [`ServerError::Queue`].
+    pub async fn setup(&self) -> Result<()> {
+        for sql in SETUP {
+            sqlx::query(sql).execute(&self.pool).await.map_err(db)?;
+        }
+        Ok(())
+    }
+
+    /// Queues `run` behind the runs already queued.
+    ///
+    /// # Errors
+    /// [`ServerError::Queue`], for instance for a run id already queued.
+    pub async fn enqueue(&self, run: &QueuedRun) -> Result<()> {
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        sqlx::query("INSERT IGNORE INTO server_threads (thread_id) VALUES (?)")
+            .bind(&run.thread_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        sqlx::query(
+            "INSERT INTO server_runs (run_id, thread_id, status, payload, created_at, updated_at) \
+             VALUES (?, ?, 'pending', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))",
+        )
+        .bind(&run.run_id)
+        .bind(&run.thread_id)
+        .bind(run.payload.to_string())
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)
+    }
+
+    /// Takes the oldest run that may start now — pending, or running under a lease that ran out
+    /// — for `worker`, under `lease`; `None` when no run may start.
+    ///
+    /// # Errors
+    /// [`ServerError::Queue`].
+    pub async fn claim(&self, worker: &str, lease: Lease) -> Result<Option<Claim>> {
+        let mut attempt = 0;
+        loop {
+            let mut tx = self.pool.begin().await.map_err(db)?;
+            match claim_in(&mut tx, worker, lease).await {
+                Ok(claim) => {
+                    tx.commit().await.map_err(db)?;
+                    return Ok(claim);
+                }
+                Err(e) if is_deadlock(&e) && attempt < DEADLOCK_RETRIES => {
+                    attempt += 1;
+                    let _ = tx.rollback().await;
+                }
+                Err(e) => return Err(db(e)),
+            }
+        }
+    }
+
+    /// Extends `claim`'s lease; `false` when the worker no longer holds the run (it was taken
+    /// over, or finished): the worker must then stop working on it.
+    ///
+    /// # Errors
+    /// [`ServerError::Queue`].
+    pub async fn renew(&self, claim: &Claim, lease: Lease) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE server_runs SET lease_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, \
+             updated_at = UTC_TIMESTAMP(6) WHERE run_id = ? AND worker = ? AND attempt = ? AND status = 'running'",
+        )
+        .bind(lease.ttl.as_micros() as u64)
+        .bind(&claim.run.run_id)
+        .bind(&claim.worker)
+        .bind(claim.attempt)
+        .execute(&self.pool)
+        .await
+        .map_err(db)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Records how `claim`'s run ended and frees its thread for the next run; `false` (and
+    /// nothing written) when the worker no longer held it.
+    ///
+    /// # Errors
+    /// [`ServerError::Queue`].
+    pub async fn finish(&self, claim: &Claim, how: Finished) -> Result<bool> {
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let done = sqlx::query(
+            "UPDATE server_runs SET status = ?, worker = NULL, lease_until = NULL, updated_at = UTC_TIMESTAMP(6) \
+             WHERE run_id = ? AND worker = ? AND attempt = ? AND status = 'running'",
+        )
+        .bind(how.status())
+        .bind(&claim.run.run_id)
+        .bind(&claim.worker)
+        .bind(claim.attempt)
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+        if done.rows_affected() != 1 {
+            tx.rollback().await.map_err(db)?;
+            return Ok(false);
+        }
+        sqlx::query("UPDATE server_threads SET active_run = NULL WHERE thread_id = ? AND active_run = ?")
+            .bind(&claim.run.thread_id)
+            .bind(&claim.run.run_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        Ok(true)
+    }
+
+    /// Cancels a run that has not started; `false` when it already started or ended.
+    ///
+    /// # Errors
+    /// [`ServerError::Queue`].
+    pub async fn cancel_pending(&self, run_id: &str) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE server_runs SET status = 'interrupted', updated_at = UTC_TIMESTAMP(6) \
+             WHERE run_id = ? AND status = 'pending'",
+        )
+        .bind(run_id)
+        .execute(&self.pool)
+        .await
+        .map_err(db)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// A run's status, `None` for a run never queued.
+    ///
+    /// # Errors
+    /// [`ServerError::Queue`].
+    pub async fn status(&self, run_id: &str) -> Result<Option<String>> {
+        let row = sqlx::query("SELECT status FROM server_runs WHERE run_id = ?")
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db)?;
+        row.map(|r| r.try_get::<String, _>("status")).transpose().map_err(db)
+    }
+}
+
+/// One claim, inside its transaction.
+async fn claim_in(
+    tx: &mut Transaction<'_, MySql>,
+    worker: &str,
+    lease: Lease,
+) -> sqlx::Result<Option<Claim>> {
+    let mut after = 0_i64;
+    for _ in 0..CANDIDATES {
+        // One candidate at a time: a claim holds few row locks, so claims rarely meet.
+        let Some(row) = sqlx::query(
+            "SELECT seq, run_id, thread_id, payload, attempt FROM server_runs \
+             WHERE seq > ? AND (status = 'pending' OR (status = 'running' AND lease_until < UTC_TIMESTAMP(6))) \
+             ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED",
+        )
+        .bind(after)
+        .fetch_optional(&mut **tx)
+        .await?
+        else {
+            return Ok(None);
+        };
+        let seq: i64 = row.try_get("seq")?;
+        after = seq;
+        let run_id: String = row.try_get("run_id")?;
+        let thread_id: String = row.try_get("thread_id")?;
+        // The thread's row, unless another claim is deciding about this thread right now.
+        let Some(thread) =
+            sqlx::query("SELECT active_run FROM server_threads WHERE thread_id = ? FOR UPDATE SKIP LOCKED")
+                .bind(&thread_id)
+                .fetch_optional(&mut **tx)
+                .await?
+        else {
+            continue;
+        };
+        let active: Option<String> = thread.try_get("active_run")?;
+        if active.as_deref().is_some_and(|a| a != run_id) {
+            continue;
+        }
+        // An older run of the thread still waiting goes first (a locking read: it waits for a
+        // claim holding that run to decide, so no older run is overlooked).
+        let older = sqlx::query(
+            "SELECT seq FROM server_runs WHERE thread_id = ? AND seq < ? AND status IN ('pending', 'running') \
+             LIMIT 1 LOCK IN SHARE MODE",
+        )
+        .bind(&thread_id)
+        .bind(seq)
+        .fetch_optional(&mut **tx)
+        .await?;
+        if older.is_some() {
+            continue;
+        }
+        let attempt: u32 = row.try_get::<u32, _>("attempt")? + 1;
+        sqlx::query(
+            "UPDATE server_runs SET status = 'running', worker = ?, attempt = ?, \
+             lease_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, updated_at = UTC_TIMESTAMP(6) WHERE seq = ?",
+        )
+        .bind(worker)
+        .bind(attempt)
+        .bind(lease.ttl.as_micros() as u64)
+        .bind(seq)
+        .execute(&mut **tx)
+        .await?;
+        sqlx::query("UPDATE server_threads SET active_run = ? WHERE thread_id = ?")
+            .bind(&run_id)
+            .bind(&thread_id)
+            .execute(&mut **tx)
+            .await?;
+        let payload: String = row.try_get("payload")?;
+        let payload = serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null);
+        return Ok(Some(Claim {
+            run: QueuedRun { run_id, thread_id, payload },
+            worker: worker.to_owned(),
+            attempt,
+        }));
+    }
+    Ok(None)
+}
