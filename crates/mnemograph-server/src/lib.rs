@@ -57,7 +57,10 @@
 //! An application's own work around runs — rebuilding a thread from an archive before it
 //! runs, archiving a finished round — goes in [`RunHooks`] ([`Server::graph_with_hooks`]).
 //!
-//! Thread and run records live in the server process; checkpoints live in the saver.
+//! Thread and run records live in the server process; checkpoints live in the saver. With the
+//! `mysql` feature, the `queue` module holds a durable run queue several processes share — workers claim
+//! runs under leases, and a run whose worker died is taken over and resumed from its last
+//! checkpoint — for runs queued there directly; the HTTP routes do not use it yet.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mnemograph_server::queue::{Claim, Finished, Lease, MySqlRunQueue, QueuedRun};
+use mnemograph_core::prelude::*;
+use mnemograph_server::queue::{Claim, Finished, Lease, MySqlRunQueue, QueuedRun, Worker};
 use serde_json::json;
 use sqlx::Connection;
 
@@ -149,5 +150,37 @@ async fn many_workers_start_every_run_once_never_two_on_a_thread() {
         let expected: Vec<String> = (0..per_thread).map(|i| format!("t{t}-r{i:02}")).collect();
         assert_eq!(started[&format!("t{t}")], expected, "every run once, in queue order");
     }
+    drop_database(&url).await;
+}
+
+#[derive(State, Clone, Default, Debug)]
+struct Log {
+    #[reducer(append)]
+    log: Vec<String>,
+}
+
+async fn hello(_: Log) -> Result<LogUpdate> {
+    Ok(LogUpdate::log(vec!["hello".to_owned()]))
+}
+
+#[tokio::test]
+async fn a_worker_runs_queued_runs_and_records_how_they_ended() {
+    let Some((q, url)) = queue("worker").await else { return };
+    let graph = StateGraph::<Log>::new().add_node("hello", hello).add_edge(START, "hello").compile().unwrap();
+    let worker = Worker::new(q.clone(), "w", InMemoryCheckpointer::new()).graph("hello", graph);
+    q.enqueue(&QueuedRun::new("ok", "T", json!({"assistant_id": "hello", "input": {"log": ["x"]}})))
+        .await
+        .unwrap();
+    q.enqueue(&QueuedRun::new("lost", "U", json!({"assistant_id": "nope", "input": {}}))).await.unwrap();
+    q.enqueue(&QueuedRun::new("bad", "V", json!({"assistant_id": "hello", "input": "not an object"})))
+        .await
+        .unwrap();
+    assert_eq!(worker.run_next().await.unwrap(), Some(Finished::Success));
+    assert_eq!(worker.run_next().await.unwrap(), Some(Finished::Error), "no such graph");
+    assert_eq!(worker.run_next().await.unwrap(), Some(Finished::Error), "an input that is not state");
+    assert_eq!(worker.run_next().await.unwrap(), None);
+    let statuses =
+        [q.status("ok").await.unwrap(), q.status("lost").await.unwrap(), q.status("bad").await.unwrap()];
+    assert_eq!(statuses.map(|s| s.unwrap()), ["success", "error", "error"]);
     drop_database(&url).await;
 }

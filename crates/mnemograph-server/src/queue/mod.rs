@@ -7,8 +7,10 @@
 //! runs start in the order they were queued.
 
 mod mysql;
+mod worker;
 
 pub use mysql::MySqlRunQueue;
+pub use worker::{Worker, IDLE};
 
 use std::time::Duration;
 

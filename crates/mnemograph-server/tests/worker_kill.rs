@@ -1,0 +1,177 @@
+//! Worker processes killed at random points while they run queued runs: every run still ends
+//! exactly once, each thread's log holds every run's steps once and in queue order (nothing lost,
+//! nothing run twice), and runs were taken over from killed workers on the way.
+//!
+//! The test binary is its own worker: started with `QUEUE_WORKER_URL` set, it runs a worker on
+//! that database until it is killed. Needs `MYSQL_URL` (default
+//! `mysql://root@127.0.0.1:3306/graph_test`); without a server it prints why and passes, unless
+//! `CI` is set.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+use mnemograph_core::prelude::*;
+use mnemograph_server::queue::{Lease, MySqlRunQueue, QueuedRun, Worker, IDLE};
+use serde_json::json;
+use sqlx::{Connection, Row};
+
+#[derive(State, Clone, Default, Debug)]
+struct Steps {
+    /// Which run this is (the run's input).
+    tag: String,
+    #[reducer(append)]
+    log: Vec<String>,
+}
+
+fn step(
+    name: &'static str,
+) -> impl Fn(Steps) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<StepsUpdate>> + Send>> + Clone
+{
+    move |s: Steps| {
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Ok(StepsUpdate::log(vec![format!("{}:{name}", s.tag)]))
+        })
+    }
+}
+
+fn steps() -> StateGraph<Steps> {
+    StateGraph::<Steps>::new()
+        .add_node("a", step("a"))
+        .add_node("b", step("b"))
+        .add_node("c", step("c"))
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", "c")
+}
+
+const THREADS: usize = 4;
+const RUNS_PER_THREAD: usize = 6;
+const WORKERS: usize = 3;
+const KILLS: usize = 8;
+const LEASE: Lease = Lease { ttl: Duration::from_millis(1000) };
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    if let Ok(url) = std::env::var("QUEUE_WORKER_URL") {
+        let name = std::env::var("QUEUE_WORKER_NAME").unwrap_or_else(|_| "worker".to_owned());
+        runtime.block_on(work(&url, &name));
+        return;
+    }
+    runtime.block_on(killed_workers_lose_nothing_and_run_nothing_twice());
+    println!("test killed_workers_lose_nothing_and_run_nothing_twice ... ok");
+}
+
+/// A worker process: runs queued runs until killed.
+async fn work(url: &str, name: &str) {
+    let queue = MySqlRunQueue::connect(url).await.expect("queue");
+    let saver = MySqlCheckpointer::connect(url).await.expect("saver");
+    let worker = Worker::new(queue, name, saver).with_lease(LEASE).graph("steps", steps().compile().unwrap());
+    worker.run(IDLE).await.expect("the queue's database fails");
+}
+
+fn spawn_worker(url: &str, n: usize) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .env("QUEUE_WORKER_URL", url)
+        .env("QUEUE_WORKER_NAME", format!("w{n}"))
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start a worker process")
+}
+
+/// A fresh database on the server of `MYSQL_URL`, or `None` (after saying why) outside CI.
+async fn fresh_database() -> Option<String> {
+    let base =
+        std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_test".to_owned());
+    let server = base
+        .rsplit_once('/')
+        .filter(|(s, _)| s.contains("://") && !s.ends_with('/'))
+        .map_or(base.as_str(), |(s, _)| s);
+    let connect = sqlx::MySqlConnection::connect(&format!("{server}/information_schema"));
+    let mut conn = match tokio::time::timeout(Duration::from_secs(5), connect).await {
+        Ok(Ok(c)) => c,
+        other => {
+            let why = format!("MySQL at {server} is unreachable: {:?}", other.map(|r| r.err()));
+            assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "{why} (CI is set, so this fails)");
+            eprintln!("SKIPPED: {why}");
+            return None;
+        }
+    };
+    let name = format!("server_kill_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    sqlx::raw_sql(&format!("CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    Some(format!("{server}/{name}"))
+}
+
+async fn killed_workers_lose_nothing_and_run_nothing_twice() {
+    let Some(url) = fresh_database().await else { return };
+    let queue = MySqlRunQueue::connect(&url).await.unwrap();
+    queue.setup().await.unwrap();
+    let saver = MySqlCheckpointer::connect(&url).await.unwrap();
+    saver.setup().await.unwrap();
+    let threads: Vec<String> = (0..THREADS).map(|_| uuid::Uuid::new_v4().to_string()).collect();
+    let mut run_ids = Vec::new();
+    for i in 0..RUNS_PER_THREAD {
+        for (t, thread) in threads.iter().enumerate() {
+            let run_id = format!("t{t}r{i}");
+            let body = json!({ "assistant_id": "steps", "input": { "tag": run_id } });
+            queue.enqueue(&QueuedRun::new(run_id.as_str(), thread.as_str(), body)).await.unwrap();
+            run_ids.push(run_id);
+        }
+    }
+
+    let mut workers: Vec<Child> = (0..WORKERS).map(|n| spawn_worker(&url, n)).collect();
+    let (mut kills, mut started, mut seed) = (0, WORKERS, 0x2545_f491_u64);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let mut pending = 0;
+        for id in &run_ids {
+            if queue.status(id).await.unwrap().as_deref() != Some("success") {
+                pending += 1;
+            }
+        }
+        if pending == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{pending} runs unfinished after 120 s");
+        if kills < KILLS {
+            // A pseudo-random worker at a pseudo-random moment, reproducible from the seed.
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            tokio::time::sleep(Duration::from_millis(150 + (seed >> 33) % 400)).await;
+            let victim = (seed >> 20) as usize % workers.len();
+            workers[victim].kill().unwrap();
+            workers[victim].wait().unwrap();
+            workers[victim] = spawn_worker(&url, started);
+            kills += 1;
+            started += 1;
+        } else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    for w in &mut workers {
+        let _ = w.kill();
+        let _ = w.wait();
+    }
+
+    let graph = steps().compile_with(saver).unwrap();
+    for (t, thread) in threads.iter().enumerate() {
+        let log = graph.get_state(&RunConfig::thread(thread.as_str())).await.unwrap().values.log;
+        let expected: Vec<String> = (0..RUNS_PER_THREAD)
+            .flat_map(|i| ["a", "b", "c"].map(|node| format!("t{t}r{i}:{node}")))
+            .collect();
+        assert_eq!(log, expected, "thread {t}: every step once, in queue order");
+    }
+    let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();
+    let taken_over: i64 = sqlx::query("SELECT COUNT(*) AS n FROM server_runs WHERE attempt > 1")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap()
+        .get("n");
+    println!("{kills} workers killed, {taken_over} runs taken over");
+    assert!(taken_over >= 1, "the kills never interrupted a run: the test proved nothing");
+    let name = url.rsplit_once('/').unwrap().1;
+    sqlx::raw_sql(&format!("DROP DATABASE `{name}`")).execute(&mut conn).await.unwrap();
+}
