@@ -30,7 +30,7 @@ pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 rust_port=$(free_port)
-"$bin/serve" "127.0.0.1:$rust_port" > "$work/rust.log" 2>&1 & pids+=($!)
+env -u MYSQL_URL "$bin/serve" "127.0.0.1:$rust_port" > "$work/rust.log" 2>&1 & pids+=($!)
 cp crates/mnemograph-server/tests/python/{graphs.py,langgraph.json} "$work/"
 py_port=$(free_port)
 (cd "$work" && LANGSMITH_TRACING=false LANGGRAPH_CLI_NO_ANALYTICS=1 exec "$(dirname "$python")/langgraph" dev \

@@ -9,6 +9,7 @@ Each workload builds the same graph, node for node, as its Rust bench:
                  `chat_mem/last_50_of_300` and `chat_mem/turn_at_300`
     chat_mysql   crates/mnemograph-checkpoint-mysql/examples/chat_turns.rs (plain mode)
     cpu_step     crates/mnemograph-core/benches/parallel.rs  `parallel/cpu_step`
+    footprint    crates/mnemograph-core/examples/footprint.rs
 
 Usage (the venv with the pinned versions comes from scripts/python-peer.sh):
 
@@ -20,6 +21,7 @@ Usage (the venv with the pinned versions comes from scripts/python-peer.sh):
     $PY benches/python/lg_bench.py chat_mysql [TURNS]    # default 200; needs MySQL/MariaDB
     $PY benches/python/lg_bench.py mysql_commit [N]      # default 200; the server's reference
     $PY benches/python/lg_bench.py cpu_step [RUNS]       # default 10
+    $PY benches/python/lg_bench.py footprint [THREADS]   # default 10000; --turns 10
 
 Every workload prints one JSON line (chat_mem prints three, one per Rust view). The key `us` holds
 the figure to compare with the Rust side, in microseconds per `per` (a run or a turn):
@@ -41,6 +43,10 @@ database is created when missing.
 cpu_step is one superstep of four sync nodes, each computing until its thread has used 200 ms of
 CPU time (time.thread_time, so time spent waiting for the GIL or preempted does not count as
 work). LangGraph runs the step's sync nodes in a thread pool; the GIL lets one compute at a time.
+
+footprint is memory, not time: THREADS threads of TURNS echo-chat turns each in the in-memory
+saver, and the process's resident memory (VmRSS) before and after, after a garbage collection; the
+line holds the growth per thread in bytes.
 
 mysql_commit is no LangGraph workload but the server's own reference: N single-row INSERTs in
 autocommit mode into a scratch table, i.e. one durable commit each (its median, "impl":
@@ -300,6 +306,41 @@ def bench_chat_mysql(turns):
     )
 
 
+def rss_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def bench_footprint(threads, turns):
+    import gc
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = chat().compile(checkpointer=InMemorySaver())
+    # One thread first, so that what loading and compiling allocate is not counted per thread.
+    for i in range(turns):
+        graph.invoke(human(i), thread("warm-up"))
+    gc.collect()
+    before = rss_bytes()
+    for t in range(threads):
+        for i in range(turns):
+            graph.invoke(human(i), thread(f"t{t}"))
+    gc.collect()
+    after = rss_bytes()
+    print(json.dumps({
+        "workload": "footprint",
+        "impl": "python",
+        "threads": threads,
+        "turns": turns,
+        "rss_before": before,
+        "rss_after": after,
+        "bytes_per_thread": (after - before) / threads,
+    }))
+
+
 def main():
     defaults = {
         "chain": 500,
@@ -309,6 +350,7 @@ def main():
         "chat_mysql": 200,
         "mysql_commit": 200,
         "cpu_step": 10,
+        "footprint": 10000,
     }
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -316,6 +358,7 @@ def main():
     parser.add_argument("workload", choices=sorted(defaults))
     parser.add_argument("n", nargs="?", type=int, help="runs, or turns for the chat workloads")
     parser.add_argument("--copies", type=int, default=50, help="chat_mem: timed turns on copies (default 50)")
+    parser.add_argument("--turns", type=int, default=10, help="footprint: turns per thread (default 10)")
     args = parser.parse_args()
     n = args.n or defaults[args.workload]
     if args.workload == "chain":
@@ -328,6 +371,8 @@ def main():
         bench_chat_mem(n, args.copies)
     elif args.workload == "cpu_step":
         bench_cpu_step(n)
+    elif args.workload == "footprint":
+        bench_footprint(n, args.turns)
     elif args.workload == "chat_mysql":
         bench_chat_mysql(n)
     else:

@@ -2,6 +2,8 @@
 //! the load benchmark (`scripts/bench-server.sh`): `chain` (two nodes appending to a log) and
 //! `pause` (one node that waits 50 ms, as a model call would).
 //!
+//! Threads are checkpointed in memory, or in MySQL/MariaDB when `MYSQL_URL` is set.
+//!
 //! `cargo run -p mnemograph-server --example serve -- 127.0.0.1:2024`
 
 use std::time::Duration;
@@ -34,9 +36,15 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let chain =
         StateGraph::<Log>::new().add_node("a", a).add_node("b", b).add_edge(START, "a").add_edge("a", "b");
     let pause = StateGraph::<Log>::new().add_node("wait", wait).add_edge(START, "wait");
-    let server = Server::new(InMemoryCheckpointer::new())
-        .graph("chain", chain.compile()?)?
-        .graph("pause", pause.compile()?)?;
+    let server = match std::env::var("MYSQL_URL") {
+        Ok(url) => {
+            let saver = mnemograph_checkpoint_mysql::MySqlCheckpointer::connect(&url).await?;
+            saver.setup().await?;
+            Server::new(saver)
+        }
+        Err(_) => Server::new(InMemoryCheckpointer::new()),
+    };
+    let server = server.graph("chain", chain.compile()?)?.graph("pause", pause.compile()?)?;
     let listener = tokio::net::TcpListener::bind(&bind).await?;
     println!("serving chain and pause on http://{}", listener.local_addr()?);
     server.serve(listener).await?;
