@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
@@ -26,6 +27,8 @@ pub(crate) struct App {
     pub(crate) assistants: Vec<Assistant>,
     pub(crate) saver: Arc<dyn DynCheckpointer>,
     pub(crate) store: Arc<dyn DynStore>,
+    /// How long a finished run's events stay readable (join stream, reconnection).
+    event_retention: Duration,
     tables: Mutex<Tables>,
 }
 
@@ -49,8 +52,9 @@ impl App {
         assistants: Vec<Assistant>,
         saver: Arc<dyn DynCheckpointer>,
         store: Arc<dyn DynStore>,
+        event_retention: Duration,
     ) -> Self {
-        Self { assistants, saver, store, tables: Mutex::new(Tables::default()) }
+        Self { assistants, saver, store, event_retention, tables: Mutex::new(Tables::default()) }
     }
 
     fn tables(&self) -> MutexGuard<'_, Tables> {
@@ -441,6 +445,11 @@ impl App {
             }
         };
         run.finish();
+        let (kept, retention) = (run.clone(), self.event_retention);
+        tokio::spawn(async move {
+            tokio::time::sleep(retention).await;
+            kept.forget_events();
+        });
         match next {
             Some(Some(next)) => self.spawn(next),
             Some(None) => {

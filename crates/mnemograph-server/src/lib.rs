@@ -82,4 +82,4 @@ mod sse;
 
 pub use error::{Result, ServerError};
 pub use hooks::{NoHooks, RunContext, RunEnd, RunHooks};
-pub use server::Server;
+pub use server::{Server, EVENT_RETENTION};

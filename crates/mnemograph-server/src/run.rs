@@ -103,6 +103,11 @@ impl RunHandle {
         self.progress.send_modify(|p| p.done = true);
     }
 
+    /// Drops the events kept for late readers; the record stays.
+    pub(crate) fn forget_events(&self) {
+        *lock(&self.events) = Vec::new();
+    }
+
     /// The events from index `from` on.
     pub(crate) fn events_from(&self, from: usize) -> Vec<(String, Value)> {
         lock(&self.events).get(from..).map(<[_]>::to_vec).unwrap_or_default()

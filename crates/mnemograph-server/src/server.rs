@@ -1,6 +1,7 @@
 //! [`Server`]: registers compiled graphs on one saver and one store, and serves them.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use mnemograph_core::checkpoint::{Checkpointer, DynCheckpointer};
@@ -14,6 +15,9 @@ use crate::error::{Result, ServerError};
 use crate::hooks::{NoHooks, RunHooks};
 use crate::served::{Served, ServedGraph};
 
+/// How long a finished run's events stay readable, by default.
+pub const EVENT_RETENTION: Duration = Duration::from_secs(60);
+
 /// Builds a served graph once the saver and the store are known.
 type Bind = Box<dyn FnOnce(&Arc<dyn DynCheckpointer>, &Arc<dyn DynStore>) -> Arc<dyn ServedGraph> + Send>;
 
@@ -26,6 +30,7 @@ type Bind = Box<dyn FnOnce(&Arc<dyn DynCheckpointer>, &Arc<dyn DynStore>) -> Arc
 pub struct Server {
     saver: Arc<dyn DynCheckpointer>,
     store: Arc<dyn DynStore>,
+    event_retention: Duration,
     graphs: Vec<(String, Bind)>,
 }
 
@@ -44,7 +49,12 @@ impl Server {
 
     /// A server on a saver shared with other code.
     pub fn with_shared_saver(saver: Arc<dyn DynCheckpointer>) -> Self {
-        Self { saver, store: Arc::new(InMemoryStore::new()), graphs: Vec::new() }
+        Self {
+            saver,
+            store: Arc::new(InMemoryStore::new()),
+            event_retention: EVENT_RETENTION,
+            graphs: Vec::new(),
+        }
     }
 
     /// Uses `store` for `/store` and for the graphs' nodes (an in-memory store by default).
@@ -57,6 +67,16 @@ impl Server {
     #[must_use]
     pub fn with_shared_store(mut self, store: Arc<dyn DynStore>) -> Self {
         self.store = store;
+        self
+    }
+
+    /// Keeps a finished run's events readable for `retention` (a minute by default): long enough
+    /// for a client to join the stream of a run that just ended or to reconnect with
+    /// `Last-Event-ID`, short enough that memory does not grow with every run ever made. The
+    /// run's record and the thread's state stay.
+    #[must_use]
+    pub fn with_event_retention(mut self, retention: Duration) -> Self {
+        self.event_retention = retention;
         self
     }
 
@@ -101,7 +121,7 @@ impl Server {
             .into_iter()
             .map(|(id, bind)| Assistant::new(id, bind(&self.saver, &self.store)))
             .collect();
-        crate::routes::router(Arc::new(App::new(assistants, self.saver, self.store)))
+        crate::routes::router(Arc::new(App::new(assistants, self.saver, self.store, self.event_retention)))
     }
 
     /// Serves the API on `listener` until the process ends.
