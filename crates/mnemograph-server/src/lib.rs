@@ -41,7 +41,8 @@
 //!   (latest or at a checkpoint), state update (`as_node`, forking from a `checkpoint_id`),
 //!   history.
 //! - **Runs**: background create, `stream` (server-sent events, `metadata` first, every event
-//!   with an id so `Last-Event-ID` resumes a join stream), `wait`, list, get, join, join stream,
+//!   with an id so `Last-Event-ID` resumes a join stream, and a `Location` naming that join
+//!   stream for clients that reconnect on their own), `wait`, list, get, join, join stream,
 //!   cancel (`interrupt` or `rollback`), delete; stateless runs under `/runs`. Stream modes
 //!   `values`, `updates`, `messages`, `messages-tuple`, `custom`, `tasks`, `checkpoints` and
 //!   `debug`. Interrupts stop a run with the thread `interrupted`; `command.resume` (one value,

@@ -27,8 +27,9 @@ pub(crate) fn resume_from(headers: &HeaderMap) -> usize {
         .map_or(0, |last| last + 1)
 }
 
-/// Streams `run`'s events from index `from` until the run ends. When `on_drop` is set, it is
-/// called if the client goes away before the run ends.
+/// Streams `run`'s events from index `from` until the run ends. `location` is the run's path,
+/// given on the stream that creates the run. When `on_drop` is set, it is called if the client
+/// goes away before the run ends.
 pub(crate) fn stream_run(
     run: Arc<RunHandle>,
     from: usize,
@@ -80,8 +81,15 @@ pub(crate) fn stream_run(
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream; charset=utf-8"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    if let Some(location) = location.and_then(|l| HeaderValue::from_str(&l).ok()) {
-        headers.insert(header::CONTENT_LOCATION, location);
+    if let Some(location) = location {
+        // `Location` names the run's join stream: the JavaScript client reconnects there with
+        // `Last-Event-ID` when the connection drops before the run ends, and gives up without it.
+        if let Ok(join) = HeaderValue::from_str(&format!("{location}/stream")) {
+            headers.insert(header::LOCATION, join);
+        }
+        if let Ok(run) = HeaderValue::from_str(&location) {
+            headers.insert(header::CONTENT_LOCATION, run);
+        }
     }
     response
 }

@@ -163,6 +163,63 @@ await flow("join_stream_of_a_background_run", async () => {
   assert.deepEqual(values.at(-1).log, ["slow"]);
 });
 
+await flow("stream_reconnects_after_a_drop", async () => {
+  // Cuts the run's first stream after its first chunk, as a dropped connection would; the
+  // client then reconnects where the response's `Location` points, with `Last-Event-ID`.
+  let cut = false;
+  const requests = [];
+  const dropping = new Client({
+    apiUrl: process.argv[2],
+    timeoutMs: 30_000,
+    callerOptions: {
+      fetch: async (url, init) => {
+        requests.push(`${init?.method ?? "GET"} ${new URL(url).pathname}`);
+        const response = await fetch(url, init);
+        if (cut || !new URL(url).pathname.endsWith("/runs/stream")) return response;
+        cut = true;
+        const reader = response.body.getReader();
+        let chunks = 0;
+        const body = new ReadableStream({
+          async pull(controller) {
+            // The next chunk is lost with the connection. Erroring a stream drops what its
+            // readers have not read yet, so the error waits until they read the first chunk.
+            if (chunks++ > 0) {
+              await reader.read();
+              await new Promise((resolve) => setTimeout(resolve, 100));
+              await reader.cancel();
+              controller.error(new TypeError("terminated"));
+              return;
+            }
+            const { done, value } = await reader.read();
+            if (done) controller.close();
+            else controller.enqueue(value);
+          },
+        });
+        return new Response(body, { status: response.status, headers: response.headers });
+      },
+    },
+  });
+  const tid = await newThread();
+  const parts = await collect(
+    dropping.runs.stream(tid, "sleepy", {
+      input: { log: [] },
+      streamMode: "values",
+      streamResumable: true,
+    }),
+  );
+  assert.ok(cut);
+  assert.ok(
+    requests.some((r) => /^GET \/threads\/[^/]+\/runs\/[^/]+\/stream$/.test(r)),
+    JSON.stringify(requests),
+  );
+  assert.deepEqual(
+    parts.map((p) => p.event),
+    ["metadata", "values", "values"],
+    JSON.stringify({ parts, requests }),
+  );
+  assert.deepEqual(parts.at(-1).data.log, ["slow"]);
+});
+
 await flow("store_put_get", async () => {
   const ns = ["users", RUN_TAG];
   await client.store.putItem(ns, "food", { likes: "pizza", stars: 5 });
