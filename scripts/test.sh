@@ -87,6 +87,9 @@ if [ -z "${LANGGRAPH_PYTHON:-}" ]; then
   LANGGRAPH_PYTHON=$(from_helper "Python LangGraph peer" scripts/python-peer.sh) || exit 1
 fi
 export LANGGRAPH_PYTHON
+# The JavaScript SDK (`@langchain/langgraph-sdk`) needs only Node.js 20 and npm on PATH: its test
+# (crates/mnemograph-server/tests/sdk_js.rs) installs the lockfile's packages itself on first run
+# and fails, not skips, under CI when it cannot.
 
 ensure_milvus() {
   # Milvus Lite 3.2.2 from PyPI as a gRPC server on loopback (venv created once); stopped on exit
