@@ -11,7 +11,8 @@ use crate::error::{Result, ServerError};
 
 /// How many queued runs one claim looks at before it gives up for now.
 const CANDIDATES: usize = 16;
-/// How many times a claim is retried after the server rolled it back to break a deadlock.
+/// How many times a claim, renewal or finish is retried after the server rolled it back to break
+/// a deadlock.
 const DEADLOCK_RETRIES: usize = 8;
 
 const SETUP: [&str; 2] = [
@@ -142,18 +143,24 @@ impl MySqlRunQueue {
     /// # Errors
     /// [`ServerError::Queue`].
     pub async fn renew(&self, claim: &Claim, lease: Lease) -> Result<bool> {
-        let done = sqlx::query(
-            "UPDATE server_runs SET lease_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, \
-             updated_at = UTC_TIMESTAMP(6) WHERE run_id = ? AND worker = ? AND attempt = ? AND status = 'running'",
-        )
-        .bind(lease.ttl.as_micros() as u64)
-        .bind(&claim.run.run_id)
-        .bind(&claim.worker)
-        .bind(claim.attempt)
-        .execute(&self.pool)
-        .await
-        .map_err(db)?;
-        Ok(done.rows_affected() == 1)
+        let mut attempt = 0;
+        loop {
+            let renewed = sqlx::query(
+                "UPDATE server_runs SET lease_until = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, \
+                 updated_at = UTC_TIMESTAMP(6) WHERE run_id = ? AND worker = ? AND attempt = ? AND status = 'running'",
+            )
+            .bind(lease.ttl.as_micros() as u64)
+            .bind(&claim.run.run_id)
+            .bind(&claim.worker)
+            .bind(claim.attempt)
+            .execute(&self.pool)
+            .await;
+            match renewed {
+                Ok(done) => return Ok(done.rows_affected() == 1),
+                Err(e) if is_deadlock(&e) && attempt < DEADLOCK_RETRIES => attempt += 1,
+                Err(e) => return Err(db(e)),
+            }
+        }
     }
 
     /// Records how `claim`'s run ended and frees its thread for the next run; `false` (and
@@ -162,30 +169,27 @@ impl MySqlRunQueue {
     /// # Errors
     /// [`ServerError::Queue`].
     pub async fn finish(&self, claim: &Claim, how: Finished) -> Result<bool> {
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        let done = sqlx::query(
-            "UPDATE server_runs SET status = ?, worker = NULL, lease_until = NULL, updated_at = UTC_TIMESTAMP(6) \
-             WHERE run_id = ? AND worker = ? AND attempt = ? AND status = 'running'",
-        )
-        .bind(how.status())
-        .bind(&claim.run.run_id)
-        .bind(&claim.worker)
-        .bind(claim.attempt)
-        .execute(&mut *tx)
-        .await
-        .map_err(db)?;
-        if done.rows_affected() != 1 {
-            tx.rollback().await.map_err(db)?;
-            return Ok(false);
+        let mut attempt = 0;
+        loop {
+            let mut tx = self.pool.begin().await.map_err(db)?;
+            match finish_in(&mut tx, claim, how).await {
+                Ok(true) => {
+                    tx.commit().await.map_err(db)?;
+                    return Ok(true);
+                }
+                Ok(false) => {
+                    tx.rollback().await.map_err(db)?;
+                    return Ok(false);
+                }
+                // A claim deciding about the same thread can deadlock with this update; the
+                // server rolls one back, and this one simply runs again.
+                Err(e) if is_deadlock(&e) && attempt < DEADLOCK_RETRIES => {
+                    attempt += 1;
+                    let _ = tx.rollback().await;
+                }
+                Err(e) => return Err(db(e)),
+            }
         }
-        sqlx::query("UPDATE server_threads SET active_run = NULL WHERE thread_id = ? AND active_run = ?")
-            .bind(&claim.run.thread_id)
-            .bind(&claim.run.run_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
-        tx.commit().await.map_err(db)?;
-        Ok(true)
     }
 
     /// Cancels a run that has not started; `false` when it already started or ended.
@@ -216,6 +220,30 @@ impl MySqlRunQueue {
             .map_err(db)?;
         row.map(|r| r.try_get::<String, _>("status")).transpose().map_err(db)
     }
+}
+
+/// Marks the run ended and frees its thread, inside a transaction; `false` when the worker no
+/// longer held the run.
+async fn finish_in(tx: &mut Transaction<'_, MySql>, claim: &Claim, how: Finished) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "UPDATE server_runs SET status = ?, worker = NULL, lease_until = NULL, updated_at = UTC_TIMESTAMP(6) \
+         WHERE run_id = ? AND worker = ? AND attempt = ? AND status = 'running'",
+    )
+    .bind(how.status())
+    .bind(&claim.run.run_id)
+    .bind(&claim.worker)
+    .bind(claim.attempt)
+    .execute(&mut **tx)
+    .await?;
+    if done.rows_affected() != 1 {
+        return Ok(false);
+    }
+    sqlx::query("UPDATE server_threads SET active_run = NULL WHERE thread_id = ? AND active_run = ?")
+        .bind(&claim.run.thread_id)
+        .bind(&claim.run.run_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(true)
 }
 
 /// One claim, inside its transaction.
