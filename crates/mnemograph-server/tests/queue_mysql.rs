@@ -7,6 +7,8 @@
 
 #![cfg(feature = "mysql")]
 
+mod support;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,44 +16,16 @@ use std::time::Duration;
 use mnemograph_core::prelude::*;
 use mnemograph_server::queue::{Claim, Finished, Lease, MySqlRunQueue, QueuedRun, Worker};
 use serde_json::json;
-use sqlx::Connection;
+use support::mysql::{drop_database, fresh_database};
 
 /// A queue on a fresh database (dropped by [`drop_database`]), or `None` (after saying why)
 /// without a server outside CI.
 async fn queue(label: &str) -> Option<(MySqlRunQueue, String)> {
-    let base =
-        std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_test".to_owned());
-    let server = match base.rfind('/') {
-        Some(i) if base[..i].contains("://") && i > base.find("://").unwrap() + 2 => base[..i].to_owned(),
-        _ => base.clone(),
-    };
-    let name = format!("server_queue_{label}_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-    let connect = sqlx::MySqlConnection::connect(&format!("{server}/information_schema"));
-    let mut conn = match tokio::time::timeout(Duration::from_secs(5), connect).await {
-        Ok(Ok(c)) => c,
-        other => {
-            let why = format!("MySQL at {server} is unreachable: {:?}", other.map(|r| r.err()));
-            assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "{why} (CI is set, so this fails)");
-            eprintln!("SKIPPED: {why}");
-            return None;
-        }
-    };
-    sqlx::raw_sql(&format!("CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    let url = format!("{server}/{name}");
+    let url = fresh_database(&format!("queue_{label}")).await?;
     let q = MySqlRunQueue::connect(&url).await.unwrap();
     q.setup().await.unwrap();
     q.setup().await.expect("setup twice is harmless");
     Some((q, url))
-}
-
-/// Drops the database of `url`, at the end of a test that passed.
-async fn drop_database(url: &str) {
-    let (server, name) = url.rsplit_once('/').unwrap();
-    let mut conn = sqlx::MySqlConnection::connect(&format!("{server}/information_schema")).await.unwrap();
-    sqlx::raw_sql(&format!("DROP DATABASE `{name}`")).execute(&mut conn).await.unwrap();
 }
 
 fn run(id: &str, thread: &str) -> QueuedRun {

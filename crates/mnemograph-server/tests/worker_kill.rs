@@ -7,6 +7,8 @@
 //! `mysql://root@127.0.0.1:3306/graph_test`); without a server it prints why and passes, unless
 //! `CI` is set.
 
+mod support;
+
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -15,6 +17,7 @@ use mnemograph_core::prelude::*;
 use mnemograph_server::queue::{Lease, MySqlRunQueue, QueuedRun, Worker, IDLE};
 use serde_json::json;
 use sqlx::{Connection, Row};
+use support::mysql::{drop_database, fresh_database};
 
 #[derive(State, Clone, Default, Debug)]
 struct Steps {
@@ -80,34 +83,8 @@ fn spawn_worker(url: &str, n: usize) -> Child {
         .expect("start a worker process")
 }
 
-/// A fresh database on the server of `MYSQL_URL`, or `None` (after saying why) outside CI.
-async fn fresh_database() -> Option<String> {
-    let base =
-        std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_test".to_owned());
-    let server = base
-        .rsplit_once('/')
-        .filter(|(s, _)| s.contains("://") && !s.ends_with('/'))
-        .map_or(base.as_str(), |(s, _)| s);
-    let connect = sqlx::MySqlConnection::connect(&format!("{server}/information_schema"));
-    let mut conn = match tokio::time::timeout(Duration::from_secs(5), connect).await {
-        Ok(Ok(c)) => c,
-        other => {
-            let why = format!("MySQL at {server} is unreachable: {:?}", other.map(|r| r.err()));
-            assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "{why} (CI is set, so this fails)");
-            eprintln!("SKIPPED: {why}");
-            return None;
-        }
-    };
-    let name = format!("server_kill_{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
-    sqlx::raw_sql(&format!("CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
-        .execute(&mut conn)
-        .await
-        .unwrap();
-    Some(format!("{server}/{name}"))
-}
-
 async fn killed_workers_lose_nothing_and_run_nothing_twice() {
-    let Some(url) = fresh_database().await else { return };
+    let Some(url) = fresh_database("kill").await else { return };
     let queue = MySqlRunQueue::connect(&url).await.unwrap();
     queue.setup().await.unwrap();
     let saver = MySqlCheckpointer::connect(&url).await.unwrap();
@@ -172,6 +149,6 @@ async fn killed_workers_lose_nothing_and_run_nothing_twice() {
         .get("n");
     println!("{kills} workers killed, {taken_over} runs taken over");
     assert!(taken_over >= 1, "the kills never interrupted a run: the test proved nothing");
-    let name = url.rsplit_once('/').unwrap().1;
-    sqlx::raw_sql(&format!("DROP DATABASE `{name}`")).execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+    drop_database(&url).await;
 }

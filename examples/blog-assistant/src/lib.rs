@@ -170,6 +170,38 @@ impl Drop for Server {
     }
 }
 
+/// What both binaries do around their work: log lines at `info` (or `RUST_LOG`) on stdout, spans
+/// and metrics over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, then `work`, whose error is
+/// logged with its causes. The telemetry guard is held to the end: dropping it exports the last
+/// spans.
+pub async fn run_main(
+    service: &'static str,
+    work: impl std::future::Future<Output = Result<()>>,
+) -> std::process::ExitCode {
+    use mnemograph_telemetry::{LogWriter, Telemetry};
+    let telemetry = Telemetry::builder()
+        .service_name(service)
+        .service_version(env!("CARGO_PKG_VERSION"))
+        .default_filter("info")
+        .log_writer(LogWriter::Stdout)
+        .build()
+        .and_then(Telemetry::install);
+    let _telemetry = match telemetry {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match work.await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{}", e.chain());
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// Runs the service until Ctrl-C: connects, binds `config.bind`, serves.
 ///
 /// # Errors

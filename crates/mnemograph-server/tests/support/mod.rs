@@ -2,3 +2,6 @@
 
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod graphs;
+#[cfg(feature = "mysql")]
+#[allow(dead_code, reason = "each test file uses a different subset")]
+pub(crate) mod mysql;
