@@ -12,6 +12,9 @@ use futures_util::stream;
 
 use crate::run::RunHandle;
 
+/// How long a stream stays silent before it sends a heartbeat comment, as LangGraph's server does.
+const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The text of one event.
 fn encode(id: usize, event: &str, data: &serde_json::Value) -> Bytes {
     // JSON text holds no raw newline, so the payload is one `data:` line.
@@ -71,8 +74,11 @@ pub(crate) fn stream_run(
                 drop(r.guard.0.take());
                 return None;
             }
-            if r.progress.changed().await.is_err() {
-                return None;
+            match tokio::time::timeout(HEARTBEAT, r.progress.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return None,
+                // A quiet run: a comment line keeps proxies and clients from timing the stream out.
+                Err(_) => return Some((Ok(Bytes::from_static(b": heartbeat\r\n\r\n")), r)),
             }
         }
     });
