@@ -31,7 +31,9 @@ the figure to compare with the Rust side, in microseconds per `per` (a run or a 
     chat_mem/300_turns         mean turn of a whole conversation (the Rust bench's time / 300)
     chat_mem/last_50_of_300    mean of its last 50 turns (the Rust bench's time / 50)
     chat_mem/turn_at_300       median of single turns on copies of the 300-turn thread
-    chat_mysql                 mean turn over all turns, as chat_turns.rs's `us_per_turn`
+    chat_mysql                 mean turn over all turns, as chat_turns.rs's `us_per_turn`; with
+                               --at=10,100,1000 also each turn's bytes added and the median of the
+                               ten turns around it (`at`), as chat_turns.rs --at
 
 Every run and turn is timed alone with time.perf_counter; the first (cold) one is included.
 
@@ -264,7 +266,21 @@ def bench_mysql_commit(n):
     print(json.dumps(line), flush=True)
 
 
-def bench_chat_mysql(turns):
+def thread_bytes(database, tid):
+    db = mysql_connect(database)
+    with db.cursor() as cur:
+        cur.execute(
+            "SELECT (SELECT COALESCE(SUM(LENGTH(checkpoint)), 0) FROM checkpoints WHERE thread_id = %s)"
+            " + (SELECT COALESCE(SUM(LENGTH(`blob`)), 0) FROM checkpoint_blobs WHERE thread_id = %s)"
+            " + (SELECT COALESCE(SUM(LENGTH(`blob`)), 0) FROM checkpoint_writes WHERE thread_id = %s)",
+            (tid, tid, tid),
+        )
+        (size,) = cur.fetchone()
+    db.close()
+    return int(size)
+
+
+def bench_chat_mysql(turns, at=()):
     from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
 
     url, u = mysql_url()
@@ -276,7 +292,21 @@ def bench_chat_mysql(turns):
         g = chat().compile(checkpointer=saver)
         tid = f"bench-py-{time.time_ns()}"
         cfg = thread(tid)
-        per_turn = [timed(lambda: g.invoke(human(i), cfg, durability="sync")) for i in range(turns)]
+        per_turn, added = [], {}
+        for i in range(turns):
+            sized = (i + 1) in at
+            before = thread_bytes(database, tid) if sized else 0
+            per_turn.append(timed(lambda: g.invoke(human(i), cfg, durability="sync")))
+            if sized:
+                added[i + 1] = thread_bytes(database, tid) - before
+    at_points = [
+        {
+            "turn": turn,
+            "us_median": statistics.median(per_turn[max(turn - 5, 0):min(turn + 5, turns)]),
+            "bytes_added": added[turn],
+        }
+        for turn in sorted(added)
+    ]
 
     # What one thread takes in the database: the same three tables the Rust side sums.
     sizes = {}
@@ -303,6 +333,7 @@ def bench_chat_mysql(turns):
         us_per_turn_last_50=statistics.fmean(per_turn[-50:]),
         thread_bytes=sum(t["bytes"] for t in sizes.values()),
         tables=sizes,
+        at=at_points,
     )
 
 
@@ -359,6 +390,7 @@ def main():
     parser.add_argument("n", nargs="?", type=int, help="runs, or turns for the chat workloads")
     parser.add_argument("--copies", type=int, default=50, help="chat_mem: timed turns on copies (default 50)")
     parser.add_argument("--turns", type=int, default=10, help="footprint: turns per thread (default 10)")
+    parser.add_argument("--at", default="", help="chat_mysql: turns to report the cost of, e.g. 10,100,1000")
     args = parser.parse_args()
     n = args.n or defaults[args.workload]
     if args.workload == "chain":
@@ -374,7 +406,7 @@ def main():
     elif args.workload == "footprint":
         bench_footprint(n, args.turns)
     elif args.workload == "chat_mysql":
-        bench_chat_mysql(n)
+        bench_chat_mysql(n, tuple(int(t) for t in args.at.split(",") if t))
     else:
         bench_mysql_commit(n)
 

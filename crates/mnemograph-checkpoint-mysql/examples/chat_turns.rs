@@ -23,6 +23,10 @@
 //! 32 versions; `--delta=N` for every N), which Python cannot read; the JSON line then also counts
 //! the delta and snapshot rows.
 //!
+//! `--at=10,100,1000` reports, for each of those turns, what a turn costs at that point of a long
+//! thread: the median time of the ten turns around it and the bytes that one turn added to the
+//! three tables (`at` in the JSON line). The sizes are read between turns, outside the timings.
+//!
 //! `MYSQL_URL` names the server and database (default `mysql://root@127.0.0.1:3306/graph_bench_rs`);
 //! the database is created when missing.
 
@@ -45,7 +49,12 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let mut delta = None;
     let mut read_cache = true;
     let mut turns_only = false;
+    let mut at: Vec<usize> = Vec::new();
     for arg in std::env::args().skip(1) {
+        if let Some(list) = arg.strip_prefix("--at=") {
+            at = list.split(',').map(str::parse).collect::<std::result::Result<_, _>>()?;
+            continue;
+        }
         if arg == "--turns-only" {
             turns_only = true;
             continue;
@@ -82,14 +91,36 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let thread = format!("bench-rs-{}{nanos}", if delta.is_some() { "delta-" } else { "" });
     let config = RunConfig::thread(&thread).durability(Durability::Sync);
     let mut per_turn = Vec::with_capacity(turns);
+    // Turn number (1-based) → bytes that turn added; sized between turns, so outside the timings.
+    let mut added = std::collections::BTreeMap::new();
+    let mut untimed = std::time::Duration::ZERO;
     let start = Instant::now();
     for i in 0..turns {
+        let sized = at.contains(&(i + 1));
+        let t = Instant::now();
+        let before = if sized { thread_bytes(&pool, &thread).await? } else { 0 };
+        untimed += t.elapsed();
         let t = Instant::now();
         let input = MessagesStateUpdate::messages(vec![Message::human(format!("turn {i} 你好 hello"))]);
         graph.invoke(input, &config).await?;
         per_turn.push(t.elapsed().as_secs_f64() * 1e6);
+        if sized {
+            let t = Instant::now();
+            added.insert(i + 1, thread_bytes(&pool, &thread).await? - before);
+            untimed += t.elapsed();
+        }
     }
-    let total = start.elapsed().as_secs_f64();
+    let total = (start.elapsed() - untimed).as_secs_f64();
+    let at_points: Vec<serde_json::Value> = added
+        .iter()
+        .map(|(&turn, &bytes)| {
+            // The ten turns around `turn` (1-based), clipped to the run.
+            let window = &per_turn[turn.saturating_sub(5)..(turn + 5).min(turns)];
+            let mut w = window.to_vec();
+            w.sort_by(f64::total_cmp);
+            serde_json::json!({ "turn": turn, "us_median": w[w.len() / 2], "bytes_added": bytes })
+        })
+        .collect();
     let mut sorted = per_turn.clone();
     sorted.sort_by(f64::total_cmp);
     // The median turn too: one slow fsync of the server's disk moves the mean of a short run
@@ -107,6 +138,7 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         "us_per_turn": us_per_turn,
         "us_per_turn_median": median,
         "us_per_turn_last_50": us_per_turn_last_50,
+        "at": at_points,
     });
     if turns_only {
         println!("{report}");
@@ -171,6 +203,21 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     }
     println!("{report}");
     Ok(())
+}
+
+/// What `thread` takes in the three tables, in bytes.
+async fn thread_bytes(pool: &sqlx::MySqlPool, thread: &str) -> std::result::Result<i64, sqlx::Error> {
+    let row = sqlx::query(
+        "SELECT (SELECT CAST(COALESCE(SUM(LENGTH(checkpoint)), 0) AS SIGNED) FROM checkpoints WHERE thread_id = ?) \
+              + (SELECT CAST(COALESCE(SUM(LENGTH(`blob`)), 0) AS SIGNED) FROM checkpoint_blobs WHERE thread_id = ?) \
+              + (SELECT CAST(COALESCE(SUM(LENGTH(`blob`)), 0) AS SIGNED) FROM checkpoint_writes WHERE thread_id = ?)",
+    )
+    .bind(thread)
+    .bind(thread)
+    .bind(thread)
+    .fetch_one(pool)
+    .await?;
+    row.try_get::<i64, _>(0)
 }
 
 /// Creates the database named in `url` when it does not exist yet.
