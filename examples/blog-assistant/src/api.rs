@@ -3,8 +3,8 @@
 //!
 //! What the application keeps is its own work, as [`ArchiveHooks`]: before a run, a thread whose
 //! checkpoint is gone is rebuilt from the MySQL archive ([`recovery`](crate::recovery)) and the
-//! round is set to commit once, at its end ([`snapshot`](crate::snapshot)); after a completed
-//! run, its question, answer and citations are archived. What it stops writing is the rest of
+//! round is set to commit once, at its end ([`snapshot`]); after a completed run, its question,
+//! answer and citations are archived. What it stops writing is the rest of
 //! [`routes`](crate::routes), [`sse`](crate::sse) and [`locks`](crate::locks): streaming, run
 //! bookkeeping, one run at a time per thread, cancellation and reconnection are the server's.
 //!
