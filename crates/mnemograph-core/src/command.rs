@@ -97,6 +97,12 @@ impl<S: State> Default for Command<S> {
     }
 }
 
+impl<S: State> Clone for Command<S> {
+    fn clone(&self) -> Self {
+        Self { update: self.update.clone(), goto: self.goto.clone() }
+    }
+}
+
 impl<S: State> fmt::Debug for Command<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Command").field("update", &self.update).field("goto", &self.goto).finish()
@@ -125,6 +131,10 @@ impl<S: State> Command<S> {
     pub fn goto(mut self, goto: impl Into<Goto<S>>) -> Self {
         self.goto.push(goto.into());
         self
+    }
+    /// Whether the command has neither updates nor destinations.
+    pub fn is_empty(&self) -> bool {
+        self.update.is_empty() && self.goto.is_empty()
     }
 }
 
@@ -252,11 +262,35 @@ pub enum Input<S: State> {
     /// A whole state as input: every field is written through its reducer (LangGraph's
     /// `invoke(full_state_dict)`). Subgraphs receive their parent's state this way.
     State(S),
+    /// A command as input (LangGraph's `invoke(Command(update=..., goto=..., resume=...))`).
+    ///
+    /// On a thread with a checkpoint, the updates and destinations are saved as the null task's
+    /// pending writes of that checkpoint and applied to its channels before the next superstep is
+    /// planned: they join the step the thread was waiting for, and make no checkpoint of their
+    /// own. `resume` answers pending interrupts as [`ResumeWith`](Self::ResumeWith) does. On a
+    /// thread without a checkpoint (or a graph without a checkpointer) the command is also the
+    /// run's input, as in LangGraph: its updates are applied before the input checkpoint and again
+    /// by the START task, which then goes to the command's destinations as well as its own.
+    Command {
+        /// The updates and destinations.
+        command: Command<S>,
+        /// Answers to pending interrupts, if any.
+        resume: Option<Resume>,
+    },
 }
 
 impl<S: State> Input<S> {
     /// Resume the single pending interrupt with `value`.
     pub fn resume(value: impl serde::Serialize) -> Self {
         Self::ResumeWith(Resume::value(value))
+    }
+    /// A command as input, without resume values (`Command(update=..., goto=...)`).
+    pub fn command(command: Command<S>) -> Self {
+        Self::Command { command, resume: None }
+    }
+    /// A command as input that also answers pending interrupts
+    /// (`Command(update=..., goto=..., resume=...)`).
+    pub fn command_with(command: Command<S>, resume: Resume) -> Self {
+        Self::Command { command, resume: Some(resume) }
     }
 }

@@ -67,6 +67,10 @@ pub enum Error {
     /// Resuming with a bare value while several interrupts are pending.
     #[error("when there are multiple pending interrupts, you must specify the interrupt id when resuming")]
     AmbiguousResume,
+    /// A command input with no updates, no destinations and no resume value (LangGraph's
+    /// `EmptyInputError`).
+    #[error("received empty Command input")]
+    EmptyInput,
 }
 
 impl Error {

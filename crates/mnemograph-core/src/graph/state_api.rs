@@ -6,7 +6,7 @@ use super::compiled::CompiledGraph;
 use crate::checkpoint::spans::{saver_span, SaverOp};
 use crate::checkpoint::{
     uuid6, ChainLink, ChannelVersions, CheckpointConfig, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, Commit, ExpectParent, ListOptions,
+    CheckpointTuple, Commit, ExpectParent, ListOptions, NULL_TASK_ID,
 };
 use crate::command::NodeOutput;
 use crate::config::RunConfig;
@@ -186,6 +186,16 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             } else {
                 next.push(name);
             }
+        }
+        // The null task's writes (a command given as input) show in the values of any
+        // checkpoint, but its next tasks were planned without them, as LangGraph plans them.
+        let null: Vec<_> = t
+            .pending_writes
+            .iter()
+            .filter(|w| w.task_id == NULL_TASK_ID && !crate::checkpoint::is_control_write(&w.channel))
+            .collect();
+        if !null.is_empty() {
+            ch.apply_null_writes(layout, writes::pending_to_writes(layout, &null)?)?;
         }
         if !done.is_empty() {
             ch.apply_writes(layout, &mut done, None)?;

@@ -155,11 +155,13 @@ pub(crate) fn route<S: State, C>(
 ) -> Result<TaskWrites<S>> {
     let def = &layout.nodes[node];
     let mut w = TaskWrites { state: output.writes, ..TaskWrites::empty() };
-    w.channels.extend(def.edges.iter().copied());
-    w.joins.extend(def.joins.iter().copied());
+    // LangGraph's order: the node's own destinations, then its static edges (a destination that
+    // is also an edge is written twice, as there).
     for goto in output.goto {
         add_goto(layout, &mut w, goto, None)?;
     }
+    w.channels.extend(def.edges.iter().copied());
+    w.joins.extend(def.joins.iter().copied());
     if !def.branches.is_empty() {
         let mut local = snapshot.clone();
         if !w.state.is_empty() {

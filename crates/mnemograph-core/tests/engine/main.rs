@@ -4,6 +4,7 @@
 mod support;
 
 mod channels;
+mod command_input;
 mod control_flow;
 mod determinism;
 mod interrupts;

@@ -3,7 +3,9 @@
 
 use super::{field, join, tasks};
 use crate::checkpoint::PendingWrite;
-use crate::error::Result;
+use crate::command::{Command, Goto};
+use crate::constants::{END, START};
+use crate::error::{Error, Result};
 use crate::pregel::plan::{ChannelKind, Layout};
 use crate::pregel::task::TaskWrites;
 use crate::value::ChannelValue;
@@ -28,6 +30,39 @@ pub(crate) fn writes_to_pending<S: State, C>(
     }
     for p in &w.pushes {
         out.push((String::from(&*layout.channels[layout.tasks_channel].name), tasks::pending(p)?));
+    }
+    Ok(out)
+}
+
+/// A command given as input, as the null task's pending writes in LangGraph's order
+/// (`map_command`): a `branch:to:<node>` write holding `"__start__"` or a push per destination,
+/// then the updates. A destination of END is kept, as LangGraph keeps it; no channel reads it.
+///
+/// # Errors
+/// [`Error::UnknownNode`] for a destination that is no node of the graph.
+pub(crate) fn command_to_pending<S: State, C>(
+    layout: &Layout<S, C>,
+    command: &Command<S>,
+) -> Result<Vec<(String, ChannelValue)>> {
+    let mut out = Vec::new();
+    for goto in &command.goto {
+        match goto {
+            Goto::Node(node) => {
+                if node != END && layout.node(node).is_none() {
+                    return Err(Error::UnknownNode(node.clone()));
+                }
+                out.push((format!("branch:to:{node}"), ChannelValue::new(START)));
+            }
+            Goto::Push(p) => {
+                if layout.node(&p.node).is_none() {
+                    return Err(Error::UnknownNode(p.node.clone()));
+                }
+                out.push((String::from(&*layout.channels[layout.tasks_channel].name), tasks::pending(p)?));
+            }
+        }
+    }
+    for w in &command.update {
+        field::pending::<S>(w, &mut out);
     }
     Ok(out)
 }

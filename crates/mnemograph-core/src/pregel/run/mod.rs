@@ -13,8 +13,10 @@ use super::plan::{ChannelKind, Layout};
 use super::runnable::Pregel;
 use super::task::{Task, TaskWrites};
 use crate::checkpoint::spans::{saver_span, SaverOp};
-use crate::checkpoint::{CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch, NULL_TASK_ID};
-use crate::command::Input;
+use crate::checkpoint::{
+    is_control_write, CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch, NULL_TASK_ID,
+};
+use crate::command::{Command, Goto, Input};
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
 use crate::interrupt::{Breakpoint, Interrupt, NullResume, Resume, RunOutcome};
@@ -79,6 +81,9 @@ struct Loop<'g, S: State, C> {
     /// Whether a step of several tasks may spawn them on a multi-thread runtime's workers
     /// ([`CompiledGraph::with_spawned_tasks`](crate::CompiledGraph::with_spawned_tasks)).
     spawn_tasks: bool,
+    /// The destinations of a command that is the run's input on a thread without a checkpoint:
+    /// the START task goes there, as LangGraph's START does with a `Command` input.
+    start_goto: Vec<Goto<S>>,
 }
 
 /// What the tasks of one step left besides their writes.
@@ -238,6 +243,7 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
         deferred: None,
         spare_tasks: Vec::new(),
         spawn_tasks: graph.spawn_tasks,
+        start_goto: Vec::new(),
     };
     // Resume values and interrupts already recorded against the checkpoint.
     let mut pending_interrupts: Vec<(String, Interrupt)> = Vec::new();
@@ -264,8 +270,27 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
         }
     }
     let replaying = loaded.is_some() && config.checkpoint_id.is_some();
+    // The null task's writes (a command given as input to an earlier run) apply to the loaded
+    // checkpoint on every run from it, whatever the input, as LangGraph applies them.
+    let null_writes: Vec<PendingWrite> = loaded
+        .as_ref()
+        .map(|t| {
+            let null = |w: &&PendingWrite| w.task_id == NULL_TASK_ID && !is_control_write(&w.channel);
+            t.pending_writes.iter().filter(null).cloned().collect()
+        })
+        .unwrap_or_default();
     match input {
+        Input::Command { command, resume } => match &loaded {
+            Some(t) => {
+                let forks = replaying
+                    && resume.is_none()
+                    && !matches!(t.metadata.source, CheckpointSource::Update | CheckpointSource::Fork);
+                lp.command_on_checkpoint(command, resume, null_writes, &pending_interrupts, forks).await?;
+            }
+            None => lp.command_as_input(command, resume).await?,
+        },
         Input::Update(_) | Input::State(_) => {
+            lp.apply_null_writes(&null_writes)?;
             let updates = match input {
                 Input::Update(update) => vec![update],
                 Input::State(state) => full_update(&state, config.input_fields)?,
@@ -291,6 +316,7 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
             return Ok(RunOutcome::done(lp.ch.state));
         }
         Input::Resume | Input::ResumeWith(_) => {
+            lp.apply_null_writes(&null_writes)?;
             if let Input::ResumeWith(resume) = input {
                 lp.answer_interrupts(resume, &pending_interrupts).await?;
             }
@@ -355,6 +381,106 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             Resume::ById(map) => self.resume_map = Some(Arc::new(map)),
         }
         Ok(())
+    }
+
+    /// Applies the null task's `writes` loaded with the checkpoint (see
+    /// [`Channels::apply_null_writes`]); returns the channels they updated.
+    fn apply_null_writes(&mut self, writes: &[PendingWrite]) -> Result<Vec<usize>> {
+        if writes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let refs: Vec<&PendingWrite> = writes.iter().collect();
+        self.ch.apply_null_writes(self.layout, writes::pending_to_writes(self.layout, &refs)?)
+    }
+
+    /// A command given as input on a thread with a checkpoint, as LangGraph's `_first` takes it:
+    /// its writes (after the checkpoint's earlier null writes, the resume value last) are saved
+    /// as the null task's pending writes of the loaded checkpoint, then every null write is
+    /// applied to the channels, and the run continues from there. With `forks` (a replay of an
+    /// older checkpoint without a resume value) nothing is saved on the addressed checkpoint: the
+    /// fork checkpoint the run saves instead holds the command's writes.
+    async fn command_on_checkpoint(
+        &mut self,
+        command: Command<S>,
+        resume: Option<Resume>,
+        mut null_writes: Vec<PendingWrite>,
+        pending: &[(String, Interrupt)],
+        forks: bool,
+    ) -> Result<()> {
+        if command.is_empty() && resume.is_none() {
+            return Err(Error::EmptyInput);
+        }
+        if matches!(resume, Some(Resume::Value(_))) && pending.len() > 1 {
+            return Err(Error::AmbiguousResume);
+        }
+        let new = writes::command_to_pending(self.layout, &command)?;
+        let resume_value = match resume {
+            Some(Resume::Value(v)) => Some(v),
+            Some(Resume::ById(map)) => {
+                self.resume_map = Some(Arc::new(map));
+                None
+            }
+            None => None,
+        };
+        if let Some(p) = self.persistence.as_ref().filter(|_| !forks && !self.config.resume_from_parent) {
+            // Regular writes are keyed by their position in the list, so the earlier ones are
+            // saved again in front, where they already are; the resume value takes its own slot.
+            let mut list: Vec<(String, ChannelValue)> =
+                null_writes.iter().map(|w| (w.channel.clone(), w.value.clone())).collect();
+            list.extend(new.iter().cloned());
+            list.extend(resume_value.iter().map(|v| ("__resume__".to_owned(), ChannelValue::new(v.clone()))));
+            if !list.is_empty() {
+                let span = saver_span(SaverOp::PutWrites, &p.saved);
+                p.saver.put_writes(&p.saved, list, NULL_TASK_ID, "").instrument(span).await?;
+            }
+        }
+        if let Some(v) = resume_value {
+            *self.null_resume.lock() = Some(v);
+        }
+        null_writes.extend(new.into_iter().map(|(channel, value)| PendingWrite {
+            task_id: NULL_TASK_ID.to_owned(),
+            channel,
+            value,
+        }));
+        let updated = self.apply_null_writes(&null_writes)?;
+        // As any resume: the run acknowledges every change so far, for the breakpoints.
+        self.ch.interrupt_seen.clone_from(&self.ch.versions);
+        if forks {
+            self.step += 1;
+            self.checkpoint(CheckpointSource::Fork, &updated).await?;
+        }
+        Ok(())
+    }
+
+    /// A command given as input on a thread without a checkpoint (or to a graph without a
+    /// checkpointer), as LangGraph takes it: its writes apply to the empty channels, and the
+    /// command is then the run's input, so the START task writes its updates again and goes to
+    /// its destinations. What the null writes triggered is discarded with the input, as a new
+    /// input discards a checkpoint's pending tasks. A resume value has nothing to answer here.
+    async fn command_as_input(&mut self, command: Command<S>, resume: Option<Resume>) -> Result<()> {
+        if command.is_empty() && resume.is_none() {
+            return Err(Error::EmptyInput);
+        }
+        if resume.is_some() && self.persistence.is_none() {
+            return Err(Error::NoCheckpointer);
+        }
+        let layout = self.layout;
+        let new = writes::command_to_pending(layout, &command)?;
+        let null_writes: Vec<PendingWrite> = new
+            .into_iter()
+            .map(|(channel, value)| PendingWrite { task_id: NULL_TASK_ID.to_owned(), channel, value })
+            .collect();
+        self.apply_null_writes(&null_writes)?;
+        let mut discarded =
+            self.ch.prepare_tasks(layout, &self.checkpoint_id, &self.config.checkpoint_ns, self.step + 1)?;
+        for t in &mut discarded {
+            t.writes = Some(TaskWrites::empty());
+        }
+        self.step += 1;
+        let input = command.update.into_iter().map(|w| w.update).collect();
+        self.start_goto = command.goto;
+        let updated = self.ch.apply_writes(layout, &mut discarded, Some(input))?;
+        self.checkpoint(CheckpointSource::Input, &updated).await
     }
 
     /// Runs supersteps until no task is left, or a breakpoint or interrupt stops the run.

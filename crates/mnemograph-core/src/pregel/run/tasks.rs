@@ -43,8 +43,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             let Some(node) = def.node.clone() else {
                 // START: its work is writing the input and following its edges.
                 let input = self.ch.start.clone().unwrap_or_default();
-                let output =
-                    NodeOutput { writes: input.into_iter().map(StateWrite::new).collect(), goto: Vec::new() };
+                let goto = std::mem::take(&mut self.start_goto);
+                let output = NodeOutput { writes: input.into_iter().map(StateWrite::new).collect(), goto };
                 let writes = task::route(layout, t.node, &self.ch.state, output)?;
                 self.save_writes(t, &writes, None, alone).await?;
                 t.writes = Some(writes);

@@ -100,6 +100,59 @@ impl<S: State> Channels<S> {
     }
 }
 
+impl<S: State> Channels<S> {
+    /// LangGraph's `apply_writes` for the null task alone (a command given as input): the written
+    /// channels get one new version, and nothing is consumed, cleared or finished, because no
+    /// superstep ends (the null task has no triggers). A push replaces the pushes waiting, as a
+    /// write to LangGraph's `Topic` does. Returns the updated channels that are available,
+    /// sorted by name.
+    ///
+    /// # Errors
+    /// [`Error::InvalidUpdate`] when the updates break a channel rule.
+    pub(crate) fn apply_null_writes<C>(
+        &mut self,
+        layout: &Layout<S, C>,
+        writes: TaskWrites<S>,
+    ) -> Result<Vec<usize>> {
+        let TaskWrites { state, channels, joins, pushes } = writes;
+        let next = self.max_version() + 1;
+        let mut updated = vec![false; layout.channels.len()];
+        for ch in channels {
+            self.write_edge(ch);
+            updated[ch] = true;
+        }
+        for (ch, bit) in joins {
+            self.write_join(ch, bit);
+            updated[ch] = true;
+        }
+        if !pushes.is_empty() {
+            self.pushes.clear();
+            self.write_pushes(pushes);
+            updated[layout.tasks_channel] = true;
+        }
+        if !state.is_empty() {
+            let written = self
+                .state
+                .apply(state)
+                .map_err(|source| Error::InvalidUpdate { nodes: "the command".to_owned(), source })?;
+            for f in written.iter() {
+                updated[f] = true;
+            }
+        }
+        let mut out: Vec<usize> = Vec::new();
+        for (ch, u) in updated.iter().enumerate() {
+            if *u {
+                self.versions[ch] = next;
+                if self.is_available(layout, ch) {
+                    out.push(ch);
+                }
+            }
+        }
+        out.sort_by(|a, b| layout.channels[*a].name.cmp(&layout.channels[*b].name));
+        Ok(out)
+    }
+}
+
 /// Names the nodes whose writes touched the field a rejected update was about.
 fn writers_of<S: State, C>(
     layout: &Layout<S, C>,
