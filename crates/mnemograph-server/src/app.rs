@@ -207,7 +207,7 @@ impl App {
     ) -> Result<Arc<RunHandle>> {
         let assistant = self.assistant(&body.assistant_id)?;
         let modes = body.modes()?;
-        let input = body.run_input()?;
+        let input = body.run_input(&assistant.graph.nodes())?;
         let strategy = Multitask::parse(body.multitask_strategy.as_deref())?;
         let run_id = Uuid::now_v7().to_string();
         let mut tables = self.tables();

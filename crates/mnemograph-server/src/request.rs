@@ -1,12 +1,12 @@
 //! The body of a run request (`RunCreate`), and what it asks of the engine.
 
-use mnemograph_core::{Durability, RunConfig};
+use mnemograph_core::{Durability, RunConfig, END};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::ServerError;
 use crate::events::ApiModes;
-use crate::served::RunInput;
+use crate::served::{GotoInput, ResumeInput, RunInput};
 
 /// `POST /threads/{id}/runs` and its `stream` and `wait` forms. Fields the server does not use
 /// (webhooks, feedback keys, ...) are accepted and ignored.
@@ -85,8 +85,9 @@ impl Multitask {
 }
 
 impl RunCreate {
-    /// What the run starts from.
-    pub(crate) fn run_input(&self) -> Result<RunInput, ServerError> {
+    /// What the run starts from. A `command.goto` naming no node of the graph (`nodes`) is refused
+    /// here, before the run is created.
+    pub(crate) fn run_input(&self, nodes: &[String]) -> Result<RunInput, ServerError> {
         let input = self.input.as_ref().filter(|v| !v.is_null());
         match (input, &self.command) {
             (Some(_), Some(_)) => {
@@ -97,22 +98,25 @@ impl RunCreate {
                 "`input` must be an object of state fields, got {other}"
             ))),
             (None, Some(c)) => {
-                if c.goto.as_ref().is_some_and(|v| !v.is_null())
-                    || c.update.as_ref().is_some_and(|v| !v.is_null())
-                {
-                    return Err(ServerError::Unprocessable(
-                        "`command.goto` and `command.update` are not supported as run input; use \
-                         `command.resume`, or update the state first (POST /threads/{id}/state)"
-                            .into(),
-                    ));
-                }
-                match c.resume.clone() {
-                    Some(Value::Object(map)) if !map.is_empty() && map.keys().all(|k| is_interrupt_id(k)) => {
-                        Ok(RunInput::ResumeById(map))
+                let resume = c.resume.clone().map(resume_input);
+                let update = command_update(c.update.as_ref())?;
+                let goto = command_goto(c.goto.as_ref())?;
+                for g in &goto {
+                    let (GotoInput::Node(node) | GotoInput::Send { node, .. }) = g;
+                    if node != END && !nodes.iter().any(|n| n == node) {
+                        return Err(ServerError::Unprocessable(format!(
+                            "`command.goto`: no node `{node}` in the graph"
+                        )));
                     }
-                    Some(value) => Ok(RunInput::Resume(value)),
-                    None => Ok(RunInput::Continue),
                 }
+                if update.is_empty() && goto.is_empty() {
+                    return Ok(match resume {
+                        Some(ResumeInput::ById(map)) => RunInput::ResumeById(map),
+                        Some(ResumeInput::Value(value)) => RunInput::Resume(value),
+                        None => RunInput::Continue,
+                    });
+                }
+                Ok(RunInput::Command { update, goto, resume })
             }
             (None, None) => Ok(RunInput::Continue),
         }
@@ -182,7 +186,123 @@ fn node_list(value: Option<&Value>, nodes: &[String]) -> Result<Vec<String>, Ser
     }
 }
 
+/// `command.resume`: answers by interrupt id when it is an object keyed by interrupt ids (as
+/// LangGraph tells them apart), one value otherwise.
+fn resume_input(value: Value) -> ResumeInput {
+    match value {
+        Value::Object(map) if !map.is_empty() && map.keys().all(|k| is_interrupt_id(k)) => {
+            ResumeInput::ById(map)
+        }
+        value => ResumeInput::Value(value),
+    }
+}
+
+/// `command.update`: an object of state fields, or a list of `[field, value]` pairs (LangGraph's
+/// `Command._update_as_tuples`), as `(field, value)` pairs in the order given.
+fn command_update(update: Option<&Value>) -> Result<Vec<(String, Value)>, ServerError> {
+    match update {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(map)) => Ok(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+        Some(Value::Array(pairs)) => pairs
+            .iter()
+            .map(|pair| match pair.as_array().map(Vec::as_slice) {
+                Some([Value::String(k), v]) => Ok((k.clone(), v.clone())),
+                _ => Err(ServerError::Unprocessable(format!(
+                    "`command.update` as a list takes [field, value] pairs, got {pair}"
+                ))),
+            })
+            .collect(),
+        Some(other) => Err(ServerError::Unprocessable(format!(
+            "`command.update` must be an object of state fields or a list of [field, value] pairs, got {other}"
+        ))),
+    }
+}
+
+/// `command.goto`: a node name, a `{"node", "input"}` object (a `Send`), or a list of them.
+fn command_goto(goto: Option<&Value>) -> Result<Vec<GotoInput>, ServerError> {
+    let one = |v: &Value| {
+        match v {
+        Value::String(node) => Ok(GotoInput::Node(node.clone())),
+        Value::Object(send) => match (send.get("node"), send.get("input")) {
+            (Some(Value::String(node)), Some(Value::Object(input))) => {
+                Ok(GotoInput::Send { node: node.clone(), input: input.clone() })
+            }
+            _ => Err(ServerError::Unprocessable(format!(
+                "a `Send` in `command.goto` takes a `node` name and an `input` object of state fields, got {v}"
+            ))),
+        },
+        other => Err(ServerError::Unprocessable(format!(
+            "`command.goto` takes node names and {{\"node\", \"input\"}} objects, got {other}"
+        ))),
+    }
+    };
+    match goto {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(list)) => list.iter().map(one).collect(),
+        Some(v) => Ok(vec![one(v)?]),
+    }
+}
+
 /// LangGraph's interrupt ids: 32 lowercase hex digits.
 fn is_interrupt_id(s: &str) -> bool {
     s.len() == 32 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn input(command: &Value) -> Result<RunInput, ServerError> {
+        let body: RunCreate =
+            serde_json::from_value(json!({"assistant_id": "a", "command": command})).unwrap();
+        body.run_input(&["a".to_owned(), "b".to_owned()])
+    }
+
+    #[test]
+    fn command_update_goto_and_resume_map_to_a_command_input() {
+        let Ok(RunInput::Command { update, goto, resume }) =
+            input(&json!({"update": {"log": ["x"], "n": 1}, "goto": "b", "resume": "yes"}))
+        else {
+            panic!("a command input");
+        };
+        assert_eq!(update, [("log".to_owned(), json!(["x"])), ("n".to_owned(), json!(1))]);
+        assert!(matches!(&goto[..], [GotoInput::Node(n)] if n == "b"));
+        assert!(matches!(resume, Some(ResumeInput::Value(v)) if v == "yes"));
+    }
+
+    #[test]
+    fn command_update_pairs_and_sends() {
+        let Ok(RunInput::Command { update, goto, resume: None }) = input(&json!({
+            "update": [["log", ["p1"]], ["log", ["p2"]]],
+            "goto": ["a", {"node": "b", "input": {"log": ["s"]}}],
+        })) else {
+            panic!("a command input");
+        };
+        assert_eq!(update, [("log".to_owned(), json!(["p1"])), ("log".to_owned(), json!(["p2"]))]);
+        assert!(matches!(&goto[..], [GotoInput::Node(a), GotoInput::Send { node, input }]
+            if a == "a" && node == "b" && input["log"] == json!(["s"])));
+    }
+
+    #[test]
+    fn a_command_with_only_resume_stays_a_resume() {
+        assert!(matches!(input(&json!({"resume": 1})), Ok(RunInput::Resume(_))));
+        assert!(matches!(input(&json!({})), Ok(RunInput::Continue)));
+    }
+
+    #[test]
+    fn malformed_commands_are_unprocessable() {
+        for bad in [
+            json!({"update": 3}),
+            json!({"update": [["log"]]}),
+            json!({"goto": 5}),
+            json!({"goto": {"node": "b"}}),
+            json!({"goto": "nowhere"}),
+            json!({"goto": [{"node": "nowhere", "input": {}}]}),
+        ] {
+            let err = input(&bad).err().unwrap_or_else(|| panic!("{bad} is refused"));
+            assert_eq!(err.status(), axum::http::StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {err}");
+        }
+    }
 }

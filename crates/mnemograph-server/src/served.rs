@@ -8,8 +8,8 @@ use futures_util::{StreamExt, TryStreamExt};
 use mnemograph_core::checkpoint::{CheckpointConfig, ListOptions};
 use mnemograph_core::value::ChannelValue;
 use mnemograph_core::{
-    BoxFuture, CompiledGraph, Input, Interrupt, Resume, RunConfig, State, StateSnapshot, StreamEvent,
-    StreamModes,
+    BoxFuture, Command, CompiledGraph, Input, Interrupt, Push, Resume, RunConfig, State, StateSnapshot,
+    StreamEvent, StreamModes,
 };
 use serde_json::{json, Map, Value};
 
@@ -28,6 +28,38 @@ pub(crate) enum RunInput {
     ResumeById(Map<String, Value>),
     /// No input and no command: continue the thread from its checkpoint.
     Continue,
+    /// `command` with `update` or `goto` (LangGraph's `Command` as input).
+    Command {
+        /// `(field, value)` pairs, in the order given.
+        update: Vec<(String, Value)>,
+        /// Destinations.
+        goto: Vec<GotoInput>,
+        /// `command.resume`, if any.
+        resume: Option<ResumeInput>,
+    },
+}
+
+/// A destination of `command.goto`.
+#[derive(Debug, Clone)]
+pub(crate) enum GotoInput {
+    /// A node name.
+    Node(String),
+    /// LangGraph's `Send`: a node run with its own input, an object of state fields.
+    Send {
+        /// The node.
+        node: String,
+        /// Its input.
+        input: Map<String, Value>,
+    },
+}
+
+/// `command.resume` of a command that also updates or routes.
+#[derive(Debug, Clone)]
+pub(crate) enum ResumeInput {
+    /// One value for the single pending interrupt.
+    Value(Value),
+    /// Values keyed by interrupt ids.
+    ById(Map<String, Value>),
 }
 
 /// A thread's state at one checkpoint, as the API shows it (`ThreadState`).
@@ -106,6 +138,46 @@ fn update_from_json<S: State>(values: Map<String, Value>) -> Result<S::Update, S
     S::update_from_values(&pairs).map_err(|e| ServerError::Unprocessable(format!("invalid input: {e}")))
 }
 
+/// A state from a JSON object of its fields (a `Send`'s input); other fields keep their defaults
+/// and keys that are not fields are ignored.
+fn state_from_json<S: State>(values: Map<String, Value>) -> Result<S, ServerError> {
+    let mut state = S::default();
+    for (k, v) in values {
+        if let Some(f) = S::field_index(&k) {
+            state
+                .set_field(f, &ChannelValue::Json(Arc::new(v)))
+                .map_err(|e| ServerError::Unprocessable(format!("invalid `Send` input field `{k}`: {e}")))?;
+        }
+    }
+    Ok(state)
+}
+
+/// The engine's command from a request's `command`: one update per field given, in order (keys
+/// that are not fields write nothing, as LangGraph ignores writes to unknown channels).
+fn command_input<S: State>(
+    update: Vec<(String, Value)>,
+    goto: Vec<GotoInput>,
+    resume: Option<ResumeInput>,
+) -> Result<Input<S>, ServerError> {
+    let mut command = Command::<S>::new();
+    for (k, v) in update {
+        if S::field_index(&k).is_some() {
+            command = command.update(update_from_json::<S>(Map::from_iter([(k, v)]))?);
+        }
+    }
+    for g in goto {
+        command = match g {
+            GotoInput::Node(node) => command.goto(node),
+            GotoInput::Send { node, input } => command.goto(Push::new(node, state_from_json::<S>(input)?)),
+        };
+    }
+    Ok(match resume {
+        None => Input::command(command),
+        Some(ResumeInput::Value(v)) => Input::command_with(command, Resume::value(v)),
+        Some(ResumeInput::ById(map)) => Input::command_with(command, Resume::by_id(map)),
+    })
+}
+
 /// An interrupt as the API shows it.
 pub(crate) fn interrupt_json(i: &Interrupt) -> Value {
     json!({ "value": i.value, "id": i.id })
@@ -181,6 +253,7 @@ impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
                 RunInput::Resume(value) => Input::ResumeWith(Resume::value(value)),
                 RunInput::ResumeById(map) => Input::ResumeWith(Resume::by_id(map)),
                 RunInput::Continue => Input::Resume,
+                RunInput::Command { update, goto, resume } => command_input::<S>(update, goto, resume)?,
             };
             let thread_id = config.thread_id.clone().unwrap_or_default();
             let mut last_values = Value::Null;

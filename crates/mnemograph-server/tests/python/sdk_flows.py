@@ -136,6 +136,26 @@ def interrupt_then_resume_with_command():
 
 
 @flow
+def command_update_and_goto_as_input():
+    tid = new_thread()
+    client.runs.wait(tid, "approve", input={"log": []})
+    # At the interrupt: an update, a destination and the answer, together.
+    command = {"update": {"log": ["edited"]}, "goto": "b", "resume": "yes"}
+    out = client.runs.wait(tid, "approve", command=command)
+    assert out["log"] == ["a", "edited", "ask:yes", "b", "b"], out
+    history = client.threads.get_history(tid, limit=10)
+    assert [h["next"] for h in history] == [[], ["b"], ["ask"], ["a"], ["__start__"]], history
+    assert [h["metadata"]["step"] for h in history] == [3, 2, 1, 0, -1], history
+    # The interrupted checkpoint holds the command's writes: its values show the update.
+    assert history[2]["values"]["log"] == ["a", "edited"], history[2]
+    # On the finished thread: updates as [field, value] pairs and a `Send` to a node.
+    command = {"update": [["log", ["p1"]], ["log", ["p2"]]], "goto": {"node": "b", "input": {"log": ["sent"]}}}
+    out = client.runs.wait(tid, "approve", command=command)
+    assert out["log"] == ["a", "edited", "ask:yes", "b", "b", "p1", "p2", "b"], out
+    assert client.threads.get(tid)["status"] == "idle"
+
+
+@flow
 def stream_stops_at_interrupt():
     tid = new_thread()
     parts = list(client.runs.stream(tid, "approve", input={"log": []}, stream_mode="updates"))
