@@ -16,6 +16,9 @@ Operations:
   {"op": "update", "values": {...}, "as_node": N}
   {"op": "fork", "before": N}                 invoke(None) from the newest checkpoint whose next
                                               node is N (time travel)
+  {"op": "command", "update": {...}, "goto": [N or {"node": N, "arg": {...}}], "resume": V}
+                                              Command(update=..., goto=..., resume=...) as input,
+                                              each part optional; an object in goto is a Send
 Any operation may carry "fail": true, which makes the `worker` node of the `push_failure` case
 fail on item 2 (the environment's PARITY_FAIL does the same).
 """
@@ -129,6 +132,14 @@ def graph(case: str, saver):
         g.add_edge(["a", "b"], "c")
         g.add_edge("c", END)
         breakpoints = {"interrupt_before": ["c"]}
+    elif case in ("command", "command_resume"):
+        g.add_node("a", step("a"))
+        g.add_node("ask", ask)
+        g.add_node("b", step("b"))
+        g.add_edge(START, "a")
+        g.add_edge("a", "ask")
+        g.add_edge("ask", END)
+        g.add_edge("b", END)
     elif case == "push_failure":
         g.add_node("fan", fan, destinations=("worker",))
         g.add_node("worker", worker)
@@ -202,6 +213,9 @@ def perform(g, config, op: dict) -> None:
     elif kind == "fork":
         target = next(s for s in g.get_state_history(config) if list(s.next) == [op["before"]])
         g.invoke(None, target.config)
+    elif kind == "command":
+        goto = [to if isinstance(to, str) else Send(to["node"], to["arg"]) for to in op.get("goto", [])]
+        g.invoke(Command(update=op.get("update"), goto=goto, resume=op.get("resume")), config)
     else:
         raise SystemExit(f"unknown op {kind}")
 

@@ -122,6 +122,14 @@ pub(crate) fn graph(case: &str, saver: MySqlCheckpointer) -> CompiledGraph<S> {
             .add_join(["a", "b"], "c")
             .add_edge("c", END)
             .interrupt_before(["c"]),
+        "command" | "command_resume" => g
+            .add_node("a", step("a"))
+            .add_node("ask", ask)
+            .add_node("b", step("b"))
+            .add_edge(START, "a")
+            .add_edge("a", "ask")
+            .add_edge("ask", END)
+            .add_edge("b", END),
         "push_failure" => g.add_node("fan", fan).add_node("worker", worker).add_edge(START, "fan"),
         other => panic!("unknown case {other}"),
     };

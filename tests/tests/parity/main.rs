@@ -131,6 +131,7 @@ async fn rust(graph: &CompiledGraph<S>, thread: &str, op: &Value) {
             let id = target.config.as_ref().and_then(|c| c.checkpoint_id.clone()).expect("an id");
             graph.invoke_input(Input::Resume, &RunConfig::thread(thread).checkpoint_id(id)).await.map(drop)
         }
+        "command" => graph.invoke_input(command_input(op), &config).await.map(drop),
         other => panic!("unknown op {other}"),
     };
     if fail {
@@ -143,6 +144,31 @@ async fn rust(graph: &CompiledGraph<S>, thread: &str, op: &Value) {
             root = next;
         }
         assert_eq!(root.to_string(), "boom", "{op} failed: {e}");
+    }
+}
+
+/// The `command` op's `Command(update=..., goto=..., resume=...)`: `update` writes `log` and
+/// `answer`, in that order; a `goto` object is a push of a state with the given `item`.
+fn command_input(op: &Value) -> Input<S> {
+    let mut command = mnemograph_core::Command::<S>::new();
+    if let Some(log) = op["update"].get("log") {
+        command = command.update(log_update(&json!({ "log": log })));
+    }
+    if let Some(answer) = op["update"].get("answer") {
+        command = command.update(SUpdate::answer(answer.as_str().map(str::to_owned)));
+    }
+    for to in op["goto"].as_array().into_iter().flatten() {
+        command = match to.as_str() {
+            Some(node) => command.goto(node),
+            None => {
+                let item = to["arg"]["item"].as_str().map(str::to_owned);
+                command.goto(Push::new(to["node"].as_str().expect("a node"), S { item, ..S::default() }))
+            }
+        };
+    }
+    match op.get("resume") {
+        Some(value) => Input::command_with(command, Resume::Value(value.clone())),
+        None => Input::command(command),
     }
 }
 
@@ -414,4 +440,53 @@ async fn byte_parity_time_travel_fork() {
 #[tokio::test]
 async fn byte_parity_join_edge_at_a_breakpoint() {
     bytes::same_rows("join_breakpoint", &join_breakpoint().0).await;
+}
+
+fn command_at_an_interrupt() -> (Vec<Value>, Value) {
+    let ops = vec![
+        json!({"op": "invoke", "input": {"log": ["start"]}}),
+        // No answer: `ask` interrupts again and `b` finishes beside it; the command's writes stay
+        // pending on the interrupted checkpoint for the other side to find.
+        json!({"op": "command", "update": {"log": ["edited"]}, "goto": ["b"]}),
+        json!({"op": "resume", "value": "Ada"}),
+        // On the finished thread: an update, a node and a push together.
+        json!({"op": "command", "update": {"answer": "Bob"}, "goto": ["b", {"node": "b", "arg": {"item": "x"}}]}),
+    ];
+    (ops, json!({"log": ["start", "a", "edited", "ask:Ada", "b", "b", "b"], "answer": "Bob"}))
+}
+
+/// `Command(update=..., goto=...)` as input at an interrupt, resumed by the other side, then a
+/// command on the finished thread: the null task's pending writes, the checkpoints and task ids
+/// agree whichever side wrote them.
+#[tokio::test]
+async fn parity_command_as_input_rust_first() {
+    let (ops, expected) = command_at_an_interrupt();
+    both_ways("command", &ops, expected, Side::Rust).await;
+}
+
+#[tokio::test]
+async fn parity_command_as_input_python_first() {
+    let (ops, expected) = command_at_an_interrupt();
+    both_ways("command", &ops, expected, Side::Python).await;
+}
+
+fn command_with_resume() -> (Vec<Value>, Value) {
+    let ops = vec![
+        json!({"op": "invoke", "input": {"log": ["start"]}}),
+        json!({"op": "command", "update": {"log": ["edited"]}, "goto": ["b"], "resume": "Ada"}),
+    ];
+    (ops, json!({"log": ["start", "a", "edited", "ask:Ada", "b"], "answer": "Ada"}))
+}
+
+/// Update, goto and resume in one command, taken by the side that did not start the thread.
+#[tokio::test]
+async fn parity_command_with_resume_rust_first() {
+    let (ops, expected) = command_with_resume();
+    both_ways("command_resume", &ops, expected, Side::Rust).await;
+}
+
+#[tokio::test]
+async fn parity_command_with_resume_python_first() {
+    let (ops, expected) = command_with_resume();
+    both_ways("command_resume", &ops, expected, Side::Python).await;
 }
