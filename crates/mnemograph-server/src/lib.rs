@@ -46,7 +46,9 @@
 //!   cancel (`interrupt` or `rollback`), delete; stateless runs under `/runs`. Stream modes
 //!   `values`, `updates`, `messages`, `messages-tuple`, `custom`, `tasks`, `checkpoints` and
 //!   `debug`. Interrupts stop a run with the thread `interrupted`; `command.resume` (one value,
-//!   or a map by interrupt id) continues it. A run that arrives on a busy thread is handled by
+//!   or a map by interrupt id) continues it. `command.update` (an object of state fields, or
+//!   `[field, value]` pairs) and `command.goto` (node names, or `{"node", "input"}` sends) run
+//!   as LangGraph's `Command` input, with or without `resume`. A run that arrives on a busy thread is handled by
 //!   its `multitask_strategy`: `reject` (409), `enqueue` (the default), `interrupt` or
 //!   `rollback` (the runs in progress stop, and with `rollback` their checkpoints are deleted).
 //! - **Store**: put (with a TTL in minutes), get, delete, search (filter, query, paging) and

@@ -207,3 +207,40 @@ async fn test_command_writes_stay_pending_until_the_step_finishes() {
     // but each run starts from the stored checkpoint, so the sum holds 2 once.
     assert_eq!((done.hello.as_str(), done.total), ("x", 2));
 }
+
+/// A command without an answer on an older checkpoint (time travel) forks: the fork checkpoint
+/// holds the command's writes and plans its destination beside the replayed task, and the
+/// addressed checkpoint gets no writes. Python gives the same history.
+#[tokio::test]
+async fn test_command_on_a_replayed_checkpoint_forks() {
+    let g = asking().compile_with(InMemoryCheckpointer::new()).unwrap();
+    let cfg = RunConfig::thread("t");
+    g.invoke(SUpdate::log(vec!["in".into()]), &cfg).await.unwrap();
+    g.invoke_input(Input::resume("r"), &cfg).await.unwrap();
+    let history = g.get_state_history(&cfg, ListOptions::new()).await.unwrap();
+    let target = history.iter().find(|s| s.next == ["ask"]).unwrap();
+    let id = target.config.as_ref().unwrap().checkpoint_id.clone().unwrap();
+    let at = RunConfig::thread("t").checkpoint_id(id.clone());
+    let cmd = Command::new().update(SUpdate::log(vec!["fork".into()])).goto("b");
+    let out = g.invoke_input(Input::command(cmd), &at).await.unwrap();
+    assert_eq!(out.interrupts.len(), 1, "the replayed ask asks again");
+    assert_eq!(g.get_state(&cfg).await.unwrap().values.log, ["in", "a", "fork", "b"]);
+    let history = g.get_state_history(&cfg, ListOptions::new()).await.unwrap();
+    use CheckpointSource::{Fork, Input as In, Loop};
+    assert_eq!(sources(&history), [(Fork, 2), (Loop, 2), (Loop, 1), (Loop, 0), (In, -1)]);
+    assert_eq!(history[0].values.log, ["in", "a", "fork"]);
+    let mut next = history[0].next.clone();
+    next.sort();
+    assert_eq!(next, ["ask", "b"]);
+    assert_eq!(history[0].tasks.len(), 2);
+    let saver = g.checkpointer().unwrap();
+    let addressed = saver.get_tuple(&at.checkpoint_config().unwrap()).await.unwrap().unwrap();
+    // Only the earlier answer is there (the null task's `__resume__`), none of the command's writes.
+    let null: Vec<&str> = addressed
+        .pending_writes
+        .iter()
+        .filter(|w| w.task_id == NULL_TASK_ID)
+        .map(|w| w.channel.as_str())
+        .collect();
+    assert_eq!(null, ["__resume__"]);
+}
