@@ -244,3 +244,24 @@ async fn test_command_on_a_replayed_checkpoint_forks() {
         .collect();
     assert_eq!(null, ["__resume__"]);
 }
+
+/// A new input on a thread whose checkpoint holds a command's writes keeps the command's updates
+/// (the null writes apply before the input) and discards the tasks that step would have run,
+/// the command's destination included. Python gives the same values and history.
+#[tokio::test]
+async fn test_new_input_after_an_unfinished_command_keeps_its_update() {
+    let g = asking().compile_with(InMemoryCheckpointer::new()).unwrap();
+    let cfg = RunConfig::thread("t");
+    g.invoke(SUpdate::log(vec!["in".into()]), &cfg).await.unwrap();
+    let cmd = Command::new().update(SUpdate::hello("u")).update(SUpdate::log(vec!["up".into()])).goto("b");
+    let out = g.invoke_input(Input::command(cmd), &cfg).await.unwrap();
+    assert!(out.is_interrupted());
+    let out = g.invoke(SUpdate::log(vec!["new".into()]), &cfg).await.unwrap();
+    assert_eq!(out.log, ["in", "a", "up", "new", "a"]);
+    assert_eq!(out.hello, "u");
+    let history = g.get_state_history(&cfg, ListOptions::new()).await.unwrap();
+    use CheckpointSource::{Input as In, Loop};
+    assert_eq!(sources(&history), [(Loop, 4), (Loop, 3), (In, 2), (Loop, 1), (Loop, 0), (In, -1)]);
+    assert_eq!(history[2].values.log, ["in", "a", "up"]);
+    assert_eq!(history[2].next, ["__start__"]);
+}
