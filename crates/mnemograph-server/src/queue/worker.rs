@@ -130,7 +130,7 @@ impl Worker {
         metadata.insert("run_id".into(), run_id.clone().into());
         let config = body.run_config(thread_id, &metadata, &graph.nodes())?;
         let resumed = claim.attempt > 1 && self.checkpointed(&*graph, thread_id, run_id).await?;
-        let input = if resumed { RunInput::Continue } else { body.run_input()? };
+        let input = if resumed { RunInput::Continue } else { body.run_input(&graph.nodes())? };
         let context = RunContext { thread_id: thread_id.clone(), run_id: run_id.clone(), metadata };
         let mut stream = graph.run(context, input, config, StreamModes::NONE.with(StreamMode::Values));
         let mut renew = tokio::time::interval(self.lease.renew_every());
