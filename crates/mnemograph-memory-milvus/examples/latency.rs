@@ -3,20 +3,22 @@
 //!
 //! `cargo run --release -p mnemograph-memory-milvus --example latency -- [ROWS] [QUERIES]` fills a fresh
 //! collection with ROWS memories (default 100000) of 1,000 users, then times QUERIES (default 200)
-//! dense and hybrid retrievals of random users and prints p50/p99. The collection is kept (its
-//! name is printed) so `examples/latency_pymilvus.py` can time the same searches from Python;
-//! drop it with `-- drop NAME`.
+//! retrievals of random users per mode and prints p50/p99: dense, hybrid fused by the server (one
+//! `HybridSearch`, the default) and hybrid fused in the client (a dense and a BM25 search). The
+//! collection is kept (its name is printed) so `examples/latency_pymilvus.py` can time the same
+//! searches from Python; drop it with `-- drop NAME`.
 //!
 //! `-- query NAME [QUERIES]` only times retrievals on an existing collection. Use it for
 //! comparisons: after a bulk load, Milvus Lite keeps compacting and building HNSW indexes in the
 //! background for a while, and searches timed meanwhile are slower, so the figures printed right
 //! after loading are not comparable with a later pymilvus run (docs/benchmarks.md, **Speed**).
+//! `scripts/bench-milvus.sh` runs the whole comparison.
 
 use std::time::Instant;
 
 use mnemograph_core::store::HashingEmbeddings;
 use mnemograph_memory::{Memory, NewMemory, RetrieveQuery, SearchMode};
-use mnemograph_memory_milvus::{MilvusConfig, MilvusMemory};
+use mnemograph_memory_milvus::{HybridFusion, MilvusConfig, MilvusMemory};
 use rand::{Rng, SeedableRng};
 
 const WORDS: [&str; 24] = [
@@ -70,32 +72,48 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let flushed = Instant::now();
     m.flush().await?;
     println!("flushed in {:.1?}", flushed.elapsed());
+    if queries == 0 {
+        return Ok(());
+    }
     println!(
         "(index builds may still be running: time with `-- query {collection}` once the server is idle)"
     );
     time_retrieves(&m, queries, &mut rng).await
 }
 
-/// Times `queries` dense, then `queries` hybrid retrievals of random users and prints p50/p99.
+/// Times `queries` retrievals of random users per mode (dense, hybrid fused by the server,
+/// hybrid fused here) and prints p50/p99.
 async fn time_retrieves(
     m: &MilvusMemory,
     queries: usize,
     rng: &mut rand::rngs::StdRng,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    for mode in [SearchMode::Dense, SearchMode::Hybrid] {
+    let server = m.config().clone().fusion(HybridFusion::ServerWeighted);
+    let client = m.config().clone().fusion(HybridFusion::Client);
+    let embed = || HashingEmbeddings::new(384);
+    let server = MilvusMemory::connect(server, embed()).await?;
+    let client = MilvusMemory::connect(client, embed()).await?;
+    for (label, memory, mode) in [
+        ("dense", &server, SearchMode::Dense),
+        ("hybrid, server-fused", &server, SearchMode::Hybrid),
+        ("hybrid, client-fused", &client, SearchMode::Hybrid),
+    ] {
         let mut times = Vec::with_capacity(queries);
         for _ in 0..queries {
             let user = format!("bench-u{}", rng.gen_range(0..1000));
             let q =
                 format!("{} {}", WORDS[rng.gen_range(0..WORDS.len())], WORDS[rng.gen_range(0..WORDS.len())]);
             let t = Instant::now();
-            let hits = m.retrieve(RetrieveQuery::new(user, q).top_k(3).mode(mode)).await?;
+            let hits = memory.retrieve(RetrieveQuery::new(user, q).top_k(3).mode(mode)).await?;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             assert!(hits.len() <= 3);
         }
+        // A server without `HybridSearch` would have turned the server-fused row into a
+        // client-fused one.
+        assert_eq!(server.fusion(), HybridFusion::ServerWeighted, "the server fused every retrieval");
         times.sort_by(f64::total_cmp);
         println!(
-            "{mode:?}: {queries} retrieves (top 3 of 20 candidates), p50 {:.1} ms, p99 {:.1} ms",
+            "rust {label}: {queries} retrieves (top 3 of 20 candidates), p50 {:.1} ms, p99 {:.1} ms",
             percentile(&times, 0.5),
             percentile(&times, 0.99)
         );

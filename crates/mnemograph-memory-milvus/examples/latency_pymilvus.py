@@ -1,28 +1,35 @@
 """The same searches as examples/latency.rs, from pymilvus, against the collection it left behind.
 
-    $HOME/.cache/graph-rs-milvus/venv/bin/python crates/mnemograph-memory-milvus/examples/latency_pymilvus.py URL COLLECTION [QUERIES]
+    $HOME/.cache/graph-rs-milvus/venv/bin/python crates/mnemograph-memory-milvus/examples/latency_pymilvus.py URL COLLECTION [QUERIES] [MODES]
 
-Times a filtered dense search and a dense + BM25 hybrid search with RRF(60), 20 candidates each,
-on random users, and prints p50/p99 in the same format. Query vectors are random unit vectors:
-latency does not depend on which vector is asked.
+Times, on random users, a filtered dense search and a dense + BM25 `hybrid_search` with the
+ranker MilvusMemory's default fusion sends (`WeightedRanker(1.0, 0.3, norm_score=True)`: the
+question's list at 1, the keyword list at `KEYWORD_WEIGHT`), 20 candidates each, the same output
+fields and `ef`, and prints p50/p99 in the same format. MODES is a comma-separated subset of
+`dense,hybrid` (default both). Query vectors are random unit vectors: latency does not depend on
+which vector is asked.
 """
 import random
 import sys
 import time
 
 import numpy as np
-from pymilvus import AnnSearchRequest, MilvusClient, RRFRanker
+from pymilvus import AnnSearchRequest, MilvusClient, WeightedRanker
 
 WORDS = "milvus index latency rust python deploy budget flight cat garden tokens chunk".split()
 OUT = ["user_id", "session_id", "turn_role", "content", "created_at", "importance", "metadata"]
+CANDIDATES = 20  # RetrieveQuery's candidates for top 3: max(4 * 3, 20)
+KEYWORD_WEIGHT = 0.3  # mnemograph_memory::KEYWORD_WEIGHT
 
 
 def main():
     url, collection = sys.argv[1], sys.argv[2]
     queries = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+    modes = sys.argv[4].split(",") if len(sys.argv) > 4 else ("dense", "hybrid")
     client = MilvusClient(uri=url)
     rng = random.Random(7)
-    for mode in sys.argv[4].split(",") if len(sys.argv) > 4 else ("Dense", "Hybrid"):
+    ef = {"params": {"ef": 64}}
+    for mode in modes:
         times = []
         for _ in range(queries):
             user = f"bench-u{rng.randrange(1000)}"
@@ -31,18 +38,19 @@ def main():
             vec = (vec / np.linalg.norm(vec)).tolist()
             text = f"{rng.choice(WORDS)} {rng.choice(WORDS)}"
             t = time.perf_counter()
-            if mode == "Dense":
-                client.search(collection, data=[vec], anns_field="embedding", filter=flt, limit=20,
-                              output_fields=OUT, search_params={"params": {"ef": 64}})
+            if mode == "dense":
+                client.search(collection, data=[vec], anns_field="embedding", filter=flt, limit=CANDIDATES,
+                              output_fields=OUT, search_params=ef)
             else:
-                dense = AnnSearchRequest(data=[vec], anns_field="embedding", param={"params": {"ef": 64}},
-                                         limit=20, expr=flt)
-                sparse = AnnSearchRequest(data=[text], anns_field="sparse", param={}, limit=20, expr=flt)
-                client.hybrid_search(collection, [dense, sparse], RRFRanker(60), limit=20, output_fields=OUT)
+                dense = AnnSearchRequest(data=[vec], anns_field="embedding", param=ef, limit=CANDIDATES, expr=flt)
+                sparse = AnnSearchRequest(data=[text], anns_field="sparse", param={}, limit=CANDIDATES, expr=flt)
+                ranker = WeightedRanker(1.0, KEYWORD_WEIGHT, norm_score=True)
+                client.hybrid_search(collection, [dense, sparse], ranker, limit=CANDIDATES, output_fields=OUT)
             times.append((time.perf_counter() - t) * 1000)
         times.sort()
         p = lambda q: times[round((len(times) - 1) * q)]
-        print(f"pymilvus {mode}: {queries} searches, p50 {p(0.5):.1f} ms, p99 {p(0.99):.1f} ms")
+        label = "dense" if mode == "dense" else "hybrid, server-fused"
+        print(f"pymilvus {label}: {queries} searches, p50 {p(0.5):.1f} ms, p99 {p(0.99):.1f} ms")
 
 
 if __name__ == "__main__":

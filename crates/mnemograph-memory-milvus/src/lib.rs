@@ -27,9 +27,13 @@
 //! ## Concepts
 //! - **Isolation** is a security property: every request to Milvus is scoped with a
 //!   `user_id == "…"` clause produced by [`Filter`], which escapes values instead of pasting them.
-//! - **Ranking**: candidates (4×top-k, at least 20) come from dense search or from Milvus's hybrid
-//!   search (dense + BM25 on `content`, weighted RRF favouring dense), then mnemograph-memory's
-//!   reranking blends in time decay and importance.
+//! - **Ranking**: candidates (4×top-k, at least 20) come from dense search of the question, of the
+//!   query enriched with recent messages when there are some, and in hybrid mode BM25 on
+//!   `content`, fused by weighted RRF favouring the question's own list; then mnemograph-memory's
+//!   reranking blends in time decay and importance. [`HybridFusion`] chooses who fuses: the client
+//!   (one search per list, concurrently; the default, which ranks best), or Milvus in one
+//!   `HybridSearch` round trip with its weighted or RRF ranker, falling back to the client on a
+//!   server without `HybridSearch`.
 //! - **Chinese and English**: [`Analyzer::Auto`] gives `content` Milvus's Chinese analyzer where
 //!   the server has it, and the `standard` one otherwise.
 //! - **Retirement** needs partial upsert (Milvus 2.6.2+ or Milvus Lite 3); an older server gets a
@@ -50,5 +54,5 @@ mod store;
 pub use error::{Error, Result};
 pub use filter::{quote, Filter};
 pub use memory::MilvusMemory;
-pub use schema::{fields, Analyzer, Consistency, Metric, MilvusConfig};
+pub use schema::{fields, Analyzer, Consistency, HybridFusion, Metric, MilvusConfig};
 pub use store::{MilvusStore, MilvusStoreConfig};

@@ -137,6 +137,61 @@ impl std::str::FromStr for Analyzer {
     }
 }
 
+/// How [`MilvusMemory`](crate::MilvusMemory) fuses the result lists of one retrieval: the
+/// question's dense hits, the enriched query's dense hits (when the query has recent messages)
+/// and the BM25 hits (hybrid mode).
+///
+/// The server rankers make a retrieval one `HybridSearch` request; [`Client`](Self::Client) sends
+/// one search per list, concurrently, and fuses them with [`RerankConfig::fuse_query`] (weighted
+/// RRF, the formula every mnemograph memory uses). Milvus's RRF ranker has no per-list weights,
+/// and its weighted ranker weighs normalised scores rather than ranks, so neither is the client's
+/// formula, and both rank worse on the bilingual quality benchmark (docs/benchmarks.md): the
+/// client fusion is the default, a server ranker the choice of a caller who puts one round trip
+/// before ranking. A server without `HybridSearch` (Milvus before 2.4) answers a server fusion
+/// with `Unimplemented`; the memory then fuses in the client from that retrieval on.
+///
+/// ```
+/// use mnemograph_memory_milvus::{HybridFusion, MilvusConfig};
+/// let c = MilvusConfig::new("http://127.0.0.1:19530").fusion(HybridFusion::ServerRrf);
+/// assert!(c.fusion.on_server());
+/// assert_eq!(MilvusConfig::new("http://127.0.0.1:19530").fusion, HybridFusion::Client);
+/// assert_eq!("weighted".parse::<HybridFusion>(), Ok(HybridFusion::ServerWeighted));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HybridFusion {
+    /// One search per list, fused here by weighted RRF.
+    #[default]
+    Client,
+    /// One `HybridSearch` with Milvus's weighted ranker over normalised scores (`norm_score`):
+    /// the question's list at 1, the enriched query's at
+    /// [`RerankConfig::context_weight`], the keyword list at [`RerankConfig::keyword_weight`].
+    ServerWeighted,
+    /// One `HybridSearch` with Milvus's RRF ranker at [`RerankConfig::rrf_k`]; every list
+    /// counts the same.
+    ServerRrf,
+}
+
+impl HybridFusion {
+    /// Whether the server fuses (one request per retrieval).
+    pub fn on_server(self) -> bool {
+        self != Self::Client
+    }
+}
+
+impl std::str::FromStr for HybridFusion {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "weighted" | "server-weighted" => Ok(Self::ServerWeighted),
+            "rrf" | "server-rrf" => Ok(Self::ServerRrf),
+            "client" => Ok(Self::Client),
+            other => Err(format!("unknown fusion {other:?}: expected weighted, rrf or client")),
+        }
+    }
+}
+
 /// Where and how [`MilvusMemory`](crate::MilvusMemory) stores memories.
 ///
 /// ```
@@ -181,6 +236,8 @@ pub struct MilvusConfig {
     pub consistency: Consistency,
     /// How hits are reranked.
     pub rerank: RerankConfig,
+    /// How the lists of a retrieval are fused (default [`HybridFusion::Client`]).
+    pub fusion: HybridFusion,
 }
 
 impl MilvusConfig {
@@ -202,6 +259,7 @@ impl MilvusConfig {
             content_max_bytes: 16_384,
             consistency: Consistency::Bounded,
             rerank: RerankConfig::default(),
+            fusion: HybridFusion::default(),
         }
     }
     /// Sets the collection.
@@ -232,6 +290,12 @@ impl MilvusConfig {
     #[must_use]
     pub fn rerank(mut self, rerank: RerankConfig) -> Self {
         self.rerank = rerank;
+        self
+    }
+    /// Sets how the lists of a retrieval are fused.
+    #[must_use]
+    pub fn fusion(mut self, fusion: HybridFusion) -> Self {
+        self.fusion = fusion;
         self
     }
     /// Turns the partition key on or off.

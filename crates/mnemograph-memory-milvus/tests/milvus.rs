@@ -4,8 +4,10 @@
 
 mod support;
 
-use mnemograph_memory::{Memory, NewMemory, SearchMode};
-use mnemograph_memory_milvus::{fields, Analyzer, MilvusConfig, MilvusMemory};
+use mnemograph_core::store::HashingEmbeddings;
+use mnemograph_memory::{Memory, MemoryHit, NewMemory, RetrieveQuery, SearchMode};
+use mnemograph_memory_milvus::{fields, Analyzer, HybridFusion, MilvusConfig, MilvusMemory};
+use support::grpc_proxy::{Calls, GrpcProxy};
 use support::{bilingual, dataset, memory_suite, with_milvus, with_milvus_returning};
 
 fn defaults(c: MilvusConfig) -> MilvusConfig {
@@ -289,6 +291,89 @@ async fn milvus_hashing_update_path_puts_newer_facts_first_and_never_returns_ret
         // seconds rather than minutes, and measures the same.
         let plan = support::hard_supersede::Plan::one(true, &[]);
         support::hard_supersede::run_update_paths("milvus/hashing", &m, 3, 25, plan).await;
+    })
+    .await;
+}
+
+/// `method: count` pairs as [`Calls`].
+fn calls(pairs: &[(&str, usize)]) -> Calls {
+    pairs.iter().map(|&(m, n)| (m.to_owned(), n)).collect()
+}
+
+/// The search requests among `calls` (a client also sends heartbeats and the like).
+fn searches(mut calls: Calls) -> Calls {
+    calls.retain(|method, _| method.ends_with("Search"));
+    calls
+}
+
+/// Every fusion finds the memories a hybrid retrieval should, through a proxy that counts the
+/// requests: a server fusion is one `HybridSearch` per retrieval, the client fusion one `Search`
+/// per list, and a server without `HybridSearch` (the proxy answers `Unimplemented`) gets the
+/// client fusion, asked once and then no more.
+#[tokio::test]
+async fn milvus_hybrid_retrieval_is_one_request_with_a_client_fallback() {
+    with_milvus("fusion", defaults, |m| async move {
+        let theirs = ["My locker code at the gym is 4471.", "I go hiking in the Alps every summer."];
+        for user in ["alice", "bob"] {
+            let mut memories: Vec<NewMemory> =
+                theirs.iter().map(|t| NewMemory::turn(user, "s1", t, "Noted.")).collect();
+            memories.push(NewMemory::turn(user, "s1", &format!("My name is {user}."), "Nice to meet you."));
+            m.save(memories).await.unwrap();
+        }
+        m.save(vec![NewMemory::turn("alice", "s2", "The deploy key ZX-Q9 rotates on Fridays.", "Noted.")])
+            .await
+            .unwrap();
+        let proxy = GrpcProxy::start(&m.config().url).await;
+        let through = |fusion: HybridFusion| {
+            let mut config = m.config().clone().fusion(fusion);
+            config.url.clone_from(&proxy.url);
+            config
+        };
+        // The question's words, the greeting's, and an identifier only keyword search matches
+        // exactly: three lists.
+        let ask = |view: MilvusMemory, question: &'static str| async move {
+            let query = RetrieveQuery::new("alice", question)
+                .recent(["Hi there!", "Hello, how can I help?"])
+                .top_k(2)
+                .mode(SearchMode::Hybrid);
+            let hits: Vec<MemoryHit> = view.retrieve(query).await.unwrap();
+            assert!(hits.iter().all(|h| h.record.user_id == "alice"), "{hits:?}");
+            assert!(hits.iter().all(|h| (0.0..=1.0).contains(&h.relevance)), "{hits:?}");
+            hits.into_iter().map(|h| h.record.content).collect::<Vec<_>>()
+        };
+        let locker = "User: My locker code at the gym is 4471.\nAssistant: Noted.";
+        let key = "User: The deploy key ZX-Q9 rotates on Fridays.\nAssistant: Noted.";
+        for (fusion, per_retrieval) in [
+            (HybridFusion::ServerWeighted, calls(&[("HybridSearch", 1)])),
+            (HybridFusion::ServerRrf, calls(&[("HybridSearch", 1)])),
+            (HybridFusion::Client, calls(&[("Search", 3)])),
+        ] {
+            let view =
+                MilvusMemory::connect(through(fusion), HashingEmbeddings::new(support::DIMS)).await.unwrap();
+            proxy.take_calls();
+            let found = ask(view.clone(), "what is my locker code at the gym?").await;
+            assert_eq!(found.first().map(String::as_str), Some(locker), "{fusion:?}: {found:?}");
+            assert_eq!(searches(proxy.take_calls()), per_retrieval, "{fusion:?}");
+            let found = ask(view.clone(), "ZX-Q9").await;
+            assert_eq!(found.first().map(String::as_str), Some(key), "{fusion:?}: {found:?}");
+            assert_eq!(searches(proxy.take_calls()), per_retrieval, "{fusion:?}");
+            assert_eq!(view.fusion(), fusion, "no fallback while the server fuses");
+        }
+        proxy.refuse("HybridSearch");
+        let view = MilvusMemory::connect(
+            through(HybridFusion::ServerWeighted),
+            HashingEmbeddings::new(support::DIMS),
+        )
+        .await
+        .unwrap();
+        proxy.take_calls();
+        let found = ask(view.clone(), "what is my locker code at the gym?").await;
+        assert_eq!(found.first().map(String::as_str), Some(locker), "fallback: {found:?}");
+        assert_eq!(searches(proxy.take_calls()), calls(&[("HybridSearch", 1), ("Search", 3)]));
+        assert_eq!(view.fusion(), HybridFusion::Client, "the refusal is remembered");
+        let found = ask(view.clone(), "ZX-Q9").await;
+        assert_eq!(found.first().map(String::as_str), Some(key), "fallback: {found:?}");
+        assert_eq!(searches(proxy.take_calls()), calls(&[("Search", 3)]), "not asked again");
     })
     .await;
 }

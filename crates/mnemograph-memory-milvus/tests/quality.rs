@@ -16,7 +16,8 @@ mod support;
 use std::sync::Arc;
 
 use mnemograph_core::store::{DynEmbeddings, HashingEmbeddings};
-use mnemograph_memory::EmbeddedMemory;
+use mnemograph_memory::{EmbeddedMemory, RerankConfig};
+use mnemograph_memory_milvus::{HybridFusion, MilvusMemory};
 use support::bilingual_quality::{self as data, Dataset};
 use support::quality_bench::{self as bench, Embedder, Mode, Row, WritePath};
 
@@ -378,5 +379,64 @@ async fn milvus_quality_full_matrix_is_isolated() {
         }
         bench::assert_isolated_and_live(&rows);
         bench::assert_oracle_exact(&rows);
+    }
+}
+
+/// Every fusion of a retrieval's lists on the same memories in Milvus: the main command's write
+/// path (its rule threshold) for each available embedder, 40 users, then every mode asked once
+/// per fusion, printed for docs/benchmarks.md (the store column names the fusion). Minutes of
+/// Milvus Lite round trips, so run by hand (`--ignored`).
+#[tokio::test]
+#[ignore = "minutes on Milvus Lite; run with --ignored for docs/benchmarks.md"]
+async fn milvus_fusions_compared() {
+    let test = "milvus_fusions_compared";
+    let data = data::build(USERS);
+    let rerank = RerankConfig::default();
+    let fusions: Vec<(&'static str, HybridFusion, RerankConfig)> = [
+        ("milvus, client weighted RRF", HybridFusion::Client, rerank),
+        ("milvus, server weighted", HybridFusion::ServerWeighted, rerank),
+        ("milvus, server weighted, keywords 0.1", HybridFusion::ServerWeighted, rerank.keyword_weight(0.1)),
+        ("milvus, server weighted, keywords 0.05", HybridFusion::ServerWeighted, rerank.keyword_weight(0.05)),
+        ("milvus, server RRF k=2", HybridFusion::ServerRrf, rerank),
+        ("milvus, server RRF k=60", HybridFusion::ServerRrf, rerank.rrf_k(60)),
+    ]
+    .into_iter()
+    // `QUALITY_FUSIONS=keywords` measures only the fusions whose label contains it.
+    .filter(|f| std::env::var("QUALITY_FUSIONS").map_or(true, |only| f.0.contains(&only)))
+    .collect();
+    eprintln!("milvus: {}", data.describe());
+    eprintln!("{}", Row::HEADER);
+    for embedder in embedders(test) {
+        let rule = if embedder.name == MAIN_EMBEDDER { main_rule_similarity() } else { embedder.rule };
+        let model: Arc<dyn DynEmbeddings> = Arc::clone(&embedder.model);
+        let (embedder, data, fusions) = (&embedder, &data, &fusions);
+        support::with_milvus_using(
+            test,
+            |c| c,
+            model,
+            |m| async move {
+                let path = bench::WritePath::Rule(rule);
+                bench::write(&m, data, path).await;
+                let retired = bench::retired(&m, data).await;
+                let mut rows = Vec::new();
+                for &(store, fusion, rerank) in fusions {
+                    let config = m.config().clone().fusion(fusion).rerank(rerank);
+                    let view = MilvusMemory::connect_arc(config, Arc::clone(&embedder.model))
+                        .await
+                        .expect("connect to the written collection");
+                    for mode in Mode::ALL {
+                        let scores = bench::measure(&view, data, mode).await;
+                        let changed = data.changed();
+                        let (embedder, variant) = (embedder.name, data.variant);
+                        let row = Row { store, embedder, variant, path, mode, retired, scores, changed };
+                        eprintln!("{}", row.line());
+                        rows.push(row);
+                    }
+                    assert_eq!(view.fusion(), fusion, "{store}: the server fused every retrieval");
+                }
+                bench::assert_isolated_and_live(&rows);
+            },
+        )
+        .await;
     }
 }

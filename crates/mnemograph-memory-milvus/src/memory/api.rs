@@ -14,8 +14,31 @@ use mnemograph_memory::{
 };
 
 use super::{to_record, truncate_bytes, user_filter, MilvusMemory, OUTPUT, QUERY_PAGE};
-use crate::error::Result;
-use crate::schema::fields;
+use crate::error::{Error, Result};
+use crate::schema::{fields, HybridFusion};
+
+/// What one retrieval searches: the scope, how many candidates each list brings, and the lists
+/// (the question's vector always; the enriched query's vector and the keywords when present).
+struct Lists {
+    filter: String,
+    candidates: i64,
+    question: Vec<f32>,
+    context: Option<Vec<f32>>,
+    keywords: Option<String>,
+}
+
+/// Whether the server has no such RPC (a Milvus before `HybridSearch`), also when retries wrap
+/// the answer.
+fn unimplemented(e: &milvus::v2::prelude::Error) -> bool {
+    match e {
+        milvus::v2::prelude::Error::Grpc(status) => i32::from(status.code()) == UNIMPLEMENTED,
+        milvus::v2::prelude::Error::RetryExhausted { source, .. } => unimplemented(source),
+        _ => false,
+    }
+}
+
+/// gRPC's status code `UNIMPLEMENTED`.
+const UNIMPLEMENTED: i32 = 12;
 
 /// The API, each call returning the shared error (a Milvus failure as its `Backend`).
 impl Memory for MilvusMemory {
@@ -106,47 +129,137 @@ impl MilvusMemory {
         }
         let context_vector = context_text.is_some().then(|| vectors.pop()).flatten();
         let question_vector = vectors.pop().unwrap_or_default();
-        let cand = query.candidates() as i64;
-        let ef = HashMap::from([("ef".to_owned(), self.config.ef_search.max(cand as u32).to_string())]);
         let hybrid = query.mode == SearchMode::Hybrid && self.config.bm25 && !query.query.trim().is_empty();
-        let consistency = self.config.consistency.to_milvus();
-        let collection = &self.config.collection;
-        let dense = |vector: Vec<f32>| {
-            SearchRequest::builder()
-                .collection_name(collection)
-                .vector_field(fields::EMBEDDING)
-                .vectors(SearchVectors::Float(vec![vector]))
-                .filter(filter.clone())
-                .extra_params(ef.clone())
-                .limit(cand)
-                .output_fields(OUTPUT)
-                .consistency_level(consistency)
+        let lists = Lists {
+            filter,
+            candidates: query.candidates() as i64,
+            question: question_vector,
+            context: context_vector,
+            keywords: hybrid.then(|| query.query.clone()),
         };
-        if !hybrid && context_vector.is_none() {
-            let response = self.client.search(dense(question_vector).build()?).await?;
+        if lists.context.is_none() && lists.keywords.is_none() {
+            let response =
+                self.client.search(self.dense_search(&lists, lists.question.clone()).build()?).await?;
             let candidates = self.scored_rows(&response, false)?;
             return Ok(finish(candidates, &query, &self.config.rerank));
         }
-        // The searches run concurrently and are fused here rather than by the server's
-        // `RRFRanker`, so that each list has its own weight (`RerankConfig::keyword_weight`,
-        // `context_weight`) and both memories fuse with the same formula.
-        let keywords = SearchRequest::builder()
-            .collection_name(collection)
-            .vector_field(fields::SPARSE)
-            .vectors(SearchVectors::EmbeddedText(vec![query.query.clone()]))
-            .filter(filter.clone())
-            .limit(cand)
+        if self.fusion().on_server() {
+            match self.server_fused(&lists).await {
+                Ok(candidates) => return Ok(finish(candidates, &query, &self.config.rerank)),
+                Err(Error::Milvus(e)) if unimplemented(&e) => self.refuse_hybrid(),
+                Err(e) => return Err(e),
+            }
+        }
+        let candidates = self.client_fused(lists).await?;
+        Ok(finish(candidates, &query, &self.config.rerank))
+    }
+
+    /// A dense search of `vector` within the query's scope.
+    fn dense_search(&self, lists: &Lists, vector: Vec<f32>) -> SearchRequestBuilder {
+        SearchRequest::builder()
+            .collection_name(&self.config.collection)
+            .vector_field(fields::EMBEDDING)
+            .vectors(SearchVectors::Float(vec![vector]))
+            .filter(lists.filter.clone())
+            .extra_params(self.ef(lists))
+            .limit(lists.candidates)
             .output_fields(OUTPUT)
-            .consistency_level(consistency)
+            .consistency_level(self.config.consistency.to_milvus())
+    }
+
+    /// HNSW's `ef`: at least the number of candidates, which it bounds.
+    fn ef(&self, lists: &Lists) -> HashMap<String, String> {
+        let ef = self.config.ef_search.max(lists.candidates as u32);
+        HashMap::from([("ef".to_owned(), ef.to_string())])
+    }
+
+    /// The lists fused by the server in one `HybridSearch`, with their relevance in `[0, 1]`:
+    /// the fused score over the score of a memory first (or scoring 1) in every list.
+    async fn server_fused(&self, lists: &Lists) -> Result<Vec<(MemoryRecord, f64)>> {
+        let rerank = &self.config.rerank;
+        let dense = |vector: &[f32]| {
+            SubSearchRequest::builder()
+                .vector_field(fields::EMBEDDING)
+                .vectors(SearchVectors::Float(vec![vector.to_vec()]))
+                .filter(lists.filter.clone())
+                .extra_params(self.ef(lists))
+                .limit(lists.candidates)
+                .build()
+                .map_err(Error::from)
+        };
+        // A list of weight 0 cannot change the order, and RRF would count it in full.
+        let mut subs = vec![(dense(&lists.question)?, 1.0)];
+        if let Some(v) = lists.context.as_deref().filter(|_| rerank.context_weight > 0.0) {
+            subs.push((dense(v)?, rerank.context_weight));
+        }
+        if let Some(text) = lists.keywords.as_ref().filter(|_| rerank.keyword_weight > 0.0) {
+            let keywords = SubSearchRequest::builder()
+                .vector_field(fields::SPARSE)
+                .vectors(SearchVectors::EmbeddedText(vec![text.clone()]))
+                .filter(lists.filter.clone())
+                .limit(lists.candidates)
+                .build()?;
+            subs.push((keywords, rerank.keyword_weight));
+        }
+        let weights: Vec<f32> = subs.iter().map(|s| s.1 as f32).collect();
+        let (ranker, best): (Function, f64) = match self.fusion() {
+            HybridFusion::ServerRrf => {
+                let k = rerank.rrf_k;
+                (RRFRerank::new().k(i64::from(k)).into(), subs.len() as f64 / (f64::from(k) + 1.0))
+            }
+            // `norm_score` maps every list's scores into [0, 1] (cosine as (1 + s) / 2, BM25 by
+            // arctan) before weighing them; without it BM25's unbounded scores would swamp the
+            // dense ones.
+            _ => {
+                let params = json!({"weights": weights, "norm_score": true}).to_string();
+                let ranker =
+                    Function::from(WeightedRerank::new().weights(weights.clone())).param("params", params);
+                (ranker, weights.iter().map(|w| f64::from(*w)).sum())
+            }
+        };
+        let req = HybridSearchRequest::builder()
+            .collection_name(&self.config.collection)
+            .sub_requests(subs.into_iter().map(|s| s.0).collect())
+            .rerank(ranker)
+            .limit(lists.candidates)
+            .output_fields(OUTPUT)
+            .consistency_level(self.config.consistency.to_milvus())
             .build()?;
-        // Boxed: a search future is large, and three of them side by side overflow a test
-        // thread's stack.
-        let question = Box::pin(self.client.search(dense(question_vector).build()?));
-        let context = match context_vector {
-            Some(v) => Some(Box::pin(self.client.search(dense(v).build()?))),
+        let response = self.client.hybrid_search(req).await?;
+        let fused = self.scored_rows(&response, true)?;
+        Ok(fused
+            .into_iter()
+            .map(|(record, s)| (record, if best > 0.0 { (s / best).clamp(0.0, 1.0) } else { 0.0 }))
+            .collect())
+    }
+
+    /// The lists searched concurrently, one request each, and fused here with
+    /// [`RerankConfig::fuse_query`](mnemograph_memory::RerankConfig::fuse_query), so that each
+    /// list has its own weight in RRF and both memories fuse with the same formula.
+    async fn client_fused(&self, lists: Lists) -> Result<Vec<(MemoryRecord, f64)>> {
+        let keywords = match &lists.keywords {
+            Some(text) => Some(
+                SearchRequest::builder()
+                    .collection_name(&self.config.collection)
+                    .vector_field(fields::SPARSE)
+                    .vectors(SearchVectors::EmbeddedText(vec![text.clone()]))
+                    .filter(lists.filter.clone())
+                    .limit(lists.candidates)
+                    .output_fields(OUTPUT)
+                    .consistency_level(self.config.consistency.to_milvus())
+                    .build()?,
+            ),
             None => None,
         };
-        let keywords = hybrid.then(|| Box::pin(self.client.search(keywords)));
+        // Boxed: a search future is large, and three of them side by side overflow a test
+        // thread's stack.
+        let question =
+            Box::pin(self.client.search(self.dense_search(&lists, lists.question.clone()).build()?));
+        let context = match &lists.context {
+            Some(v) => Some(Box::pin(self.client.search(self.dense_search(&lists, v.clone()).build()?))),
+            None => None,
+        };
+        let keywords = keywords.map(|k| Box::pin(self.client.search(k)));
         let (question, context, keywords) =
             futures_util::future::join3(question, OptionFuture::from(context), OptionFuture::from(keywords))
                 .await;
@@ -167,12 +280,11 @@ impl MilvusMemory {
         {
             records.entry(record.id).or_insert(record);
         }
-        let candidates = fused
+        Ok(fused
             .into_iter()
-            .take(query.candidates())
+            .take(lists.candidates as usize)
             .filter_map(|(id, relevance)| Some((records.remove(&id)?, relevance)))
-            .collect();
-        Ok(finish(candidates, &query, &self.config.rerank))
+            .collect())
     }
 
     async fn records_of_session(&self, user_id: &str, session_id: &str) -> Result<Vec<MemoryRecord>> {

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use milvus::v2::prelude::*;
@@ -15,7 +16,7 @@ use mnemograph_memory::{
 
 use crate::error::Result;
 use crate::filter::Filter;
-use crate::schema::{fields, Metric, MilvusConfig};
+use crate::schema::{fields, HybridFusion, Metric, MilvusConfig};
 
 mod api;
 mod retire;
@@ -37,7 +38,8 @@ const OUTPUT: [&str; 7] = [
 pub(crate) const QUERY_PAGE: usize = 4096;
 
 /// Conversational memory in Milvus: one row per exchange, hybrid (dense + BM25) retrieval fused
-/// with RRF, then time decay and importance.
+/// with weighted RRF in the client or by Milvus in one request ([`HybridFusion`]), then time decay
+/// and importance.
 ///
 /// Every search, query and delete carries a `user_id == "…"` filter built by [`Filter`], so a user
 /// id can never widen a request to other users. Works against Milvus Lite 3.2 and Milvus 2.5+/3.x;
@@ -54,6 +56,9 @@ pub struct MilvusMemory {
     server_version: Arc<OnceLock<String>>,
     /// The `analyzer_params` of the collection's `content`, as the server describes them.
     analyzer: Option<serde_json::Value>,
+    /// Set once the server answers `HybridSearch` with `Unimplemented`, shared by clones: from
+    /// then on the lists are fused here without asking again.
+    hybrid_refused: Arc<AtomicBool>,
 }
 
 impl fmt::Debug for MilvusMemory {
@@ -99,6 +104,7 @@ impl MilvusMemory {
             locks: UserLocks::default(),
             server_version: Arc::default(),
             analyzer: None,
+            hybrid_refused: Arc::default(),
         };
         memory.ensure_collection().await?;
         memory.analyzer = memory.content_analyzer().await?;
@@ -116,6 +122,21 @@ impl MilvusMemory {
     /// server does not report them.
     pub fn analyzer(&self) -> Option<&serde_json::Value> {
         self.analyzer.as_ref()
+    }
+
+    /// The fusion retrievals use: the configured [`MilvusConfig::fusion`], or
+    /// [`HybridFusion::Client`] once the server has answered `HybridSearch` with `Unimplemented`.
+    pub fn fusion(&self) -> HybridFusion {
+        if self.hybrid_refused.load(Ordering::Relaxed) {
+            HybridFusion::Client
+        } else {
+            self.config.fusion
+        }
+    }
+
+    /// Remembers that the server has no `HybridSearch`.
+    pub(crate) fn refuse_hybrid(&self) {
+        self.hybrid_refused.store(true, Ordering::Relaxed);
     }
 
     /// The SDK client, for operations this type does not wrap.

@@ -9,6 +9,7 @@ pub mod bilingual_corpus;
 pub mod bilingual_quality;
 pub mod consolidate_suite;
 pub mod dataset;
+pub mod grpc_proxy;
 pub mod hard_dataset;
 pub mod hard_recall;
 pub mod hard_supersede;
