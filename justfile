@@ -40,6 +40,10 @@ bench-telemetry *ARGS:
 bench-server *ARGS:
     bash scripts/bench-server.sh {{ARGS}}
 
+# Retrieval latency on Milvus Lite, MilvusMemory against pymilvus, dense and hybrid (docs/benchmarks.md).
+bench-milvus *ARGS:
+    bash scripts/bench-milvus.sh {{ARGS}}
+
 # Everything CI does.
 ci:
     bash .ci/run

@@ -8,7 +8,8 @@
 //! collection is kept (its name is printed) so `examples/latency_pymilvus.py` can time the same
 //! searches from Python; drop it with `-- drop NAME`.
 //!
-//! `-- query NAME [QUERIES]` only times retrievals on an existing collection. Use it for
+//! `-- query NAME [QUERIES] [user|scope]` only times retrievals on an existing collection (with
+//! `user`, only the searches with the user filter alone; with `scope`, only the default scope). Use it for
 //! comparisons: after a bulk load, Milvus Lite keeps compacting and building HNSW indexes in the
 //! background for a while, and searches timed meanwhile are slower, so the figures printed right
 //! after loading are not comparable with a later pymilvus run (docs/benchmarks.md, **Speed**).
@@ -46,7 +47,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let m = MilvusMemory::connect(MilvusConfig::new(url).collection(&args[1]), embed).await?;
         // A different seed from the loading run's, so the queries do not repeat its users.
         let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
-        return time_retrieves(&m, queries, &mut rng).await;
+        return time_retrieves(&m, queries, args.get(3).map_or("", String::as_str), &mut rng).await;
     }
     let rows: usize = args.first().map_or(Ok(100_000), |a| a.parse())?;
     let queries: usize = args.get(1).map_or(Ok(200), |a| a.parse())?;
@@ -78,14 +79,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "(index builds may still be running: time with `-- query {collection}` once the server is idle)"
     );
-    time_retrieves(&m, queries, &mut rng).await
+    time_retrieves(&m, queries, "", &mut rng).await
 }
 
 /// Times `queries` retrievals of random users per mode (dense, hybrid fused by the server,
-/// hybrid fused here) and prints p50/p99.
+/// hybrid fused here; each with the default scope and with the user filter alone) and prints
+/// p50/p99; `only` = `user` times the user filter alone, `scope` the default scope.
 async fn time_retrieves(
     m: &MilvusMemory,
     queries: usize,
+    only: &str,
     rng: &mut rand::rngs::StdRng,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let server = m.config().clone().fusion(HybridFusion::ServerWeighted);
@@ -93,18 +96,30 @@ async fn time_retrieves(
     let embed = || HashingEmbeddings::new(384);
     let server = MilvusMemory::connect(server, embed()).await?;
     let client = MilvusMemory::connect(client, embed()).await?;
-    for (label, memory, mode) in [
-        ("dense", &server, SearchMode::Dense),
-        ("hybrid, server-fused", &server, SearchMode::Hybrid),
-        ("hybrid, client-fused", &client, SearchMode::Hybrid),
-    ] {
+    // The default scope leaves retired memories out with a JSON clause; `include_retired` times
+    // the same searches with the user filter alone.
+    let modes = [
+        ("dense", &server, SearchMode::Dense, false),
+        ("hybrid, server-fused", &server, SearchMode::Hybrid, false),
+        ("hybrid, client-fused", &client, SearchMode::Hybrid, false),
+        ("dense (user filter only)", &server, SearchMode::Dense, true),
+        ("hybrid, server-fused (user filter only)", &server, SearchMode::Hybrid, true),
+        ("hybrid, client-fused (user filter only)", &client, SearchMode::Hybrid, true),
+    ];
+    let wanted = |include_retired: bool| match only {
+        "user" => include_retired,
+        "scope" => !include_retired,
+        _ => true,
+    };
+    for (label, memory, mode, include_retired) in modes.into_iter().filter(|m| wanted(m.3)) {
         let mut times = Vec::with_capacity(queries);
         for _ in 0..queries {
             let user = format!("bench-u{}", rng.gen_range(0..1000));
             let q =
                 format!("{} {}", WORDS[rng.gen_range(0..WORDS.len())], WORDS[rng.gen_range(0..WORDS.len())]);
             let t = Instant::now();
-            let hits = memory.retrieve(RetrieveQuery::new(user, q).top_k(3).mode(mode)).await?;
+            let query = RetrieveQuery::new(user, q).top_k(3).mode(mode).include_retired(include_retired);
+            let hits = memory.retrieve(query).await?;
             times.push(t.elapsed().as_secs_f64() * 1000.0);
             assert!(hits.len() <= 3);
         }

@@ -5,9 +5,11 @@
 Times, on random users, a filtered dense search and a dense + BM25 `hybrid_search` with the
 ranker MilvusMemory's default fusion sends (`WeightedRanker(1.0, 0.3, norm_score=True)`: the
 question's list at 1, the keyword list at `KEYWORD_WEIGHT`), 20 candidates each, the same output
-fields and `ef`, and prints p50/p99 in the same format. MODES is a comma-separated subset of
-`dense,hybrid` (default both). Query vectors are random unit vectors: latency does not depend on
-which vector is asked.
+fields, `ef` and filter (the user's rows that are not retired: `not exists
+metadata["superseded_by"]`), and prints p50/p99 in the same format. MODES is a comma-separated
+subset of `dense,hybrid,dense-user,hybrid-user` (default all); the `-user` modes filter on the user
+alone, as a plain pymilvus program would. Query vectors are random unit vectors: latency does not
+depend on which vector is asked.
 """
 import random
 import sys
@@ -20,12 +22,13 @@ WORDS = "milvus index latency rust python deploy budget flight cat garden tokens
 OUT = ["user_id", "session_id", "turn_role", "content", "created_at", "importance", "metadata"]
 CANDIDATES = 20  # RetrieveQuery's candidates for top 3: max(4 * 3, 20)
 KEYWORD_WEIGHT = 0.3  # mnemograph_memory::KEYWORD_WEIGHT
+LIVE = ' and not exists metadata["superseded_by"]'  # MilvusMemory's scope: no retired memory
 
 
 def main():
     url, collection = sys.argv[1], sys.argv[2]
     queries = int(sys.argv[3]) if len(sys.argv) > 3 else 200
-    modes = sys.argv[4].split(",") if len(sys.argv) > 4 else ("dense", "hybrid")
+    modes = sys.argv[4].split(",") if len(sys.argv) > 4 else ("dense", "hybrid", "dense-user", "hybrid-user")
     client = MilvusClient(uri=url)
     rng = random.Random(7)
     ef = {"params": {"ef": 64}}
@@ -34,11 +37,13 @@ def main():
         for _ in range(queries):
             user = f"bench-u{rng.randrange(1000)}"
             flt = f'user_id == "{user}"'  # fixed, trusted ids here; production code must escape
+            if not mode.endswith("-user"):
+                flt += LIVE
             vec = np.random.default_rng(rng.randrange(1 << 30)).normal(size=384)
             vec = (vec / np.linalg.norm(vec)).tolist()
             text = f"{rng.choice(WORDS)} {rng.choice(WORDS)}"
             t = time.perf_counter()
-            if mode == "dense":
+            if mode.startswith("dense"):
                 client.search(collection, data=[vec], anns_field="embedding", filter=flt, limit=CANDIDATES,
                               output_fields=OUT, search_params=ef)
             else:
@@ -49,7 +54,9 @@ def main():
             times.append((time.perf_counter() - t) * 1000)
         times.sort()
         p = lambda q: times[round((len(times) - 1) * q)]
-        label = "dense" if mode == "dense" else "hybrid, server-fused"
+        label = "dense" if mode.startswith("dense") else "hybrid, server-fused"
+        if mode.endswith("-user"):
+            label += " (user filter only)"
         print(f"pymilvus {label}: {queries} searches, p50 {p(0.5):.1f} ms, p99 {p(0.99):.1f} ms")
 
 
