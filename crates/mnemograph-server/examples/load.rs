@@ -56,7 +56,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: load URL GRAPH RUNS ROUNDS".into());
     };
     let (runs, rounds): (usize, usize) = (runs.parse()?, rounds.parse()?);
-    let client = reqwest::Client::builder().pool_max_idle_per_host(runs).build()?;
+    // Plain HTTP; the TLS config names ring because reqwest's rustls may come without a provider.
+    let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_root_certificates(rustls::RootCertStore::empty())
+    .with_no_client_auth();
+    let client =
+        reqwest::Client::builder().tls_backend_preconfigured(tls).pool_max_idle_per_host(runs).build()?;
     for round in 0..rounds {
         let mut threads = Vec::with_capacity(runs);
         for _ in 0..runs {

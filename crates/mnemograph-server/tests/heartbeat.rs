@@ -1,6 +1,8 @@
 //! A stream that stays quiet for longer than the heartbeat interval carries a comment line, as
 //! LangGraph's server sends, so proxies and clients do not time it out; the events still arrive.
 
+mod support;
+
 use std::time::Duration;
 
 use mnemograph_core::prelude::*;
@@ -27,7 +29,7 @@ async fn a_quiet_stream_carries_a_heartbeat_comment() {
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(server.serve(listener));
     let body = json!({"assistant_id": "quiet", "input": {"log": []}, "stream_mode": ["updates"]});
-    let text = reqwest::Client::new()
+    let text = support::http_client()
         .post(format!("{url}/runs/stream"))
         .json(&body)
         .send()

@@ -57,13 +57,13 @@ async fn start(hooks: Recorder) -> String {
 }
 
 async fn post(url: &str, body: Value) -> Value {
-    let response = reqwest::Client::new().post(url).json(&body).send().await.unwrap();
+    let response = support::http_client().post(url).json(&body).send().await.unwrap();
     assert!(response.status().is_success(), "{url}: {}", response.status());
     response.json().await.unwrap()
 }
 
 async fn get(url: &str) -> Value {
-    reqwest::get(url).await.unwrap().json().await.unwrap()
+    support::http_client().get(url).send().await.unwrap().json().await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,7 +19,7 @@ async fn a_finished_runs_events_are_dropped_after_the_retention() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(server.serve(listener));
-    let client = reqwest::Client::new();
+    let client = support::http_client();
     let thread: Value =
         client.post(format!("{url}/threads")).json(&json!({})).send().await.unwrap().json().await.unwrap();
     let tid = thread["thread_id"].as_str().unwrap();
@@ -44,7 +44,9 @@ async fn a_finished_runs_events_are_dropped_after_the_retention() {
         .unwrap();
     assert_eq!(joined["log"], json!(["a", "b"]));
 
-    let stream = |url: String| async move { reqwest::get(url).await.unwrap().text().await.unwrap() };
+    let stream = |url: String| async move {
+        support::http_client().get(url).send().await.unwrap().text().await.unwrap()
+    };
     let events = stream(format!("{url}/threads/{tid}/runs/{rid}/stream")).await;
     assert_eq!(events.matches("event: updates").count(), 2, "{events}");
     tokio::time::sleep(Duration::from_millis(600)).await;

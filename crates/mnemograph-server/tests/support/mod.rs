@@ -2,6 +2,20 @@
 
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod graphs;
+
+/// A plain-HTTP client for the tests. Its TLS config names ring explicitly: in a workspace build
+/// reqwest's rustls comes without a crypto provider and would refuse to build a client.
+#[allow(dead_code, reason = "each test file uses a different subset")]
+pub(crate) fn http_client() -> reqwest::Client {
+    let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_root_certificates(rustls::RootCertStore::empty())
+    .with_no_client_auth();
+    reqwest::Client::builder().tls_backend_preconfigured(tls).build().expect("HTTP client")
+}
 #[cfg(feature = "mysql")]
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod mysql;
