@@ -57,14 +57,7 @@ impl<S: State> Channels<S> {
             } else {
                 state_writes.extend(state);
             }
-            for ch in channels {
-                self.write_edge(ch);
-                updated[ch] = true;
-            }
-            for (ch, bit) in joins {
-                self.write_join(ch, bit);
-                updated[ch] = true;
-            }
+            self.write_links(channels, joins, &mut updated);
             if !pushes.is_empty() {
                 updated[layout.tasks_channel] = true;
                 self.write_pushes(pushes);
@@ -80,17 +73,7 @@ impl<S: State> Channels<S> {
         }
         // Ephemeral channels that were not written this step are cleared (their version moves on).
         self.end_step(layout, input, had_pushes, &mut updated, next);
-        let mut out: Vec<usize> = Vec::new();
-        for (ch, u) in updated.iter().enumerate() {
-            if *u {
-                self.versions[ch] = next;
-                // Unavailable channels (a join still waiting, a deferred edge before the finish)
-                // cannot trigger anything, so they do not count as updated (as in LangGraph).
-                if self.is_available(layout, ch) {
-                    out.push(ch);
-                }
-            }
-        }
+        let mut out = self.stamp_updated(layout, &updated, next);
         // Nothing left that can trigger a node: the graph would finish, so deferred nodes may run.
         if !out.iter().any(|ch| layout.is_trigger[*ch]) {
             self.release_deferred(layout, next, &mut out);
@@ -117,14 +100,7 @@ impl<S: State> Channels<S> {
         let TaskWrites { state, channels, joins, pushes } = writes;
         let next = self.max_version() + 1;
         let mut updated = vec![false; layout.channels.len()];
-        for ch in channels {
-            self.write_edge(ch);
-            updated[ch] = true;
-        }
-        for (ch, bit) in joins {
-            self.write_join(ch, bit);
-            updated[ch] = true;
-        }
+        self.write_links(channels, joins, &mut updated);
         if !pushes.is_empty() {
             self.pushes.clear();
             self.write_pushes(pushes);
@@ -139,7 +115,28 @@ impl<S: State> Channels<S> {
                 updated[f] = true;
             }
         }
-        let mut out: Vec<usize> = Vec::new();
+        let mut out = self.stamp_updated(layout, &updated, next);
+        out.sort_by(|a, b| layout.channels[*a].name.cmp(&layout.channels[*b].name));
+        Ok(out)
+    }
+
+    /// Writes a task's edge and join channels, marking them updated.
+    fn write_links(&mut self, channels: Vec<usize>, joins: Vec<(usize, u64)>, updated: &mut [bool]) {
+        for ch in channels {
+            self.write_edge(ch);
+            updated[ch] = true;
+        }
+        for (ch, bit) in joins {
+            self.write_join(ch, bit);
+            updated[ch] = true;
+        }
+    }
+
+    /// Gives every updated channel version `next` and returns those that are available, in
+    /// channel order. Unavailable channels (a join still waiting, a deferred edge before the
+    /// finish) cannot trigger anything, so they do not count as updated (as in LangGraph).
+    fn stamp_updated<C>(&mut self, layout: &Layout<S, C>, updated: &[bool], next: u64) -> Vec<usize> {
+        let mut out = Vec::new();
         for (ch, u) in updated.iter().enumerate() {
             if *u {
                 self.versions[ch] = next;
@@ -148,8 +145,7 @@ impl<S: State> Channels<S> {
                 }
             }
         }
-        out.sort_by(|a, b| layout.channels[*a].name.cmp(&layout.channels[*b].name));
-        Ok(out)
+        out
     }
 }
 
