@@ -151,9 +151,10 @@ features=()
 if [ -d crates/mnemograph-memory ] && selected mnemograph-memory; then
   features=(--features mnemograph-memory/local-embeddings)
 fi
-# mnemograph-server's durable run queue (`mysql`), tested against the MariaDB the other tests use.
+# mnemograph-server's durable run queue and its clusters (`cluster`, which takes in `mysql`),
+# tested against the MariaDB and Redis the other tests use.
 if [ -d crates/mnemograph-server ] && selected mnemograph-server; then
-  features+=(--features mnemograph-server/mysql)
+  features+=(--features mnemograph-server/cluster)
 fi
 if [ -d crates/mnemograph-memory-milvus ] && selected mnemograph-memory-milvus; then
   if [ -z "${MINILM_DIR:-}" ]; then

@@ -2,25 +2,23 @@
 //! that tie them together (one run at a time per thread, the multitask strategies, cleanup).
 
 use std::collections::HashMap;
-use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use futures_util::future::{select, Either};
-use futures_util::StreamExt;
 use mnemograph_core::checkpoint::DynCheckpointer;
 use mnemograph_core::store::DynStore;
-use mnemograph_core::RunConfig;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::assistant::Assistant;
 use crate::error::{Result, ServerError};
-use crate::events::Translator;
-use crate::hooks::{RunContext, RunEnd};
+use crate::exec::{self, Outcome};
+use crate::handle::RunRef;
+use crate::hooks::RunContext;
 use crate::records::{now, RunRecord, ThreadRecord};
 use crate::request::{Multitask, RunCreate};
 use crate::run::{Plan, RunHandle, Stop};
+use crate::served::ServedGraph;
 
 /// The server's state, shared by every request.
 pub(crate) struct App {
@@ -30,6 +28,10 @@ pub(crate) struct App {
     /// How long a finished run's events stay readable (join stream, reconnection).
     event_retention: Duration,
     tables: Mutex<Tables>,
+    /// Where thread and run records live when several processes serve the same threads; in this
+    /// process when `None`.
+    #[cfg(feature = "cluster")]
+    pub(crate) cluster: Option<Arc<crate::cluster::Ledger>>,
 }
 
 #[derive(Default)]
@@ -40,11 +42,14 @@ struct Tables {
     temporary: std::collections::HashSet<String>,
 }
 
-/// How a run ended.
-enum Outcome {
-    Done,
-    Failed(Value),
-    Stopped(Stop),
+/// Hands the call to the cluster's ledger when the server has one.
+macro_rules! in_cluster {
+    ($app:expr, |$c:ident| $call:expr) => {
+        #[cfg(feature = "cluster")]
+        if let Some($c) = &$app.cluster {
+            return $call;
+        }
+    };
 }
 
 impl App {
@@ -54,7 +59,15 @@ impl App {
         store: Arc<dyn DynStore>,
         event_retention: Duration,
     ) -> Self {
-        Self { assistants, saver, store, event_retention, tables: Mutex::new(Tables::default()) }
+        Self {
+            assistants,
+            saver,
+            store,
+            event_retention,
+            tables: Mutex::new(Tables::default()),
+            #[cfg(feature = "cluster")]
+            cluster: None,
+        }
     }
 
     fn tables(&self) -> MutexGuard<'_, Tables> {
@@ -82,45 +95,49 @@ impl App {
         self.assistants.iter().find(|a| a.graph_id == graph_id)
     }
 
-    pub(crate) fn thread(&self, thread_id: &str) -> Result<ThreadRecord> {
+    pub(crate) async fn thread(&self, thread_id: &str) -> Result<ThreadRecord> {
+        in_cluster!(self, |c| c.thread(thread_id).await);
         self.tables().threads.get(thread_id).cloned().ok_or_else(|| thread_not_found(thread_id))
     }
 
     /// Every thread, for search.
-    pub(crate) fn threads(&self) -> Vec<ThreadRecord> {
-        self.tables().threads.values().cloned().collect()
+    pub(crate) async fn threads(&self) -> Result<Vec<ThreadRecord>> {
+        in_cluster!(self, |c| c.threads().await);
+        Ok(self.tables().threads.values().cloned().collect())
     }
 
     /// Creates a thread; an existing id is an error unless `if_exists` is `do_nothing`.
-    pub(crate) fn create_thread(
+    pub(crate) async fn create_thread(
         &self,
         thread_id: Option<String>,
         metadata: Map<String, Value>,
         if_exists: Option<&str>,
     ) -> Result<ThreadRecord> {
-        let thread_id = match thread_id {
-            Some(id) => {
-                Uuid::parse_str(&id)
-                    .map_err(|e| ServerError::BadRequest(format!("invalid thread_id: {e}")))?;
-                id
-            }
-            None => Uuid::now_v7().to_string(),
-        };
-        let mut tables = self.tables();
-        if let Some(existing) = tables.threads.get(&thread_id) {
-            return match if_exists.unwrap_or("raise") {
-                "do_nothing" => Ok(existing.clone()),
-                "raise" => Err(ServerError::Conflict(format!("Thread with ID {thread_id} already exists"))),
-                other => Err(ServerError::Unprocessable(format!("unknown if_exists `{other}`"))),
-            };
+        let thread_id = new_thread_id(thread_id)?;
+        let if_exists = if_exists.unwrap_or("raise");
+        if !matches!(if_exists, "raise" | "do_nothing") {
+            return Err(ServerError::Unprocessable(format!("unknown if_exists `{if_exists}`")));
         }
         let record = ThreadRecord::new(thread_id.clone(), metadata);
+        in_cluster!(self, |c| c.create_thread(record, if_exists == "do_nothing").await);
+        let mut tables = self.tables();
+        if let Some(existing) = tables.threads.get(&thread_id) {
+            return match if_exists {
+                "do_nothing" => Ok(existing.clone()),
+                _ => Err(thread_exists(&thread_id)),
+            };
+        }
         tables.threads.insert(thread_id, record.clone());
         Ok(record)
     }
 
     /// Merges `metadata` into a thread's.
-    pub(crate) fn patch_thread(&self, thread_id: &str, metadata: Map<String, Value>) -> Result<ThreadRecord> {
+    pub(crate) async fn patch_thread(
+        &self,
+        thread_id: &str,
+        metadata: Map<String, Value>,
+    ) -> Result<ThreadRecord> {
+        in_cluster!(self, |c| c.patch_thread(thread_id, metadata).await);
         let mut tables = self.tables();
         let thread = tables.threads.get_mut(thread_id).ok_or_else(|| thread_not_found(thread_id))?;
         thread.metadata.extend(metadata);
@@ -130,6 +147,7 @@ impl App {
 
     /// Stops a thread's runs and deletes it with its checkpoints and runs.
     pub(crate) async fn delete_thread(&self, thread_id: &str) -> Result<()> {
+        in_cluster!(self, |c| c.delete_thread(thread_id, &*self.saver).await);
         let runs: Vec<Arc<RunHandle>> = {
             let mut tables = self.tables();
             tables.threads.remove(thread_id).ok_or_else(|| thread_not_found(thread_id))?;
@@ -154,19 +172,21 @@ impl App {
 
     /// Copies a thread and its checkpoints under a new id.
     pub(crate) async fn copy_thread(&self, thread_id: &str) -> Result<ThreadRecord> {
-        let source = self.thread(thread_id)?;
+        let source = self.thread(thread_id).await?;
         let new_id = Uuid::now_v7().to_string();
         self.saver.copy_thread(thread_id, &new_id).await.map_err(mnemograph_core::Error::from)?;
         let mut copy = ThreadRecord::new(new_id.clone(), source.metadata.clone());
         copy.values = source.values.clone();
         copy.interrupts = source.interrupts.clone();
         copy.status = if source.status == "busy" { "idle" } else { source.status };
+        in_cluster!(self, |c| c.insert_thread(copy).await);
         self.tables().threads.insert(new_id, copy.clone());
         Ok(copy)
     }
 
     /// The runs of a thread, newest first.
-    pub(crate) fn runs_of(&self, thread_id: &str) -> Result<Vec<RunRecord>> {
+    pub(crate) async fn runs_of(&self, thread_id: &str) -> Result<Vec<RunRecord>> {
+        in_cluster!(self, |c| c.runs_of(thread_id).await);
         let tables = self.tables();
         if !tables.threads.contains_key(thread_id) {
             return Err(thread_not_found(thread_id));
@@ -178,21 +198,27 @@ impl App {
     }
 
     /// A run of a thread.
-    pub(crate) fn run(&self, thread_id: &str, run_id: &str) -> Result<Arc<RunHandle>> {
+    pub(crate) async fn run(&self, thread_id: &str, run_id: &str) -> Result<RunRef> {
+        in_cluster!(self, |c| c.run(thread_id, run_id).await.map(|r| RunRef::Remote(Box::new(r))));
+        self.local_run(thread_id, run_id).map(RunRef::Local)
+    }
+
+    fn local_run(&self, thread_id: &str, run_id: &str) -> Result<Arc<RunHandle>> {
         let tables = self.tables();
         tables
             .runs
             .get(run_id)
             .filter(|r| r.record().thread_id == thread_id)
             .cloned()
-            .ok_or_else(|| ServerError::NotFound(format!("Run with ID {run_id} not found")))
+            .ok_or_else(|| run_not_found(run_id))
     }
 
     /// Deletes a finished run's record.
-    pub(crate) fn delete_run(&self, thread_id: &str, run_id: &str) -> Result<()> {
-        let run = self.run(thread_id, run_id)?;
+    pub(crate) async fn delete_run(&self, thread_id: &str, run_id: &str) -> Result<()> {
+        in_cluster!(self, |c| c.delete_run(thread_id, run_id).await);
+        let run = self.local_run(thread_id, run_id)?;
         if !run.record().is_finished() {
-            return Err(ServerError::Conflict(format!("Run {run_id} is still in progress; cancel it first")));
+            return Err(run_in_progress(run_id));
         }
         self.tables().runs.remove(run_id);
         Ok(())
@@ -200,15 +226,19 @@ impl App {
 
     /// Creates a run on `thread_id` (a new temporary thread when `None`) and starts it, queues it
     /// or refuses it, by the thread's state and the request's `multitask_strategy`.
-    pub(crate) fn create_run(
+    pub(crate) async fn create_run(
         self: &Arc<Self>,
         thread_id: Option<&str>,
         body: &RunCreate,
-    ) -> Result<Arc<RunHandle>> {
+    ) -> Result<RunRef> {
         let assistant = self.assistant(&body.assistant_id)?;
         let modes = body.modes()?;
         let input = body.run_input(&assistant.graph.nodes())?;
         let strategy = Multitask::parse(body.multitask_strategy.as_deref())?;
+        in_cluster!(self, |c| c
+            .create_run(assistant, thread_id, body, modes, strategy)
+            .await
+            .map(|r| RunRef::Remote(Box::new(r))));
         let run_id = Uuid::now_v7().to_string();
         let mut tables = self.tables();
         let thread_id = match thread_id {
@@ -217,8 +247,7 @@ impl App {
                     if body.if_not_exists.as_deref() != Some("create") {
                         return Err(thread_not_found(id));
                     }
-                    Uuid::parse_str(id)
-                        .map_err(|e| ServerError::BadRequest(format!("invalid thread_id: {e}")))?;
+                    new_thread_id(Some(id.to_owned()))?;
                     tables.threads.insert(id.to_owned(), ThreadRecord::new(id.to_owned(), Map::new()));
                 }
                 id.to_owned()
@@ -234,46 +263,28 @@ impl App {
         };
         let thread = tables.threads.get_mut(&thread_id).ok_or_else(|| thread_not_found(&thread_id))?;
         if thread.is_busy() && strategy == Multitask::Reject {
-            return Err(ServerError::Conflict(
-                "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
-                    .into(),
-            ));
+            return Err(thread_busy());
         }
         thread.metadata.insert("graph_id".into(), assistant.graph_id.clone().into());
         thread.metadata.insert("assistant_id".into(), assistant.assistant_id.clone().into());
-        let mut metadata = thread.metadata.clone();
-        metadata.extend(body.metadata.clone().unwrap_or_default());
-        metadata.insert("run_id".into(), run_id.clone().into());
+        let metadata = body.run_metadata(&thread.metadata, &run_id);
         let config = body.run_config(&thread_id, &metadata, &assistant.graph.nodes())?;
-        let kwargs = json!({
-            "input": body.input,
-            "command": body.command.as_ref().map(|c| json!({"resume": c.resume, "goto": c.goto, "update": c.update})),
-            "config": { "configurable": { "thread_id": thread_id, "run_id": run_id } },
-            "stream_mode": modes.names(),
-            "interrupt_before": body.interrupt_before,
-            "interrupt_after": body.interrupt_after,
-        });
-        let record = RunRecord {
-            run_id: run_id.clone(),
-            thread_id: thread_id.clone(),
-            assistant_id: assistant.assistant_id.clone(),
-            metadata: body.metadata.clone().unwrap_or_default(),
-            status: "pending",
-            kwargs,
-            multitask_strategy: strategy.name().to_owned(),
-            created_at: now(),
-            updated_at: now(),
-        };
+        let record = body.run_record(&run_id, &thread_id, &assistant.assistant_id, modes, strategy);
         let run = Arc::new(RunHandle::new(record, Plan { input, config, modes }));
+        let mut dropped = Vec::new();
         let start_now = if thread.is_busy() {
             if matches!(strategy, Multitask::Interrupt | Multitask::Rollback) {
                 let how = if strategy == Multitask::Rollback { Stop::Rollback } else { Stop::Interrupt };
-                let waiting: Vec<String> = thread.queue.drain(..).chain(thread.active.clone()).collect();
-                for id in waiting {
-                    if let Some(r) = tables.runs.get(&id) {
+                let queued: Vec<String> = thread.queue.drain(..).collect();
+                let active = thread.active.clone();
+                for id in queued.iter().chain(active.iter()) {
+                    if let Some(r) = tables.runs.get(id) {
                         r.request_stop(how);
                     }
                 }
+                // Queued runs never start now: they are settled below, as a cancel settles them.
+                dropped =
+                    queued.iter().filter_map(|id| tables.runs.get(id).cloned().map(|r| (r, how))).collect();
             }
             let thread = tables.threads.get_mut(&thread_id).ok_or_else(|| thread_not_found(&thread_id))?;
             thread.queue.push_back(run_id.clone());
@@ -285,15 +296,20 @@ impl App {
         };
         tables.runs.insert(run_id, run.clone());
         drop(tables);
+        for (old, how) in dropped {
+            old.take_plan();
+            self.settle_unstarted(&old, how);
+        }
         if start_now {
             self.spawn(run.clone());
         }
-        Ok(run)
+        Ok(RunRef::Local(run))
     }
 
     /// Asks a run to stop.
-    pub(crate) fn cancel(&self, thread_id: &str, run_id: &str, how: Stop) -> Result<Arc<RunHandle>> {
-        let run = self.run(thread_id, run_id)?;
+    pub(crate) async fn cancel(&self, thread_id: &str, run_id: &str, how: Stop) -> Result<RunRef> {
+        in_cluster!(self, |c| c.cancel(thread_id, run_id, how).await.map(|r| RunRef::Remote(Box::new(r))));
+        let run = self.local_run(thread_id, run_id)?;
         if !run.record().is_finished() {
             run.request_stop(how);
             // A queued run never starts: take it off the queue and settle it here.
@@ -313,7 +329,7 @@ impl App {
                 self.settle_unstarted(&run, how);
             }
         }
-        Ok(run)
+        Ok(RunRef::Local(run))
     }
 
     fn settle_unstarted(&self, run: &RunHandle, how: Stop) {
@@ -333,80 +349,41 @@ impl App {
         let Some(plan) = run.take_plan() else { return };
         let record = run.record();
         let context = context_of(&record, &plan);
-        let outcome = match run.stop_requested() {
-            Some(how) => Outcome::Stopped(how),
-            None => {
-                let outcome = self.drive(&run, &record, plan, context.clone()).await;
-                if let Ok(a) = self.assistant(&record.assistant_id) {
-                    let end = match &outcome {
-                        Outcome::Done => RunEnd::Success,
-                        Outcome::Failed(e) => RunEnd::Error(
-                            e.get("message").and_then(Value::as_str).unwrap_or_default().to_owned(),
-                        ),
-                        Outcome::Stopped(_) => RunEnd::Cancelled,
-                    };
-                    a.graph.after_run(&context, &end).await;
-                }
-                outcome
+        let graph = self.assistant(&record.assistant_id).ok().map(|a| a.graph.clone());
+        let mut push = |name: String, data: Value| run.push(name, data);
+        let outcome = match (run.stop_requested(), &graph) {
+            (Some(how), _) => Outcome::Stopped(how),
+            (None, None) => {
+                run.set_status("running");
+                let missing = format!("Assistant '{}' not found", record.assistant_id);
+                exec::fail(&mut push, &missing, "NotFound")
+            }
+            (None, Some(graph)) => {
+                run.set_status("running");
+                let mut stop = run.stop_signal();
+                let stop = async move {
+                    let how = stop.wait_for(Option::is_some).await.ok().and_then(|s| *s);
+                    how.unwrap_or(Stop::Interrupt)
+                };
+                exec::drive(&**graph, context, plan, 1, &mut push, stop).await
             }
         };
-        self.finish(&run, &record, outcome).await;
-    }
-
-    /// Runs the graph, recording its events, until it ends or is asked to stop.
-    async fn drive(&self, run: &RunHandle, record: &RunRecord, plan: Plan, context: RunContext) -> Outcome {
-        run.set_status("running");
-        run.push("metadata".into(), json!({ "run_id": record.run_id, "attempt": 1 }));
-        let graph = match self.assistant(&record.assistant_id) {
-            Ok(a) => a.graph.clone(),
-            Err(e) => return fail(run, &e.to_string(), "NotFound"),
-        };
-        let mut stream = graph.run(context, plan.input, plan.config, plan.modes.engine());
-        let mut translator = Translator::new(plan.modes);
-        let mut stop = run.stop_signal();
-        loop {
-            let stopped = pin!(stop.wait_for(Option::is_some));
-            match select(stream.next(), stopped).await {
-                Either::Left((Some(Ok(event)), _)) => {
-                    for (name, data) in translator.translate(event, &now()) {
-                        run.push(name, data);
-                    }
-                }
-                Either::Left((Some(Err(e)), _)) => return fail(run, &chain(&e), kind_of(&e)),
-                Either::Left((None, _)) => return Outcome::Done,
-                Either::Right(_) => return Outcome::Stopped(run.stop_requested().unwrap_or(Stop::Interrupt)),
-            }
-        }
+        self.finish(&run, &record, outcome, graph.as_deref()).await;
     }
 
     /// Settles a run that ended: its status, its thread's state, its output; then starts the
     /// thread's next queued run.
-    async fn finish(self: &Arc<Self>, run: &Arc<RunHandle>, record: &RunRecord, outcome: Outcome) {
+    async fn finish(
+        self: &Arc<Self>,
+        run: &Arc<RunHandle>,
+        record: &RunRecord,
+        outcome: Outcome,
+        graph: Option<&dyn ServedGraph>,
+    ) {
         let thread_id = &record.thread_id;
-        let (status, error) = match &outcome {
-            Outcome::Done => ("success", Value::Null),
-            Outcome::Failed(e) => ("error", e.clone()),
-            Outcome::Stopped(_) => ("interrupted", Value::Null),
-        };
-        if let Outcome::Stopped(Stop::Rollback) = outcome {
-            if let Err(e) = self.saver.delete_for_runs(std::slice::from_ref(&record.run_id)).await {
-                tracing::warn!(run_id = %record.run_id, error = %e, "rolling back a run's checkpoints failed");
-            }
-        }
-        let state = match self.assistant(&record.assistant_id) {
-            Ok(a) => a.graph.state(RunConfig::thread(thread_id.as_str())).await.ok().flatten(),
-            Err(_) => None,
-        };
-        let (values, interrupts, waiting) = match &state {
-            Some(s) => thread_view(s),
-            None => (Value::Null, Map::new(), false),
-        };
-        let output = match &outcome {
-            Outcome::Failed(e) => json!({ "__error__": e }),
-            _ => with_interrupts(&values, &interrupts),
-        };
-        run.set_output(output);
-        run.set_status(status);
+        let settled = exec::settle(graph, &*self.saver, thread_id, &record.run_id, &outcome).await;
+        run.set_output(settled.output.clone());
+        run.set_status(outcome.status());
         let next = {
             let mut tables = self.tables();
             if let Outcome::Stopped(Stop::Rollback) = outcome {
@@ -415,15 +392,11 @@ impl App {
             let temporary = tables.temporary.contains(thread_id);
             let mut next = None;
             if let Some(thread) = tables.threads.get_mut(thread_id) {
-                thread.values = values;
-                thread.interrupts = interrupts;
-                thread.error = error.clone();
+                thread.values = settled.values;
+                thread.interrupts = settled.interrupts;
+                thread.error = settled.error;
                 thread.updated_at = now();
-                thread.status = match (&outcome, waiting) {
-                    (Outcome::Failed(_), _) => "error",
-                    (_, true) => "interrupted",
-                    _ => "idle",
-                };
+                thread.status = settled.thread_status;
                 if thread.active.as_deref() == Some(record.run_id.as_str()) {
                     thread.active = None;
                 }
@@ -462,8 +435,38 @@ impl App {
     }
 }
 
-fn thread_not_found(id: &str) -> ServerError {
+pub(crate) fn thread_not_found(id: &str) -> ServerError {
     ServerError::NotFound(format!("Thread with ID {id} not found"))
+}
+
+pub(crate) fn thread_exists(id: &str) -> ServerError {
+    ServerError::Conflict(format!("Thread with ID {id} already exists"))
+}
+
+pub(crate) fn run_not_found(id: &str) -> ServerError {
+    ServerError::NotFound(format!("Run with ID {id} not found"))
+}
+
+pub(crate) fn run_in_progress(id: &str) -> ServerError {
+    ServerError::Conflict(format!("Run {id} is still in progress; cancel it first"))
+}
+
+pub(crate) fn thread_busy() -> ServerError {
+    ServerError::Conflict(
+        "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
+            .into(),
+    )
+}
+
+/// The id of a new thread: the one asked for, which must be a UUID, or a fresh one.
+pub(crate) fn new_thread_id(asked: Option<String>) -> Result<String> {
+    match asked {
+        Some(id) => {
+            Uuid::parse_str(&id).map_err(|e| ServerError::BadRequest(format!("invalid thread_id: {e}")))?;
+            Ok(id)
+        }
+        None => Ok(Uuid::now_v7().to_string()),
+    }
 }
 
 /// What hooks learn of a run.
@@ -472,70 +475,5 @@ fn context_of(record: &RunRecord, plan: &Plan) -> RunContext {
         thread_id: record.thread_id.clone(),
         run_id: record.run_id.clone(),
         metadata: plan.config.metadata.clone(),
-    }
-}
-
-/// An error and its sources, joined by `: ` (a node's error is the source of the engine's).
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.ends_with(&more) {
-            text = format!("{text}: {more}");
-        }
-        source = s.source();
-    }
-    text
-}
-
-/// Records a failure as the run's `error` event.
-fn fail(run: &RunHandle, message: &str, kind: &str) -> Outcome {
-    let error = json!({ "error": kind, "message": message });
-    run.push("error".into(), error.clone());
-    Outcome::Failed(error)
-}
-
-/// A short name for an error's kind, as the API's `error` field carries an exception's class.
-fn kind_of(e: &dyn std::fmt::Debug) -> &'static str {
-    let text = format!("{e:?}");
-    const KINDS: [&str; 8] = [
-        "Node",
-        "RecursionLimit",
-        "InvalidUpdate",
-        "Checkpoint",
-        "Value",
-        "InvalidGraph",
-        "Unprocessable",
-        "Graph",
-    ];
-    KINDS.iter().find(|k| text.starts_with(*k)).copied().unwrap_or("Error")
-}
-
-/// The thread's values, its interrupts by task, and whether it waits on an interrupt or a
-/// breakpoint.
-fn thread_view(state: &Value) -> (Value, Map<String, Value>, bool) {
-    let values = state.get("values").cloned().unwrap_or(Value::Null);
-    let mut interrupts = Map::new();
-    for task in state.get("tasks").and_then(Value::as_array).into_iter().flatten() {
-        let list = task.get("interrupts").and_then(Value::as_array).cloned().unwrap_or_default();
-        if let (false, Some(id)) = (list.is_empty(), task.get("id").and_then(Value::as_str)) {
-            interrupts.insert(id.to_owned(), Value::Array(list));
-        }
-    }
-    let waiting = state.get("next").and_then(Value::as_array).is_some_and(|n| !n.is_empty());
-    (values, interrupts, waiting)
-}
-
-/// The values plus `__interrupt__` when the thread waits on interrupts, as `wait` answers.
-pub(crate) fn with_interrupts(values: &Value, interrupts: &Map<String, Value>) -> Value {
-    let list: Vec<Value> = interrupts.values().filter_map(Value::as_array).flatten().cloned().collect();
-    match values {
-        Value::Object(map) if !list.is_empty() => {
-            let mut map = map.clone();
-            map.insert("__interrupt__".into(), Value::Array(list));
-            Value::Object(map)
-        }
-        other => other.clone(),
     }
 }

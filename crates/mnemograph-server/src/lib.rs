@@ -69,8 +69,13 @@
 
 mod app;
 mod assistant;
+#[cfg(feature = "cluster")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
+pub mod cluster;
 mod error;
 mod events;
+mod exec;
+mod handle;
 mod hooks;
 #[cfg(feature = "mysql")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mysql")))]

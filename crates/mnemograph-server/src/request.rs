@@ -1,16 +1,17 @@
 //! The body of a run request (`RunCreate`), and what it asks of the engine.
 
 use mnemograph_core::{Durability, RunConfig, END};
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
 
 use crate::error::ServerError;
 use crate::events::ApiModes;
+use crate::records::{now, RunRecord};
 use crate::served::{GotoInput, ResumeInput, RunInput};
 
 /// `POST /threads/{id}/runs` and its `stream` and `wait` forms. Fields the server does not use
 /// (webhooks, feedback keys, ...) are accepted and ignored.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub(crate) struct RunCreate {
     pub(crate) assistant_id: String,
@@ -31,7 +32,7 @@ pub(crate) struct RunCreate {
 }
 
 /// `command`: LangGraph's `Command`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub(crate) struct CommandBody {
     pub(crate) resume: Option<Value>,
@@ -40,7 +41,7 @@ pub(crate) struct CommandBody {
 }
 
 /// `config`: the parts of a `RunnableConfig` a run uses.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub(crate) struct ConfigBody {
     pub(crate) configurable: Option<Map<String, Value>>,
@@ -48,7 +49,7 @@ pub(crate) struct ConfigBody {
 }
 
 /// `checkpoint`: a checkpoint's address.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub(crate) struct CheckpointBody {
     pub(crate) checkpoint_id: Option<String>,
@@ -123,6 +124,46 @@ impl RunCreate {
     }
 
     /// The stream modes asked for.
+    /// The record of a new run of this request, `pending`.
+    pub(crate) fn run_record(
+        &self,
+        run_id: &str,
+        thread_id: &str,
+        assistant_id: &str,
+        modes: ApiModes,
+        strategy: Multitask,
+    ) -> RunRecord {
+        let command =
+            self.command.as_ref().map(|c| json!({"resume": c.resume, "goto": c.goto, "update": c.update}));
+        let kwargs = json!({
+            "input": self.input,
+            "command": command,
+            "config": { "configurable": { "thread_id": thread_id, "run_id": run_id } },
+            "stream_mode": modes.names(),
+            "interrupt_before": self.interrupt_before,
+            "interrupt_after": self.interrupt_after,
+        });
+        RunRecord {
+            run_id: run_id.to_owned(),
+            thread_id: thread_id.to_owned(),
+            assistant_id: assistant_id.to_owned(),
+            metadata: self.metadata.clone().unwrap_or_default(),
+            status: "pending",
+            kwargs,
+            multitask_strategy: strategy.name().to_owned(),
+            created_at: now(),
+            updated_at: now(),
+        }
+    }
+
+    /// The metadata of the run's checkpoints: the thread's, the request's, and the run's id.
+    pub(crate) fn run_metadata(&self, thread: &Map<String, Value>, run_id: &str) -> Map<String, Value> {
+        let mut metadata = thread.clone();
+        metadata.extend(self.metadata.clone().unwrap_or_default());
+        metadata.insert("run_id".into(), run_id.into());
+        metadata
+    }
+
     pub(crate) fn modes(&self) -> Result<ApiModes, ServerError> {
         ApiModes::parse(self.stream_mode.as_ref())
     }

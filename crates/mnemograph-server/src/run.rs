@@ -1,7 +1,9 @@
 //! A run in progress: its record, the events it has emitted (kept, so a client that joins late or
 //! reconnects reads them from any point), and its cancellation.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures_util::StreamExt;
 
 use serde_json::Value;
 use tokio::sync::watch;
@@ -9,6 +11,7 @@ use tokio::sync::watch;
 use crate::events::ApiModes;
 use crate::records::RunRecord;
 use crate::served::RunInput;
+use crate::sse::{Frame, Frames};
 
 /// What a run needs to start; taken when it starts.
 pub(crate) struct Plan {
@@ -138,5 +141,34 @@ impl RunHandle {
     /// A receiver of stop requests.
     pub(crate) fn stop_signal(&self) -> watch::Receiver<Option<Stop>> {
         self.stop.subscribe()
+    }
+
+    /// The run's events after the one with id `after` (from the first when `None`), ending when
+    /// the run ends. An event's id is its index.
+    pub(crate) fn frames(self: Arc<Self>, after: Option<&str>) -> Frames {
+        let next = after.and_then(|id| id.parse::<usize>().ok()).map_or(0, |last| last + 1);
+        let progress = self.progress();
+        futures_util::stream::unfold((self, next, progress), |(run, next, mut progress)| async move {
+            loop {
+                // Read `done` before the events: a run pushes its last event before it is done,
+                // so an empty read after `done` means nothing more will come.
+                let done = progress.borrow_and_update().done;
+                let events = run.events_from(next);
+                if !events.is_empty() {
+                    let frames: Vec<Frame> = events
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (event, data))| Frame { id: (next + i).to_string(), event, data })
+                        .collect();
+                    let next = next + frames.len();
+                    return Some((futures_util::stream::iter(frames), (run, next, progress)));
+                }
+                if done || progress.changed().await.is_err() {
+                    return None;
+                }
+            }
+        })
+        .flatten()
+        .boxed()
     }
 }

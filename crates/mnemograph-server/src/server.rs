@@ -32,6 +32,8 @@ pub struct Server {
     store: Arc<dyn DynStore>,
     event_retention: Duration,
     graphs: Vec<(String, Bind)>,
+    #[cfg(feature = "cluster")]
+    cluster: Option<crate::cluster::Cluster>,
 }
 
 impl std::fmt::Debug for Server {
@@ -54,6 +56,8 @@ impl Server {
             store: Arc::new(InMemoryStore::new()),
             event_retention: EVENT_RETENTION,
             graphs: Vec::new(),
+            #[cfg(feature = "cluster")]
+            cluster: None,
         }
     }
 
@@ -77,6 +81,21 @@ impl Server {
     #[must_use]
     pub fn with_event_retention(mut self, retention: Duration) -> Self {
         self.event_retention = retention;
+        self
+    }
+
+    /// Serves the threads of `cluster` together with the other processes on it: thread and run
+    /// records live in its database, runs go through its queue to whichever process has room,
+    /// and a run's events reach the client from any process.
+    ///
+    /// Every process of a cluster must serve the same graphs on the same saver, and on a store
+    /// they share (the default in-memory store is each process's own). The processes' workers
+    /// start with [`Server::router`] or [`Server::serve`], inside the Tokio runtime.
+    #[cfg(feature = "cluster")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
+    #[must_use]
+    pub fn with_cluster(mut self, cluster: crate::cluster::Cluster) -> Self {
+        self.cluster = Some(cluster);
         self
     }
 
@@ -115,13 +134,32 @@ impl Server {
     }
 
     /// The API as an axum [`Router`], to mount or to serve with your own listener.
+    ///
+    /// With a cluster, this also starts the process's workers, so it must be called inside a
+    /// Tokio runtime; outside one, the process only answers requests.
     pub fn router(self) -> Router {
         let assistants = self
             .graphs
             .into_iter()
             .map(|(id, bind)| Assistant::new(id, bind(&self.saver, &self.store)))
             .collect();
-        crate::routes::router(Arc::new(App::new(assistants, self.saver, self.store, self.event_retention)))
+        #[allow(unused_mut)]
+        let mut app = App::new(assistants, self.saver, self.store, self.event_retention);
+        #[cfg(feature = "cluster")]
+        if let Some(cluster) = self.cluster {
+            cluster.set_retention(self.event_retention);
+            app.cluster = Some(cluster.ledger.clone());
+            let app = Arc::new(app);
+            if tokio::runtime::Handle::try_current().is_ok() {
+                crate::cluster::start(&cluster, app.clone());
+            } else {
+                tracing::error!(
+                    "Server::router was called outside a Tokio runtime: this process runs no runs"
+                );
+            }
+            return crate::routes::router(app);
+        }
+        crate::routes::router(Arc::new(app))
     }
 
     /// Serves the API on `listener` until the process ends.

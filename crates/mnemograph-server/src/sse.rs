@@ -1,85 +1,90 @@
 //! A run's events as a server-sent-event stream: `event:`, `data:` and `id:` lines per event, the
-//! `metadata` event first, ending when the run ends. Every event has an id (its index), so a
-//! client that reconnects with `Last-Event-ID` continues after the last event it read.
+//! `metadata` event first, ending when the run ends. Every event has an id, so a client that
+//! reconnects with `Last-Event-ID` continues after the last event it read.
 
 use std::convert::Infallible;
-use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use futures_util::stream;
-
-use crate::run::RunHandle;
+use futures_util::stream::BoxStream;
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
 
 /// How long a stream stays silent before it sends a heartbeat comment, as LangGraph's server does.
 const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The text of one event.
-fn encode(id: usize, event: &str, data: &serde_json::Value) -> Bytes {
-    // JSON text holds no raw newline, so the payload is one `data:` line.
-    Bytes::from(format!("event: {event}\r\ndata: {data}\r\nid: {id}\r\n\r\n"))
+/// One event of a run: its id (what a client sends back as `Last-Event-ID`), name and data.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Frame {
+    pub(crate) id: String,
+    pub(crate) event: String,
+    pub(crate) data: serde_json::Value,
 }
 
-/// The index of the first event to send, from a `Last-Event-ID` header.
-pub(crate) fn resume_from(headers: &HeaderMap) -> usize {
+/// A run's events from some point on, ending when the run ends.
+pub(crate) type Frames = BoxStream<'static, Frame>;
+
+/// The text of one event.
+fn encode(frame: &Frame) -> Bytes {
+    // JSON text holds no raw newline, so the payload is one `data:` line.
+    Bytes::from(format!("event: {}\r\ndata: {}\r\nid: {}\r\n\r\n", frame.event, frame.data, frame.id))
+}
+
+/// The id of the last event a reconnecting client read (`Last-Event-ID`).
+pub(crate) fn last_event_id(headers: &HeaderMap) -> Option<String> {
     headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .map_or(0, |last| last + 1)
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
 }
 
-/// Streams `run`'s events from index `from` until the run ends. `location` is the run's path,
-/// given on the stream that creates the run. When `on_drop` is set, it is called if the client
-/// goes away before the run ends.
-pub(crate) fn stream_run(
-    run: Arc<RunHandle>,
-    from: usize,
+/// Calls its function when dropped, unless defused: a client that goes away before the run ends.
+struct DropGuard(Option<Box<dyn FnOnce() + Send>>);
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f();
+        }
+    }
+}
+
+/// Streams `frames` until they end. `location` is the run's path, given on the stream that
+/// creates the run. When `on_drop` is set, it is called if the client goes away before the run
+/// ends.
+pub(crate) fn respond(
+    mut frames: Frames,
     location: Option<String>,
     on_drop: Option<Box<dyn FnOnce() + Send>>,
 ) -> Response {
-    struct Reader {
-        run: Arc<RunHandle>,
-        next: usize,
-        progress: tokio::sync::watch::Receiver<crate::run::Progress>,
-        guard: DropGuard,
-    }
-    struct DropGuard(Option<Box<dyn FnOnce() + Send>>);
-    impl Drop for DropGuard {
-        fn drop(&mut self) {
-            if let Some(f) = self.0.take() {
-                f();
+    // Frames are read in a task of their own, so that a heartbeat never interrupts a read in
+    // flight; the body reads the channel, which a timeout may interrupt safely.
+    let (tx, rx) = mpsc::channel::<Frame>(64);
+    tokio::spawn(async move {
+        while let Some(frame) = frames.next().await {
+            if tx.send(frame).await.is_err() {
+                return;
             }
         }
-    }
-    let progress = run.progress();
-    let reader = Reader { run, next: from, progress, guard: DropGuard(on_drop) };
-    let body = stream::unfold(reader, |mut r| async move {
-        loop {
-            // Read `done` before the events: a run pushes its last event before it is done, so
-            // an empty read after `done` means nothing more will come.
-            let done = r.progress.borrow_and_update().done;
-            let events = r.run.events_from(r.next);
-            if !events.is_empty() {
-                let mut chunk = Vec::new();
-                for (i, (event, data)) in events.iter().enumerate() {
-                    chunk.extend_from_slice(&encode(r.next + i, event, data));
+    });
+    let body = futures_util::stream::unfold((rx, DropGuard(on_drop)), |(mut rx, mut guard)| async move {
+        match tokio::time::timeout(HEARTBEAT, rx.recv()).await {
+            Ok(Some(first)) => {
+                let mut chunk = encode(&first).to_vec();
+                while let Ok(more) = rx.try_recv() {
+                    chunk.extend_from_slice(&encode(&more));
                 }
-                r.next += events.len();
-                return Some((Ok::<_, Infallible>(Bytes::from(chunk)), r));
+                Some((Ok::<_, Infallible>(Bytes::from(chunk)), (rx, guard)))
             }
-            if done {
+            Ok(None) => {
                 // Everything was sent and the run is over: the client did not go away early.
-                drop(r.guard.0.take());
-                return None;
+                drop(guard.0.take());
+                None
             }
-            match tokio::time::timeout(HEARTBEAT, r.progress.changed()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => return None,
-                // A quiet run: a comment line keeps proxies and clients from timing the stream out.
-                Err(_) => return Some((Ok(Bytes::from_static(b": heartbeat\r\n\r\n")), r)),
-            }
+            // A quiet run: a comment line keeps proxies and clients from timing the stream out.
+            Err(_) => Some((Ok(Bytes::from_static(b": heartbeat\r\n\r\n")), (rx, guard))),
         }
     });
     let mut response = Body::from_stream(body).into_response();

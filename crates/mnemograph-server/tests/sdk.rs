@@ -13,45 +13,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn python() -> Option<String> {
-    match std::env::var("LANGGRAPH_PYTHON").ok().filter(|p| !p.is_empty()) {
-        Some(python) => Some(python),
-        None => {
-            let why = "LANGGRAPH_PYTHON is not set (scripts/python-peer.sh makes one)";
-            assert!(
-                std::env::var_os("CI").is_none_or(|v| v.is_empty()),
-                "the Python SDK is required when CI is set: {why}"
-            );
-            eprintln!("SKIPPED: langgraph-sdk unavailable ({why})");
-            None
-        }
-    }
-}
-
-fn python_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python")
-}
-
-/// Runs the flows against `url`; panics with the script's report when one fails.
-fn run_flows(python: &str, url: &str) {
-    let out = Command::new(python)
-        .arg(python_dir().join("sdk_flows.py"))
-        .arg(url)
-        .output()
-        .expect("the Python SDK script starts");
-    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    println!("{report}");
-    assert!(out.status.success(), "SDK flows failed against {url}:\n{report}");
-    assert!(report.contains("all flows passed"), "{report}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_flows_pass_against_the_server() {
-    let Some(python) = python() else { return };
+    let Some(python) = support::python::python() else { return };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let server = tokio::spawn(support::graphs::server().serve(listener));
-    let flows = tokio::task::spawn_blocking(move || run_flows(&python, &url));
+    let flows = tokio::task::spawn_blocking(move || support::python::run_flows(&python, &url));
     let result = flows.await;
     server.abort();
     if let Err(e) = result {
@@ -72,7 +40,7 @@ impl Drop for Killed {
 
 #[test]
 fn the_same_flows_pass_against_pythons_own_server() {
-    let Some(python) = python() else { return };
+    let Some(python) = support::python::python() else { return };
     let cli = Path::new(&python).with_file_name("langgraph");
     assert!(
         cli.exists(),
@@ -84,7 +52,7 @@ fn the_same_flows_pass_against_pythons_own_server() {
     let work = std::env::temp_dir().join(format!("langgraph-dev-{port}"));
     std::fs::create_dir_all(&work).unwrap();
     for file in ["graphs.py", "langgraph.json"] {
-        std::fs::copy(python_dir().join(file), work.join(file)).unwrap();
+        std::fs::copy(support::python::dir().join(file), work.join(file)).unwrap();
     }
     let log = work.join("server.log");
     let child = Command::new(&cli)
@@ -107,7 +75,7 @@ fn the_same_flows_pass_against_pythons_own_server() {
         );
         std::thread::sleep(Duration::from_millis(250));
     }
-    run_flows(&python, &url);
+    support::python::run_flows(&python, &url);
 }
 
 /// Whether a server on `port` answers `GET /ok`.

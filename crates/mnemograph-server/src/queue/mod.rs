@@ -6,7 +6,7 @@
 //! Two rules hold across processes: a thread has at most one run in progress, and a thread's
 //! runs start in the order they were queued.
 
-mod mysql;
+pub(crate) mod mysql;
 mod worker;
 
 pub use mysql::MySqlRunQueue;

@@ -13,7 +13,7 @@ use crate::error::{Result, ServerError};
 const CANDIDATES: usize = 16;
 /// How many times a claim, renewal or finish is retried after the server rolled it back to break
 /// a deadlock.
-const DEADLOCK_RETRIES: usize = 8;
+pub(crate) const DEADLOCK_RETRIES: usize = 8;
 
 const SETUP: [&str; 2] = [
     "CREATE TABLE IF NOT EXISTS server_runs (
@@ -27,13 +27,27 @@ const SETUP: [&str; 2] = [
         attempt INT UNSIGNED NOT NULL DEFAULT 0,
         created_at DATETIME(6) NOT NULL,
         updated_at DATETIME(6) NOT NULL,
+        assistant_id VARCHAR(64) NOT NULL DEFAULT '',
+        metadata LONGTEXT NULL,
+        kwargs LONGTEXT NULL,
+        multitask_strategy VARCHAR(16) NOT NULL DEFAULT 'enqueue',
+        output LONGTEXT NULL,
+        stop_requested VARCHAR(16) NULL,
         UNIQUE KEY run_id (run_id),
         KEY by_status (status, seq),
         KEY by_thread (thread_id, seq)
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
     "CREATE TABLE IF NOT EXISTS server_threads (
         thread_id VARCHAR(64) NOT NULL PRIMARY KEY,
-        active_run VARCHAR(64) NULL
+        active_run VARCHAR(64) NULL,
+        metadata LONGTEXT NULL,
+        status VARCHAR(16) NOT NULL DEFAULT 'idle',
+        state_values LONGTEXT NULL,
+        interrupts LONGTEXT NULL,
+        error LONGTEXT NULL,
+        temporary TINYINT NOT NULL DEFAULT 0,
+        created_at VARCHAR(40) NOT NULL DEFAULT '',
+        updated_at VARCHAR(40) NOT NULL DEFAULT ''
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
 ];
 
@@ -41,7 +55,8 @@ const SETUP: [&str; 2] = [
 ///
 /// `server_runs` holds every queued run in queue order (`seq`) with its status (`pending`,
 /// `running`, `success`, `error`, `interrupted`), the worker holding it and until when;
-/// `server_threads` names each thread's run in progress. A claim locks one candidate run and its
+/// `server_threads` names each thread's run in progress. Both also hold what the API shows of a
+/// thread and a run, for the servers of a cluster. A claim locks one candidate run and its
 /// thread's row in one transaction, skipping rows another claim holds; a candidate whose thread
 /// has another run in progress, or an older run still waiting, is passed over.
 #[derive(Debug, Clone)]
@@ -49,12 +64,12 @@ pub struct MySqlRunQueue {
     pool: MySqlPool,
 }
 
-fn db(e: sqlx::Error) -> ServerError {
+pub(crate) fn db(e: sqlx::Error) -> ServerError {
     ServerError::Queue(Box::new(e))
 }
 
 /// Whether the server rolled the transaction back to break a deadlock or a lock wait.
-fn is_deadlock(e: &sqlx::Error) -> bool {
+pub(crate) fn is_deadlock(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if matches!(d.code().as_deref(), Some("40001" | "HY000"))
         && (d.message().contains("Deadlock") || d.message().contains("Lock wait timeout")))
 }
@@ -77,6 +92,11 @@ impl MySqlRunQueue {
     /// A queue on an existing pool.
     pub fn with_pool(pool: MySqlPool) -> Self {
         Self { pool }
+    }
+
+    /// The queue's pool.
+    pub(crate) fn pool(&self) -> &MySqlPool {
+        &self.pool
     }
 
     /// Creates the tables when missing.
@@ -224,7 +244,11 @@ impl MySqlRunQueue {
 
 /// Marks the run ended and frees its thread, inside a transaction; `false` when the worker no
 /// longer held the run.
-async fn finish_in(tx: &mut Transaction<'_, MySql>, claim: &Claim, how: Finished) -> sqlx::Result<bool> {
+pub(crate) async fn finish_in(
+    tx: &mut Transaction<'_, MySql>,
+    claim: &Claim,
+    how: Finished,
+) -> sqlx::Result<bool> {
     let done = sqlx::query(
         "UPDATE server_runs SET status = ?, worker = NULL, lease_until = NULL, updated_at = UTC_TIMESTAMP(6) \
          WHERE run_id = ? AND worker = ? AND attempt = ? AND status = 'running'",

@@ -17,7 +17,7 @@ use super::{body_or_default, page};
 use crate::app::App;
 use crate::error::{Result, ServerError};
 use crate::request::RunCreate;
-use crate::run::{RunHandle, Stop};
+use crate::run::Stop;
 use crate::sse;
 
 pub(super) fn routes() -> Router<Arc<App>> {
@@ -42,11 +42,6 @@ fn parse(body: &Bytes) -> Result<RunCreate> {
     Ok(run)
 }
 
-fn run_path(run: &RunHandle) -> String {
-    let r = run.record();
-    format!("/threads/{}/runs/{}", r.thread_id, r.run_id)
-}
-
 fn with_location(mut response: Response, location: &str) -> Response {
     if let Ok(v) = HeaderValue::from_str(location) {
         response.headers_mut().insert(header::CONTENT_LOCATION, v);
@@ -55,31 +50,25 @@ fn with_location(mut response: Response, location: &str) -> Response {
 }
 
 async fn create(State(app): State<Arc<App>>, Path(thread_id): Path<String>, body: Bytes) -> Result<Response> {
-    let run = app.create_run(Some(&thread_id), &parse(&body)?)?;
-    let location = run_path(&run);
+    let run = app.create_run(Some(&thread_id), &parse(&body)?).await?;
+    let location = run.path();
     Ok(with_location(Json(run.record().to_json()).into_response(), &location))
 }
 
 async fn stateless_create(State(app): State<Arc<App>>, body: Bytes) -> Result<Response> {
-    let run = app.create_run(None, &parse(&body)?)?;
-    let location = run_path(&run);
+    let run = app.create_run(None, &parse(&body)?).await?;
+    let location = run.path();
     Ok(with_location(Json(run.record().to_json()).into_response(), &location))
 }
 
 /// Streams a new run; when the client goes away, the run goes on unless `on_disconnect` is
 /// `cancel`.
-fn stream_new(app: &Arc<App>, thread_id: Option<&str>, body: &Bytes) -> Result<Response> {
+async fn stream_new(app: &Arc<App>, thread_id: Option<&str>, body: &Bytes) -> Result<Response> {
     let request = parse(body)?;
     let cancel_on_drop = request.on_disconnect.as_deref() == Some("cancel");
-    let run = app.create_run(thread_id, &request)?;
-    let on_drop: Option<Box<dyn FnOnce() + Send>> = if cancel_on_drop {
-        let run = run.clone();
-        Some(Box::new(move || run.request_stop(Stop::Interrupt)))
-    } else {
-        None
-    };
-    let location = run_path(&run);
-    Ok(sse::stream_run(run, 0, Some(location), on_drop))
+    let run = app.create_run(thread_id, &request).await?;
+    let on_drop = cancel_on_drop.then(|| run.stopper());
+    Ok(sse::respond(run.frames(None), Some(run.path()), on_drop))
 }
 
 async fn create_stream(
@@ -87,18 +76,17 @@ async fn create_stream(
     Path(thread_id): Path<String>,
     body: Bytes,
 ) -> Result<Response> {
-    stream_new(&app, Some(&thread_id), &body)
+    stream_new(&app, Some(&thread_id), &body).await
 }
 
 async fn stateless_stream(State(app): State<Arc<App>>, body: Bytes) -> Result<Response> {
-    stream_new(&app, None, &body)
+    stream_new(&app, None, &body).await
 }
 
 async fn wait_new(app: &Arc<App>, thread_id: Option<&str>, body: &Bytes) -> Result<Response> {
-    let run = app.create_run(thread_id, &parse(body)?)?;
-    run.wait().await;
-    let location = run_path(&run);
-    Ok(with_location(Json(run.output()).into_response(), &location))
+    let run = app.create_run(thread_id, &parse(body)?).await?;
+    let output = run.output().await?;
+    Ok(with_location(Json(output).into_response(), &run.path()))
 }
 
 async fn create_wait(
@@ -127,7 +115,8 @@ async fn list(
     Query(q): Query<ListQuery>,
 ) -> Result<Json<Vec<Value>>> {
     let runs: Vec<_> = app
-        .runs_of(&thread_id)?
+        .runs_of(&thread_id)
+        .await?
         .into_iter()
         .filter(|r| q.status.as_deref().is_none_or(|s| s == r.status))
         .collect();
@@ -138,14 +127,14 @@ async fn one(
     State(app): State<Arc<App>>,
     Path((thread_id, run_id)): Path<(String, String)>,
 ) -> Result<Json<Value>> {
-    Ok(Json(app.run(&thread_id, &run_id)?.record().to_json()))
+    Ok(Json(app.run(&thread_id, &run_id).await?.record().to_json()))
 }
 
 async fn delete(
     State(app): State<Arc<App>>,
     Path((thread_id, run_id)): Path<(String, String)>,
 ) -> Result<StatusCode> {
-    app.delete_run(&thread_id, &run_id)?;
+    app.delete_run(&thread_id, &run_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -153,9 +142,7 @@ async fn join(
     State(app): State<Arc<App>>,
     Path((thread_id, run_id)): Path<(String, String)>,
 ) -> Result<Json<Value>> {
-    let run = app.run(&thread_id, &run_id)?;
-    run.wait().await;
-    Ok(Json(run.output()))
+    Ok(Json(app.run(&thread_id, &run_id).await?.output().await?))
 }
 
 async fn join_stream(
@@ -163,8 +150,8 @@ async fn join_stream(
     Path((thread_id, run_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let run = app.run(&thread_id, &run_id)?;
-    Ok(sse::stream_run(run, sse::resume_from(&headers), None, None))
+    let run = app.run(&thread_id, &run_id).await?;
+    Ok(sse::respond(run.frames(sse::last_event_id(&headers).as_deref()), None, None))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -185,9 +172,9 @@ async fn cancel(
         "rollback" => Stop::Rollback,
         other => return Err(ServerError::Unprocessable(format!("unknown cancel action `{other}`"))),
     };
-    let run = app.cancel(&thread_id, &run_id, how)?;
+    let run = app.cancel(&thread_id, &run_id, how).await?;
     if q.wait.as_deref().is_some_and(|w| matches!(w, "1" | "true" | "True")) {
-        run.wait().await;
+        run.output().await?;
     }
     Ok(StatusCode::ACCEPTED)
 }

@@ -41,7 +41,9 @@ struct Create {
 async fn create(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>> {
     let c: Create = body_or_default(&body)?;
     Ok(Json(
-        app.create_thread(c.thread_id, c.metadata.unwrap_or_default(), c.if_exists.as_deref())?.to_json(),
+        app.create_thread(c.thread_id, c.metadata.unwrap_or_default(), c.if_exists.as_deref())
+            .await?
+            .to_json(),
     ))
 }
 
@@ -59,6 +61,7 @@ async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Vec<Val
     let q: Search = body_or_default(&body)?;
     let mut found: Vec<_> = app
         .threads()
+        .await?
         .into_iter()
         .filter(|t| matches(&t.metadata, q.metadata.as_ref()))
         .filter(|t| q.status.as_deref().is_none_or(|s| s == t.status))
@@ -70,7 +73,7 @@ async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Vec<Val
 }
 
 async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {
-    Ok(Json(app.thread(&id)?.to_json()))
+    Ok(Json(app.thread(&id).await?.to_json()))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -81,7 +84,7 @@ struct Patch {
 
 async fn patch(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes) -> Result<Json<Value>> {
     let p: Patch = body_or_default(&body)?;
-    Ok(Json(app.patch_thread(&id, p.metadata.unwrap_or_default())?.to_json()))
+    Ok(Json(app.patch_thread(&id, p.metadata.unwrap_or_default()).await?.to_json()))
 }
 
 async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<StatusCode> {
@@ -94,8 +97,8 @@ async fn copy(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Jso
 }
 
 /// The assistant whose graph reads the thread's checkpoints; `None` before its first run.
-fn graph_of<'a>(app: &'a App, thread_id: &str) -> Result<Option<&'a Assistant>> {
-    let thread = app.thread(thread_id)?;
+async fn graph_of<'a>(app: &'a App, thread_id: &str) -> Result<Option<&'a Assistant>> {
+    let thread = app.thread(thread_id).await?;
     Ok(app.thread_assistant(&thread))
 }
 
@@ -109,7 +112,7 @@ fn empty_state() -> Value {
 }
 
 async fn read_state(app: &App, thread_id: &str, checkpoint_id: Option<String>) -> Result<Json<Value>> {
-    let Some(assistant) = graph_of(app, thread_id)? else { return Ok(Json(empty_state())) };
+    let Some(assistant) = graph_of(app, thread_id).await? else { return Ok(Json(empty_state())) };
     let mut config = RunConfig::thread(thread_id);
     if let Some(id) = checkpoint_id {
         config = config.checkpoint_id(id);
@@ -164,7 +167,7 @@ async fn update_state(
     body: Bytes,
 ) -> Result<Json<Value>> {
     let u: Update = body_or_default(&body)?;
-    let assistant = graph_of(&app, &id)?.ok_or_else(|| {
+    let assistant = graph_of(&app, &id).await?.ok_or_else(|| {
         ServerError::BadRequest(format!(
             "Thread {id} has no graph yet: run it once before updating its state"
         ))
@@ -223,7 +226,7 @@ async fn history_get(
 }
 
 async fn list_history(app: &App, thread_id: &str, q: History) -> Result<Json<Vec<Value>>> {
-    let Some(assistant) = graph_of(app, thread_id)? else { return Ok(Json(Vec::new())) };
+    let Some(assistant) = graph_of(app, thread_id).await? else { return Ok(Json(Vec::new())) };
     let before =
         match q.before {
             None | Some(Value::Null) => None,

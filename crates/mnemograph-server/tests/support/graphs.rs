@@ -1,8 +1,11 @@
 //! The graphs the SDK flows run, twins of `tests/python/graphs.py`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use mnemograph_core::checkpoint::DynCheckpointer;
 use mnemograph_core::prelude::*;
+use mnemograph_core::store::{DynStore, InMemoryStore};
 use mnemograph_core::BoxError;
 use mnemograph_server::Server;
 
@@ -55,6 +58,11 @@ pub(crate) fn failing() -> StateGraph<Log> {
 /// A server with `chain` (a → b), `approve` (a → ask, which interrupts → b), `failing` and
 /// `sleepy` (1.5 s) and `remembering` (writes the store), on an in-memory saver and store.
 pub(crate) fn server() -> Server {
+    server_on(Arc::new(InMemoryCheckpointer::new()), Arc::new(InMemoryStore::new()))
+}
+
+/// The graphs of [`server`] on `saver` and `store`.
+pub(crate) fn server_on(saver: Arc<dyn DynCheckpointer>, store: Arc<dyn DynStore>) -> Server {
     let chain = chain();
     let approve = StateGraph::<Log>::new()
         .add_node("a", append("a"))
@@ -66,7 +74,7 @@ pub(crate) fn server() -> Server {
     let failing = failing();
     let sleepy = StateGraph::<Log>::new().add_node("slow", slow).add_edge(START, "slow");
     let remembering = StateGraph::<Log>::new().add_node("remember", remember).add_edge(START, "remember");
-    let server = Server::new(InMemoryCheckpointer::new());
+    let server = Server::with_shared_saver(saver).with_shared_store(store);
     let graphs = [
         ("chain", chain),
         ("approve", approve),

@@ -1,4 +1,5 @@
-//! Fresh MySQL/MariaDB databases for the queue tests, on the server `MYSQL_URL` names.
+//! Fresh MySQL/MariaDB databases for the queue and cluster tests, on the server `MYSQL_URL`
+//! names, and the Redis server of `REDIS_URL`.
 
 use std::time::Duration;
 
@@ -41,4 +42,20 @@ pub(crate) async fn drop_database(url: &str) {
     let mut conn =
         sqlx::MySqlConnection::connect(&format!("{server}/information_schema")).await.expect("connect");
     sqlx::raw_sql(&format!("DROP DATABASE `{name}`")).execute(&mut conn).await.expect("DROP DATABASE");
+}
+
+/// `REDIS_URL` (default `redis://127.0.0.1:6379/`) when a Redis server answers there; `None`
+/// (after saying why) when none does and `CI` is not set.
+pub(crate) async fn redis_url() -> Option<String> {
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_owned());
+    let addr = url.trim_start_matches("redis://").trim_end_matches('/').to_owned();
+    let addr = addr.rsplit_once('@').map_or(addr.clone(), |(_, a)| a.to_owned());
+    let reached = tokio::time::timeout(Duration::from_secs(3), tokio::net::TcpStream::connect(&addr)).await;
+    if matches!(reached, Ok(Ok(_))) {
+        return Some(url);
+    }
+    let why = format!("Redis at {url} is unreachable");
+    assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "{why} (CI is set, so this fails)");
+    eprintln!("SKIPPED: {why}");
+    None
 }

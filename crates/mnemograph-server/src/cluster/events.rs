@@ -1,0 +1,304 @@
+//! Run events in Redis: one stream per run (`XADD`), read by any process with blocking `XREAD`
+//! from any entry id, so a client may stream a run from a process that does not run it and
+//! resume with `Last-Event-ID`; the stream's last entry marks the run's end and carries its
+//! output. Two pub/sub channels wake the processes: one when a run is queued or a thread is freed,
+//! one when a run is asked to stop.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use redis::aio::{ConnectionManager, MultiplexedConnection};
+use redis::streams::StreamReadReply;
+use redis::AsyncConnectionConfig;
+use serde_json::{json, Value};
+use sqlx::mysql::MySqlPool;
+
+use super::tables;
+use crate::error::{Result, ServerError};
+use crate::run::Stop;
+use crate::sse::{Frame, Frames};
+
+/// The name of the entry that ends a run's stream.
+const END: &str = "__end__";
+/// How long one blocking read waits before the reader looks at the run's record.
+const BLOCK: Duration = Duration::from_secs(4);
+/// How many entries one read takes.
+const BATCH: usize = 256;
+
+pub(super) fn redis_error(e: redis::RedisError) -> ServerError {
+    ServerError::Queue(Box::new(e))
+}
+
+/// The Redis side of a cluster.
+#[derive(Clone)]
+pub(super) struct Events {
+    client: redis::Client,
+    conn: ConnectionManager,
+    prefix: String,
+    /// How long a finished run's stream stays, in milliseconds.
+    retention_ms: Arc<AtomicU64>,
+}
+
+/// What a wake-up channel carries.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Signal {
+    /// A run may start: one was queued, or a thread was freed.
+    Wake,
+    /// A run is asked to stop.
+    Stop(String, Stop),
+}
+
+/// One read of a run's stream.
+struct Batch {
+    frames: Vec<Frame>,
+    /// The end entry's data, when the read reached it.
+    end: Option<Value>,
+}
+
+impl Events {
+    pub(super) async fn connect(url: &str, prefix: String, retention: Duration) -> Result<Self> {
+        let client = redis::Client::open(url).map_err(redis_error)?;
+        let conn = ConnectionManager::new(client.clone()).await.map_err(redis_error)?;
+        let retention_ms = Arc::new(AtomicU64::new(retention.as_millis() as u64));
+        Ok(Self { client, conn, prefix, retention_ms })
+    }
+
+    pub(super) fn set_retention(&self, retention: Duration) {
+        self.retention_ms.store(retention.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    fn key(&self, run_id: &str) -> String {
+        format!("{}run:{run_id}", self.prefix)
+    }
+
+    fn channel(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// Appends events to a run's stream, in one round trip.
+    pub(super) async fn append(&self, run_id: &str, events: &[(String, Value)]) -> Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let key = self.key(run_id);
+        let mut pipe = redis::pipe();
+        for (event, data) in events {
+            pipe.cmd("XADD").arg(&key).arg("*").arg("e").arg(event).arg("d").arg(data.to_string()).ignore();
+        }
+        let mut conn = self.conn.clone();
+        pipe.query_async::<()>(&mut conn).await.map_err(redis_error)
+    }
+
+    /// Ends a run's stream with its status and output; the stream expires after the retention.
+    pub(super) async fn end(&self, run_id: &str, status: &str, output: &Value) -> Result<()> {
+        let key = self.key(run_id);
+        let data = json!({ "status": status, "output": output }).to_string();
+        let mut conn = self.conn.clone();
+        redis::pipe()
+            .cmd("XADD")
+            .arg(&key)
+            .arg("*")
+            .arg("e")
+            .arg(END)
+            .arg("d")
+            .arg(data)
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(&key)
+            .arg(self.retention_ms.load(Ordering::Relaxed).max(1))
+            .ignore()
+            .query_async::<()>(&mut conn)
+            .await
+            .map_err(redis_error)
+    }
+
+    /// Tells every process that a run may start.
+    pub(super) async fn wake(&self) {
+        let mut conn = self.conn.clone();
+        let sent: redis::RedisResult<i64> =
+            redis::cmd("PUBLISH").arg(self.channel("wake")).arg("").query_async(&mut conn).await;
+        if let Err(e) = sent {
+            tracing::warn!(error = %e, "waking the cluster's workers failed; they look again within a second");
+        }
+    }
+
+    /// Tells every process that `run_id` is asked to stop.
+    pub(super) async fn stop(&self, run_id: &str, how: Stop) {
+        let mut conn = self.conn.clone();
+        let message = format!("{} {run_id}", tables::stop_name(how));
+        let sent: redis::RedisResult<i64> =
+            redis::cmd("PUBLISH").arg(self.channel("stop")).arg(message).query_async(&mut conn).await;
+        if let Err(e) = sent {
+            tracing::warn!(run_id, error = %e, "publishing a stop request failed; the run's worker sees it at its next lease renewal");
+        }
+    }
+
+    /// The wake-up and stop signals, for as long as the connection lasts.
+    pub(super) async fn signals(&self) -> Result<futures_util::stream::BoxStream<'static, Signal>> {
+        let mut pubsub = self.client.get_async_pubsub().await.map_err(redis_error)?;
+        let (wake, stop) = (self.channel("wake"), self.channel("stop"));
+        pubsub.subscribe(&wake).await.map_err(redis_error)?;
+        pubsub.subscribe(&stop).await.map_err(redis_error)?;
+        Ok(pubsub
+            .into_on_message()
+            .filter_map(move |msg| {
+                let signal = if msg.get_channel_name() == wake {
+                    Some(Signal::Wake)
+                } else {
+                    let text: String = msg.get_payload().unwrap_or_default();
+                    text.split_once(' ').map(|(how, run)| {
+                        Signal::Stop(run.to_owned(), tables::stop_of(Some(how)).unwrap_or(Stop::Interrupt))
+                    })
+                };
+                futures_util::future::ready(signal)
+            })
+            .boxed())
+    }
+
+    /// A connection of its own for a reader's blocking reads.
+    async fn reader(&self) -> Result<MultiplexedConnection> {
+        let config = AsyncConnectionConfig::new().set_response_timeout(Some(BLOCK + Duration::from_secs(5)));
+        self.client.get_multiplexed_async_connection_with_config(&config).await.map_err(redis_error)
+    }
+
+    /// Reads a run's stream after entry `after`, waiting up to `block` for an entry when given.
+    async fn read(
+        &self,
+        conn: &mut MultiplexedConnection,
+        run_id: &str,
+        after: &str,
+        block: Option<Duration>,
+    ) -> Result<Batch> {
+        let mut cmd = redis::cmd("XREAD");
+        cmd.arg("COUNT").arg(BATCH);
+        if let Some(block) = block {
+            cmd.arg("BLOCK").arg(block.as_millis() as u64);
+        }
+        cmd.arg("STREAMS").arg(self.key(run_id)).arg(after);
+        let reply: Option<StreamReadReply> = cmd.query_async(conn).await.map_err(redis_error)?;
+        let mut batch = Batch { frames: Vec::new(), end: None };
+        for entry in reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids) {
+            let event: String = entry.get("e").unwrap_or_default();
+            let data: String = entry.get("d").unwrap_or_default();
+            let data = serde_json::from_str(&data).unwrap_or(Value::Null);
+            if event == END {
+                batch.end = Some(data);
+                break;
+            }
+            batch.frames.push(Frame { id: entry.id, event, data });
+        }
+        Ok(batch)
+    }
+
+    /// A run's events after entry `after` (from the first when `None`), ending with the run.
+    pub(super) fn frames(&self, pool: MySqlPool, run_id: String, after: Option<String>) -> Frames {
+        struct Tail {
+            events: Events,
+            pool: MySqlPool,
+            run_id: String,
+            after: String,
+            conn: Option<MultiplexedConnection>,
+            done: bool,
+        }
+        let tail = Tail {
+            events: self.clone(),
+            pool,
+            run_id,
+            after: after.unwrap_or_else(|| "0-0".to_owned()),
+            conn: None,
+            done: false,
+        };
+        futures_util::stream::unfold(tail, |mut t| async move {
+            let mut failures = 0;
+            while !t.done {
+                match t.events.next_batch(&t.pool, &t.run_id, &t.after, &mut t.conn).await {
+                    Ok(batch) => {
+                        failures = 0;
+                        t.done = batch.end.is_some();
+                        if let Some(last) = batch.frames.last() {
+                            t.after = last.id.clone();
+                            return Some((futures_util::stream::iter(batch.frames), t));
+                        }
+                    }
+                    Err(e) => {
+                        failures += 1;
+                        tracing::warn!(run_id = %t.run_id, error = %e, "reading a run's events failed");
+                        t.conn = None;
+                        if failures >= 5 {
+                            return None;
+                        }
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                }
+            }
+            None
+        })
+        .flatten()
+        .boxed()
+    }
+
+    /// The run's next events after `after`; `end` is set once the run is over, read from its end
+    /// entry or, when the stream has none (its worker died after recording the end, or the stream
+    /// expired), from its record.
+    async fn next_batch(
+        &self,
+        pool: &MySqlPool,
+        run_id: &str,
+        after: &str,
+        conn: &mut Option<MultiplexedConnection>,
+    ) -> Result<Batch> {
+        let conn = match conn {
+            Some(c) => c,
+            None => conn.insert(self.reader().await?),
+        };
+        let batch = self.read(conn, run_id, after, Some(BLOCK)).await?;
+        if !batch.frames.is_empty() || batch.end.is_some() {
+            return Ok(batch);
+        }
+        // Nothing for a while: the run may be over without an end entry.
+        match tables::outcome(pool, run_id).await? {
+            Some((status, _)) if matches!(status.as_str(), "pending" | "running") => Ok(batch),
+            finished => {
+                // Every event of a finished run was written before its record: one more read
+                // takes what is left.
+                let mut rest = self.read(conn, run_id, after, None).await?;
+                if rest.end.is_none() {
+                    let (status, output) = finished.unwrap_or_else(|| ("interrupted".into(), Value::Null));
+                    rest.end = Some(json!({ "status": status, "output": output }));
+                }
+                Ok(rest)
+            }
+        }
+    }
+
+    /// Waits for the run to end and returns its output.
+    pub(super) async fn output(&self, pool: &MySqlPool, run_id: &str) -> Result<Value> {
+        if let Some((status, output)) = tables::outcome(pool, run_id).await? {
+            if !matches!(status.as_str(), "pending" | "running") {
+                return Ok(output);
+            }
+        }
+        let (mut conn, mut after, mut failures) = (None, "0-0".to_owned(), 0);
+        loop {
+            match self.next_batch(pool, run_id, &after, &mut conn).await {
+                Ok(batch) => {
+                    if let Some(end) = batch.end {
+                        return Ok(end.get("output").cloned().unwrap_or(Value::Null));
+                    }
+                    if let Some(last) = batch.frames.last() {
+                        after = last.id.clone();
+                    }
+                }
+                Err(e) if failures < 5 => {
+                    failures += 1;
+                    tracing::warn!(run_id, error = %e, "waiting for a run failed; retrying");
+                    conn = None;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! [`Ledger`]: the operations of the API on the cluster's shared records — threads, runs, the
+//! queue — and [`RemoteRun`], a run any process of the cluster may be running.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use mnemograph_core::checkpoint::DynCheckpointer;
+use serde_json::{json, Map, Value};
+use sqlx::Row;
+use tokio::sync::{watch, Notify};
+use uuid::Uuid;
+
+use super::events::Events;
+use super::tables::{self, RUN_COLUMNS, THREAD_COLUMNS};
+use crate::app::{
+    new_thread_id, run_in_progress, run_not_found, thread_busy, thread_exists, thread_not_found,
+};
+use crate::assistant::Assistant;
+use crate::error::{Result, ServerError};
+use crate::events::ApiModes;
+use crate::queue::mysql::{db, is_deadlock, DEADLOCK_RETRIES};
+use crate::queue::MySqlRunQueue;
+use crate::records::{now, RunRecord, ThreadRecord};
+use crate::request::{Multitask, RunCreate};
+use crate::run::Stop;
+use crate::sse::Frames;
+
+/// How long deleting a thread waits for its running runs to stop before it deletes their
+/// checkpoints anyway.
+const STOP_WAIT: Duration = Duration::from_secs(30);
+
+/// What a transaction body decides: commit with a value, or roll back with an error.
+type Decided<T> = std::result::Result<T, ServerError>;
+
+/// Runs the block in a transaction (`$tx` names it inside), again when the server broke a
+/// deadlock; commits when the block decides `Ok`, rolls back when it decides `Err`.
+macro_rules! in_tx {
+    ($pool:expr, |$tx:ident| $body:block) => {{
+        let mut attempt = 0;
+        loop {
+            let mut txn = $pool.begin().await.map_err(db)?;
+            let result: sqlx::Result<Decided<_>> = async {
+                let $tx = &mut txn;
+                $body
+            }
+            .await;
+            match result {
+                Ok(Ok(value)) => {
+                    txn.commit().await.map_err(db)?;
+                    break Ok(value);
+                }
+                Ok(Err(refused)) => {
+                    txn.rollback().await.map_err(db)?;
+                    break Err(refused);
+                }
+                Err(e) if is_deadlock(&e) && attempt < DEADLOCK_RETRIES => {
+                    attempt += 1;
+                    let _ = txn.rollback().await;
+                }
+                Err(e) => break Err(db(e)),
+            }
+        }
+    }};
+}
+
+/// The cluster's shared records, and this process's view of the runs it is running.
+pub(crate) struct Ledger {
+    pub(super) queue: MySqlRunQueue,
+    pub(super) events: Events,
+    /// Stop senders of the runs this process is running, by run id.
+    pub(super) running: Mutex<HashMap<String, watch::Sender<Option<Stop>>>>,
+    /// Wakes this process's dispatcher: a run may start.
+    pub(super) wake: Notify,
+}
+
+/// A run of the cluster, as a route sees it.
+#[derive(Clone)]
+pub(crate) struct RemoteRun {
+    pub(crate) record: RunRecord,
+    ledger: Arc<Ledger>,
+}
+
+impl RemoteRun {
+    /// The run's events after entry `after`.
+    pub(crate) fn frames(&self, after: Option<String>) -> Frames {
+        self.ledger.events.frames(self.ledger.queue.pool().clone(), self.record.run_id.clone(), after)
+    }
+
+    /// Waits for the run to end; its output.
+    pub(crate) async fn output(&self) -> Result<Value> {
+        self.ledger.events.output(self.ledger.queue.pool(), &self.record.run_id).await
+    }
+
+    /// Cancels the run (`interrupt`) when called.
+    pub(crate) fn stopper(&self) -> Box<dyn FnOnce() + Send> {
+        let run = self.clone();
+        Box::new(move || {
+            tokio::spawn(async move {
+                let (thread_id, run_id) = (&run.record.thread_id, &run.record.run_id);
+                if let Err(e) = run.ledger.cancel(thread_id, run_id, Stop::Interrupt).await {
+                    tracing::warn!(run_id = %run_id, error = %e, "stopping a run whose client went away failed");
+                }
+            });
+        })
+    }
+}
+
+impl Ledger {
+    pub(super) fn new(queue: MySqlRunQueue, events: Events) -> Self {
+        Self { queue, events, running: Mutex::new(HashMap::new()), wake: Notify::new() }
+    }
+
+    pub(crate) async fn thread(&self, thread_id: &str) -> Result<ThreadRecord> {
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads WHERE thread_id = ?");
+        let row = sqlx::query(&sql).bind(thread_id).fetch_optional(self.queue.pool()).await.map_err(db)?;
+        row.as_ref()
+            .map(tables::thread_of)
+            .transpose()
+            .map_err(db)?
+            .ok_or_else(|| thread_not_found(thread_id))
+    }
+
+    pub(crate) async fn threads(&self) -> Result<Vec<ThreadRecord>> {
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads WHERE created_at <> ''");
+        let rows = sqlx::query(&sql).fetch_all(self.queue.pool()).await.map_err(db)?;
+        rows.iter().map(tables::thread_of).collect::<sqlx::Result<_>>().map_err(db)
+    }
+
+    pub(crate) async fn create_thread(
+        &self,
+        record: ThreadRecord,
+        keep_existing: bool,
+    ) -> Result<ThreadRecord> {
+        in_tx!(self.queue.pool(), |tx| {
+            if tables::insert_thread(tx, &record, false).await? {
+                return Ok(Ok(record.clone()));
+            }
+            if !keep_existing {
+                return Ok(Err(thread_exists(&record.thread_id)));
+            }
+            let existing = tables::thread_in(tx, &record.thread_id, false).await?;
+            Ok(existing.map(|(t, _)| t).ok_or_else(|| thread_not_found(&record.thread_id)))
+        })
+    }
+
+    /// Writes a thread record made elsewhere (a copy).
+    pub(crate) async fn insert_thread(&self, record: ThreadRecord) -> Result<ThreadRecord> {
+        self.create_thread(record, false).await
+    }
+
+    pub(crate) async fn patch_thread(
+        &self,
+        thread_id: &str,
+        metadata: Map<String, Value>,
+    ) -> Result<ThreadRecord> {
+        in_tx!(self.queue.pool(), |tx| {
+            let Some((mut thread, _)) = tables::thread_in(tx, thread_id, true).await? else {
+                return Ok(Err(thread_not_found(thread_id)));
+            };
+            thread.metadata.extend(metadata.clone());
+            thread.updated_at = now();
+            sqlx::query("UPDATE server_threads SET metadata = ?, updated_at = ? WHERE thread_id = ?")
+                .bind(Value::Object(thread.metadata.clone()).to_string())
+                .bind(&thread.updated_at)
+                .bind(thread_id)
+                .execute(&mut **tx)
+                .await?;
+            Ok(Ok(thread))
+        })
+    }
+
+    /// Stops the thread's runs, deletes its records, waits for its running runs to stop, then
+    /// deletes its checkpoints.
+    pub(crate) async fn delete_thread(&self, thread_id: &str, saver: &dyn DynCheckpointer) -> Result<()> {
+        let (ended, asked) = in_tx!(self.queue.pool(), |tx| {
+            if tables::thread_in(tx, thread_id, true).await?.is_none() {
+                return Ok(Err(thread_not_found(thread_id)));
+            }
+            let open = tables::open_runs(tx, thread_id).await?;
+            let stopped = tables::stop_open_runs(tx, &open, Stop::Interrupt).await?;
+            sqlx::query("DELETE FROM server_threads WHERE thread_id = ?")
+                .bind(thread_id)
+                .execute(&mut **tx)
+                .await?;
+            sqlx::query("DELETE FROM server_runs WHERE thread_id = ? AND status <> 'running'")
+                .bind(thread_id)
+                .execute(&mut **tx)
+                .await?;
+            Ok(Ok(stopped))
+        })?;
+        self.announce(&ended, &asked, Stop::Interrupt).await;
+        for run_id in &asked {
+            let stopped =
+                tokio::time::timeout(STOP_WAIT, self.events.output(self.queue.pool(), run_id)).await;
+            if stopped.is_err() {
+                tracing::warn!(run_id = %run_id, "a run of a deleted thread did not stop in time");
+            }
+        }
+        sqlx::query("DELETE FROM server_runs WHERE thread_id = ?")
+            .bind(thread_id)
+            .execute(self.queue.pool())
+            .await
+            .map_err(db)?;
+        saver.delete_thread(thread_id).await.map_err(mnemograph_core::Error::from)?;
+        Ok(())
+    }
+
+    /// Ends the streams of runs that ended before they started, and tells the workers of running
+    /// runs to stop them.
+    async fn announce(&self, ended: &[String], asked: &[String], how: Stop) {
+        for run_id in ended {
+            if let Err(e) = self.events.end(run_id, "interrupted", &Value::Null).await {
+                tracing::warn!(run_id = %run_id, error = %e, "ending a cancelled run's stream failed");
+            }
+        }
+        for run_id in asked {
+            self.events.stop(run_id, how).await;
+        }
+    }
+
+    pub(crate) async fn runs_of(&self, thread_id: &str) -> Result<Vec<RunRecord>> {
+        self.thread(thread_id).await?;
+        let sql = format!("SELECT {RUN_COLUMNS} FROM server_runs WHERE thread_id = ? ORDER BY seq DESC");
+        let rows = sqlx::query(&sql).bind(thread_id).fetch_all(self.queue.pool()).await.map_err(db)?;
+        rows.iter().map(tables::run_of).collect::<sqlx::Result<_>>().map_err(db)
+    }
+
+    pub(crate) async fn run(self: &Arc<Self>, thread_id: &str, run_id: &str) -> Result<RemoteRun> {
+        let record = tables::run(self.queue.pool(), run_id)
+            .await?
+            .filter(|r| r.thread_id == thread_id)
+            .ok_or_else(|| run_not_found(run_id))?;
+        Ok(RemoteRun { record, ledger: self.clone() })
+    }
+
+    pub(crate) async fn delete_run(&self, thread_id: &str, run_id: &str) -> Result<()> {
+        let record = tables::run(self.queue.pool(), run_id)
+            .await?
+            .filter(|r| r.thread_id == thread_id)
+            .ok_or_else(|| run_not_found(run_id))?;
+        if !record.is_finished() {
+            return Err(run_in_progress(run_id));
+        }
+        sqlx::query("DELETE FROM server_runs WHERE run_id = ?")
+            .bind(run_id)
+            .execute(self.queue.pool())
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    /// Queues a run, by the thread's state and the request's `multitask_strategy`.
+    pub(crate) async fn create_run(
+        self: &Arc<Self>,
+        assistant: &Assistant,
+        thread_id: Option<&str>,
+        body: &RunCreate,
+        modes: ApiModes,
+        strategy: Multitask,
+    ) -> Result<RemoteRun> {
+        let run_id = Uuid::now_v7().to_string();
+        let creates = thread_id.is_none() || body.if_not_exists.as_deref() == Some("create");
+        let (thread_id, temporary) = match thread_id {
+            Some(id) => (id.to_owned(), false),
+            None => {
+                (Uuid::now_v7().to_string(), body.on_completion.as_deref().unwrap_or("delete") == "delete")
+            }
+        };
+        let (run_id, thread_id) = (run_id.as_str(), thread_id.as_str());
+        let (record, ended, asked) = in_tx!(self.queue.pool(), |tx| {
+            let thread = match tables::thread_in(tx, thread_id, true).await? {
+                Some((thread, _)) => thread,
+                None if creates => {
+                    if let Err(e) = new_thread_id(Some(thread_id.to_owned())) {
+                        return Ok(Err(e));
+                    }
+                    let thread = ThreadRecord::new(thread_id.to_owned(), Map::new());
+                    tables::insert_thread(tx, &thread, temporary).await?;
+                    thread
+                }
+                None => return Ok(Err(thread_not_found(thread_id))),
+            };
+            let open = tables::open_runs(tx, thread_id).await?;
+            if !open.is_empty() && strategy == Multitask::Reject {
+                return Ok(Err(thread_busy()));
+            }
+            let stopped = match strategy {
+                Multitask::Interrupt | Multitask::Rollback if !open.is_empty() => {
+                    let how = if strategy == Multitask::Rollback { Stop::Rollback } else { Stop::Interrupt };
+                    tables::stop_open_runs(tx, &open, how).await?
+                }
+                _ => (Vec::new(), Vec::new()),
+            };
+            let mut metadata = thread.metadata.clone();
+            metadata.insert("graph_id".into(), assistant.graph_id.clone().into());
+            metadata.insert("assistant_id".into(), assistant.assistant_id.clone().into());
+            sqlx::query(
+                "UPDATE server_threads SET metadata = ?, status = 'busy', updated_at = ? WHERE thread_id = ?",
+            )
+            .bind(Value::Object(metadata.clone()).to_string())
+            .bind(now())
+            .bind(thread_id)
+            .execute(&mut **tx)
+            .await?;
+            let record = body.run_record(run_id, thread_id, &assistant.assistant_id, modes, strategy);
+            let payload = json!({ "body": body, "metadata": body.run_metadata(&metadata, run_id) });
+            sqlx::query(
+                "INSERT INTO server_runs (run_id, thread_id, status, payload, created_at, updated_at, \
+                         assistant_id, metadata, kwargs, multitask_strategy) \
+                         VALUES (?, ?, 'pending', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?, ?, ?)",
+            )
+            .bind(run_id)
+            .bind(thread_id)
+            .bind(payload.to_string())
+            .bind(&record.assistant_id)
+            .bind(Value::Object(record.metadata.clone()).to_string())
+            .bind(record.kwargs.to_string())
+            .bind(&record.multitask_strategy)
+            .execute(&mut **tx)
+            .await?;
+            Ok(Ok((record, stopped.0, stopped.1)))
+        })?;
+        let how = if strategy == Multitask::Rollback { Stop::Rollback } else { Stop::Interrupt };
+        self.announce(&ended, &asked, how).await;
+        self.events.wake().await;
+        Ok(RemoteRun { record, ledger: self.clone() })
+    }
+
+    /// Asks a run to stop: one not started ends now, one running is told to stop.
+    pub(crate) async fn cancel(
+        self: &Arc<Self>,
+        thread_id: &str,
+        run_id: &str,
+        how: Stop,
+    ) -> Result<RemoteRun> {
+        let (record, ended, asked) = in_tx!(self.queue.pool(), |tx| {
+            let sql = format!("SELECT {RUN_COLUMNS} FROM server_runs WHERE run_id = ? FOR UPDATE");
+            let Some(row) = sqlx::query(&sql).bind(run_id).fetch_optional(&mut **tx).await? else {
+                return Ok(Err(run_not_found(run_id)));
+            };
+            let record = tables::run_of(&row)?;
+            if record.thread_id != thread_id {
+                return Ok(Err(run_not_found(run_id)));
+            }
+            let status = row.try_get::<String, _>("status")?;
+            let open = if record.is_finished() { Vec::new() } else { vec![(run_id.to_owned(), status)] };
+            let (ended, asked) = tables::stop_open_runs(tx, &open, how).await?;
+            Ok(Ok((record, ended, asked)))
+        })?;
+        self.announce(&ended, &asked, how).await;
+        if !ended.is_empty() {
+            // The thread may be idle now, or its next run may start.
+            self.release_thread(thread_id).await?;
+            self.events.wake().await;
+        }
+        Ok(RemoteRun { record, ledger: self.clone() })
+    }
+
+    /// Marks a thread with no open run as no longer busy.
+    async fn release_thread(&self, thread_id: &str) -> Result<()> {
+        sqlx::query(
+            "UPDATE server_threads SET status = 'idle' WHERE thread_id = ? AND status = 'busy' AND NOT EXISTS \
+             (SELECT 1 FROM server_runs WHERE thread_id = ? AND status IN ('pending', 'running'))",
+        )
+        .bind(thread_id)
+        .bind(thread_id)
+        .execute(self.queue.pool())
+        .await
+        .map_err(db)?;
+        Ok(())
+    }
+
+    /// Delivers a stop request to a run of this process.
+    pub(super) fn deliver_stop(&self, run_id: &str, how: Stop) {
+        let running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(stop) = running.get(run_id) {
+            stop.send_replace(Some(how));
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! Several server processes serving the same threads: thread and run records and the durable run
+//! queue in MySQL/MariaDB, run events and wake-ups in Redis.
+//!
+//! Any process answers any request. A run request is queued; whichever process has a free worker
+//! claims the run under a lease and runs it, writing its events to a Redis stream that the
+//! process streaming it to the client reads. A process that dies stops renewing its leases, and
+//! another takes its runs over, resuming each from the thread's last checkpoint. A thread runs
+//! one run at a time across all processes, in the order the runs were queued.
+
+mod events;
+mod ledger;
+mod tables;
+mod worker;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) use ledger::{Ledger, RemoteRun};
+pub(crate) use worker::start;
+
+use crate::error::Result;
+use crate::queue::{Lease, MySqlRunQueue};
+
+/// How to reach the stores a cluster shares, and what this process contributes to it.
+///
+/// ```no_run
+/// # async fn run() -> mnemograph_server::Result<()> {
+/// use mnemograph_server::cluster::Cluster;
+/// let cluster = Cluster::connect("mysql://root@127.0.0.1:3306/app", "redis://127.0.0.1:6379/")
+///     .await?
+///     .with_workers(32);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Cluster {
+    pub(crate) ledger: Arc<Ledger>,
+    pub(crate) workers: usize,
+    pub(crate) lease: Lease,
+    pub(crate) name: String,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("name", &self.name)
+            .field("workers", &self.workers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How many runs a process runs at once, by default.
+pub const WORKERS: usize = 64;
+
+impl Cluster {
+    /// Connects to the MySQL/MariaDB database of `mysql_url` (creating the tables when missing)
+    /// and to the Redis server of `redis_url`.
+    ///
+    /// # Errors
+    /// [`ServerError::Queue`](crate::ServerError::Queue) when either cannot be reached.
+    pub async fn connect(mysql_url: &str, redis_url: &str) -> Result<Self> {
+        let queue = MySqlRunQueue::connect(mysql_url).await?;
+        queue.setup().await?;
+        Self::with_queue(queue, redis_url).await
+    }
+
+    /// A cluster on an existing queue (its tables set up) and the Redis server of `redis_url`.
+    ///
+    /// # Errors
+    /// [`ServerError::Queue`](crate::ServerError::Queue) when Redis cannot be reached.
+    pub async fn with_queue(queue: MySqlRunQueue, redis_url: &str) -> Result<Self> {
+        let events =
+            events::Events::connect(redis_url, "mnemograph:".to_owned(), crate::server::EVENT_RETENTION)
+                .await?;
+        Ok(Self {
+            ledger: Arc::new(Ledger::new(queue, events)),
+            workers: WORKERS,
+            lease: Lease::default(),
+            name: format!("{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()),
+        })
+    }
+
+    /// Runs at most `workers` runs at once in this process; 0 makes a process that only answers
+    /// requests and leaves the runs to the others.
+    #[must_use]
+    pub fn with_workers(mut self, workers: usize) -> Self {
+        self.workers = workers;
+        self
+    }
+
+    /// Claims runs under `lease` (30 s by default): a run whose process stops renewing is taken
+    /// over this long after its last renewal.
+    #[must_use]
+    pub fn with_lease(mut self, lease: Lease) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// Names this process's workers in the queue (a unique name by default).
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    pub(crate) fn set_retention(&self, retention: Duration) {
+        self.ledger.events.set_retention(retention);
+    }
+}
