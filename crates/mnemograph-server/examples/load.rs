@@ -2,7 +2,10 @@
 //! on its own thread, `ROUNDS` times. Prints one JSON line per round: runs per second, time to
 //! the first graph event (`updates`) and to the end of the stream (p50, p99), and failures.
 //!
-//! `cargo run --release -p mnemograph-server --example load -- URL GRAPH RUNS ROUNDS`
+//! `URL` may list several servers of one cluster, separated by commas: run `i` is sent to server
+//! `i mod n`, as a load balancer would spread them.
+//!
+//! `cargo run --release -p mnemograph-server --example load -- URL[,URL...] GRAPH RUNS ROUNDS`
 
 use std::time::{Duration, Instant};
 
@@ -52,9 +55,10 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let [_, url, graph, runs, rounds] = args.as_slice() else {
-        return Err("usage: load URL GRAPH RUNS ROUNDS".into());
+    let [_, urls, graph, runs, rounds] = args.as_slice() else {
+        return Err("usage: load URL[,URL...] GRAPH RUNS ROUNDS".into());
     };
+    let urls: Vec<String> = urls.split(',').map(str::to_owned).collect();
     let (runs, rounds): (usize, usize) = (runs.parse()?, rounds.parse()?);
     // Plain HTTP; the TLS config names ring because reqwest's rustls may come without a provider.
     let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
@@ -67,7 +71,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         reqwest::Client::builder().tls_backend_preconfigured(tls).pool_max_idle_per_host(runs).build()?;
     for round in 0..rounds {
         let mut threads = Vec::with_capacity(runs);
-        for _ in 0..runs {
+        for i in 0..runs {
+            let url = &urls[i % urls.len()];
             let created: Value =
                 client.post(format!("{url}/threads")).json(&json!({})).send().await?.json().await?;
             threads.push(created["thread_id"].as_str().ok_or("no thread_id")?.to_owned());
@@ -75,8 +80,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let start = Instant::now();
         let tasks: Vec<_> = threads
             .into_iter()
-            .map(|thread| {
-                let (client, url, graph) = (client.clone(), url.clone(), graph.clone());
+            .enumerate()
+            .map(|(i, thread)| {
+                let (client, url, graph) = (client.clone(), urls[i % urls.len()].clone(), graph.clone());
                 tokio::spawn(async move { one_run(&client, &url, &thread, &graph).await })
             })
             .collect();

@@ -2,7 +2,10 @@
 //! the load benchmark (`scripts/bench-server.sh`): `chain` (two nodes appending to a log) and
 //! `pause` (one node that waits 50 ms, as a model call would).
 //!
-//! Threads are checkpointed in memory, or in MySQL/MariaDB when `MYSQL_URL` is set.
+//! Threads are checkpointed in memory, or in MySQL/MariaDB when `MYSQL_URL` is set. With
+//! `CLUSTER=1` as well (and `REDIS_URL`, default `redis://127.0.0.1:6379/`; the `cluster`
+//! feature), the process joins the cluster on that database: start several, on different ports,
+//! and any of them serves any thread (`CLUSTER_WORKERS` runs at once per process, 64 by default).
 //!
 //! `cargo run -p mnemograph-server --example serve -- 127.0.0.1:2024`
 
@@ -30,6 +33,26 @@ async fn wait(_: Log) -> Result<LogUpdate> {
     Ok(LogUpdate::log(vec!["waited".to_owned()]))
 }
 
+/// Joins the cluster on `mysql_url` when `CLUSTER=1`.
+#[cfg(feature = "cluster")]
+async fn cluster(server: Server, mysql_url: &str) -> std::result::Result<Server, Box<dyn std::error::Error>> {
+    if std::env::var("CLUSTER").as_deref() != Ok("1") {
+        return Ok(server);
+    }
+    let redis = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_owned());
+    let workers = std::env::var("CLUSTER_WORKERS").ok().and_then(|w| w.parse().ok());
+    let cluster = mnemograph_server::cluster::Cluster::connect(mysql_url, &redis).await?;
+    Ok(server.with_cluster(cluster.with_workers(workers.unwrap_or(mnemograph_server::cluster::WORKERS))))
+}
+
+#[cfg(not(feature = "cluster"))]
+async fn cluster(server: Server, _: &str) -> std::result::Result<Server, Box<dyn std::error::Error>> {
+    if std::env::var("CLUSTER").as_deref() == Ok("1") {
+        return Err("CLUSTER=1 needs the `cluster` feature (--features cluster)".into());
+    }
+    Ok(server)
+}
+
 #[tokio::main]
 async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let bind = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:2024".to_owned());
@@ -40,7 +63,7 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         Ok(url) => {
             let saver = mnemograph_checkpoint_mysql::MySqlCheckpointer::connect(&url).await?;
             saver.setup().await?;
-            Server::new(saver)
+            cluster(Server::new(saver), &url).await?
         }
         Err(_) => Server::new(InMemoryCheckpointer::new()),
     };

@@ -32,6 +32,9 @@ use crate::served::{RunInput, ServedGraph};
 /// out, and for wake-ups lost while Redis was away.
 const POLL: Duration = Duration::from_millis(250);
 
+/// The most runs one claim takes.
+const CLAIM_AT_ONCE: usize = 16;
+
 /// What a queued run carries: the request, and the metadata of its checkpoints.
 #[derive(Deserialize)]
 struct Payload {
@@ -79,27 +82,36 @@ struct Worker {
 }
 
 impl Worker {
-    /// Claims runs while fewer than `workers` run here.
+    /// Claims runs while fewer than `workers` run here, as many at once as there is room for.
     async fn dispatch(self: Arc<Self>, workers: usize) {
         let room = Arc::new(Semaphore::new(workers));
         loop {
-            let Ok(permit) = room.clone().acquire_owned().await else { return };
-            match self.ledger.queue.claim(&self.name, self.lease).await {
-                Ok(Some(claim)) => {
-                    let worker = self.clone();
-                    tokio::spawn(async move {
-                        if let Err(e) = worker.execute(&claim).await {
-                            tracing::warn!(run_id = %claim.run.run_id, error = %e, "recording a run's end failed");
-                        }
-                        drop(permit);
-                    });
+            let Ok(first) = room.clone().acquire_owned().await else { return };
+            let mut permits = vec![first];
+            while permits.len() < CLAIM_AT_ONCE {
+                match room.clone().try_acquire_owned() {
+                    Ok(p) => permits.push(p),
+                    Err(_) => break,
                 }
-                Ok(None) => {
-                    drop(permit);
+            }
+            match self.ledger.queue.claim_many(&self.name, self.lease, permits.len()).await {
+                Ok(claims) if !claims.is_empty() => {
+                    for (claim, permit) in claims.into_iter().zip(permits) {
+                        let worker = self.clone();
+                        tokio::spawn(async move {
+                            if let Err(e) = worker.execute(&claim).await {
+                                tracing::warn!(run_id = %claim.run.run_id, error = %e, "recording a run's end failed");
+                            }
+                            drop(permit);
+                        });
+                    }
+                }
+                Ok(_) => {
+                    drop(permits);
                     let _ = tokio::time::timeout(POLL, self.ledger.wake.notified()).await;
                 }
                 Err(e) => {
-                    drop(permit);
+                    drop(permits);
                     tracing::warn!(error = %e, "claiming a run failed");
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }

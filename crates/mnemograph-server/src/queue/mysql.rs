@@ -15,6 +15,11 @@ const CANDIDATES: usize = 16;
 /// a deadlock.
 pub(crate) const DEADLOCK_RETRIES: usize = 8;
 
+/// The isolation of the queue's sessions. A thread's row, locked by every transaction that
+/// decides about the thread's runs, is what orders those transactions; gap locks would only make
+/// unrelated threads' transactions deadlock.
+const READ_COMMITTED: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
 const SETUP: [&str; 2] = [
     "CREATE TABLE IF NOT EXISTS server_runs (
         seq BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
@@ -83,13 +88,21 @@ impl MySqlRunQueue {
         let pool = MySqlPoolOptions::new()
             .max_connections(16)
             .acquire_timeout(Duration::from_secs(30))
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    sqlx::query(READ_COMMITTED).execute(conn).await?;
+                    Ok(())
+                })
+            })
             .connect(url)
             .await
             .map_err(db)?;
         Ok(Self::with_pool(pool))
     }
 
-    /// A queue on an existing pool.
+    /// A queue on an existing pool, whose sessions should run at `READ COMMITTED` (as
+    /// [`MySqlRunQueue::connect`] sets them): under `REPEATABLE READ`, the range reads of claims
+    /// take gap locks that collide with the inserts of runs on neighbouring threads.
     pub fn with_pool(pool: MySqlPool) -> Self {
         Self { pool }
     }
@@ -140,13 +153,22 @@ impl MySqlRunQueue {
     /// # Errors
     /// [`ServerError::Queue`].
     pub async fn claim(&self, worker: &str, lease: Lease) -> Result<Option<Claim>> {
+        Ok(self.claim_many(worker, lease, 1).await?.pop())
+    }
+
+    /// Takes up to `max` runs that may start now, oldest first, in one transaction: a worker
+    /// with room for several runs pays one commit for all of them.
+    ///
+    /// # Errors
+    /// [`ServerError::Queue`].
+    pub async fn claim_many(&self, worker: &str, lease: Lease, max: usize) -> Result<Vec<Claim>> {
         let mut attempt = 0;
         loop {
             let mut tx = self.pool.begin().await.map_err(db)?;
-            match claim_in(&mut tx, worker, lease).await {
-                Ok(claim) => {
+            match claim_in(&mut tx, worker, lease, max).await {
+                Ok(claims) => {
                     tx.commit().await.map_err(db)?;
-                    return Ok(claim);
+                    return Ok(claims);
                 }
                 Err(e) if is_deadlock(&e) && attempt < DEADLOCK_RETRIES => {
                     attempt += 1;
@@ -270,14 +292,19 @@ pub(crate) async fn finish_in(
     Ok(true)
 }
 
-/// One claim, inside its transaction.
+/// Up to `max` claims, inside one transaction.
 async fn claim_in(
     tx: &mut Transaction<'_, MySql>,
     worker: &str,
     lease: Lease,
-) -> sqlx::Result<Option<Claim>> {
+    max: usize,
+) -> sqlx::Result<Vec<Claim>> {
     let mut after = 0_i64;
-    for _ in 0..CANDIDATES {
+    let mut claims = Vec::new();
+    for _ in 0..CANDIDATES.max(max * 2) {
+        if claims.len() >= max {
+            break;
+        }
         // One candidate at a time: a claim holds few row locks, so claims rarely meet.
         let Some(row) = sqlx::query(
             "SELECT seq, run_id, thread_id, payload, attempt FROM server_runs \
@@ -288,7 +315,7 @@ async fn claim_in(
         .fetch_optional(&mut **tx)
         .await?
         else {
-            return Ok(None);
+            break;
         };
         let seq: i64 = row.try_get("seq")?;
         after = seq;
@@ -338,11 +365,11 @@ async fn claim_in(
             .await?;
         let payload: String = row.try_get("payload")?;
         let payload = serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null);
-        return Ok(Some(Claim {
+        claims.push(Claim {
             run: QueuedRun { run_id, thread_id, payload },
             worker: worker.to_owned(),
             attempt,
-        }));
+        });
     }
-    Ok(None)
+    Ok(claims)
 }
