@@ -61,9 +61,11 @@
 //! runs, archiving a finished round — goes in [`RunHooks`] ([`Server::graph_with_hooks`]).
 //!
 //! Thread and run records live in the server process; checkpoints live in the saver. With the
-//! `mysql` feature, the `queue` module holds a durable run queue several processes share — workers claim
-//! runs under leases, and a run whose worker died is taken over and resumed from its last
-//! checkpoint — for runs queued there directly; the HTTP routes do not use it yet.
+//! `cluster` feature, [`Server::with_cluster`] puts the records and a durable run queue in
+//! MySQL/MariaDB and run events in Redis, so that several processes serve the same threads: any
+//! process answers any request, whichever has room runs a run under a lease, and a run whose
+//! process died is taken over and resumed from its last checkpoint. With the `mysql` feature
+//! alone, the `queue` module holds that queue and workers that run queued runs from code.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
