@@ -15,7 +15,7 @@ use crate::error::{Result, ServerError};
 use crate::exec::{self, Outcome};
 use crate::handle::RunRef;
 use crate::hooks::RunContext;
-use crate::records::{now, RunRecord, ThreadRecord};
+use crate::records::{now, RunRecord, ThreadRecord, ThreadSearch};
 use crate::request::{Multitask, RunCreate};
 use crate::run::{Plan, RunHandle, Stop};
 use crate::served::ServedGraph;
@@ -100,10 +100,11 @@ impl App {
         self.tables().threads.get(thread_id).cloned().ok_or_else(|| thread_not_found(thread_id))
     }
 
-    /// Every thread, for search.
-    pub(crate) async fn threads(&self) -> Result<Vec<ThreadRecord>> {
-        in_cluster!(self, |c| c.threads().await);
-        Ok(self.tables().threads.values().cloned().collect())
+    /// The threads a search asks for, newest first.
+    pub(crate) async fn search_threads(&self, q: &ThreadSearch) -> Result<Vec<ThreadRecord>> {
+        in_cluster!(self, |c| c.search_threads(q).await);
+        let all: Vec<ThreadRecord> = self.tables().threads.values().cloned().collect();
+        Ok(q.select(all))
     }
 
     /// Creates a thread; an existing id is an error unless `if_exists` is `do_nothing`.

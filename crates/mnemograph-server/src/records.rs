@@ -104,3 +104,40 @@ impl RunRecord {
         !matches!(self.status, "pending" | "running")
     }
 }
+
+/// `POST /threads/search`: which threads, and which page of them, newest first.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(default)]
+pub(crate) struct ThreadSearch {
+    /// Keys and values a thread's metadata must hold.
+    pub(crate) metadata: Option<Map<String, Value>>,
+    pub(crate) status: Option<String>,
+    pub(crate) ids: Option<Vec<String>>,
+    pub(crate) limit: Option<usize>,
+    pub(crate) offset: Option<usize>,
+}
+
+impl ThreadSearch {
+    /// Whether `thread` is one the search asks for.
+    pub(crate) fn keeps(&self, thread: &ThreadRecord) -> bool {
+        let metadata =
+            self.metadata.as_ref().is_none_or(|f| f.iter().all(|(k, v)| thread.metadata.get(k) == Some(v)));
+        metadata
+            && self.status.as_deref().is_none_or(|s| s == thread.status)
+            && self.ids.as_ref().is_none_or(|ids| ids.contains(&thread.thread_id))
+    }
+
+    /// How many to show (10 by default) and how many to skip.
+    pub(crate) fn page(&self) -> (usize, usize) {
+        (self.limit.unwrap_or(10), self.offset.unwrap_or(0))
+    }
+
+    /// The page of `found` (any order) the search asks for, newest first; v7 ids order by
+    /// creation where timestamps tie.
+    pub(crate) fn select(&self, found: impl IntoIterator<Item = ThreadRecord>) -> Vec<ThreadRecord> {
+        let mut found: Vec<ThreadRecord> = found.into_iter().filter(|t| self.keeps(t)).collect();
+        found.sort_by(|a, b| (&b.created_at, &b.thread_id).cmp(&(&a.created_at, &a.thread_id)));
+        let (limit, offset) = self.page();
+        found.into_iter().skip(offset).take(limit).collect()
+    }
+}

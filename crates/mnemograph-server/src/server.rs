@@ -147,11 +147,11 @@ impl Server {
         let mut app = App::new(assistants, self.saver, self.store, self.event_retention);
         #[cfg(feature = "cluster")]
         if let Some(cluster) = self.cluster {
-            cluster.set_retention(self.event_retention);
-            app.cluster = Some(cluster.ledger.clone());
+            let ledger = cluster.ledger(self.event_retention);
+            app.cluster = Some(ledger.clone());
             let app = Arc::new(app);
             if tokio::runtime::Handle::try_current().is_ok() {
-                crate::cluster::start(&cluster, app.clone());
+                crate::cluster::start(&cluster, ledger, app.clone());
             } else {
                 tracing::error!(
                     "Server::router was called outside a Tokio runtime: this process runs no runs"

@@ -23,8 +23,11 @@ async fn the_python_sdk_flows_pass_against_a_cluster_of_two_servers() {
     // The store is one both processes reach, as a cluster's store must be.
     let store: Arc<dyn DynStore> = Arc::new(InMemoryStore::new());
     let lease = Lease { ttl: std::time::Duration::from_secs(5) };
-    let front = Cluster::connect(&db, &redis).await.expect("cluster").with_workers(0);
+    let prefix = format!("{db}:");
+    let front =
+        Cluster::connect(&db, &redis).await.expect("cluster").with_workers(0).with_key_prefix(&prefix);
     let back = Cluster::connect(&db, &redis).await.expect("cluster").with_workers(8).with_lease(lease);
+    let back = back.with_key_prefix(prefix);
     let front = support::graphs::server_on(saver.clone(), store.clone()).with_cluster(front);
     let back = support::graphs::server_on(saver, store).with_cluster(back);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -38,5 +41,61 @@ async fn the_python_sdk_flows_pass_against_a_cluster_of_two_servers() {
     if let Err(e) = flows {
         std::panic::resume_unwind(e.into_panic());
     }
+    support::mysql::drop_database(&db).await;
+}
+
+/// Thread search on a cluster reads status, ids and the page in the database and filters
+/// metadata after: the answers are those of one process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thread_search_on_a_cluster_filters_orders_and_pages() {
+    let Some(redis) = support::mysql::redis_url().await else { return };
+    let Some(db) = support::mysql::fresh_database("cluster_search").await else { return };
+    let saver = MySqlCheckpointer::connect(&db).await.expect("connect the saver");
+    saver.setup().await.expect("saver tables");
+    let cluster = Cluster::connect(&db, &redis)
+        .await
+        .expect("cluster")
+        .with_workers(0)
+        .with_key_prefix(format!("{db}:"));
+    let server =
+        support::graphs::server_on(Arc::new(saver), Arc::new(InMemoryStore::new())).with_cluster(cluster);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let serving = tokio::spawn(server.serve(listener));
+    let http = support::http_client();
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let body =
+            serde_json::json!({ "metadata": { "team": if i % 2 == 0 { "red" } else { "blue" }, "n": i } });
+        let t: serde_json::Value =
+            http.post(format!("{url}/threads")).json(&body).send().await.unwrap().json().await.unwrap();
+        ids.push(t["thread_id"].as_str().unwrap().to_owned());
+    }
+    let search = |body: serde_json::Value| {
+        let (http, url) = (http.clone(), url.clone());
+        async move {
+            let found: Vec<serde_json::Value> = http
+                .post(format!("{url}/threads/search"))
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            found.iter().map(|t| t["metadata"]["n"].as_i64().unwrap()).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(search(serde_json::json!({ "limit": 2 })).await, [4, 3], "newest first, one page");
+    assert_eq!(search(serde_json::json!({ "limit": 2, "offset": 2 })).await, [2, 1]);
+    assert_eq!(search(serde_json::json!({ "metadata": { "team": "red" } })).await, [4, 2, 0]);
+    assert_eq!(
+        search(serde_json::json!({ "metadata": { "team": "red" }, "limit": 1, "offset": 1 })).await,
+        [2]
+    );
+    assert_eq!(search(serde_json::json!({ "status": "idle", "ids": [ids[1], ids[3]] })).await, [3, 1]);
+    assert_eq!(search(serde_json::json!({ "status": "busy" })).await, Vec::<i64>::new());
+    assert_eq!(search(serde_json::json!({ "ids": [] })).await, Vec::<i64>::new());
+    serving.abort();
     support::mysql::drop_database(&db).await;
 }

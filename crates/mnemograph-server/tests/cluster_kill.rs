@@ -74,6 +74,8 @@ async fn serve(db: &str, port: u16) {
     let redis = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_owned());
     let saver = MySqlCheckpointer::connect(db).await.expect("saver");
     let cluster = Cluster::connect(db, &redis).await.expect("cluster").with_workers(4).with_lease(LEASE);
+    // Keys of its own: other tests may run clusters on the same Redis.
+    let cluster = cluster.with_key_prefix(format!("{db}:"));
     let server = Server::with_shared_saver(Arc::new(saver))
         .graph("steps", steps().compile().unwrap())
         .expect("one graph")

@@ -4,8 +4,6 @@
 //! output. Two pub/sub channels wake the processes: one when a run is queued or a thread is freed,
 //! one when a run is asked to stop.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -37,8 +35,8 @@ pub(super) struct Events {
     client: redis::Client,
     conn: ConnectionManager,
     prefix: String,
-    /// How long a finished run's stream stays, in milliseconds.
-    retention_ms: Arc<AtomicU64>,
+    /// How long a finished run's stream stays.
+    retention: Duration,
 }
 
 /// What a wake-up channel carries.
@@ -61,12 +59,15 @@ impl Events {
     pub(super) async fn connect(url: &str, prefix: String, retention: Duration) -> Result<Self> {
         let client = redis::Client::open(url).map_err(redis_error)?;
         let conn = ConnectionManager::new(client.clone()).await.map_err(redis_error)?;
-        let retention_ms = Arc::new(AtomicU64::new(retention.as_millis() as u64));
-        Ok(Self { client, conn, prefix, retention_ms })
+        Ok(Self { client, conn, prefix, retention })
     }
 
-    pub(super) fn set_retention(&self, retention: Duration) {
-        self.retention_ms.store(retention.as_millis() as u64, Ordering::Relaxed);
+    pub(super) fn set_retention(&mut self, retention: Duration) {
+        self.retention = retention;
+    }
+
+    pub(super) fn set_prefix(&mut self, prefix: String) {
+        self.prefix = prefix;
     }
 
     fn key(&self, run_id: &str) -> String {
@@ -107,7 +108,7 @@ impl Events {
             .ignore()
             .cmd("PEXPIRE")
             .arg(&key)
-            .arg(self.retention_ms.load(Ordering::Relaxed).max(1))
+            .arg((self.retention.as_millis() as u64).max(1))
             .ignore()
             .query_async::<()>(&mut conn)
             .await

@@ -21,7 +21,7 @@ use crate::error::{Result, ServerError};
 use crate::events::ApiModes;
 use crate::queue::mysql::{db, is_deadlock, DEADLOCK_RETRIES};
 use crate::queue::MySqlRunQueue;
-use crate::records::{now, RunRecord, ThreadRecord};
+use crate::records::{now, RunRecord, ThreadRecord, ThreadSearch};
 use crate::request::{Multitask, RunCreate};
 use crate::run::Stop;
 use crate::sse::Frames;
@@ -121,10 +121,38 @@ impl Ledger {
             .ok_or_else(|| thread_not_found(thread_id))
     }
 
-    pub(crate) async fn threads(&self) -> Result<Vec<ThreadRecord>> {
-        let sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads WHERE created_at <> ''");
-        let rows = sqlx::query(&sql).fetch_all(self.queue.pool()).await.map_err(db)?;
-        rows.iter().map(tables::thread_of).collect::<sqlx::Result<_>>().map_err(db)
+    /// The threads a search asks for, newest first. Status, ids and the page are read in the
+    /// database; a metadata filter is applied here, to the threads that pass the rest.
+    pub(crate) async fn search_threads(&self, q: &ThreadSearch) -> Result<Vec<ThreadRecord>> {
+        let mut sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads WHERE created_at <> ''");
+        if q.status.is_some() {
+            sql.push_str(" AND status = ?");
+        }
+        if let Some(ids) = &q.ids {
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            sql.push_str(&format!(" AND thread_id IN ({})", vec!["?"; ids.len()].join(", ")));
+        }
+        sql.push_str(" ORDER BY created_at DESC, thread_id DESC");
+        let (limit, offset) = q.page();
+        if q.metadata.is_none() {
+            sql.push_str(&format!(" LIMIT {limit} OFFSET {offset}"));
+        }
+        let mut query = sqlx::query(&sql);
+        if let Some(status) = &q.status {
+            query = query.bind(status);
+        }
+        for id in q.ids.iter().flatten() {
+            query = query.bind(id);
+        }
+        let rows = query.fetch_all(self.queue.pool()).await.map_err(db)?;
+        let found: Vec<ThreadRecord> =
+            rows.iter().map(tables::thread_of).collect::<sqlx::Result<_>>().map_err(db)?;
+        if q.metadata.is_none() {
+            return Ok(found);
+        }
+        Ok(q.select(found))
     }
 
     pub(crate) async fn create_thread(

@@ -33,7 +33,8 @@ use crate::queue::{Lease, MySqlRunQueue};
 /// ```
 #[derive(Clone)]
 pub struct Cluster {
-    pub(crate) ledger: Arc<Ledger>,
+    queue: MySqlRunQueue,
+    events: events::Events,
     pub(crate) workers: usize,
     pub(crate) lease: Lease,
     pub(crate) name: String,
@@ -72,7 +73,8 @@ impl Cluster {
             events::Events::connect(redis_url, "mnemograph:".to_owned(), crate::server::EVENT_RETENTION)
                 .await?;
         Ok(Self {
-            ledger: Arc::new(Ledger::new(queue, events)),
+            queue,
+            events,
             workers: WORKERS,
             lease: Lease::default(),
             name: format!("{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()),
@@ -102,7 +104,19 @@ impl Cluster {
         self
     }
 
-    pub(crate) fn set_retention(&self, retention: Duration) {
-        self.ledger.events.set_retention(retention);
+    /// Starts the names of its Redis keys and channels with `prefix` (`mnemograph:` by default),
+    /// so that several clusters may share one Redis.
+    #[must_use]
+    pub fn with_key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.events.set_prefix(prefix.into());
+        self
+    }
+
+    /// The shared records as this process's routes and workers use them, keeping a finished
+    /// run's events for `retention`.
+    pub(crate) fn ledger(&self, retention: Duration) -> Arc<Ledger> {
+        let mut events = self.events.clone();
+        events.set_retention(retention);
+        Arc::new(Ledger::new(self.queue.clone(), events))
     }
 }

@@ -44,8 +44,7 @@ struct Payload {
 
 /// Starts this process's part of the cluster: the signal listener and, unless the cluster has
 /// no workers here, the dispatcher.
-pub(crate) fn start(cluster: &Cluster, app: Arc<App>) {
-    let ledger = cluster.ledger.clone();
+pub(crate) fn start(cluster: &Cluster, ledger: Arc<Ledger>, app: Arc<App>) {
     tokio::spawn(listen(ledger.clone()));
     if cluster.workers > 0 {
         let worker = Arc::new(Worker { ledger, app, name: cluster.name.clone(), lease: cluster.lease });

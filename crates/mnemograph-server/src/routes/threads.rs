@@ -13,10 +13,11 @@ use mnemograph_core::RunConfig;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::{body_or_default, matches, page};
+use super::body_or_default;
 use crate::app::App;
 use crate::assistant::Assistant;
 use crate::error::{Result, ServerError};
+use crate::records::{ThreadRecord, ThreadSearch};
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -47,29 +48,9 @@ async fn create(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>>
     ))
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Search {
-    metadata: Option<Map<String, Value>>,
-    status: Option<String>,
-    ids: Option<Vec<String>>,
-    limit: Option<usize>,
-    offset: Option<usize>,
-}
-
 async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Vec<Value>>> {
-    let q: Search = body_or_default(&body)?;
-    let mut found: Vec<_> = app
-        .threads()
-        .await?
-        .into_iter()
-        .filter(|t| matches(&t.metadata, q.metadata.as_ref()))
-        .filter(|t| q.status.as_deref().is_none_or(|s| s == t.status))
-        .filter(|t| q.ids.as_ref().is_none_or(|ids| ids.contains(&t.thread_id)))
-        .collect();
-    // Newest first; v7 ids order by creation where timestamps tie.
-    found.sort_by(|a, b| (&b.created_at, &b.thread_id).cmp(&(&a.created_at, &a.thread_id)));
-    Ok(Json(page(found, q.limit, q.offset).iter().map(|t| t.to_json()).collect()))
+    let q: ThreadSearch = body_or_default(&body)?;
+    Ok(Json(app.search_threads(&q).await?.iter().map(ThreadRecord::to_json).collect()))
 }
 
 async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {
