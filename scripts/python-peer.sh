@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Creates (once) a Python venv with the reference implementation — Python LangGraph, its MySQL
-# saver, its SDK client and its local server (`langgraph dev`), at the versions our compatibility
-# tests pin — and prints the path of its python.
+# saver (sync and asyncio), its Redis saver, its SDK client and its local server (`langgraph dev`),
+# at the versions our compatibility tests and benchmarks pin — and prints the path of its python.
 # Usage: scripts/python-peer.sh [VENV_DIR]   (default: $HOME/.cache/graph-rs-py)
 set -euo pipefail
 V=${1:-$HOME/.cache/graph-rs-py}
 PINS=("langgraph==1.2.24" "langgraph-checkpoint==4.3.2" "langgraph-checkpoint-mysql==3.0.0"
-      "langchain-core==1.8.3" "pymysql==1.1.1"
+      "langchain-core==1.8.3" "pymysql==1.1.1" "aiomysql==0.3.2" "langgraph-checkpoint-redis==0.5.2"
       "langgraph-sdk==0.4.14" "langgraph-cli[inmem]==0.4.40" "langgraph-api==0.16.7"
       "langgraph-runtime-inmem==0.36.7")
 stamp="$V/.graph-rs-pins"

@@ -9,6 +9,7 @@ Each workload builds the same graph, node for node, as its Rust bench:
                  `chat_mem/last_50_of_300` and `chat_mem/turn_at_300`
     chat_mysql   crates/mnemograph-checkpoint-mysql/examples/chat_turns.rs (plain mode)
     cpu_step     crates/mnemograph-core/benches/parallel.rs  `parallel/cpu_step`
+    concurrent   tests/reliability/examples/concurrent_turns.rs
     footprint    crates/mnemograph-core/examples/footprint.rs
 
 Usage (the venv with the pinned versions comes from scripts/python-peer.sh):
@@ -22,6 +23,8 @@ Usage (the venv with the pinned versions comes from scripts/python-peer.sh):
     $PY benches/python/lg_bench.py mysql_commit [N]      # default 200; the server's reference
     $PY benches/python/lg_bench.py cpu_step [RUNS]       # default 10
     $PY benches/python/lg_bench.py footprint [THREADS]   # default 10000; --turns 10
+    $PY benches/python/lg_bench.py concurrent [TURNS] --backend mysql --concurrency 64
+                                                         # default 10 turns per thread
 
 Every workload prints one JSON line (chat_mem prints three, one per Rust view). The key `us` holds
 the figure to compare with the Rust side, in microseconds per `per` (a run or a turn):
@@ -49,6 +52,17 @@ work). LangGraph runs the step's sync nodes in a thread pool; the GIL lets one c
 footprint is memory, not time: THREADS threads of TURNS echo-chat turns each in the in-memory
 saver, and the process's resident memory (VmRSS) before and after, after a garbage collection; the
 line holds the growth per thread in bytes.
+
+concurrent is many conversations at once on one saver: --concurrency C threads, each running
+TURNS echo-chat turns one after another (durability "sync"), the C threads at once with
+asyncio.gather, every turn through `ainvoke` and an async node, on LangGraph's async savers:
+`AIOMySQLSaver` over an aiomysql pool of 10 connections (--backend mysql, MYSQL_URL as for
+chat_mysql), `AsyncRedisSaver` from langgraph-checkpoint-redis (--backend redis, REDIS_URL,
+default redis://127.0.0.1:6379/) or `InMemorySaver` (--backend memory). It prints one JSON line
+with turns_per_s (all turns over the wall time) and the p50 and p99 of single turns, in the shape
+of concurrent_turns.rs's; a saver that cannot start (AsyncRedisSaver needs the RediSearch and
+RedisJSON modules) gives a line with "error" instead. Afterwards every thread's state must hold
+exactly its 2 x TURNS messages.
 
 mysql_commit is no LangGraph workload but the server's own reference: N single-row INSERTs in
 autocommit mode into a scratch table, i.e. one durable commit each (its median, "impl":
@@ -337,6 +351,131 @@ def bench_chat_mysql(turns, at=()):
     )
 
 
+async def agent_async(s):
+    return {"messages": [AIMessage(content="echo: " + s["messages"][-1].content)]}
+
+
+def chat_async():
+    """chat() with an async node, as a graph served from an event loop is written."""
+    b = StateGraph(MessagesState)
+    b.add_node("agent", agent_async)
+    b.add_edge(START, "agent")
+    b.add_edge("agent", END)
+    return b
+
+
+def percentile(samples, p):
+    """The p-th percentile by nearest rank, as the Rust side's Latencies::percentile."""
+    ordered = sorted(samples)
+    rank = max(1, min(len(ordered), -(-len(ordered) * p // 100)))
+    return ordered[int(rank) - 1]
+
+
+def server_status():
+    """The MySQL server's Questions, Com_commit and Innodb_log_writes counters, as
+    concurrent_turns.rs reads them (server-wide: whatever else runs there counts too)."""
+    _, u = mysql_url()
+    db = mysql_connect(u.path.lstrip("/"))
+    with db.cursor() as cur:
+        cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN"
+                    " ('Questions', 'Com_commit', 'Innodb_log_writes')")
+        status = {name: int(value) for name, value in cur.fetchall()}
+    db.close()
+    return status
+
+
+async def concurrent_saver(stack, backend):
+    """The async saver for `backend`, entered into the AsyncExitStack `stack`."""
+    if backend == "memory":
+        return InMemorySaver()
+    if backend == "redis":
+        from langgraph.checkpoint.redis.aio import AsyncRedisSaver
+
+        url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/")
+        saver = await stack.enter_async_context(AsyncRedisSaver.from_conn_string(url))
+        await saver.asetup()
+        return saver
+    import aiomysql
+    from langgraph.checkpoint.mysql.aio import AIOMySQLSaver
+
+    url, u = mysql_url()
+    database = u.path.lstrip("/")
+    mysql_connect(database).close()
+    # A pool, as for a server: the saver takes a connection per call (and still runs one call at
+    # a time, under its own asyncio.Lock).
+    pool = await aiomysql.create_pool(
+        host=u.hostname, port=u.port or 3306, user=u.username, password=u.password or "",
+        db=database, autocommit=True, maxsize=10,
+    )
+
+    async def close():
+        pool.close()
+        await pool.wait_closed()
+
+    stack.push_async_callback(close)
+    saver = AIOMySQLSaver(conn=pool)
+    await saver.setup()
+    return saver
+
+
+async def concurrent_run(backend, concurrency, turns):
+    import asyncio
+    import contextlib
+
+    async with contextlib.AsyncExitStack() as stack:
+        line = {"workload": f"concurrent/{backend}", "impl": "python", "backend": backend,
+                "concurrency": concurrency}
+        try:
+            saver = await concurrent_saver(stack, backend)
+        except Exception as e:  # the line says why this saver could not run
+            line["error"] = f"{type(e).__name__}: {e}"
+            print(json.dumps(line), flush=True)
+            return
+        g = chat_async().compile(checkpointer=saver)
+        run = time.time_ns()
+        ids = [f"bench-conc-py-{run}-{k}" for k in range(concurrency)]
+
+        async def conversation(tid):
+            cfg = thread(tid)
+            times = []
+            for i in range(turns):
+                begun = time.perf_counter()
+                await g.ainvoke(human(i), cfg, durability="sync")
+                times.append((time.perf_counter() - begun) * 1e3)
+            return times
+
+        before = server_status() if backend == "mysql" else None
+        started = time.perf_counter()
+        per_thread = await asyncio.gather(*(conversation(tid) for tid in ids))
+        seconds = time.perf_counter() - started
+        after = server_status() if backend == "mysql" else None
+        for tid in ids:
+            n = len((await g.aget_state(thread(tid))).values["messages"])
+            assert n == 2 * turns, f"thread {tid} holds {n} messages, not {2 * turns}"
+        if backend == "redis":
+            for tid in ids:
+                await saver.adelete_thread(tid)
+        samples = [t for times in per_thread for t in times]
+        line.update({
+            "turns": len(samples),
+            "seconds": round(seconds, 4),
+            "turns_per_s": round(len(samples) / seconds, 2),
+            "p50_ms": round(percentile(samples, 50), 3),
+            "p99_ms": round(percentile(samples, 99), 3),
+        })
+        if before and after:
+            for key, name in [("statements_per_turn", "Questions"), ("commits_per_turn", "Com_commit"),
+                              ("log_writes_per_turn", "Innodb_log_writes")]:
+                line[key] = round((after[name] - before[name]) / len(samples), 3)
+        print(json.dumps(line), flush=True)
+
+
+def bench_concurrent(backend, concurrency, turns):
+    import asyncio
+
+    asyncio.run(concurrent_run(backend, concurrency, turns))
+
+
 def rss_bytes():
     with open("/proc/self/status") as f:
         for line in f:
@@ -382,6 +521,7 @@ def main():
         "mysql_commit": 200,
         "cpu_step": 10,
         "footprint": 10000,
+        "concurrent": 10,
     }
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -390,6 +530,9 @@ def main():
     parser.add_argument("n", nargs="?", type=int, help="runs, or turns for the chat workloads")
     parser.add_argument("--copies", type=int, default=50, help="chat_mem: timed turns on copies (default 50)")
     parser.add_argument("--turns", type=int, default=10, help="footprint: turns per thread (default 10)")
+    parser.add_argument("--backend", default="memory", choices=["memory", "mysql", "redis"],
+                        help="concurrent: the saver (default memory)")
+    parser.add_argument("--concurrency", type=int, default=1, help="concurrent: threads at once (default 1)")
     parser.add_argument("--at", default="", help="chat_mysql: turns to report the cost of, e.g. 10,100,1000")
     args = parser.parse_args()
     n = args.n or defaults[args.workload]
@@ -405,6 +548,8 @@ def main():
         bench_cpu_step(n)
     elif args.workload == "footprint":
         bench_footprint(n, args.turns)
+    elif args.workload == "concurrent":
+        bench_concurrent(args.backend, args.concurrency, n)
     elif args.workload == "chat_mysql":
         bench_chat_mysql(n, tuple(int(t) for t in args.at.split(",") if t))
     else:
