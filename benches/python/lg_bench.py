@@ -59,8 +59,8 @@ asyncio.gather, every turn through `ainvoke` and an async node, on LangGraph's a
 `AIOMySQLSaver` over an aiomysql pool of 10 connections (--backend mysql, MYSQL_URL as for
 chat_mysql), `AsyncRedisSaver` from langgraph-checkpoint-redis (--backend redis, REDIS_URL,
 default redis://127.0.0.1:6379/) or `InMemorySaver` (--backend memory). It prints one JSON line
-with turns_per_s (all turns over the wall time) and the p50 and p99 of single turns, in the shape
-of concurrent_turns.rs's; a saver that cannot start (AsyncRedisSaver needs the RediSearch and
+with turns_per_s (all turns over the wall time), the p50 and p99 of single turns and the process's
+CPU time over the same span (client_cpu_s), in the shape of concurrent_turns.rs's; a saver that cannot start (AsyncRedisSaver needs the RediSearch and
 RedisJSON modules) gives a line with "error" instead. Afterwards every thread's state must hold
 exactly its 2 x TURNS messages.
 
@@ -445,9 +445,11 @@ async def concurrent_run(backend, concurrency, turns):
             return times
 
         before = server_status() if backend == "mysql" else None
+        cpu = time.process_time()
         started = time.perf_counter()
         per_thread = await asyncio.gather(*(conversation(tid) for tid in ids))
         seconds = time.perf_counter() - started
+        cpu = time.process_time() - cpu
         after = server_status() if backend == "mysql" else None
         for tid in ids:
             n = len((await g.aget_state(thread(tid))).values["messages"])
@@ -462,6 +464,7 @@ async def concurrent_run(backend, concurrency, turns):
             "turns_per_s": round(len(samples) / seconds, 2),
             "p50_ms": round(percentile(samples, 50), 3),
             "p99_ms": round(percentile(samples, 99), 3),
+            "client_cpu_s": round(cpu, 2),
         })
         if before and after:
             for key, name in [("statements_per_turn", "Questions"), ("commits_per_turn", "Com_commit"),

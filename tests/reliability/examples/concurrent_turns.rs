@@ -15,7 +15,8 @@
 //! multi-thread one with a worker per core, as a server would run it.
 //!
 //! The figures: `turns_per_s` is all C × T turns over the wall time from the first turn's start to
-//! the last one's end; `p50_ms` and `p99_ms` are single turns' latencies. After the timing every
+//! the last one's end; `p50_ms` and `p99_ms` are single turns' latencies; `client_cpu_s` is the
+//! CPU time this process spent in that span, on every thread. After the timing every
 //! thread's state is read back and must hold exactly its 2 × T messages.
 //!
 //! `mysql_commit C N` is the server's own reference, no graph: C connections each run N
@@ -93,6 +94,7 @@ async fn main() -> Fallible<()> {
     let ids: Vec<String> = (0..concurrency).map(|k| format!("bench-conc-{run}-{k}")).collect();
 
     let before = server_status(backend, &mysql_url).await?;
+    let cpu_before = cpu_seconds()?;
     let started = Instant::now();
     let mut workers = JoinSet::new();
     for id in ids.clone() {
@@ -115,6 +117,7 @@ async fn main() -> Fallible<()> {
         latencies.extend(joined??);
     }
     let seconds = started.elapsed().as_secs_f64();
+    let client_cpu = cpu_seconds()? - cpu_before;
     let after = server_status(backend, &mysql_url).await?;
 
     for id in &ids {
@@ -135,7 +138,7 @@ async fn main() -> Fallible<()> {
     let mut line = format!(
         "{{\"workload\": \"concurrent/{backend}\", \"impl\": \"rust\", \"backend\": \"{backend}\", \
          \"concurrency\": {concurrency}, \"turns\": {total}, \"seconds\": {seconds:.4}, \
-         \"turns_per_s\": {:.2}, \"p50_ms\": {:.3}, \"p99_ms\": {:.3}",
+         \"turns_per_s\": {:.2}, \"p50_ms\": {:.3}, \"p99_ms\": {:.3}, \"client_cpu_s\": {client_cpu:.2}",
         total as f64 / seconds,
         ms(latencies.percentile(50.0)),
         ms(latencies.percentile(99.0)),
@@ -189,6 +192,7 @@ async fn commits(url: &str, concurrency: usize, per_session: usize) -> Fallible<
     for _ in 0..concurrency {
         sessions.push(MySqlConnection::connect_with(&options).await?);
     }
+    let cpu_before = cpu_seconds()?;
     let started = Instant::now();
     let mut workers = JoinSet::new();
     for mut conn in sessions {
@@ -208,6 +212,7 @@ async fn commits(url: &str, concurrency: usize, per_session: usize) -> Fallible<
         latencies.extend(joined??);
     }
     let seconds = started.elapsed().as_secs_f64();
+    let client_cpu = cpu_seconds()? - cpu_before;
     sqlx::raw_sql("DROP TABLE bench_commit_conc").execute(&mut admin).await?;
     admin.close().await?;
     let total = latencies.len();
@@ -215,12 +220,25 @@ async fn commits(url: &str, concurrency: usize, per_session: usize) -> Fallible<
     println!(
         "{{\"workload\": \"concurrent/mysql_commit\", \"impl\": \"reference\", \"backend\": \"mysql_commit\", \
          \"concurrency\": {concurrency}, \"turns\": {total}, \"seconds\": {seconds:.4}, \
-         \"turns_per_s\": {:.2}, \"p50_ms\": {:.3}, \"p99_ms\": {:.3}}}",
+         \"turns_per_s\": {:.2}, \"p50_ms\": {:.3}, \"p99_ms\": {:.3}, \"client_cpu_s\": {client_cpu:.2}}}",
         total as f64 / seconds,
         ms(latencies.percentile(50.0)),
         ms(latencies.percentile(99.0)),
     );
     Ok(())
+}
+
+/// The CPU time this process has used so far, user and system, from `/proc/self/stat` (in the
+/// kernel's `USER_HZ` ticks of 10 ms).
+fn cpu_seconds() -> Fallible<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat")?;
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')').ok_or("malformed /proc/self/stat")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks =
+        |i: usize| -> Fallible<f64> { Ok(fields.get(i).ok_or("short /proc/self/stat")?.parse::<f64>()?) };
+    // utime and stime are the 14th and 15th fields; `rest` starts at the 3rd.
+    Ok((ticks(11)? + ticks(12)?) / 100.0)
 }
 
 /// Creates the database named in `url` when it does not exist yet.
