@@ -32,6 +32,10 @@ bench:
 bench-compare *ARGS:
     bash scripts/bench.sh {{ARGS}}
 
+# Chat turns/s at 1, 8, 64 and 256 threads at once on every saver, against Python's async savers and the server's own limit (docs/benchmarks.md).
+bench-scale *ARGS:
+    bash scripts/bench-scale.sh {{ARGS}}
+
 # What tracing costs a run: no subscriber, log lines only, OTLP export (docs/benchmarks.md).
 bench-telemetry *ARGS:
     bash scripts/bench-telemetry.sh {{ARGS}}
