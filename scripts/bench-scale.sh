@@ -13,6 +13,9 @@
 #   --concurrency LIST  comma-separated thread counts (default 1,8,64,256)
 #   --out DIR           where the figures go (default $CARGO_TARGET_DIR/bench-scale/DATE)
 #
+# RUST_MYSQL_PARAMS (e.g. '?max-connections=64') is appended to the Rust side's MySQL URL, to try
+# the saver's pool settings.
+#
 # Needs MySQL or MariaDB at MYSQL_SERVER (default mysql://root@127.0.0.1:3306; the databases
 # graph_scale_rs and graph_scale_py are dropped and recreated) and Redis at REDIS_URL (default
 # redis://127.0.0.1:6379/); a saver whose server is unreachable is skipped. Within a round each
@@ -29,7 +32,7 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --concurrency) levels=$2; shift ;;
     --out) out=$2; shift ;;
-    *) sed -n '2,21p' "$0"; exit 2 ;;
+    *) sed -n '2,24p' "$0"; exit 2 ;;
   esac
   shift
 done
@@ -58,9 +61,10 @@ turns_of() { # SAVER CONCURRENCY
   [ $quick = 1 ] && t=$(( t / 2 > 2 ? t / 2 : 2 ))
   echo $t
 }
-# Single-row commits per MySQL session for the reference; the server refuses sessions beyond its
-# max_connections (151 by default), so the reference stops at 128 of them.
-commit_sessions() { echo $(( $1 > 128 ? 128 : $1 )); }
+# Single-row commits per MySQL session for the reference. The server refuses sessions beyond its
+# max_connections (151 by default), less those others hold, so the reference stops at what is
+# free at the start less a margin (at most 128); the table says how many it used.
+commit_sessions() { echo $(( $1 > ref_cap ? ref_cap : $1 )); }
 commits_per_session() { case $1 in 1) echo 500 ;; 8) echo 100 ;; 64) echo 50 ;; *) echo 25 ;; esac; }
 
 PY=$(bash scripts/python-peer.sh)
@@ -85,6 +89,21 @@ with c.cursor() as cur:
         cur.execute(f"DROP DATABASE IF EXISTS `{db}`")
 EOF
   then log "MySQL at $MYSQL_SERVER is unreachable: skipped"; mysql_ok=0; fi
+fi
+ref_cap=128
+if wanted mysql && [ $mysql_ok = 1 ]; then
+  free=$("$PY" - "$MYSQL_SERVER" <<'EOF'
+import sys
+from urllib.parse import urlparse
+import pymysql
+u = urlparse(sys.argv[1])
+c = pymysql.connect(host=u.hostname, port=u.port or 3306, user=u.username, password=u.password or "")
+with c.cursor() as cur:
+    cur.execute("SELECT @@max_connections - (SELECT COUNT(*) FROM information_schema.PROCESSLIST)")
+    print(cur.fetchone()[0])
+EOF
+)
+  ref_cap=$(( free - 16 < 128 ? free - 16 : 128 ))
 fi
 redis_host=$("$PY" -c 'import sys; from urllib.parse import urlparse; u = urlparse(sys.argv[1]); print(u.hostname, u.port or 6379)' "$REDIS_URL")
 if wanted redis && ! redis-cli -h ${redis_host% *} -p ${redis_host#* } ping >/dev/null 2>&1; then
@@ -129,12 +148,12 @@ for line in sys.stdin:
 measured() { # ROUND SAVER COMMAND...: runs COMMAND, on MySQL with its CPU times
   local r=$1 saver=$2; shift 2
   if [ "$saver" != mysql ]; then
-    run "$@" 2>> "$out/stderr.txt" | tag "$r" >> "$results"
+    { run "$@" 2>> "$out/stderr.txt" || log "failed (see $out/stderr.txt): $*"; } | tag "$r" >> "$results"
     return
   fi
   local before after
   before=$(ticks)
-  run "$@" 2>> "$out/stderr.txt" > "$out/line.txt"
+  run "$@" 2>> "$out/stderr.txt" > "$out/line.txt" || log "failed (see $out/stderr.txt): $*"
   after=$(ticks)
   if [ -n "$mysqld" ]; then
     tag "$r" $((after - before)) < "$out/line.txt" >> "$results"
@@ -143,7 +162,7 @@ measured() { # ROUND SAVER COMMAND...: runs COMMAND, on MySQL with its CPU times
   fi
 }
 rust_side() { # ROUND SAVER C
-  measured "$1" "$2" env MYSQL_URL="$MYSQL_SERVER/graph_scale_rs" "$out/bin/concurrent_turns" "$2" "$3" \
+  measured "$1" "$2" env MYSQL_URL="$MYSQL_SERVER/graph_scale_rs${RUST_MYSQL_PARAMS:-}" "$out/bin/concurrent_turns" "$2" "$3" \
     "$(turns_of "$2" "$3")"
 }
 python_side() { # ROUND SAVER C
@@ -158,7 +177,7 @@ reference() { # ROUND SAVER C
         mysql_commit "$(commit_sessions "$c")" "$(commits_per_session "$c")" ;;
     redis)
       # One SET per request from C clients, no pipelining: the server's rate of round trips.
-      run redis-benchmark -h "${redis_host% *}" -p "${redis_host#* }" -t set -c "$c" -n 20000 -q 2>&1 \
+      { run redis-benchmark -h "${redis_host% *}" -p "${redis_host#* }" -t set -c "$c" -n 20000 -q 2>&1 || true; } \
         | tr '\r' '\n' | grep -m1 'requests per second' \
         | "$PY" -c 'import json, re, sys
 line = sys.stdin.read()
@@ -166,7 +185,8 @@ rate = float(re.search(r"SET: ([0-9.]+) requests per second", line).group(1))
 p50 = re.search(r"p50=([0-9.]+) msec", line)
 print(json.dumps({"workload": "concurrent/redis_set", "impl": "reference", "backend": "redis_set",
                   "concurrency": int(sys.argv[1]), "turns_per_s": rate,
-                  "p50_ms": float(p50.group(1)) if p50 else None}))' "$c" | tag "$r" >> "$results" ;;
+                  "p50_ms": float(p50.group(1)) if p50 else None}))' "$c" | tag "$r" >> "$results" \
+        || log "redis-benchmark gave no figure at $c clients" ;;
   esac
 }
 
@@ -191,9 +211,11 @@ done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/machine.txt"
 echo "wall time: $(( $(date +%s) - start )) s for $rounds rounds" >> "$out/machine.txt"
 
-"$PY" - "$results" > "$out/table.md" <<'EOF'
-import json, statistics, sys
+REF_CAP=$ref_cap "$PY" - "$results" > "$out/table.md" <<'EOF'
+import json, os, statistics, sys
 from collections import defaultdict
+
+ref_cap = int(os.environ["REF_CAP"])
 
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 by = defaultdict(dict)  # (backend, impl, concurrency) -> round -> line
@@ -229,11 +251,11 @@ for backend in ("memory", "redis", "mysql"):
             if r in py and "error" in py[r]:
                 errors[backend] = py[r]["error"]
         ref_backend = {"mysql": "mysql_commit", "redis": "redis_set"}.get(backend)
-        ref = by.get((ref_backend, "reference", min(c, 128) if backend == "mysql" else c), {})
+        ref = by.get((ref_backend, "reference", min(c, ref_cap) if backend == "mysql" else c), {})
         limit = [ref[r]["turns_per_s"] for r in rounds if r in ref]
         unit = {"mysql": " commits/s", "redis": " SET/s"}.get(backend, "")
-        if backend == "mysql" and c > 128 and limit:
-            unit += " (128 sessions)"
+        if backend == "mysql" and c > ref_cap and limit:
+            unit += f" ({ref_cap} sessions)"
         lat = lambda side, r: f'{side[r]["p50_ms"]:.2f} / {side[r]["p99_ms"]:.2f} ms'
         mid = lambda side, vals: min((r for r in rounds if r in side and "p50_ms" in side[r]),
                                      key=lambda r: abs(side[r]["turns_per_s"] - statistics.median(vals)),
@@ -267,7 +289,7 @@ if cpu:
     print("|---|---|---|---|---|")
     for c in levels:
         for side, backend in (("rust", "mysql"), ("python", "mysql"), ("reference", "mysql_commit")):
-            want = min(c, 128) if side == "reference" else c
+            want = min(c, ref_cap) if side == "reference" else c
             ls = [d for d in cpu if d["impl"] == side and d["backend"] == backend and d["concurrency"] == want]
             if not ls:
                 continue
