@@ -7,8 +7,8 @@
 # per second from as many Redis clients. Prints one table and writes the exact commands.
 #
 # Usage: scripts/bench-scale.sh [--quick] [--rounds N] [--only LIST] [--concurrency LIST] [--out DIR]
-#   --quick             2 rounds of half as many turns (about 2 minutes on 2 cores)
-#   --rounds N          rounds (default 3; about 5 minutes on 2 cores, plus the first build)
+#   --quick             2 rounds of half as many turns (about 1.5 minutes on 2 cores)
+#   --rounds N          rounds (default 3; about 4 minutes on 2 cores, plus the first build)
 #   --only LIST         comma-separated savers out of: memory,redis,mysql
 #   --concurrency LIST  comma-separated thread counts (default 1,8,64,256)
 #   --out DIR           where the figures go (default $CARGO_TARGET_DIR/bench-scale/DATE)
