@@ -2,6 +2,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use mnemograph_core::prelude::*;
+use mnemograph_core::{GraphStream, Input, Resume};
 
 use crate::support::*;
 
@@ -117,4 +118,44 @@ async fn test_dropping_stream_cancels_run() {
     drop(s);
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(finished.load(Ordering::SeqCst), 0);
+}
+
+/// The `values` of a stream's events, in order.
+async fn values_of(stream: GraphStream<S>) -> Vec<Vec<String>> {
+    let events: Vec<_> = stream.collect().await;
+    events
+        .into_iter()
+        .filter_map(|e| match e.unwrap() {
+            StreamEvent::Values(s) => Some(s.log),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Resuming — an answer, a command, or no input — streams the state it resumes from before
+/// anything runs, as LangGraph's `values` stream does; a thread with nothing left to run shows
+/// it once. The sequences are Python's (`stream_mode="values"`, `InMemorySaver`).
+#[tokio::test]
+async fn test_stream_values_on_resume_starts_with_current_state() {
+    let g = StateGraph::<S>::new()
+        .add_node("a", logger("a"))
+        .add_node("ask", |_s: S, rt: Runtime| async move {
+            let answer: String = rt.interrupt("q")?;
+            Ok::<_, Error>(SUpdate::log(vec![format!("ask:{answer}")]))
+        })
+        .add_node("b", logger("b"))
+        .add_edge(START, "a")
+        .add_edge("a", "ask")
+        .add_edge("ask", "b")
+        .compile_with(InMemoryCheckpointer::new())
+        .unwrap();
+    let cfg = RunConfig::thread("t");
+    let first = values_of(g.stream(SUpdate::log(vec!["in".into()]), &cfg)).await;
+    assert_eq!(first, [vec!["in"], vec!["in", "a"]]);
+    let resumed = values_of(g.stream(Input::ResumeWith(Resume::value("yes")), &cfg)).await;
+    assert_eq!(resumed, [vec!["in", "a"], vec!["in", "a", "ask:yes"], vec!["in", "a", "ask:yes", "b"]]);
+    let goto = values_of(g.stream(Input::command(Command::new().goto("b")), &cfg)).await;
+    assert_eq!(goto, [vec!["in", "a", "ask:yes", "b"], vec!["in", "a", "ask:yes", "b", "b"]]);
+    let nothing = values_of(g.stream(Input::Resume, &cfg)).await;
+    assert_eq!(nothing, [vec!["in", "a", "ask:yes", "b", "b"]]);
 }

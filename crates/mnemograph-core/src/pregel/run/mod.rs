@@ -279,6 +279,10 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
             t.pending_writes.iter().filter(null).cloned().collect()
         })
         .unwrap_or_default();
+    // Resuming (no new input, or a command, on a checkpoint) shows the state it resumes from
+    // first, as LangGraph's `values` stream does.
+    let resuming =
+        loaded.is_some() && matches!(input, Input::Resume | Input::ResumeWith(_) | Input::Command { .. });
     match input {
         Input::Command { command, resume } => match &loaded {
             Some(t) => {
@@ -329,6 +333,9 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
                 lp.checkpoint(CheckpointSource::Fork, &[]).await?;
             }
         }
+    }
+    if let Some(sink) = lp.sink.filter(|s| resuming && s.wants(StreamMode::Values)) {
+        sink.send(StreamEvent::Values(lp.ch.state.clone()));
     }
     let stop = match lp.run_loop(pending).await {
         Ok(stop) => stop,
