@@ -2,7 +2,8 @@
 //! the load benchmark (`scripts/bench-server.sh`): `chain` (two nodes appending to a log) and
 //! `pause` (one node that waits 50 ms, as a model call would).
 //!
-//! Threads are checkpointed in memory, or in MySQL/MariaDB when `MYSQL_URL` is set. With
+//! Threads are checkpointed in memory, in MySQL/MariaDB when `MYSQL_URL` is set, or in Redis
+//! when `REDIS_CHECKPOINTS_URL` is set (`redis://host:port/`). With
 //! `CLUSTER=1` as well (and `REDIS_URL`, default `redis://127.0.0.1:6379/`; the `cluster`
 //! feature), the process joins the cluster on that database: start several, on different ports,
 //! and any of them serves any thread (`CLUSTER_WORKERS` runs at once per process, 64 by default).
@@ -65,7 +66,10 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
             saver.setup().await?;
             cluster(Server::new(saver), &url).await?
         }
-        Err(_) => Server::new(InMemoryCheckpointer::new()),
+        Err(_) => match std::env::var("REDIS_CHECKPOINTS_URL") {
+            Ok(url) => Server::new(mnemograph_checkpoint_redis::RedisCheckpointer::connect(&url).await?),
+            Err(_) => Server::new(InMemoryCheckpointer::new()),
+        },
     };
     let server = server.graph("chain", chain.compile()?)?.graph("pause", pause.compile()?)?;
     let listener = tokio::net::TcpListener::bind(&bind).await?;
