@@ -124,6 +124,24 @@ pub(crate) async fn settle(
     Settled { values, interrupts, thread_status, error, output }
 }
 
+/// Whether the thread has a checkpoint written by `run_id`: a run taken over from a worker that
+/// died resumes from there instead of starting over.
+#[cfg(feature = "mysql")]
+pub(crate) async fn checkpointed(
+    graph: &dyn ServedGraph,
+    thread_id: &str,
+    run_id: &str,
+) -> crate::Result<bool> {
+    let filter = Map::from_iter([("run_id".to_owned(), Value::from(run_id))]);
+    let found = graph
+        .history(
+            RunConfig::thread(thread_id),
+            mnemograph_core::checkpoint::ListOptions::new().filter(filter).limit(1),
+        )
+        .await?;
+    Ok(!found.is_empty())
+}
+
 /// An error and its sources, joined by `: ` (a node's error is the source of the engine's).
 fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();

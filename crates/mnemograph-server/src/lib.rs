@@ -61,7 +61,7 @@
 //! runs, archiving a finished round — goes in [`RunHooks`] ([`Server::graph_with_hooks`]).
 //!
 //! Thread and run records live in the server process; checkpoints live in the saver. With the
-//! `cluster` feature, [`Server::with_cluster`] puts the records and a durable run queue in
+//! `cluster` feature, `Server::with_cluster` puts the records and a durable run queue in
 //! MySQL/MariaDB and run events in Redis, so that several processes serve the same threads: any
 //! process answers any request, whichever has room runs a run under a lease, and a run whose
 //! process died is taken over and resumed from its last checkpoint. With the `mysql` feature

@@ -15,43 +15,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
-use mnemograph_core::prelude::*;
 use mnemograph_server::cluster::Cluster;
 use mnemograph_server::queue::Lease;
 use mnemograph_server::Server;
 use serde_json::{json, Value};
 use sqlx::{Connection, Row};
 use support::mysql::{drop_database, fresh_database, redis_url};
+use support::steps::{expected_log, steps};
 
-#[derive(State, Clone, Default, Debug)]
-struct Steps {
-    /// Which run this is (the run's input).
-    tag: String,
-    #[reducer(append)]
-    log: Vec<String>,
-}
-
-fn step(
-    name: &'static str,
-) -> impl Fn(Steps) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<StepsUpdate>> + Send>> + Clone
-{
-    move |s: Steps| {
-        Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(150)).await;
-            Ok(StepsUpdate::log(vec![format!("{}:{name}", s.tag)]))
-        })
-    }
-}
-
-fn steps() -> StateGraph<Steps> {
-    StateGraph::<Steps>::new()
-        .add_node("a", step("a"))
-        .add_node("b", step("b"))
-        .add_node("c", step("c"))
-        .add_edge(START, "a")
-        .add_edge("a", "b")
-        .add_edge("b", "c")
-}
+/// How long each step of the kill tests' graph waits.
+const PAUSE: Duration = Duration::from_millis(150);
 
 const THREADS: usize = 4;
 const RUNS_PER_THREAD: usize = 6;
@@ -77,7 +50,7 @@ async fn serve(db: &str, port: u16) {
     // Keys of its own: other tests may run clusters on the same Redis.
     let cluster = cluster.with_key_prefix(format!("{db}:"));
     let server = Server::with_shared_saver(Arc::new(saver))
-        .graph("steps", steps().compile().unwrap())
+        .graph("steps", steps(PAUSE).compile().unwrap())
         .expect("one graph")
         .with_cluster(cluster);
     // The port a killed process held may take a moment to be free again.
@@ -193,9 +166,7 @@ async fn killed_servers_lose_nothing_and_run_nothing_twice() {
     for (t, thread) in threads.iter().enumerate() {
         let state =
             call(&http, &ports, t, reqwest::Method::GET, &format!("/threads/{thread}/state"), None).await;
-        let expected: Vec<String> = (0..RUNS_PER_THREAD)
-            .flat_map(|i| ["a", "b", "c"].map(|node| format!("t{t}r{i}:{node}")))
-            .collect();
+        let expected = expected_log(t, RUNS_PER_THREAD);
         assert_eq!(state["values"]["log"], json!(expected), "thread {t}: every step once, in queue order");
         let record = call(&http, &ports, t, reqwest::Method::GET, &format!("/threads/{thread}"), None).await;
         assert_eq!(record["status"], "idle", "thread {t} is free once its runs ended");

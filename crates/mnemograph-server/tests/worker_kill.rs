@@ -18,36 +18,10 @@ use mnemograph_server::queue::{Lease, MySqlRunQueue, QueuedRun, Worker, IDLE};
 use serde_json::json;
 use sqlx::{Connection, Row};
 use support::mysql::{drop_database, fresh_database};
+use support::steps::{expected_log, steps};
 
-#[derive(State, Clone, Default, Debug)]
-struct Steps {
-    /// Which run this is (the run's input).
-    tag: String,
-    #[reducer(append)]
-    log: Vec<String>,
-}
-
-fn step(
-    name: &'static str,
-) -> impl Fn(Steps) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<StepsUpdate>> + Send>> + Clone
-{
-    move |s: Steps| {
-        Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            Ok(StepsUpdate::log(vec![format!("{}:{name}", s.tag)]))
-        })
-    }
-}
-
-fn steps() -> StateGraph<Steps> {
-    StateGraph::<Steps>::new()
-        .add_node("a", step("a"))
-        .add_node("b", step("b"))
-        .add_node("c", step("c"))
-        .add_edge(START, "a")
-        .add_edge("a", "b")
-        .add_edge("b", "c")
-}
+/// How long each step of the kill tests' graph waits.
+const PAUSE: Duration = Duration::from_millis(100);
 
 const THREADS: usize = 4;
 const RUNS_PER_THREAD: usize = 6;
@@ -70,7 +44,8 @@ fn main() {
 async fn work(url: &str, name: &str) {
     let queue = MySqlRunQueue::connect(url).await.expect("queue");
     let saver = MySqlCheckpointer::connect(url).await.expect("saver");
-    let worker = Worker::new(queue, name, saver).with_lease(LEASE).graph("steps", steps().compile().unwrap());
+    let worker =
+        Worker::new(queue, name, saver).with_lease(LEASE).graph("steps", steps(PAUSE).compile().unwrap());
     worker.run(IDLE).await.expect("the queue's database fails");
 }
 
@@ -133,12 +108,10 @@ async fn killed_workers_lose_nothing_and_run_nothing_twice() {
         let _ = w.wait();
     }
 
-    let graph = steps().compile_with(saver).unwrap();
+    let graph = steps(PAUSE).compile_with(saver).unwrap();
     for (t, thread) in threads.iter().enumerate() {
         let log = graph.get_state(&RunConfig::thread(thread.as_str())).await.unwrap().values.log;
-        let expected: Vec<String> = (0..RUNS_PER_THREAD)
-            .flat_map(|i| ["a", "b", "c"].map(|node| format!("t{t}r{i}:{node}")))
-            .collect();
+        let expected = expected_log(t, RUNS_PER_THREAD);
         assert_eq!(log, expected, "thread {t}: every step once, in queue order");
     }
     let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();

@@ -9,8 +9,6 @@ use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
-use mnemograph_core::checkpoint::ListOptions;
-use mnemograph_core::RunConfig;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sqlx::Row;
@@ -185,7 +183,7 @@ impl Worker {
         let nodes = graph.nodes();
         let body = &payload.body;
         let config = body.run_config(thread_id, &payload.metadata, &nodes)?;
-        let resumed = claim.attempt > 1 && checkpointed(graph, thread_id, run_id).await?;
+        let resumed = claim.attempt > 1 && exec::checkpointed(graph, thread_id, run_id).await?;
         let input = if resumed { RunInput::Continue } else { body.run_input(&nodes)? };
         let context = RunContext {
             thread_id: thread_id.clone(),
@@ -329,12 +327,4 @@ async fn write_events(ledger: Arc<Ledger>, run_id: String, mut rx: mpsc::Unbound
             tracing::warn!(run_id = %run_id, error = %e, "writing a run's events failed");
         }
     }
-}
-
-/// Whether the thread has a checkpoint written by `run_id`.
-async fn checkpointed(graph: &dyn ServedGraph, thread_id: &str, run_id: &str) -> Result<bool> {
-    let filter = Map::from_iter([("run_id".to_owned(), Value::from(run_id))]);
-    let found =
-        graph.history(RunConfig::thread(thread_id), ListOptions::new().filter(filter).limit(1)).await?;
-    Ok(!found.is_empty())
 }

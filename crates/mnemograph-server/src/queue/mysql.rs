@@ -108,6 +108,7 @@ impl MySqlRunQueue {
     }
 
     /// The queue's pool.
+    #[cfg(feature = "cluster")]
     pub(crate) fn pool(&self) -> &MySqlPool {
         &self.pool
     }

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
-use mnemograph_core::checkpoint::{Checkpointer, DynCheckpointer, ListOptions};
+use mnemograph_core::checkpoint::{Checkpointer, DynCheckpointer};
 use mnemograph_core::store::{DynStore, InMemoryStore};
-use mnemograph_core::{CompiledGraph, RunConfig, State, StreamMode, StreamModes};
+use mnemograph_core::{CompiledGraph, State, StreamMode, StreamModes};
 use serde_json::{Map, Value};
 
 use super::{Claim, Finished, Lease, MySqlRunQueue};
@@ -129,7 +129,7 @@ impl Worker {
         let mut metadata: Map<String, Value> = body.metadata.clone().unwrap_or_default();
         metadata.insert("run_id".into(), run_id.clone().into());
         let config = body.run_config(thread_id, &metadata, &graph.nodes())?;
-        let resumed = claim.attempt > 1 && self.checkpointed(&*graph, thread_id, run_id).await?;
+        let resumed = claim.attempt > 1 && crate::exec::checkpointed(&*graph, thread_id, run_id).await?;
         let input = if resumed { RunInput::Continue } else { body.run_input(&graph.nodes())? };
         let context = RunContext { thread_id: thread_id.clone(), run_id: run_id.clone(), metadata };
         let mut stream = graph.run(context, input, config, StreamModes::NONE.with(StreamMode::Values));
@@ -150,14 +150,6 @@ impl Worker {
                 }
             }
         }
-    }
-
-    /// Whether the thread has a checkpoint written by `run_id`.
-    async fn checkpointed(&self, graph: &dyn ServedGraph, thread_id: &str, run_id: &str) -> Result<bool> {
-        let filter = Map::from_iter([("run_id".to_owned(), Value::from(run_id))]);
-        let found =
-            graph.history(RunConfig::thread(thread_id), ListOptions::new().filter(filter).limit(1)).await?;
-        Ok(!found.is_empty())
     }
 }
 

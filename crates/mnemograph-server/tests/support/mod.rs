@@ -21,3 +21,6 @@ pub(crate) fn http_client() -> reqwest::Client {
 #[cfg(feature = "mysql")]
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod mysql;
+#[cfg(feature = "mysql")]
+#[allow(dead_code, reason = "each test file uses a different subset")]
+pub(crate) mod steps;
