@@ -17,9 +17,9 @@ use crate::app::{
     new_thread_id, run_in_progress, run_not_found, thread_busy, thread_exists, thread_not_found,
 };
 use crate::assistant::Assistant;
-use crate::error::{Result, ServerError};
+use crate::error::Result;
 use crate::events::ApiModes;
-use crate::queue::mysql::{db, is_deadlock, DEADLOCK_RETRIES};
+use crate::queue::mysql::db;
 use crate::queue::MySqlRunQueue;
 use crate::records::{now, RunRecord, ThreadRecord, ThreadSearch};
 use crate::request::{Multitask, RunCreate};
@@ -29,40 +29,6 @@ use crate::sse::Frames;
 /// How long deleting a thread waits for its running runs to stop before it deletes their
 /// checkpoints anyway.
 const STOP_WAIT: Duration = Duration::from_secs(30);
-
-/// What a transaction body decides: commit with a value, or roll back with an error.
-type Decided<T> = std::result::Result<T, ServerError>;
-
-/// Runs the block in a transaction (`$tx` names it inside), again when the server broke a
-/// deadlock; commits when the block decides `Ok`, rolls back when it decides `Err`.
-macro_rules! in_tx {
-    ($pool:expr, |$tx:ident| $body:block) => {{
-        let mut attempt = 0;
-        loop {
-            let mut txn = $pool.begin().await.map_err(db)?;
-            let result: sqlx::Result<Decided<_>> = async {
-                let $tx = &mut txn;
-                $body
-            }
-            .await;
-            match result {
-                Ok(Ok(value)) => {
-                    txn.commit().await.map_err(db)?;
-                    break Ok(value);
-                }
-                Ok(Err(refused)) => {
-                    txn.rollback().await.map_err(db)?;
-                    break Err(refused);
-                }
-                Err(e) if is_deadlock(&e) && attempt < DEADLOCK_RETRIES => {
-                    attempt += 1;
-                    let _ = txn.rollback().await;
-                }
-                Err(e) => break Err(db(e)),
-            }
-        }
-    }};
-}
 
 /// The cluster's shared records, and this process's view of the runs it is running.
 pub(crate) struct Ledger {

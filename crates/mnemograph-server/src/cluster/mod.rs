@@ -7,6 +7,41 @@
 //! another takes its runs over, resuming each from the thread's last checkpoint. A thread runs
 //! one run at a time across all processes, in the order the runs were queued.
 
+/// Runs the block in a transaction (`$tx` names it inside), again when the server broke a
+/// deadlock; commits when the block decides `Ok`, rolls back when it decides `Err` (the block
+/// returns `sqlx::Result<Result<T, ServerError>>`).
+macro_rules! in_tx {
+    ($pool:expr, |$tx:ident| $body:block) => {{
+        let mut attempt = 0;
+        loop {
+            let mut txn = $pool.begin().await.map_err(crate::queue::mysql::db)?;
+            let result: sqlx::Result<std::result::Result<_, crate::ServerError>> = async {
+                let $tx = &mut txn;
+                $body
+            }
+            .await;
+            match result {
+                Ok(Ok(value)) => {
+                    txn.commit().await.map_err(crate::queue::mysql::db)?;
+                    break Ok(value);
+                }
+                Ok(Err(refused)) => {
+                    txn.rollback().await.map_err(crate::queue::mysql::db)?;
+                    break Err(refused);
+                }
+                Err(e)
+                    if crate::queue::mysql::is_deadlock(&e)
+                        && attempt < crate::queue::mysql::DEADLOCK_RETRIES =>
+                {
+                    attempt += 1;
+                    let _ = txn.rollback().await;
+                }
+                Err(e) => break Err(crate::queue::mysql::db(e)),
+            }
+        }
+    }};
+}
+
 mod events;
 mod ledger;
 mod tables;

@@ -20,7 +20,7 @@ use crate::app::App;
 use crate::error::{Result, ServerError};
 use crate::exec::{self, Outcome};
 use crate::hooks::RunContext;
-use crate::queue::mysql::{db, finish_in, is_deadlock, DEADLOCK_RETRIES};
+use crate::queue::mysql::finish_in;
 use crate::queue::{Claim, Finished, Lease};
 use crate::request::RunCreate;
 use crate::run::{Plan, Stop};
@@ -245,74 +245,68 @@ impl Worker {
             Outcome::Stopped(_) => Finished::Interrupted,
         };
         let (run_id, thread_id) = (&claim.run.run_id, &claim.run.thread_id);
-        let mut attempt = 0;
-        loop {
-            let mut tx = self.ledger.queue.pool().begin().await.map_err(db)?;
-            let result: sqlx::Result<Option<bool>> = async {
-                if !finish_in(&mut tx, claim, how).await? {
-                    // Deleted with its thread (its end is still announced), or taken over.
-                    let exists = sqlx::query("SELECT 1 FROM server_runs WHERE run_id = ?")
-                        .bind(run_id)
-                        .fetch_optional(&mut *tx)
-                        .await?
-                        .is_some();
-                    return Ok(if exists { None } else { Some(false) });
-                }
-                if let Outcome::Stopped(Stop::Rollback) = outcome {
-                    sqlx::query("DELETE FROM server_runs WHERE run_id = ?").bind(run_id).execute(&mut *tx).await?;
-                } else {
-                    sqlx::query("UPDATE server_runs SET output = ? WHERE run_id = ?")
-                        .bind(settled.output.to_string())
-                        .bind(run_id)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                let open = sqlx::query(
-                    "SELECT COUNT(*) AS n FROM server_runs WHERE thread_id = ? AND status IN ('pending', 'running')",
-                )
-                .bind(thread_id)
-                .fetch_one(&mut *tx)
-                .await?
-                .try_get::<i64, _>("n")?;
-                let temporary = sqlx::query("SELECT temporary FROM server_threads WHERE thread_id = ? FOR UPDATE")
+        in_tx!(self.ledger.queue.pool(), |tx| {
+            if !finish_in(tx, claim, how).await? {
+                // Deleted with its thread (its end is still announced), or taken over.
+                let exists = sqlx::query("SELECT 1 FROM server_runs WHERE run_id = ?")
+                    .bind(run_id)
+                    .fetch_optional(&mut **tx)
+                    .await?
+                    .is_some();
+                return Ok(Ok(if exists { None } else { Some(false) }));
+            }
+            if let Outcome::Stopped(Stop::Rollback) = outcome {
+                sqlx::query("DELETE FROM server_runs WHERE run_id = ?")
+                    .bind(run_id)
+                    .execute(&mut **tx)
+                    .await?;
+            } else {
+                sqlx::query("UPDATE server_runs SET output = ? WHERE run_id = ?")
+                    .bind(settled.output.to_string())
+                    .bind(run_id)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            let open = sqlx::query(
+                "SELECT COUNT(*) AS n FROM server_runs WHERE thread_id = ? AND status IN ('pending', 'running')",
+            )
+            .bind(thread_id)
+            .fetch_one(&mut **tx)
+            .await?
+            .try_get::<i64, _>("n")?;
+            let temporary =
+                sqlx::query("SELECT temporary FROM server_threads WHERE thread_id = ? FOR UPDATE")
                     .bind(thread_id)
-                    .fetch_optional(&mut *tx)
+                    .fetch_optional(&mut **tx)
                     .await?
                     .map(|r| r.try_get::<i8, _>("temporary"))
                     .transpose()?
                     .is_some_and(|t| t != 0);
-                if temporary && open == 0 {
-                    sqlx::query("DELETE FROM server_threads WHERE thread_id = ?").bind(thread_id).execute(&mut *tx).await?;
-                    sqlx::query("DELETE FROM server_runs WHERE thread_id = ?").bind(thread_id).execute(&mut *tx).await?;
-                    return Ok(Some(true));
-                }
-                sqlx::query(
-                    "UPDATE server_threads SET state_values = ?, interrupts = ?, error = ?, status = ?, updated_at = ? \
-                     WHERE thread_id = ?",
-                )
-                .bind(settled.values.to_string())
-                .bind(Value::Object(settled.interrupts.clone()).to_string())
-                .bind(settled.error.to_string())
-                .bind(if open > 0 { "busy" } else { settled.thread_status })
-                .bind(crate::records::now())
-                .bind(thread_id)
-                .execute(&mut *tx)
-                .await?;
-                Ok(Some(false))
+            if temporary && open == 0 {
+                sqlx::query("DELETE FROM server_threads WHERE thread_id = ?")
+                    .bind(thread_id)
+                    .execute(&mut **tx)
+                    .await?;
+                sqlx::query("DELETE FROM server_runs WHERE thread_id = ?")
+                    .bind(thread_id)
+                    .execute(&mut **tx)
+                    .await?;
+                return Ok(Ok(Some(true)));
             }
-            .await;
-            match result {
-                Ok(done) => {
-                    tx.commit().await.map_err(db)?;
-                    return Ok(done);
-                }
-                Err(e) if is_deadlock(&e) && attempt < DEADLOCK_RETRIES => {
-                    attempt += 1;
-                    let _ = tx.rollback().await;
-                }
-                Err(e) => return Err(db(e)),
-            }
-        }
+            sqlx::query(
+                "UPDATE server_threads SET state_values = ?, interrupts = ?, error = ?, status = ?, updated_at = ? \
+                 WHERE thread_id = ?",
+            )
+            .bind(settled.values.to_string())
+            .bind(Value::Object(settled.interrupts.clone()).to_string())
+            .bind(settled.error.to_string())
+            .bind(if open > 0 { "busy" } else { settled.thread_status })
+            .bind(crate::records::now())
+            .bind(thread_id)
+            .execute(&mut **tx)
+            .await?;
+            Ok(Ok(Some(false)))
+        })
     }
 }
 
