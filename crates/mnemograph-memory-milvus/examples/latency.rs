@@ -45,6 +45,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.first().map(String::as_str) == Some("query") {
         let queries: usize = args.get(2).map_or(Ok(200), |a| a.parse())?;
         let m = MilvusMemory::connect(MilvusConfig::new(url).collection(&args[1]), embed).await?;
+        if args.get(3).map(String::as_str) != Some("user") {
+            println!("rust scope: retired field {}", m.retired_field());
+        }
         // A different seed from the loading run's, so the queries do not repeat its users.
         let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
         return time_retrieves(&m, queries, args.get(3).map_or("", String::as_str), &mut rng).await;
@@ -53,6 +56,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let queries: usize = args.get(1).map_or(Ok(200), |a| a.parse())?;
     let collection = format!("bench_{rows}_{:08x}", rand::random::<u32>());
     let m = MilvusMemory::connect(MilvusConfig::new(url).collection(&collection), embed).await?;
+    // The bench script tells pymilvus to filter as the crate does from this line.
+    println!("retired field: {}", m.retired_field());
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let now = mnemograph_memory::now_secs();
     let started = Instant::now();
@@ -96,8 +101,9 @@ async fn time_retrieves(
     let embed = || HashingEmbeddings::new(384);
     let server = MilvusMemory::connect(server, embed()).await?;
     let client = MilvusMemory::connect(client, embed()).await?;
-    // The default scope leaves retired memories out with a JSON clause; `include_retired` times
-    // the same searches with the user filter alone.
+    // The default scope leaves retired memories out (`retired == false`, or the JSON clause on a
+    // collection without the flag); `include_retired` times the same searches with the user
+    // filter alone.
     let modes = [
         ("dense", &server, SearchMode::Dense, false),
         ("hybrid, server-fused", &server, SearchMode::Hybrid, false),

@@ -5,8 +5,9 @@
 Times, on random users, a filtered dense search and a dense + BM25 `hybrid_search` with the
 ranker MilvusMemory's default fusion sends (`WeightedRanker(1.0, 0.3, norm_score=True)`: the
 question's list at 1, the keyword list at `KEYWORD_WEIGHT`), 20 candidates each, the same output
-fields, `ef` and filter (the user's rows that are not retired: `not exists
-metadata["superseded_by"]`), and prints p50/p99 in the same format. MODES is a comma-separated
+fields, `ef` and filter (the user's rows that are not retired: `retired == false` when the
+collection has MilvusMemory's `retired` flag, `not exists metadata["superseded_by"]` on one created
+before the flag, as the crate chooses), and prints p50/p99 in the same format. MODES is a comma-separated
 subset of `dense,hybrid,dense-user,hybrid-user` (default all); the `-user` modes filter on the user
 alone, as a plain pymilvus program would. Query vectors are random unit vectors: latency does not
 depend on which vector is asked.
@@ -16,13 +17,15 @@ import sys
 import time
 
 import numpy as np
-from pymilvus import AnnSearchRequest, MilvusClient, WeightedRanker
+from pymilvus import AnnSearchRequest, DataType, MilvusClient, WeightedRanker
 
 WORDS = "milvus index latency rust python deploy budget flight cat garden tokens chunk".split()
 OUT = ["user_id", "session_id", "turn_role", "content", "created_at", "importance", "metadata"]
 CANDIDATES = 20  # RetrieveQuery's candidates for top 3: max(4 * 3, 20)
 KEYWORD_WEIGHT = 0.3  # mnemograph_memory::KEYWORD_WEIGHT
-LIVE = ' and not exists metadata["superseded_by"]'  # MilvusMemory's scope: no retired memory
+# MilvusMemory's scope, no retired memory: on the flag, or on the mark without it.
+LIVE_FLAG = " and retired == false"
+LIVE_MARK = ' and not exists metadata["superseded_by"]'
 
 
 def main():
@@ -30,6 +33,11 @@ def main():
     queries = int(sys.argv[3]) if len(sys.argv) > 3 else 200
     modes = sys.argv[4].split(",") if len(sys.argv) > 4 else ("dense", "hybrid", "dense-user", "hybrid-user")
     client = MilvusClient(uri=url)
+    fields = client.describe_collection(collection)["fields"]
+    flag = any(f["name"] == "retired" and f["type"] == DataType.BOOL for f in fields)
+    live = LIVE_FLAG if flag else LIVE_MARK
+    if any(not m.endswith("-user") for m in modes):
+        print(f'pymilvus scope: user_id == "…"{live}')
     rng = random.Random(7)
     ef = {"params": {"ef": 64}}
     for mode in modes:
@@ -38,7 +46,7 @@ def main():
             user = f"bench-u{rng.randrange(1000)}"
             flt = f'user_id == "{user}"'  # fixed, trusted ids here; production code must escape
             if not mode.endswith("-user"):
-                flt += LIVE
+                flt += live
             vec = np.random.default_rng(rng.randrange(1 << 30)).normal(size=384)
             vec = (vec / np.linalg.norm(vec)).tolist()
             text = f"{rng.choice(WORDS)} {rng.choice(WORDS)}"

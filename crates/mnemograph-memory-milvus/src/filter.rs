@@ -53,6 +53,20 @@ impl Filter {
         Ok(self.push(field, "!=", &value))
     }
 
+    /// `field == true` or `field == false` for a boolean field.
+    ///
+    /// # Panics
+    /// As [`eq_str`](Self::eq_str).
+    ///
+    /// ```
+    /// use mnemograph_memory_milvus::Filter;
+    /// assert_eq!(Filter::new().eq_bool("retired", false).to_expr(), "retired == false");
+    /// ```
+    #[must_use]
+    pub fn eq_bool(self, field: &'static str, value: bool) -> Self {
+        self.push(field, "==", if value { "true" } else { "false" })
+    }
+
     /// `field >= value` for a float field; `value` is written with enough digits to round-trip.
     ///
     /// # Panics
@@ -216,10 +230,11 @@ mod tests {
             .unwrap()
             .gte_i64("created_at", -5)
             .lte_i64("created_at", 9)
-            .in_i64("id", &[1, 2]);
+            .in_i64("id", &[1, 2])
+            .eq_bool("retired", true);
         assert_eq!(
             f.to_expr(),
-            r#"user_id == "u\"1" and session_id != "s" and created_at >= -5 and created_at <= 9 and id in [1, 2]"#
+            r#"user_id == "u\"1" and session_id != "s" and created_at >= -5 and created_at <= 9 and id in [1, 2] and retired == true"#
         );
         assert_eq!(Filter::new().to_expr(), "");
         assert_eq!(Filter::new().in_i64("id", &[]).to_expr(), "id in []");

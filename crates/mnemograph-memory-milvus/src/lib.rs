@@ -37,7 +37,10 @@
 //! - **Chinese and English**: [`Analyzer::Auto`] gives `content` Milvus's Chinese analyzer where
 //!   the server has it, and the `standard` one otherwise.
 //! - **Retirement** needs partial upsert (Milvus 2.6.2+ or Milvus Lite 3); an older server gets a
-//!   typed `Unsupported` error and nothing written.
+//!   typed `Unsupported` error and nothing written. It writes the `superseded_*` marks into
+//!   `metadata` and sets the BOOL [`fields::RETIRED`], on which the default scope filters; a
+//!   collection created before that field existed keeps working on the marks alone (see
+//!   [`MilvusMemory::retired_field`]).
 //!
 //! ## Running Milvus here
 //! `scripts/milvus-lite.sh` installs Milvus Lite 3.2.2 in a venv and starts it on loopback; the

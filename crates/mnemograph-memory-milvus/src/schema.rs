@@ -29,6 +29,12 @@ pub mod fields {
     pub const IMPORTANCE: &str = "importance";
     /// JSON object.
     pub const METADATA: &str = "metadata";
+    /// BOOL, default false: whether the memory is retired (superseded), mirroring the
+    /// `superseded_by` mark in `metadata`. The default scope filters on it, since a scalar
+    /// clause costs the server far less than a JSON one. Collections created before the field
+    /// existed lack it; [`MilvusMemory::retired_field`](crate::MilvusMemory::retired_field) says
+    /// which kind a memory opened.
+    pub const RETIRED: &str = "retired";
 }
 
 /// Vector similarity metric of the `embedding` index.
@@ -354,7 +360,15 @@ impl MilvusConfig {
             .add_field(content)
             .add_field(FieldSchema::new().name(fields::CREATED_AT).data_type(DataType::Int64))
             .add_field(FieldSchema::new().name(fields::IMPORTANCE).data_type(DataType::Float))
-            .add_field(FieldSchema::new().name(fields::METADATA).data_type(DataType::Json));
+            .add_field(FieldSchema::new().name(fields::METADATA).data_type(DataType::Json))
+            // A default, so that a writer that does not know the field (an older version of this
+            // crate during a rolling upgrade) still inserts live memories.
+            .add_field(
+                FieldSchema::new()
+                    .name(fields::RETIRED)
+                    .data_type(DataType::Bool)
+                    .default_value(DefaultValue::Bool(false)),
+            );
         if self.bm25 {
             schema = schema
                 .add_field(FieldSchema::new().name(fields::SPARSE).data_type(DataType::SparseFloatVector))

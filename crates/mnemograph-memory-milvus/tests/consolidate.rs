@@ -1,11 +1,12 @@
 //! The update path for superseded facts (consolidation) on both memories: the embedded one always,
 //! Milvus when `MILVUS_URL` is set (each test in its own collection; skipped with a printed reason
-//! otherwise, failed under CI).
+//! otherwise, failed under CI), on a new collection and on one created before the `retired` flag.
 
 mod support;
 
 use mnemograph_core::store::HashingEmbeddings;
 use mnemograph_memory::EmbeddedMemory;
+use support::legacy::with_legacy_milvus;
 use support::{consolidate_suite as suite, with_milvus, DIMS};
 
 fn embedded() -> EmbeddedMemory {
@@ -27,6 +28,19 @@ macro_rules! both {
             $(#[tokio::test]
             async fn $name() {
                 with_milvus(stringify!($name), |c| c, |m| async move { suite::$name(&m).await }).await;
+            })*
+        }
+        // A collection created before the `retired` flag: the same behaviour on the marks alone.
+        mod milvus_memory_without_the_flag {
+            use super::*;
+            $(#[tokio::test]
+            async fn $name() {
+                let no_rows = |_, _| async {};
+                with_legacy_milvus(stringify!($name), no_rows, |m| async move {
+                    assert!(!m.retired_field());
+                    suite::$name(&m).await
+                })
+                .await;
             })*
         }
     };

@@ -8,7 +8,7 @@ use milvus::v2::prelude::*;
 use mnemograph_core::store::DynEmbeddings;
 use serde_json::{json, Value};
 
-use mnemograph_memory::backend::{finish, scored_ids, traced_retrieve, traced_save, validate_id};
+use mnemograph_memory::backend::{finish, is_retired, scored_ids, traced_retrieve, traced_save, validate_id};
 use mnemograph_memory::{
     now_secs, Error as MemoryError, Memory, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode,
 };
@@ -91,7 +91,9 @@ impl MilvusMemory {
             if truncate_bytes(&mut content, self.config.content_max_bytes as usize) {
                 metadata.insert("truncated".into(), true.into());
             }
-            rows.push(json!({
+            // A memory saved with marks (a copy of a retired one) is retired from the start.
+            let retired = is_retired(&metadata);
+            let mut row = json!({
                 fields::EMBEDDING: v,
                 fields::USER_ID: m.user_id,
                 fields::SESSION_ID: m.session_id,
@@ -100,7 +102,11 @@ impl MilvusMemory {
                 fields::CREATED_AT: m.created_at.unwrap_or(now),
                 fields::IMPORTANCE: m.importance,
                 fields::METADATA: Value::Object(metadata),
-            }));
+            });
+            if self.retired_field {
+                row[fields::RETIRED] = retired.into();
+            }
+            rows.push(row);
         }
         // No flush: it seals segments (slow, and a hot-path write needs none); strong-consistency
         // reads already see unflushed rows.

@@ -56,6 +56,9 @@ pub struct MilvusMemory {
     server_version: Arc<OnceLock<String>>,
     /// The `analyzer_params` of the collection's `content`, as the server describes them.
     analyzer: Option<serde_json::Value>,
+    /// Whether the collection has the `retired` field; without it (a collection created before
+    /// the field existed) retirement lives in `metadata` alone.
+    retired_field: bool,
     /// Set once the server answers `HybridSearch` with `Unimplemented`, shared by clones: from
     /// then on the lists are fused here without asking again.
     hybrid_refused: Arc<AtomicBool>,
@@ -67,6 +70,7 @@ impl fmt::Debug for MilvusMemory {
             .field("config", &self.config)
             .field("dims", &DynEmbeddings::dims(&*self.embed))
             .field("analyzer", &self.analyzer)
+            .field("retired_field", &self.retired_field)
             .finish_non_exhaustive()
     }
 }
@@ -104,10 +108,13 @@ impl MilvusMemory {
             locks: UserLocks::default(),
             server_version: Arc::default(),
             analyzer: None,
+            retired_field: false,
             hybrid_refused: Arc::default(),
         };
         memory.ensure_collection().await?;
-        memory.analyzer = memory.content_analyzer().await?;
+        let layout = memory.layout().await?;
+        memory.analyzer = layout.analyzer;
+        memory.retired_field = layout.retired_field;
         Ok(memory)
     }
 
@@ -122,6 +129,21 @@ impl MilvusMemory {
     /// server does not report them.
     pub fn analyzer(&self) -> Option<&serde_json::Value> {
         self.analyzer.as_ref()
+    }
+
+    /// Whether the collection has the [`fields::RETIRED`] flag, as described by the server at
+    /// connection.
+    ///
+    /// True for every collection this version creates: retirement then sets the flag along with
+    /// the `superseded_by` marks in `metadata`, and the default scope filters on
+    /// `retired == false`. False for a collection created before the flag existed: it keeps
+    /// working unchanged, retirement writes the marks alone and the default scope filters on
+    /// `not exists metadata["superseded_by"]`, which Milvus Lite evaluates by reading every
+    /// row's JSON (seconds per search at 100,000 memories, docs/benchmarks.md). Such a collection
+    /// is not migrated: Milvus Lite 3.2 has no `AddCollectionField`, and copying the rows into a
+    /// new collection is the way to give it the flag.
+    pub fn retired_field(&self) -> bool {
+        self.retired_field
     }
 
     /// The fusion retrievals use: the configured [`MilvusConfig::fusion`], or
@@ -202,23 +224,22 @@ impl MilvusMemory {
         Ok(())
     }
 
-    /// The `analyzer_params` of `content` in the collection's description.
-    async fn content_analyzer(&self) -> Result<Option<serde_json::Value>> {
+    /// What the collection's description says about its `content` analyzer and the `retired`
+    /// flag.
+    async fn layout(&self) -> Result<Layout> {
         let req = DescribeCollectionRequest::builder().collection_name(&self.config.collection).build()?;
         let described = self.client.describe_collection(req).await?;
-        let Some(content) = described
-            .description()
-            .get_schema()
-            .get_fields()
-            .iter()
-            .find(|f| f.get_name() == fields::CONTENT)
-        else {
-            return Ok(None);
+        let schema = described.description().get_schema();
+        let field = |name: &str| schema.get_fields().iter().find(|f| f.get_name() == name);
+        // A `retired` field of another type is not this crate's flag: leave it alone.
+        let retired_field = field(fields::RETIRED).is_some_and(|f| f.get_data_type() == DataType::Bool);
+        let analyzer = match field(fields::CONTENT) {
+            Some(content) if content.is_analyzer_enabled() => {
+                Some(content.get_analyzer_params()?).filter(|p| !p.is_null())
+            }
+            _ => None,
         };
-        if !content.is_analyzer_enabled() {
-            return Ok(None);
-        }
-        Ok(Some(content.get_analyzer_params()?).filter(|p| !p.is_null()))
+        Ok(Layout { analyzer, retired_field })
     }
 
     /// Drops the collection and everything in it.
@@ -294,9 +315,19 @@ impl MilvusMemory {
         }
         if !query.include_retired {
             // Server-side, so retired rows take no candidate slots.
-            f = f.lacks_json_key(fields::METADATA, SUPERSEDED_BY)?;
+            f = self.live(f)?;
         }
         Ok(f)
+    }
+
+    /// `f` narrowed to memories that are not retired: on the flag when the collection has it,
+    /// else on the `superseded_by` mark.
+    pub(crate) fn live(&self, f: Filter) -> Result<Filter> {
+        Ok(if self.retired_field {
+            f.eq_bool(fields::RETIRED, false)
+        } else {
+            f.lacks_json_key(fields::METADATA, SUPERSEDED_BY)?
+        })
     }
 
     /// The records of a search response with their relevance in `[0, 1]`, or with `raw` the
@@ -330,6 +361,14 @@ impl MilvusMemory {
             Err(MemoryError::Dimensions { expected, actual: v.len() }.into())
         }
     }
+}
+
+/// The parts of a collection's description a memory adapts to.
+struct Layout {
+    /// The `analyzer_params` of `content`; `None` without BM25.
+    analyzer: Option<serde_json::Value>,
+    /// Whether the BOOL [`fields::RETIRED`] exists.
+    retired_field: bool,
 }
 
 /// Runs `create` with each of `candidates` in turn until one succeeds: a server that rejects

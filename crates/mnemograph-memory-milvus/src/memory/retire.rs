@@ -1,9 +1,10 @@
-//! [`Retire`] for [`MilvusMemory`]: a partial upsert of the `metadata` field.
+//! [`Retire`] for [`MilvusMemory`]: a partial upsert of the `metadata` field, and of the `retired`
+//! flag where the collection has it.
 
 use milvus::v2::prelude::*;
 use serde_json::{json, Map, Value};
 
-use mnemograph_memory::backend::{mark, unmark};
+use mnemograph_memory::backend::{is_retired, mark, unmark};
 use mnemograph_memory::{Retire, Retirement};
 
 use super::version::{self, Support};
@@ -17,7 +18,8 @@ const BATCH: usize = 1000;
 impl MilvusMemory {
     /// Reads the metadata of the user's memories among `ids`, lets `change` edit each, and writes
     /// back the changed ones with a partial upsert (Milvus 2.6.2+, Milvus Lite 3.x), which keeps
-    /// the id, the vectors and every other field. The read is scoped by the escaped user filter, so
+    /// the id, the vectors and every other field; the [`fields::RETIRED`] flag, when the
+    /// collection has it, is written in the same upsert to agree with the marks. The read is scoped by the escaped user filter, so
     /// another user's id is never read, let alone written.
     ///
     /// The whole read-modify-write holds the user's lock (see [`Retire`] for what that does and
@@ -60,13 +62,19 @@ impl MilvusMemory {
                 let id = row.get_i64(fields::ID)?;
                 let mut metadata = row.get_json(fields::METADATA)?.as_object().cloned().unwrap_or_default();
                 if change(id, &mut metadata) {
+                    // The flag follows the marks in the same row write, so the two never disagree.
+                    let retired = is_retired(&metadata);
                     // `user_id` is sent although unchanged: it is the partition key, which routes
                     // the upsert to the row's partition.
-                    rows.push(json!({
+                    let mut row = json!({
                         fields::ID: id,
                         fields::USER_ID: user_id,
                         fields::METADATA: Value::Object(metadata),
-                    }));
+                    });
+                    if self.retired_field() {
+                        row[fields::RETIRED] = retired.into();
+                    }
+                    rows.push(row);
                     done.push(id);
                 }
             }

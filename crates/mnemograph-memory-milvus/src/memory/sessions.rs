@@ -1,7 +1,7 @@
 //! [`Sessions`] for [`MilvusMemory`]: the user's live rows, read in pages and tallied per session.
 
 use mnemograph_memory::backend::tally_sessions;
-use mnemograph_memory::{SessionInfo, Sessions, SUPERSEDED_BY};
+use mnemograph_memory::{SessionInfo, Sessions};
 
 use super::{user_filter, MilvusMemory, QUERY_PAGE};
 use crate::error::Result;
@@ -18,7 +18,7 @@ impl MilvusMemory {
     async fn live_sessions(&self, user_id: &str) -> Result<Vec<SessionInfo>> {
         let mut rows: Vec<(String, String, i64)> = Vec::new();
         loop {
-            let filter = user_filter(user_id)?.lacks_json_key(fields::METADATA, SUPERSEDED_BY)?;
+            let filter = self.live(user_filter(user_id)?)?;
             let output = [fields::SESSION_ID, fields::TURN_ROLE, fields::CREATED_AT];
             let res = self.query(filter, output, Some((rows.len(), QUERY_PAGE))).await?;
             let before = rows.len();

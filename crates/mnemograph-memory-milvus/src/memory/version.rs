@@ -4,8 +4,8 @@
 //! supports from 2.6.2 ("merge mode"); Milvus Lite 3.x supports it too. An older server does not
 //! know the flag: protobuf drops unknown fields, so it reads the request as a *full* upsert of a
 //! row carrying only `id`, `user_id` and `metadata`, and its proxy refuses it before writing
-//! anything (`fieldSchema(embedding) has no corresponding fieldData pass in`), because this
-//! crate's schema has no nullable or defaulted fields. So an old server never loses data here; this
+//! anything (`fieldSchema(embedding) has no corresponding fieldData pass in`), because the
+//! vector and the text fields of this crate's schema are neither nullable nor defaulted. So an old server never loses data here; this
 //! module turns the situation into [`Error::Unsupported`] instead of that opaque refusal, and
 //! spares the request when the server's version already says it will fail.
 //!

@@ -13,6 +13,7 @@ pub mod grpc_proxy;
 pub mod hard_dataset;
 pub mod hard_recall;
 pub mod hard_supersede;
+pub mod legacy;
 pub mod memo;
 pub mod memory_suite;
 pub mod quality_bench;
@@ -44,6 +45,17 @@ pub async fn connect_with(
     config: impl FnOnce(MilvusConfig) -> MilvusConfig,
     embed: impl Embeddings,
 ) -> Option<MilvusMemory> {
+    let url = server_url(test)?;
+    // One collection per test run: tests run in parallel and must not see each other's rows.
+    let collection = format!("t_{test}_{:016x}", rand::random::<u64>());
+    let cfg = config(MilvusConfig::new(url.clone()).collection(collection).consistency(Consistency::Strong));
+    // The server answers, so from here on every failure is the code's, not the setup's.
+    Some(MilvusMemory::connect(cfg, embed).await.expect("connect and create the collection"))
+}
+
+/// `MILVUS_URL` when a server answers there, or `None` (printing why); under CI a missing server
+/// fails the test instead.
+pub fn server_url(test: &str) -> Option<String> {
     let ci = std::env::var_os("CI").is_some();
     let Ok(url) = std::env::var("MILVUS_URL") else {
         assert!(!ci, "{test}: MILVUS_URL is not set but CI is; scripts/test.sh should start Milvus Lite");
@@ -55,11 +67,7 @@ pub async fn connect_with(
         eprintln!("skipping {test}: cannot reach Milvus at {url}");
         return None;
     }
-    // One collection per test run: tests run in parallel and must not see each other's rows.
-    let collection = format!("t_{test}_{:016x}", rand::random::<u64>());
-    let cfg = config(MilvusConfig::new(url.clone()).collection(collection).consistency(Consistency::Strong));
-    // The server answers, so from here on every failure is the code's, not the setup's.
-    Some(MilvusMemory::connect(cfg, embed).await.expect("connect and create the collection"))
+    Some(url)
 }
 
 /// Whether something accepts TCP connections at the URL's host and port.
