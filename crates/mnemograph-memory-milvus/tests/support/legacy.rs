@@ -84,16 +84,17 @@ pub fn row(
     vector: Vec<f32>,
     metadata: serde_json::Value,
 ) -> serde_json::Value {
-    serde_json::json!({
-        fields::EMBEDDING: vector,
+    let mut row = serde_json::json!({
         fields::USER_ID: user,
         fields::SESSION_ID: session,
         fields::TURN_ROLE: "exchange",
         fields::CONTENT: content,
         fields::CREATED_AT: mnemograph_memory::now_secs(),
         fields::IMPORTANCE: 0.5,
-        fields::METADATA: metadata,
-    })
+    });
+    row[fields::EMBEDDING] = vector.into();
+    row[fields::METADATA] = metadata;
+    row
 }
 
 /// Inserts `rows` into `collection`; returns their ids.
