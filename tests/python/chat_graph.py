@@ -1,14 +1,17 @@
 """The Python half of tests/python_continuation.rs: one tool-calling chat graph, in Python LangGraph.
 
-Usage: chat_graph.py URL THREAD [MESSAGE ...]
-Continues THREAD in LangGraph's own MySQL saver (PyMySQLSaver) with one turn per MESSAGE, then
-prints one JSON object: the thread's messages as LangChain objects see them, the graph's `next`
-and the (source, step) history. With no MESSAGE it only reads.
+Usage: chat_graph.py [--saver KIND] URL THREAD [MESSAGE ...]
+Continues THREAD in a MySQL saver with one turn per MESSAGE, then prints one JSON object: the
+thread's messages as LangChain objects see them, the graph's `next` and the (source, step)
+history. With no MESSAGE it only reads. KIND is `pymysql` (LangGraph's own PyMySQLSaver, the
+default), `mnemograph` (the Rust saver through the `mnemograph_checkpoint` bindings, sync
+`invoke`) or `mnemograph-async` (the same saver, `ainvoke`).
 
 The Rust test builds the same graph (`agent` -> tools_condition -> `tools` -> `agent`) with the
 same deterministic model, so either side can run any turn of a thread the other started.
 """
 
+import asyncio
 import json
 import sys
 
@@ -52,26 +55,60 @@ def describe(message) -> dict:
     }
 
 
-def main() -> None:
-    url, thread, turns = sys.argv[1], sys.argv[2], sys.argv[3:]
+def build() -> StateGraph:
     builder = StateGraph(MessagesState)
     builder.add_node("agent", agent)
     builder.add_node("tools", ToolNode([weather]))
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", tools_condition)
     builder.add_edge("tools", "agent")
+    return builder
+
+
+def report(state, history) -> None:
+    print(json.dumps({
+        "messages": [describe(m) for m in state.values.get("messages", [])],
+        "next": list(state.next),
+        "history": [[s.metadata["source"], s.metadata["step"]] for s in history],
+    }, ensure_ascii=False))
+
+
+def run_sync(saver, thread: str, turns: list[str]) -> None:
+    graph = build().compile(checkpointer=saver)
     config = {"configurable": {"thread_id": thread}}
-    with PyMySQLSaver.from_conn_string(url) as saver:
-        graph = builder.compile(checkpointer=saver)
-        for text in turns:
-            graph.invoke({"messages": [HumanMessage(content=text)]}, config)
-        state = graph.get_state(config)
-        history = [[s.metadata["source"], s.metadata["step"]] for s in graph.get_state_history(config)]
-        print(json.dumps({
-            "messages": [describe(m) for m in state.values.get("messages", [])],
-            "next": list(state.next),
-            "history": history,
-        }, ensure_ascii=False))
+    for text in turns:
+        graph.invoke({"messages": [HumanMessage(content=text)]}, config)
+    report(graph.get_state(config), list(graph.get_state_history(config)))
+
+
+async def run_async(url: str, thread: str, turns: list[str]) -> None:
+    from mnemograph_checkpoint import MySQLSaver
+
+    graph = build().compile(checkpointer=await MySQLSaver.aconnect(url))
+    config = {"configurable": {"thread_id": thread}}
+    for text in turns:
+        await graph.ainvoke({"messages": [HumanMessage(content=text)]}, config)
+    history = [s async for s in graph.aget_state_history(config)]
+    report(await graph.aget_state(config), history)
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    kind = "pymysql"
+    if args[:1] == ["--saver"]:
+        kind, args = args[1], args[2:]
+    url, thread, turns = args[0], args[1], args[2:]
+    if kind == "pymysql":
+        with PyMySQLSaver.from_conn_string(url) as saver:
+            run_sync(saver, thread, turns)
+    elif kind == "mnemograph":
+        from mnemograph_checkpoint import MySQLSaver
+
+        run_sync(MySQLSaver.connect(url), thread, turns)
+    elif kind == "mnemograph-async":
+        asyncio.run(run_async(url, thread, turns))
+    else:
+        sys.exit(f"unknown saver {kind!r}")
 
 
 if __name__ == "__main__":

@@ -7,8 +7,12 @@
 //! count the messages it was given, so a side that missed part of the other's history, or re-ran
 //! a node the other had finished, gives a different transcript.
 //!
-//! Needs `LANGGRAPH_PYTHON` (set by `scripts/test.sh`) and MariaDB/MySQL at `MYSQL_URL`; without
-//! them the tests print why and pass, unless `CI` is set.
+//! Python's graph stores through LangGraph's `PyMySQLSaver`, or through this workspace's MySQL
+//! saver by way of the `mnemograph_checkpoint` bindings (sync `invoke` in one direction, `ainvoke`
+//! in the other): the same transcripts either way.
+//!
+//! Needs `LANGGRAPH_PYTHON` (set by `scripts/test.sh`, which also installs the bindings there) and
+//! MariaDB/MySQL at `MYSQL_URL`; without them the tests print why and pass, unless `CI` is set.
 
 use std::process::Command;
 
@@ -93,11 +97,35 @@ fn describe(m: &Message) -> Value {
     })
 }
 
+/// Python's side of a test: its interpreter and the saver `chat_graph.py` stores through.
+struct Peer {
+    python: String,
+    /// `pymysql` (LangGraph's own saver), `mnemograph` or `mnemograph-async` (the bindings).
+    saver: &'static str,
+}
+
+/// The peer with `saver`; `None` (after saying why) when the bindings it needs are not
+/// installed, outside CI.
+fn peer(python: String, saver: &'static str) -> Option<Peer> {
+    if saver != "pymysql" {
+        let found = Command::new(&python).args(["-c", "import mnemograph_checkpoint"]).output();
+        if !found.is_ok_and(|o| o.status.success()) {
+            skip(
+                "the mnemograph_checkpoint bindings",
+                "not installed (bash scripts/python-bindings.sh installs them)",
+            );
+            return None;
+        }
+    }
+    Some(Peer { python, saver })
+}
+
 /// Runs one turn per message in Python on `thread` and returns what it printed.
-fn python_turns(python: &str, db: &str, thread: &str, turns: &[&str]) -> Value {
+fn python_turns(peer: &Peer, db: &str, thread: &str, turns: &[&str]) -> Value {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/chat_graph.py");
-    let out = Command::new(python)
+    let out = Command::new(&peer.python)
         .arg(script)
+        .args(["--saver", peer.saver])
         .arg(format!("{}/{db}", mysql_server()))
         .arg(thread)
         .args(turns)
@@ -133,8 +161,19 @@ fn expected(lines: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn python_graph_continues_a_thread_written_by_rust() {
-    let db = "py_continue_rust";
-    let Some((saver, python)) = setup(db).await else { return };
+    python_continues_rust("py_continue_rust", "pymysql").await;
+}
+
+/// The same conversation with Python's graph on the Rust saver, through the bindings.
+#[tokio::test]
+async fn python_graph_on_the_bindings_continues_a_thread_written_by_rust() {
+    python_continues_rust("py_bindings_continue_rust", "mnemograph").await;
+}
+
+async fn python_continues_rust(db: &str, saver: &'static str) {
+    let Some((saver_rs, python)) = setup(db).await else { return };
+    let Some(python) = peer(python, saver) else { return };
+    let saver = saver_rs;
     let graph = graph(saver);
     let thread = "u1:rust-first";
 
@@ -182,8 +221,19 @@ async fn python_graph_continues_a_thread_written_by_rust() {
 
 #[tokio::test]
 async fn rust_graph_continues_a_thread_written_by_python() {
-    let db = "rust_continue_py";
-    let Some((saver, python)) = setup(db).await else { return };
+    rust_continues_python("rust_continue_py", "pymysql").await;
+}
+
+/// The same conversation with Python's graph (`ainvoke`) on the Rust saver, through the bindings.
+#[tokio::test]
+async fn rust_graph_continues_a_thread_written_through_the_bindings() {
+    rust_continues_python("rust_continue_py_bindings", "mnemograph-async").await;
+}
+
+async fn rust_continues_python(db: &str, saver: &'static str) {
+    let Some((saver_rs, python)) = setup(db).await else { return };
+    let Some(python) = peer(python, saver) else { return };
+    let saver = saver_rs;
     let graph = graph(saver);
     let thread = "u2:python-first";
 

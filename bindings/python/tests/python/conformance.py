@@ -1,0 +1,102 @@
+"""Runs LangGraph's checkpointer conformance suite on the mnemograph savers.
+
+Usage: python conformance.py --mysql mysql://root@127.0.0.1:3306 --redis redis://127.0.0.1:6379/
+       [--only memory,mysql,redis] [--report FILE]
+
+Each capability suite gets a fresh saver: the MySQL one a database emptied for it, the Redis one
+a key prefix of its own (its keys are deleted afterwards). Prints LangGraph's report for every
+saver and exits 1 unless every base and extended capability is detected and passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import uuid
+from urllib.parse import urlparse
+
+import pymysql
+import redis
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance.report import ProgressCallbacks
+
+from mnemograph_checkpoint import InMemorySaver, MySQLSaver, RedisSaver
+
+DATABASE = "graph_py_conformance"
+
+
+def fresh_database(server: str) -> str:
+    u = urlparse(server)
+    conn = pymysql.connect(
+        host=u.hostname, port=u.port or 3306, user=u.username or "root", password=u.password or ""
+    )
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+        cur.execute(f"CREATE DATABASE {DATABASE} CHARACTER SET utf8mb4")
+    conn.close()
+    return f"{server.rstrip('/')}/{DATABASE}"
+
+
+def registrations(args: argparse.Namespace) -> list:
+    wanted = set(args.only.split(","))
+    out = []
+    if "memory" in wanted:
+
+        @checkpointer_test(name="mnemograph InMemorySaver")
+        async def memory():
+            yield InMemorySaver()
+
+        out.append(memory)
+    if "mysql" in wanted:
+
+        @checkpointer_test(name="mnemograph MySQLSaver")
+        async def mysql():
+            saver = await MySQLSaver.aconnect(fresh_database(args.mysql))
+            await saver.asetup()
+            yield saver
+
+        out.append(mysql)
+    if "redis" in wanted:
+
+        @checkpointer_test(name="mnemograph RedisSaver")
+        async def redis_saver():
+            prefix = f"conformance-{uuid.uuid4().hex}"
+            yield await RedisSaver.aconnect(args.redis, key_prefix=prefix)
+            client = redis.Redis.from_url(args.redis)
+            keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
+            if keys:
+                client.delete(*keys)
+            client.close()
+
+        out.append(redis_saver)
+    return out
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mysql", default="mysql://root@127.0.0.1:3306")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/")
+    parser.add_argument("--only", default="memory,mysql,redis")
+    parser.add_argument("--report")
+    args = parser.parse_args()
+    ok = True
+    summary = {}
+    for registered in registrations(args):
+        report = await validate(registered, progress=ProgressCallbacks.default())
+        report.print_report()
+        for capability, result in report.results.items():
+            for failure in result.failures:
+                print(f"  FAILED {capability}: {failure}")
+        summary[registered.name] = report.to_dict()
+        complete = report.passed_all() and all(r.detected for r in report.results.values())
+        ok = ok and complete
+    if args.report:
+        with open(args.report, "w") as f:
+            json.dump(summary, f, indent=2)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,94 @@
+//! The Python package, installed as a wheel, run by Python LangGraph: LangGraph's own checkpointer
+//! conformance suite on every saver (`python/conformance.py`), graphs on every saver against
+//! LangGraph's `InMemorySaver` (`python/graphs.py`), and the boundary itself — rows identical to
+//! `PyMySQLSaver`'s, exact round trips, typed errors, panics (`python/boundary.py`).
+//!
+//! Needs `LANGGRAPH_PYTHON` with the wheel installed (`scripts/test.sh` runs
+//! `scripts/python-bindings.sh`, which builds and installs it), MariaDB/MySQL at `MYSQL_URL` and
+//! Redis at `REDIS_URL`. Without them the tests print why and pass, unless `CI` is set.
+
+use std::process::Command;
+
+fn ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+/// Says why a test cannot run: a failure under CI, a printed skip otherwise.
+fn skip(why: &str) {
+    assert!(!ci(), "required when CI is set: {why}");
+    eprintln!("SKIPPED: {why}");
+}
+
+/// The interpreter with the bindings installed, the MySQL server URL (no database) and the Redis
+/// URL; `None` after saying why when one is missing.
+fn peer() -> Option<(String, String, String)> {
+    let Some(python) = std::env::var("LANGGRAPH_PYTHON").ok().filter(|p| !p.is_empty()) else {
+        skip("LANGGRAPH_PYTHON is not set (scripts/python-peer.sh makes one)");
+        return None;
+    };
+    let found = Command::new(&python).args(["-c", "import mnemograph_checkpoint"]).output();
+    if !found.is_ok_and(|o| o.status.success()) {
+        skip("mnemograph_checkpoint is not installed (bash scripts/python-bindings.sh installs it)");
+        return None;
+    }
+    let Ok(mysql) = std::env::var("MYSQL_URL") else {
+        skip("MYSQL_URL is not set");
+        return None;
+    };
+    // The scripts create their own databases on the server.
+    let server = match mysql.rsplit_once('/') {
+        Some((server, _db)) if server.contains("://") && !server.ends_with('/') => server.to_owned(),
+        _ => mysql.trim_end_matches('/').to_owned(),
+    };
+    let redis = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_owned());
+    Some((python, server, redis))
+}
+
+/// Runs a script of `tests/python` and returns its output; fails with it unless it exits 0.
+fn run(python: &str, script: &str, args: &[&str]) -> String {
+    let path = format!("{}/tests/python/{script}", env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(python).arg(&path).args(args).output().expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{script} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+#[test]
+fn langgraph_conformance_suite_passes_every_capability_on_every_saver() {
+    let Some((python, server, redis)) = peer() else { return };
+    let out = run(&python, "conformance.py", &["--mysql", &server, "--redis", &redis]);
+    println!("{out}");
+    for saver in ["InMemorySaver", "MySQLSaver", "RedisSaver"] {
+        let report = out.split(&format!("Checkpointer Validation: mnemograph {saver}")).nth(1);
+        let report = report.unwrap_or_else(|| panic!("no report for {saver}:\n{out}"));
+        let result = report.lines().find(|l| l.contains("Result:")).unwrap_or_default();
+        assert!(result.contains("FULL (8/8)"), "{saver}: {result}\n{out}");
+    }
+}
+
+#[test]
+fn python_graphs_run_on_every_saver_as_on_langgraphs_in_memory_saver() {
+    let Some((python, server, redis)) = peer() else { return };
+    let db = format!("{server}/graph_py_graphs");
+    let admin = Command::new(&python)
+        .args(["-c", &format!(
+            "import pymysql; from urllib.parse import urlparse; u = urlparse({server:?}); \
+             c = pymysql.connect(host=u.hostname, port=u.port or 3306, user=u.username or 'root', password=u.password or ''); \
+             c.cursor().execute('DROP DATABASE IF EXISTS graph_py_graphs'); c.cursor().execute('CREATE DATABASE graph_py_graphs')"
+        )])
+        .output()
+        .expect("run python");
+    assert!(admin.status.success(), "{}", String::from_utf8_lossy(&admin.stderr));
+    let out = run(&python, "graphs.py", &[&db, &redis]);
+    println!("{out}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("ok ")).count(), 6, "3 savers x invoke/ainvoke:\n{out}");
+}
+
+#[test]
+fn the_boundary_keeps_bytes_types_errors_and_survives_panics() {
+    let Some((python, server, redis)) = peer() else { return };
+    let out = run(&python, "boundary.py", &[&server, &redis]);
+    println!("{out}");
+    assert!(out.contains("same rows as PyMySQLSaver"), "{out}");
+    assert!(out.contains("a Rust panic raises RuntimeError"), "{out}");
+}
