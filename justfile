@@ -24,6 +24,10 @@ check:
 package *ARGS:
     bash scripts/package.sh {{ARGS}}
 
+# The Python wheel of the savers (bindings/python), built by maturin and installed into the Python peer venv; `--release` for benchmarks.
+wheel *ARGS:
+    bash scripts/python-bindings.sh {{ARGS}}
+
 # Criterion benchmarks of the engine (see docs/benchmarks.md).
 bench:
     cargo bench -p mnemograph-core --bench engine
@@ -47,6 +51,10 @@ bench-server *ARGS:
 # Retrieval latency on Milvus Lite, MilvusMemory against pymilvus, dense and hybrid (docs/benchmarks.md).
 bench-milvus *ARGS:
     bash scripts/bench-milvus.sh {{ARGS}}
+
+# Python LangGraph on our savers through the bindings, against PyMySQLSaver, plainredis and InMemorySaver (docs/benchmarks.md).
+bench-bindings *ARGS:
+    bash scripts/bench-bindings.sh {{ARGS}}
 
 # Everything CI does.
 ci:

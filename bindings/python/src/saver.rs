@@ -4,6 +4,7 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -114,33 +115,45 @@ where
     F: Future<Output = Result<T, BindingError>> + Send + 'static,
 {
     let runtime = pyo3_async_runtimes::tokio::get_runtime();
+    let mut fut = Box::pin(AssertUnwindSafe(fut).catch_unwind());
     if blocking {
-        // Spawned rather than `block_on`, so that a panic ends the task, not this thread.
-        let handle = runtime.spawn(fut);
-        let joined = py.detach(|| runtime.block_on(handle));
-        match joined {
-            Ok(result) => Ok(result?.into_py(py)?.into_bound(py)),
-            Err(e) => Err(panicked(e)),
+        // Driven on this thread (the runtime's workers only wake it), with the interpreter
+        // released; a panic is caught here and raised, the thread lives on.
+        let caught = py.detach(|| runtime.block_on(fut));
+        return settle(py, caught).map(|value| value.into_bound(py));
+    }
+    // One poll here first: what needs no I/O (the in-memory saver, a cache hit) is done then, and
+    // an already completed asyncio future spares the round trip through the runtime's threads
+    // and the event loop. Otherwise the first poll has sent the request, and the rest runs on the
+    // runtime, whose first poll of the task registers its real waker.
+    let first = {
+        let _context = runtime.enter();
+        fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+    };
+    match first {
+        Poll::Ready(caught) => {
+            let future = pyo3_async_runtimes::get_running_loop(py)?.call_method0("create_future")?;
+            match settle(py, caught) {
+                Ok(value) => future.call_method1("set_result", (value,))?,
+                Err(err) => future.call_method1("set_exception", (err.into_value(py),))?,
+            };
+            Ok(future)
         }
-    } else {
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            match AssertUnwindSafe(fut).catch_unwind().await {
-                Ok(value) => {
-                    let value = value?;
-                    Python::attach(|py| value.into_py(py))
-                }
-                Err(payload) => Err(panic_error(&*payload)),
-            }
-        })
+        Poll::Pending => pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let caught = fut.await;
+            Python::attach(|py| settle(py, caught))
+        }),
     }
 }
 
-/// The exception a panicked or cancelled task raises.
-fn panicked(e: tokio::task::JoinError) -> PyErr {
-    if e.is_panic() {
-        panic_error(&*e.into_panic())
-    } else {
-        PyRuntimeError::new_err("the operation was cancelled")
+/// The Python value of a finished operation, or the exception of its error or panic.
+fn settle<T: IntoPy>(
+    py: Python<'_>,
+    caught: Result<Result<T, BindingError>, Box<dyn Any + Send>>,
+) -> PyResult<Py<PyAny>> {
+    match caught {
+        Ok(result) => result?.into_py(py),
+        Err(payload) => Err(panic_error(&*payload)),
     }
 }
 

@@ -1,0 +1,194 @@
+"""Python LangGraph chat turns, every checkpoint durable, on one saver: Python's or ours.
+
+Usage: saver_bench.py SAVER TURNS [--mode sync|async]
+  SAVER: pymysql (LangGraph's PyMySQLSaver; AIOMySQLSaver with --mode async),
+         mnemograph-mysql, plainredis (langgraph-checkpoint-plainredis; its AsyncRedisSaver
+         with --mode async), mnemograph-redis, memory (LangGraph's InMemorySaver),
+         mnemograph-memory.
+MySQL at MYSQL_URL's server (database graph_bench_bindings_<saver>, emptied first), Redis at
+REDIS_URL (keys under a fresh prefix, deleted afterwards).
+
+The graph is `lg_bench.py chat`'s: START -> agent -> END, one human and one AI message a turn,
+`durability="sync"`, so every checkpoint is stored before the turn returns. One thread, TURNS
+turns after 5 untimed ones; prints one JSON line with the median and mean microseconds a turn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import time
+import uuid
+from urllib.parse import urlparse
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+WARMUP = 5
+
+
+def chat():
+    b = StateGraph(MessagesState)
+    b.add_node("agent", lambda s: {"messages": [AIMessage(content="echo: " + s["messages"][-1].content)]})
+    b.add_edge(START, "agent")
+    b.add_edge("agent", END)
+    return b
+
+
+def human(i):
+    return {"messages": [HumanMessage(content=f"turn {i} 你好 hello")]}
+
+
+def mysql_database(name: str) -> str:
+    import pymysql
+
+    u = urlparse(os.environ.get("MYSQL_URL", "mysql://root@127.0.0.1:3306/graph_test"))
+    conn = pymysql.connect(host=u.hostname, port=u.port or 3306, user=u.username or "root", password=u.password or "")
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+        cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+    conn.close()
+    auth = u.username or "root"
+    if u.password:
+        auth += f":{u.password}"
+    return f"mysql://{auth}@{u.hostname}:{u.port or 3306}/{name}"
+
+
+def redis_url() -> str:
+    return os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/")
+
+
+def drop_prefix(prefix: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(redis_url())
+    keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
+    if keys:
+        client.delete(*keys)
+    client.close()
+
+
+def report(saver: str, mode: str, times: list[float]) -> None:
+    print(json.dumps({
+        "workload": "saver_chat",
+        "saver": saver,
+        "mode": mode,
+        "turns": len(times),
+        "median_us": statistics.median(times),
+        "mean_us": statistics.fmean(times),
+    }), flush=True)
+
+
+def run_sync(saver_name: str, turns: int) -> list[float]:
+    prefix = f"bench-{uuid.uuid4().hex}"
+    if saver_name == "pymysql":
+        from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+
+        cm = PyMySQLSaver.from_conn_string(mysql_database("graph_bench_bindings_py"))
+        saver = cm.__enter__()
+        saver.setup()
+    elif saver_name == "mnemograph-mysql":
+        from mnemograph_checkpoint import MySQLSaver
+
+        saver = MySQLSaver.connect(mysql_database("graph_bench_bindings_rs"))
+        saver.setup()
+    elif saver_name == "plainredis":
+        from langgraph_checkpoint_plainredis import RedisSaver
+
+        saver = RedisSaver(url=redis_url(), prefix=prefix)
+    elif saver_name == "mnemograph-redis":
+        from mnemograph_checkpoint import RedisSaver
+
+        saver = RedisSaver.connect(redis_url(), key_prefix=prefix)
+    elif saver_name == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        saver = InMemorySaver()
+    elif saver_name == "mnemograph-memory":
+        from mnemograph_checkpoint import InMemorySaver
+
+        saver = InMemorySaver()
+    else:
+        raise SystemExit(f"unknown saver {saver_name!r}")
+    graph = chat().compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": f"bench-{uuid.uuid4().hex}"}}
+    times = []
+    for i in range(WARMUP + turns):
+        start = time.perf_counter()
+        graph.invoke(human(i), cfg, durability="sync")
+        if i >= WARMUP:
+            times.append((time.perf_counter() - start) * 1e6)
+    assert len(graph.get_state(cfg).values["messages"]) == 2 * (WARMUP + turns), "a turn was lost"
+    if "redis" in saver_name:
+        drop_prefix(prefix)
+    return times
+
+
+async def run_async(saver_name: str, turns: int) -> list[float]:
+    prefix = f"bench-{uuid.uuid4().hex}"
+    close = None
+    if saver_name == "pymysql":
+        from langgraph.checkpoint.mysql.aio import AIOMySQLSaver
+
+        cm = AIOMySQLSaver.from_conn_string(mysql_database("graph_bench_bindings_py"))
+        saver = await cm.__aenter__()
+        await saver.setup()
+        close = cm
+    elif saver_name == "mnemograph-mysql":
+        from mnemograph_checkpoint import MySQLSaver
+
+        saver = await MySQLSaver.aconnect(mysql_database("graph_bench_bindings_rs"))
+        await saver.asetup()
+    elif saver_name == "plainredis":
+        from langgraph_checkpoint_plainredis import AsyncRedisSaver
+
+        saver = AsyncRedisSaver(url=redis_url(), prefix=prefix)
+    elif saver_name == "mnemograph-redis":
+        from mnemograph_checkpoint import RedisSaver
+
+        saver = await RedisSaver.aconnect(redis_url(), key_prefix=prefix)
+    elif saver_name == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        saver = InMemorySaver()
+    elif saver_name == "mnemograph-memory":
+        from mnemograph_checkpoint import InMemorySaver
+
+        saver = InMemorySaver()
+    else:
+        raise SystemExit(f"unknown saver {saver_name!r}")
+    graph = chat().compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": f"bench-{uuid.uuid4().hex}"}}
+    times = []
+    for i in range(WARMUP + turns):
+        start = time.perf_counter()
+        await graph.ainvoke(human(i), cfg, durability="sync")
+        if i >= WARMUP:
+            times.append((time.perf_counter() - start) * 1e6)
+    state = await graph.aget_state(cfg)
+    assert len(state.values["messages"]) == 2 * (WARMUP + turns), "a turn was lost"
+    if close is not None:
+        await close.__aexit__(None, None, None)
+    if "redis" in saver_name:
+        drop_prefix(prefix)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("saver")
+    parser.add_argument("turns", type=int)
+    parser.add_argument("--mode", default="sync", choices=["sync", "async"])
+    args = parser.parse_args()
+    if args.mode == "sync":
+        times = run_sync(args.saver, args.turns)
+    else:
+        times = asyncio.run(run_async(args.saver, args.turns))
+    report(args.saver, args.mode, times)
+
+
+if __name__ == "__main__":
+    main()
