@@ -4,11 +4,13 @@
 # LangGraph's PyMySQLSaver (sync) and AIOMySQLSaver (async), on Redis against
 # langgraph-checkpoint-plainredis, in memory against LangGraph's InMemorySaver. Builds the wheel
 # in release mode first and installs it into the Python peer venv. In each round every pair runs
-# back to back, ours first in odd rounds and Python's first in even ones. Prints one table
-# (benches/python/saver_table.py) and writes the raw lines and the exact commands.
+# back to back, ours first in odd rounds and Python's first in even ones; then the savers alone
+# (`--workload ops`: put, put_writes, get_tuple without the engine) the same way. Prints the
+# tables (benches/python/saver_table.py) and writes the raw lines and the exact commands.
 #
 # Usage: scripts/bench-bindings.sh [--rounds N] [--turns N] [--out DIR]
-#   --rounds N  rounds (default 5)     --turns N  timed turns per run (default 200)
+#   --rounds N  rounds (default 5)     --turns N  timed turns (and operation rounds) per run
+#                                                (default 200)
 #   --out DIR   where the figures go (default $CARGO_TARGET_DIR/bench-bindings/DATE)
 # Needs MySQL or MariaDB at MYSQL_URL's server (default mysql://root@127.0.0.1:3306; databases
 # graph_bench_bindings_py and graph_bench_bindings_rs are dropped and recreated) and Redis at
@@ -50,6 +52,7 @@ for r in $(seq 1 "$rounds"); do
       for saver in "${order[@]}"; do
         log "round $r/$rounds: $saver ($mode)"
         run "$PY" benches/python/saver_bench.py "$saver" "$turns" --mode "$mode" >> "$results"
+        run "$PY" benches/python/saver_bench.py "$saver" "$turns" --mode "$mode" --workload ops >> "$results"
       done
     done
   done

@@ -1,6 +1,6 @@
 """Python LangGraph chat turns, every checkpoint durable, on one saver: Python's or ours.
 
-Usage: saver_bench.py SAVER TURNS [--mode sync|async]
+Usage: saver_bench.py SAVER N [--mode sync|async] [--workload chat|ops]
   SAVER: pymysql (LangGraph's PyMySQLSaver; AIOMySQLSaver with --mode async),
          mnemograph-mysql, plainredis (langgraph-checkpoint-plainredis; its AsyncRedisSaver
          with --mode async), mnemograph-redis, memory (LangGraph's InMemorySaver),
@@ -9,8 +9,12 @@ MySQL at MYSQL_URL's server (database graph_bench_bindings_<saver>, emptied firs
 REDIS_URL (keys under a fresh prefix, deleted afterwards).
 
 The graph is `lg_bench.py chat`'s: START -> agent -> END, one human and one AI message a turn,
-`durability="sync"`, so every checkpoint is stored before the turn returns. One thread, TURNS
+`durability="sync"`, so every checkpoint is stored before the turn returns. One thread, N
 turns after 5 untimed ones; prints one JSON line with the median and mean microseconds a turn.
+
+`--workload ops` times the saver alone, without the engine: N rounds of `put` (a checkpoint with
+a 20-message list and an int, both new versions), `put_writes` (one message) and `get_tuple` (the
+latest), as LangGraph calls them; one JSON line with the median microseconds of each.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import uuid
 from urllib.parse import urlparse
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 WARMUP = 5
@@ -82,13 +87,13 @@ def report(saver: str, mode: str, times: list[float]) -> None:
     }), flush=True)
 
 
-def run_sync(saver_name: str, turns: int) -> list[float]:
-    prefix = f"bench-{uuid.uuid4().hex}"
+def make_sync(saver_name: str, prefix: str):
     if saver_name == "pymysql":
         from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
 
         cm = PyMySQLSaver.from_conn_string(mysql_database("graph_bench_bindings_py"))
         saver = cm.__enter__()
+        saver._bench_connection = cm  # the connection lives as long as the saver
         saver.setup()
     elif saver_name == "mnemograph-mysql":
         from mnemograph_checkpoint import MySQLSaver
@@ -113,6 +118,12 @@ def run_sync(saver_name: str, turns: int) -> list[float]:
         saver = InMemorySaver()
     else:
         raise SystemExit(f"unknown saver {saver_name!r}")
+    return saver
+
+
+def run_sync(saver_name: str, turns: int) -> list[float]:
+    prefix = f"bench-{uuid.uuid4().hex}"
+    saver = make_sync(saver_name, prefix)
     graph = chat().compile(checkpointer=saver)
     cfg = {"configurable": {"thread_id": f"bench-{uuid.uuid4().hex}"}}
     times = []
@@ -127,8 +138,8 @@ def run_sync(saver_name: str, turns: int) -> list[float]:
     return times
 
 
-async def run_async(saver_name: str, turns: int) -> list[float]:
-    prefix = f"bench-{uuid.uuid4().hex}"
+async def make_async(saver_name: str, prefix: str):
+    """The saver, and the context manager to leave afterwards (or None)."""
     close = None
     if saver_name == "pymysql":
         from langgraph.checkpoint.mysql.aio import AIOMySQLSaver
@@ -160,6 +171,12 @@ async def run_async(saver_name: str, turns: int) -> list[float]:
         saver = InMemorySaver()
     else:
         raise SystemExit(f"unknown saver {saver_name!r}")
+    return saver, close
+
+
+async def run_async(saver_name: str, turns: int) -> list[float]:
+    prefix = f"bench-{uuid.uuid4().hex}"
+    saver, close = await make_async(saver_name, prefix)
     graph = chat().compile(checkpointer=saver)
     cfg = {"configurable": {"thread_id": f"bench-{uuid.uuid4().hex}"}}
     times = []
@@ -177,12 +194,80 @@ async def run_async(saver_name: str, turns: int) -> list[float]:
     return times
 
 
+def ops_checkpoint(saver, i: int, messages: list) -> dict:
+    cp = empty_checkpoint()
+    cp["channel_values"] = {"messages": messages, "n": i}
+    cp["channel_versions"] = {"messages": saver.get_next_version(None, None), "n": saver.get_next_version(None, None)}
+    return cp
+
+
+def ops_report(saver_name: str, mode: str, samples: dict[str, list[float]]) -> None:
+    line = {"workload": "saver_ops", "saver": saver_name, "mode": mode, "rounds": len(samples["put"])}
+    line.update({f"{op}_us": statistics.median(t) for op, t in samples.items()})
+    print(json.dumps(line), flush=True)
+
+
+def ops_sync(saver_name: str, n: int) -> None:
+    prefix = f"bench-{uuid.uuid4().hex}"
+    saver = make_sync(saver_name, prefix)
+    latest = {"configurable": {"thread_id": f"ops-{uuid.uuid4().hex}", "checkpoint_ns": ""}}
+    cfg, messages = latest, [HumanMessage(content=f"message {i} 你好", id=str(i)) for i in range(20)]
+    samples = {"put": [], "put_writes": [], "get_tuple": []}
+    for i in range(WARMUP + n):
+        cp = ops_checkpoint(saver, i, messages)
+        a = time.perf_counter()
+        cfg = saver.put(cfg, cp, {"source": "loop", "step": i, "parents": {}}, cp["channel_versions"])
+        b = time.perf_counter()
+        saver.put_writes(cfg, [("messages", [AIMessage(content="ok")])], f"task-{i}", "")
+        c = time.perf_counter()
+        assert saver.get_tuple(latest).checkpoint["id"] == cp["id"]
+        d = time.perf_counter()
+        if i >= WARMUP:
+            for op, t in (("put", b - a), ("put_writes", c - b), ("get_tuple", d - c)):
+                samples[op].append(t * 1e6)
+    if "redis" in saver_name:
+        drop_prefix(prefix)
+    ops_report(saver_name, "sync", samples)
+
+
+async def ops_async(saver_name: str, n: int) -> None:
+    prefix = f"bench-{uuid.uuid4().hex}"
+    saver, close = await make_async(saver_name, prefix)
+    latest = {"configurable": {"thread_id": f"ops-{uuid.uuid4().hex}", "checkpoint_ns": ""}}
+    cfg, messages = latest, [HumanMessage(content=f"message {i} 你好", id=str(i)) for i in range(20)]
+    samples = {"put": [], "put_writes": [], "get_tuple": []}
+    for i in range(WARMUP + n):
+        cp = ops_checkpoint(saver, i, messages)
+        a = time.perf_counter()
+        cfg = await saver.aput(cfg, cp, {"source": "loop", "step": i, "parents": {}}, cp["channel_versions"])
+        b = time.perf_counter()
+        await saver.aput_writes(cfg, [("messages", [AIMessage(content="ok")])], f"task-{i}", "")
+        c = time.perf_counter()
+        assert (await saver.aget_tuple(latest)).checkpoint["id"] == cp["id"]
+        d = time.perf_counter()
+        if i >= WARMUP:
+            for op, t in (("put", b - a), ("put_writes", c - b), ("get_tuple", d - c)):
+                samples[op].append(t * 1e6)
+    if close is not None:
+        await close.__aexit__(None, None, None)
+    if "redis" in saver_name:
+        drop_prefix(prefix)
+    ops_report(saver_name, "async", samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("saver")
     parser.add_argument("turns", type=int)
     parser.add_argument("--mode", default="sync", choices=["sync", "async"])
+    parser.add_argument("--workload", default="chat", choices=["chat", "ops"])
     args = parser.parse_args()
+    if args.workload == "ops":
+        if args.mode == "sync":
+            ops_sync(args.saver, args.turns)
+        else:
+            asyncio.run(ops_async(args.saver, args.turns))
+        return
     if args.mode == "sync":
         times = run_sync(args.saver, args.turns)
     else:
