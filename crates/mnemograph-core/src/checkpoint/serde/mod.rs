@@ -13,8 +13,9 @@
 //! `fixext` only for 1/2/4/8/16-byte payloads, which only Python-written values can have).
 //! `HumanMessage("hi", id="h1")` encodes to the same 140 bytes as in Python.
 //!
-//! [`loads_typed`] accepts `null`/`empty`, `bytes`/`bytearray`, `msgpack` and the legacy `json`
-//! (with LangChain `lc` constructor envelopes), and returns a value that
+//! [`loads_typed`] reads `null`/`empty`, `bytes`/`bytearray`, `msgpack` and the legacy `json`
+//! (with LangChain `lc` constructor envelopes), keeps other types (`pickle`, encrypted payloads)
+//! as opaque bytes, and returns a value that
 //! [`ChannelValue::decode`] turns into any serde type: a `Vec<Message>` written by Python decodes
 //! to [`Message`](crate::messages::Message)s, a dict to a struct. Ext values Rust has no type for
 //! decode to their plain payload (UUID → hex string, datetime → ISO string, `Send` →
@@ -151,10 +152,12 @@ fn to_tree(value: &ChannelValue) -> Result<rmpv::Value, SerdeError> {
 /// `null`/`empty` give [`ChannelValue::Null`]; a top-level `Overwrite` gives
 /// [`ChannelValue::Overwrite`]; everything else is checked and kept as
 /// [`ChannelValue::Encoded`] (so it can be written back unchanged and decoded lazily into
-/// whatever type the state field has).
+/// whatever type the state field has). Types this crate does not read (`pickle`, a Python
+/// serializer's own) are kept unchecked: decoding one fails with
+/// [`ValueError::UnknownType`](crate::value::ValueError::UnknownType).
 ///
 /// # Errors
-/// [`SerdeError::UnknownType`] for other type tags (`pickle`); [`SerdeError::Msgpack`] /
+/// [`SerdeError::UnknownType`] for an empty type tag; [`SerdeError::Msgpack`] /
 /// [`SerdeError::Json`] for malformed bytes.
 pub fn loads_typed(kind: &str, bytes: &[u8]) -> Result<ChannelValue, SerdeError> {
     match kind {
@@ -176,7 +179,11 @@ pub fn loads_typed(kind: &str, bytes: &[u8]) -> Result<ChannelValue, SerdeError>
             json_value(bytes)?;
             Ok(ChannelValue::encoded("json", bytes.to_vec()))
         }
-        other => Err(SerdeError::UnknownType(other.to_owned())),
+        // A Python serializer's own type (`pickle` from `pickle_fallback`, an encrypted
+        // `msgpack+aes`, ...): kept as it is, so that a saver returns what it was given and Python
+        // reads it back; decoding it into a Rust type fails with `ValueError::UnknownType`.
+        "" => Err(SerdeError::UnknownType(String::new())),
+        _ => Ok(ChannelValue::encoded(kind, bytes.to_vec())),
     }
 }
 

@@ -194,7 +194,11 @@ fn python_ext_values_decode_to_their_payload() {
 
 #[test]
 fn unknown_kinds_and_malformed_bytes_are_typed_errors() {
-    assert_eq!(loads_typed("pickle", b"x").unwrap_err(), SerdeError::UnknownType("pickle".into()));
+    // A Python serializer's own type is kept as written, and refused only when decoded.
+    let pickle = loads_typed("pickle", b"x").unwrap();
+    assert_eq!(dumps_typed(&pickle).unwrap(), ("pickle".to_owned(), b"x".to_vec()));
+    assert_eq!(pickle.decode::<u64>().unwrap_err(), crate::value::ValueError::UnknownType("pickle".into()));
+    assert_eq!(loads_typed("", b"x").unwrap_err(), SerdeError::UnknownType(String::new()));
     for bad in [&[][..], &[0x92, 0x01], &[0xc1], &[0x01, 0x02]] {
         assert!(matches!(loads_typed("msgpack", bad), Err(SerdeError::Msgpack(_))), "{bad:?}");
     }
