@@ -30,21 +30,11 @@ from urllib.parse import urlparse
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
-from langgraph.graph import END, START, MessagesState, StateGraph
+
+# The chat graph and its input are lg_bench.py's, next to this file.
+from lg_bench import chat, human
 
 WARMUP = 5
-
-
-def chat():
-    b = StateGraph(MessagesState)
-    b.add_node("agent", lambda s: {"messages": [AIMessage(content="echo: " + s["messages"][-1].content)]})
-    b.add_edge(START, "agent")
-    b.add_edge("agent", END)
-    return b
-
-
-def human(i):
-    return {"messages": [HumanMessage(content=f"turn {i} 你好 hello")]}
 
 
 def mysql_database(name: str) -> str:
