@@ -118,7 +118,7 @@ fi
   echo "rustc: $(rustc -V)"
   echo "python: $("$PY" -c 'import sys, importlib.metadata as m
 print(sys.version.split()[0], *(f"{p} {m.version(p)}" for p in
-      ("langgraph", "langgraph-checkpoint-mysql", "aiomysql", "langgraph-checkpoint-redis")))')"
+      ("langgraph", "langgraph-checkpoint-mysql", "aiomysql", "langgraph-checkpoint-plainredis")))')"
   [ $mysql_ok = 1 ] && wanted mysql && echo "mysql: $(mysql -h "$("$PY" -c 'import sys; from urllib.parse import urlparse; print(urlparse(sys.argv[1]).hostname)' "$MYSQL_SERVER")" -uroot -N -e "SELECT CONCAT(VERSION(), ', innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit, ', max_connections=', @@max_connections)" 2>/dev/null || echo '?')"
   [ $redis_ok = 1 ] && wanted redis && echo "redis: $(redis-cli -h ${redis_host% *} -p ${redis_host#* } info server | grep -m1 redis_version | tr -d '\r')"
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"

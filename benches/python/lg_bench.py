@@ -57,11 +57,12 @@ concurrent is many conversations at once on one saver: --concurrency C threads, 
 TURNS echo-chat turns one after another (durability "sync"), the C threads at once with
 asyncio.gather, every turn through `ainvoke` and an async node, on LangGraph's async savers:
 `AIOMySQLSaver` over an aiomysql pool of 10 connections (--backend mysql, MYSQL_URL as for
-chat_mysql), `AsyncRedisSaver` from langgraph-checkpoint-redis (--backend redis, REDIS_URL,
-default redis://127.0.0.1:6379/) or `InMemorySaver` (--backend memory). It prints one JSON line
-with turns_per_s (all turns over the wall time), the p50 and p99 of single turns and the process's
-CPU time over the same span (client_cpu_s), in the shape of concurrent_turns.rs's; a saver that cannot start (AsyncRedisSaver needs the RediSearch and
-RedisJSON modules) gives a line with "error" instead. Afterwards every thread's state must hold
+chat_mysql), `AsyncRedisSaver` from langgraph-checkpoint-plainredis, the Python saver for plain
+Redis, over a redis-py pool of 10 connections (--backend redis, REDIS_URL, default
+redis://127.0.0.1:6379/), or `InMemorySaver`
+(--backend memory). It prints one JSON line with turns_per_s (all turns over the wall time), the
+p50 and p99 of single turns and the process's CPU time over the same span (client_cpu_s), in the
+shape of concurrent_turns.rs's; a saver that cannot start gives a line with "error" instead. Afterwards every thread's state must hold
 exactly its 2 x TURNS messages.
 
 mysql_commit is no LangGraph workload but the server's own reference: N single-row INSERTs in
@@ -389,12 +390,19 @@ async def concurrent_saver(stack, backend):
     if backend == "memory":
         return InMemorySaver()
     if backend == "redis":
-        from langgraph.checkpoint.redis.aio import AsyncRedisSaver
+        # The Python saver for plain Redis: langgraph-checkpoint-redis needs the RediSearch and
+        # RedisJSON modules, which plain Redis (and mnemograph's saver) does without.
+        import redis.asyncio as aioredis
+        from langgraph_checkpoint_plainredis import AsyncRedisSaver
 
         url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/")
-        saver = await stack.enter_async_context(AsyncRedisSaver.from_conn_string(url))
-        await saver.asetup()
-        return saver
+        # A pool of 10 connections that waits for a free one, as the MySQL pool above: redis-py's
+        # default pool refuses a call beyond its size instead.
+        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=10)
+        client = aioredis.Redis(connection_pool=pool)
+        stack.push_async_callback(client.aclose)
+        stack.push_async_callback(pool.aclose)
+        return AsyncRedisSaver(client, prefix=f"bench-conc-py-{time.time_ns()}")
     import aiomysql
     from langgraph.checkpoint.mysql.aio import AIOMySQLSaver
 
