@@ -56,6 +56,10 @@ bench-milvus *ARGS:
 bench-bindings *ARGS:
     bash scripts/bench-bindings.sh {{ARGS}}
 
+# Every scale workload (parallel supersteps, many threads, long threads, memory, Milvus) in one run, and one table against the targets (docs/benchmarks.md).
+bench-scale-all *ARGS:
+    bash scripts/bench-scale-all.sh {{ARGS}}
+
 # Everything CI does.
 ci:
     bash .ci/run

@@ -13,11 +13,13 @@
 # search with it at 100k). Prints a Markdown table of p50 / p99 in ms.
 #
 # Usage: scripts/bench-milvus.sh [--sizes 10000,100000] [--queries 200] [--scoped 20] [--rounds 2]
-#                                [--port 19562]
-# The server gets its own port and data dir, stopped and removed at the end.
+#                                [--port 19562] [--out DIR]
+# The server gets its own port and data dir, stopped and removed at the end. With --out, the
+# load and timing logs (load-ROWS.log, times-ROWS.log) stay in DIR, for scripts/bench-scale-all.sh
+# to read; without it they go to a temporary dir that is removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sizes=10000,100000 queries=200 scoped=20 rounds=2 port=19562
+sizes=10000,100000 queries=200 scoped=20 rounds=2 port=19562 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --sizes) sizes=$2; shift ;;
@@ -25,7 +27,8 @@ while [ $# -gt 0 ]; do
     --scoped) scoped=$2; shift ;;
     --rounds) rounds=$2; shift ;;
     --port) port=$2; shift ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    --out) out=$2; shift ;;
+    *) sed -n '2,19p' "$0"; exit 2 ;;
   esac
   shift
 done
@@ -39,7 +42,7 @@ trap 'bash scripts/milvus-lite.sh stop "$port" >/dev/null 2>&1 || true; rm -rf "
 cargo build -q --release -p mnemograph-memory-milvus --example latency
 bin=$CARGO_TARGET_DIR/release/examples/latency
 peer=crates/mnemograph-memory-milvus/examples/latency_pymilvus.py
-work=$(mktemp -d)
+if [ -n "$out" ]; then mkdir -p "$out"; work=$out; else work=$(mktemp -d); fi
 
 # Seconds since anything under the data dir last changed.
 quiet_for() { echo $(( $(date +%s) - $(find "$data" -type f -printf '%T@\n' | sort -n | tail -1 | cut -d. -f1) )); }
@@ -53,6 +56,7 @@ for rows in ${sizes//,/ }; do
   # Settled: nothing written for 30 s (at most 5 minutes).
   for _ in $(seq 1 300); do [ "$(quiet_for)" -ge 30 ] && break; sleep 1; done
   echo "$rows rows: loaded and settled in $(( $(date +%s) - started )) s (collection $collection)"
+  : > "$work/times-$rows.log"
   for r in $(seq 1 "$rounds"); do
     echo "round $r, load: $(cut -d' ' -f1-3 /proc/loadavg)"
     # Odd rounds start with Rust, even ones with pymilvus.
@@ -88,4 +92,4 @@ for rows in ${sizes//,/ }; do
     done
   done
 done
-rm -rf "$work"
+[ -n "$out" ] || rm -rf "$work"
