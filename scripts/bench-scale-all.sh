@@ -11,7 +11,7 @@
 #
 # Usage: scripts/bench-scale-all.sh [--quick] [--only LIST] [--out DIR]
 #   --quick      each script's quick option (about 4 minutes on 2 cores, plus the first build;
-#                the full run takes about 45)
+#                the full run takes about 25)
 #   --only LIST  comma-separated workloads out of: cpu_step,concurrent,long_threads,footprint,milvus
 #   --out DIR    where everything goes (default $CARGO_TARGET_DIR/bench-scale-all/DATE): each
 #                workload's figures and log under DIR/WORKLOAD, and table.md, commands.txt,
