@@ -43,7 +43,6 @@ impl Backend {
 #[pyclass(frozen, module = "mnemograph_checkpoint._native")]
 pub struct NativeSaver {
     backend: Backend,
-    saver: Arc<dyn DynCheckpointer>,
 }
 
 impl std::fmt::Debug for NativeSaver {
@@ -54,8 +53,7 @@ impl std::fmt::Debug for NativeSaver {
 
 impl NativeSaver {
     fn new(backend: Backend) -> Self {
-        let saver = backend.saver();
-        Self { backend, saver }
+        Self { backend }
     }
 }
 
@@ -115,7 +113,7 @@ where
     F: Future<Output = Result<T, BindingError>> + Send + 'static,
 {
     let runtime = pyo3_async_runtimes::tokio::get_runtime();
-    let mut fut = Box::pin(AssertUnwindSafe(fut).catch_unwind());
+    let fut = AssertUnwindSafe(fut).catch_unwind();
     if blocking {
         // Driven on this thread (the runtime's workers only wake it), with the interpreter
         // released; a panic is caught here and raised, the thread lives on.
@@ -126,6 +124,7 @@ where
     // an already completed asyncio future spares the round trip through the runtime's threads
     // and the event loop. Otherwise the first poll has sent the request, and the rest runs on the
     // runtime, whose first poll of the task registers its real waker.
+    let mut fut = Box::pin(fut);
     let first = {
         let _context = runtime.enter();
         fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))
@@ -247,7 +246,7 @@ impl NativeSaver {
         checkpoint_id: Option<String>,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let saver = self.saver.clone();
+        let saver = self.backend.saver();
         let config = convert::config(thread_id, checkpoint_ns, checkpoint_id);
         run(py, blocking, async move { Ok(saver.get_tuple(&config).await?) })
     }
@@ -266,7 +265,7 @@ impl NativeSaver {
         limit: Option<usize>,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let saver = self.saver.clone();
+        let saver = self.backend.saver();
         let config = thread_id.map(|t| convert::config(t, checkpoint_ns, None));
         let mut options = ListOptions::new();
         if let Some(filter) = filter {
@@ -295,7 +294,7 @@ impl NativeSaver {
         new_versions: Vec<(String, String)>,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let saver = self.saver.clone();
+        let saver = self.backend.saver();
         let config = convert::config(thread_id, checkpoint_ns, parent_id);
         let checkpoint = convert::checkpoint(checkpoint)?;
         let metadata = convert::metadata(metadata)?;
@@ -317,7 +316,7 @@ impl NativeSaver {
         task_path: String,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let saver = self.saver.clone();
+        let saver = self.backend.saver();
         let config = convert::config(thread_id, checkpoint_ns, checkpoint_id);
         let writes = writes
             .into_iter()
@@ -338,7 +337,7 @@ impl NativeSaver {
         thread_id: String,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let saver = self.saver.clone();
+        let saver = self.backend.saver();
         run(py, blocking, async move { Ok(saver.delete_thread(&thread_id).await?) })
     }
 
@@ -350,7 +349,7 @@ impl NativeSaver {
         run_ids: Vec<String>,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let saver = self.saver.clone();
+        let saver = self.backend.saver();
         run(py, blocking, async move { Ok(saver.delete_for_runs(&run_ids).await?) })
     }
 
@@ -363,7 +362,7 @@ impl NativeSaver {
         target_thread_id: String,
         blocking: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let saver = self.saver.clone();
+        let saver = self.backend.saver();
         run(py, blocking, async move { Ok(saver.copy_thread(&source_thread_id, &target_thread_id).await?) })
     }
 
@@ -385,14 +384,14 @@ impl NativeSaver {
                 return Err(BindingError::Input(msg).into());
             }
         };
-        let saver = self.saver.clone();
+        let saver = self.backend.saver();
         run(py, blocking, async move { Ok(saver.prune(&thread_ids, strategy).await?) })
     }
 
     /// The version that follows `current`, as LangGraph's SQL savers write versions.
     #[pyo3(signature = (current))]
     fn next_version(&self, current: Option<&str>) -> String {
-        self.saver.get_next_version(current)
+        self.backend.saver().get_next_version(current)
     }
 
     /// The backend's name: `"memory"`, `"mysql"` or `"redis"`.

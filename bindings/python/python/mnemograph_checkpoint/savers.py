@@ -152,7 +152,7 @@ class RustSaver(BaseCheckpointSaver[str]):
             pending_writes=[(task, ch, self._decode(kind, p)) for task, ch, kind, p in writes],
         )
 
-    def _one(self, config: RunnableConfig, filter: dict[str, Any] | None, before_id: str | None, t: Any) -> list[CheckpointTuple]:
+    def _one(self, filter: dict[str, Any] | None, before_id: str | None, t: Any) -> list[CheckpointTuple]:
         """``list`` of a config naming one checkpoint: that checkpoint, if it passes."""
         tup = self._tuple(t)
         if tup is None:
@@ -178,7 +178,7 @@ class RustSaver(BaseCheckpointSaver[str]):
     ) -> Iterator[CheckpointTuple]:
         args = self._list_args(config, filter, before, limit)
         if config is not None and get_checkpoint_id(config) and limit != 0:
-            yield from self._one(config, filter, args[3], self._native.get_tuple(*_address(config), blocking=True))
+            yield from self._one(filter, args[3], self._native.get_tuple(*_address(config), blocking=True))
             return
         for raw in self._native.list(*args, blocking=True):
             yield self._tuple(raw)
@@ -229,7 +229,7 @@ class RustSaver(BaseCheckpointSaver[str]):
     ) -> AsyncIterator[CheckpointTuple]:
         args = self._list_args(config, filter, before, limit)
         if config is not None and get_checkpoint_id(config) and limit != 0:
-            for tup in self._one(config, filter, args[3], await self._native.get_tuple(*_address(config))):
+            for tup in self._one(filter, args[3], await self._native.get_tuple(*_address(config))):
                 yield tup
             return
         for raw in await self._native.list(*args):
