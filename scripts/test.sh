@@ -174,23 +174,20 @@ if { [ -d crates/mnemograph-memory ] && selected mnemograph-memory; } ||
   export USE_MODEL_DIR
 fi
 
-# The Python wheel of the savers (bindings/python), built and installed into the peer
-# venv for the tests that run Python LangGraph on it; then LangGraph's own checkpointer
-# conformance suite on each of its savers, its report printed here (the crate's tests check it
-# too). A failed suite fails the run after the tests.
-conformance=0
+# The Python wheel of the savers (bindings/python), built and installed into the peer venv for
+# the tests that run Python LangGraph on it; one of them runs LangGraph's own checkpointer
+# conformance suite on each of its savers and leaves the report, printed here after the tests.
+report=$CARGO_TARGET_DIR/tmp/python-conformance.txt
+rm -f "$report"
 if [ -d bindings/python ] && { selected mnemograph-python || selected e2e; }; then
   echo "== building the Python bindings (maturin)"
   from_helper "Python bindings" scripts/python-bindings.sh >/dev/null || exit 1
-  echo "== LangGraph's checkpointer conformance suite on the bindings' savers"
-  "$LANGGRAPH_PYTHON" bindings/python/tests/python/conformance.py \
-    --mysql "${MYSQL_URL%/*}" --redis "$REDIS_URL" || conformance=$?
 fi
 
 status=0
 cargo test "${scope[@]}" --no-fail-fast "${features[@]}" "$@" || status=$?
-if [ "$conformance" != 0 ]; then
-  echo "LangGraph's conformance suite failed on the bindings (see its report above)" >&2
-  [ "$status" != 0 ] || status=$conformance
+if [ -f "$report" ]; then
+  echo "== LangGraph's checkpointer conformance suite on the bindings' savers"
+  cat "$report"
 fi
 exit "$status"

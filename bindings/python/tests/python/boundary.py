@@ -23,7 +23,6 @@ import json
 import pickle
 import sys
 import uuid
-from urllib.parse import urlparse
 
 import pymysql
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -38,6 +37,7 @@ from mnemograph_checkpoint import (
     UnsupportedError,
     _native,
 )
+from support import fresh_database
 
 CHECKS = 0
 
@@ -47,16 +47,6 @@ def check(condition: bool, what: str) -> None:
     CHECKS += 1
     if not condition:
         raise AssertionError(what)
-
-
-def fresh_database(server: str, name: str) -> tuple[str, pymysql.Connection]:
-    u = urlparse(server)
-    conn = pymysql.connect(host=u.hostname, port=u.port or 3306, user=u.username or "root", password=u.password or "", autocommit=True)
-    with conn.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {name}")
-        cur.execute(f"CREATE DATABASE {name} CHARACTER SET utf8mb4")
-        cur.execute(f"USE {name}")
-    return f"{server.rstrip('/')}/{name}", conn
 
 
 def rows(conn: pymysql.Connection) -> dict:
@@ -179,7 +169,7 @@ def round_trip(saver, name: str) -> None:
     print(f"ok    {name}: {len(VALUES) + len(ONLY_OURS)} kinds of value round-trip exactly")
 
 
-async def errors(savers: dict, server: str) -> None:
+async def errors(savers: dict) -> None:
     for name, saver in savers.items():
         thread = f"err-{uuid.uuid4().hex}"
         put_thread(saver, thread)
@@ -283,7 +273,7 @@ async def main() -> int:
     }
     for name, saver in savers.items():
         round_trip(saver, name)
-    await errors(savers, server)
+    await errors(savers)
     own_serializers(url, redis_url)
     await panics(mysql)
     print(f"{CHECKS} checks passed")

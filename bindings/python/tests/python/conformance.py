@@ -15,28 +15,21 @@ import asyncio
 import json
 import sys
 import uuid
-from urllib.parse import urlparse
 
-import pymysql
 import redis
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 
 from mnemograph_checkpoint import InMemorySaver, MySQLSaver, RedisSaver
+from support import fresh_database
 
 DATABASE = "graph_py_conformance"
 
 
-def fresh_database(server: str) -> str:
-    u = urlparse(server)
-    conn = pymysql.connect(
-        host=u.hostname, port=u.port or 3306, user=u.username or "root", password=u.password or ""
-    )
-    with conn.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
-        cur.execute(f"CREATE DATABASE {DATABASE} CHARACTER SET utf8mb4")
+def emptied_database(server: str) -> str:
+    url, conn = fresh_database(server, DATABASE)
     conn.close()
-    return f"{server.rstrip('/')}/{DATABASE}"
+    return url
 
 
 def registrations(args: argparse.Namespace) -> list:
@@ -53,7 +46,7 @@ def registrations(args: argparse.Namespace) -> list:
 
         @checkpointer_test(name="mnemograph MySQLSaver")
         async def mysql():
-            saver = await MySQLSaver.aconnect(fresh_database(args.mysql))
+            saver = await MySQLSaver.aconnect(emptied_database(args.mysql))
             await saver.asetup()
             yield saver
 

@@ -1,6 +1,7 @@
 """Python LangGraph graphs on the mnemograph savers, against LangGraph's own InMemorySaver.
 
-Usage: python graphs.py MYSQL_URL REDIS_URL
+Usage: python graphs.py MYSQL_SERVER REDIS_URL   (MYSQL_SERVER without a database; the
+script empties graph_py_graphs on it)
 
 One graph — a step that fans out to two nodes, an `interrupt()` answered with `Command(resume=)`,
 a reducer channel of LangChain messages, `update_state` and time travel from an older
@@ -24,6 +25,7 @@ from langgraph.graph.message import add_messages
 from langgraph.types import Command, interrupt
 
 from mnemograph_checkpoint import InMemorySaver, MySQLSaver, RedisSaver
+from support import fresh_database
 
 
 class State(TypedDict, total=False):
@@ -127,7 +129,9 @@ def normalise(value):
 
 
 async def main() -> int:
-    mysql_url, redis_url = sys.argv[1], sys.argv[2]
+    server, redis_url = sys.argv[1], sys.argv[2]
+    mysql_url, conn = fresh_database(server, "graph_py_graphs")
+    conn.close()
     reference_sync = scenario_sync(ReferenceSaver())
     reference_async = await scenario_async(ReferenceSaver())
     assert reference_sync == reference_async, "the reference differs between invoke and ainvoke"
