@@ -5,11 +5,33 @@ mod support;
 use std::sync::Arc;
 
 use mnemograph_core::store::{DynStore, HashingEmbeddings, InMemoryStore, IndexConfig};
-use mnemograph_memory::{EmbeddedMemory, SearchMode};
+use mnemograph_memory::{EmbeddedMemory, Memory, MemoryHit, RetrieveQuery, SearchMode};
 use support::{dataset, memory_suite, store_suite, DIMS};
 
 fn memory() -> EmbeddedMemory {
     EmbeddedMemory::new(HashingEmbeddings::new(DIMS))
+}
+
+#[tokio::test]
+async fn embedded_newer_restatement_ranks_above_the_older() {
+    let on = memory().rerank(memory_suite::newer_first_on());
+    memory_suite::newer_restatement_ranks_above_the_older(&on).await;
+}
+
+/// The order of [`memory_suite::newer_restatement_ranks_above_the_older`] comes from the step:
+/// off (the default), or without the model (`with_store`), the older version outscores the newer.
+#[tokio::test]
+async fn without_newer_first_the_older_version_ranks_first() {
+    let store = InMemoryStore::with_index(IndexConfig::new(HashingEmbeddings::new(DIMS)).fields(["content"]));
+    let no_model = EmbeddedMemory::with_store(store).rerank(memory_suite::newer_first_on());
+    for hits in [retrieve_moved(&memory()).await, retrieve_moved(&no_model).await] {
+        assert_eq!(memory_suite::versions(&hits), ["old", "new"], "{hits:#?}");
+    }
+}
+
+async fn retrieve_moved<S: mnemograph_core::store::Store>(m: &EmbeddedMemory<S>) -> Vec<MemoryHit> {
+    m.save(memory_suite::moved_memories("mover")).await.unwrap();
+    m.retrieve(RetrieveQuery::new("mover", "where do I live").now(dataset::NOW)).await.unwrap()
 }
 
 #[tokio::test]

@@ -143,6 +143,15 @@ async fn milvus_existing_collection_keeps_its_analyzer() {
 }
 
 #[tokio::test]
+async fn milvus_newer_restatement_ranks_above_the_older() {
+    let on = |c: MilvusConfig| defaults(c).rerank(memory_suite::newer_first_on());
+    with_milvus("newer_first", on, |m| async move {
+        memory_suite::newer_restatement_ranks_above_the_older(&m).await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn milvus_decay_and_importance_order() {
     with_milvus("decay", defaults, |m| async move { memory_suite::decay_and_importance_order(&m).await })
         .await;

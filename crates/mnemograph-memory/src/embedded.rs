@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use crate::bm25;
 use crate::error::Result;
 use crate::memory::{finish, scored_ids, Memory};
+use crate::newer_first::NewerFirst;
 use crate::record::{
     now_secs, validate_id, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
 };
@@ -36,6 +37,8 @@ pub struct EmbeddedMemory<S = InMemoryStore> {
     ///
     /// [`Retire`]: crate::Retire
     locks: UserLocks,
+    /// Moves newer restatements up; needs the model the store embeds with.
+    newer_first: Option<NewerFirst>,
 }
 
 impl EmbeddedMemory<InMemoryStore> {
@@ -45,8 +48,8 @@ impl EmbeddedMemory<InMemoryStore> {
     }
     /// A fresh in-process memory embedding with a shared model.
     pub fn from_arc(embed: Arc<dyn DynEmbeddings>) -> Self {
-        let store = InMemoryStore::with_index(IndexConfig::from_arc(embed).fields(["content"]));
-        Self::with_store(store)
+        let store = InMemoryStore::with_index(IndexConfig::from_arc(Arc::clone(&embed)).fields(["content"]));
+        Self::with_store(store).embeddings(embed)
     }
 }
 
@@ -59,7 +62,17 @@ impl<S: Store> EmbeddedMemory<S> {
             root: "memories".to_owned(),
             rerank: RerankConfig::default(),
             locks: UserLocks::default(),
+            newer_first: None,
         }
+    }
+    /// The model the store embeds `content` with, so that retrieval can rank a newer
+    /// restatement above the older memory it restates ([`RerankConfig::newer_first`]). Set by
+    /// [`new`](EmbeddedMemory::new) and [`from_arc`](EmbeddedMemory::from_arc); without it,
+    /// results keep their score order.
+    #[must_use]
+    pub fn embeddings(mut self, embed: Arc<dyn DynEmbeddings>) -> Self {
+        self.newer_first = Some(NewerFirst::new(embed));
+        self
     }
     /// Sets how hits are reranked.
     #[must_use]
@@ -213,7 +226,10 @@ impl<S: Store> EmbeddedMemory<S> {
                 attach(fused, &all, cand)
             }
         };
-        Ok(finish(candidates, &query, &self.rerank))
+        match &self.newer_first {
+            Some(step) => step.finish(candidates, &query, &self.rerank).await,
+            None => Ok(finish(candidates, &query, &self.rerank)),
+        }
     }
 }
 
@@ -247,6 +263,9 @@ impl<S: Store> Memory for EmbeddedMemory<S> {
         let _user = self.locks.lock(user_id).await;
         for id in ids {
             self.store.delete(&ns, &id.to_string()).await?;
+        }
+        if let Some(step) = &self.newer_first {
+            step.forget(ids);
         }
         Ok(())
     }

@@ -38,7 +38,10 @@
 //!   retrieval drops another user's candidate even if a backend returned one.
 //! - **Ranking**: candidates (4×top-k, at least 20) come from dense search, or from dense and BM25
 //!   keyword search fused by weighted RRF; [`RerankConfig`] then blends in time decay (half-life)
-//!   and importance.
+//!   and importance. Opt in to [`RerankConfig::newer_first`] and [`NewerFirst`] then moves a newer
+//!   memory directly above an older one it restates (similar once what every candidate shares is
+//!   taken out), so a fact changed in other words or another language answers with its latest
+//!   version ([`newer_first`]).
 //! - **Compaction**: [`compact_session`] replaces old exchanges with summaries from a
 //!   [`Summarizer`] you provide ([`LlmSummarizer`] over any chat model), so this crate needs no
 //!   model crate; [`compact_and_retire`] retires them in favour of their summary instead of
@@ -84,6 +87,7 @@ mod local;
 mod memory;
 #[cfg(feature = "local-embeddings")]
 mod multilingual;
+pub mod newer_first;
 mod record;
 mod rerank;
 mod retire;
@@ -105,6 +109,7 @@ pub use memory::Memory;
 #[cfg(feature = "local-embeddings")]
 #[cfg_attr(docsrs, doc(cfg(feature = "local-embeddings")))]
 pub use multilingual::MultilingualUseEmbeddings;
+pub use newer_first::NewerFirst;
 pub use record::{
     enriched_query, now_secs, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
     ENRICH_RECENT, ROLE_EXCHANGE, ROLE_SUMMARY,

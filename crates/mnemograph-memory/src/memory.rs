@@ -66,7 +66,20 @@ pub fn scored_ids(scored: &[(MemoryRecord, f64)]) -> Vec<(i64, f64)> {
 ///
 /// Candidates of another user, and retired ones unless asked for, are dropped here too: the
 /// backend filter is the mechanism, this is a second line in case a backend ever ignores it.
+/// Newer versions are not moved up here: [`NewerFirst::finish`](crate::NewerFirst::finish) does
+/// that, with the candidates' vectors.
 pub fn finish(
+    candidates: Vec<(MemoryRecord, f64)>,
+    query: &RetrieveQuery,
+    rerank: &RerankConfig,
+) -> Vec<MemoryHit> {
+    let mut hits = rank(candidates, query, rerank);
+    hits.truncate(query.top_k);
+    hits
+}
+
+/// [`finish`] without the truncation: every candidate the query may see, best first.
+pub(crate) fn rank(
     candidates: Vec<(MemoryRecord, f64)>,
     query: &RetrieveQuery,
     rerank: &RerankConfig,
@@ -90,6 +103,5 @@ pub fn finish(
         .collect();
     // Stable: equal scores keep the backend's order.
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    hits.truncate(query.top_k);
     hits
 }

@@ -47,6 +47,14 @@ pub struct RerankConfig {
     /// Weight of the dense list of the enriched query (recent messages and the question), against
     /// 1 for the dense list of the question alone (see [`CONTEXT_WEIGHT`]).
     pub context_weight: f64,
+    /// Centred similarity from which a newer candidate counts as a restatement of an older one
+    /// and ranks directly above it (see [`crate::newer_first`]); `None`, the default, keeps the
+    /// score order. Applied by [`NewerFirst`](crate::NewerFirst) when the query reranks.
+    ///
+    /// Off by default because the threshold belongs to the embedding model, as a similarity
+    /// rule's does: how far apart two restatements stay once centred differs from model to model
+    /// (docs/benchmarks.md measures it per model, on two sets).
+    pub newer_first: Option<f64>,
 }
 
 /// The default [`RerankConfig::context_weight`]: the enriched query's hits count half of the
@@ -73,6 +81,7 @@ impl Default for RerankConfig {
             rrf_k: RRF_K,
             keyword_weight: KEYWORD_WEIGHT,
             context_weight: CONTEXT_WEIGHT,
+            newer_first: None,
         }
     }
 }
@@ -114,6 +123,14 @@ impl RerankConfig {
     #[must_use]
     pub fn context_weight(mut self, weight: f64) -> Self {
         self.context_weight = weight.clamp(0.0, 1.0);
+        self
+    }
+
+    /// Sets the centred similarity from which a newer candidate ranks above an older one it
+    /// restates (`None` turns the step off; see [`crate::newer_first`]).
+    #[must_use]
+    pub fn newer_first(mut self, threshold: Option<f64>) -> Self {
+        self.newer_first = threshold;
         self
     }
 

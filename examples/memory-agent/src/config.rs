@@ -241,14 +241,18 @@ impl Config {
     pub async fn connect_memory(&self) -> Result<AgentMemory> {
         let embedder = self.embedder.load()?;
         let (url, token, collection) = match &self.memory {
-            MemoryChoice::Embedded => return Ok(EmbeddedMemory::new(embedder).into()),
+            MemoryChoice::Embedded => {
+                return Ok(EmbeddedMemory::from_arc(embedder).rerank(self.embedder.rerank()).into());
+            }
             MemoryChoice::Milvus { url, token, collection } => (url, token, collection),
         };
         let svc = Service { name: "Milvus", url, default_port: 19530, hint: MILVUS_HINT };
         svc.probe().await?;
         // Strong reads: a session-2 question must see what session 1 wrote a moment ago.
-        let mut c =
-            MilvusConfig::new(url.clone()).collection(collection.clone()).consistency(Consistency::Strong);
+        let mut c = MilvusConfig::new(url.clone())
+            .collection(collection.clone())
+            .consistency(Consistency::Strong)
+            .rerank(self.embedder.rerank());
         if let Some(t) = token {
             c = c.token(t.clone());
         }

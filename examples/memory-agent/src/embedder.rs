@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use mnemograph_core::store::{DynEmbeddings, HashingEmbeddings};
-use mnemograph_memory::MultilingualUseEmbeddings;
+use mnemograph_memory::{MultilingualUseEmbeddings, RerankConfig};
 use mnemograph_models::{OpenAiConfig, OpenAiEmbeddings};
 
 use crate::error::{Error, Result};
@@ -123,6 +123,22 @@ impl EmbedderChoice {
         }
     }
 
+    /// The centred similarity from which retrieval ranks a newer memory above an older one it
+    /// restates (`RerankConfig::newer_first`), measured per model: on with the multilingual
+    /// encoder, off with the others, for which no threshold was measured.
+    pub fn newer_first(&self) -> Option<f64> {
+        match self {
+            Self::Multilingual { .. } => Some(MULTILINGUAL_NEWER_FIRST),
+            Self::OpenAi { .. } | Self::Hashing => None,
+        }
+    }
+
+    /// How the main command reranks with this model: the library's defaults and
+    /// [`newer_first`](Self::newer_first).
+    pub fn rerank(&self) -> RerankConfig {
+        RerankConfig::default().newer_first(self.newer_first())
+    }
+
     /// One line for the start-up banner.
     pub fn describe(&self) -> String {
         match self {
@@ -139,6 +155,11 @@ impl EmbedderChoice {
 /// needed in the bilingual quality benchmark (mnemograph-memory-milvus's `tests/quality.rs`); lower ones
 /// retire close but different statements, since the shared reply line lifts every pair.
 pub const MULTILINGUAL_RULE_SIMILARITY: f64 = 0.7;
+
+/// The newer-first threshold with the multilingual encoder: with it, and the rule at
+/// [`MULTILINGUAL_RULE_SIMILARITY`], no outdated fact of the bilingual quality benchmark ranks
+/// above its newer version (its sweep is in docs/benchmarks.md).
+pub const MULTILINGUAL_NEWER_FIRST: f64 = 0.2;
 
 /// The model's directory in the cache, fetched there first by the workspace's own script
 /// (`scripts/models.sh`), which shows pip's progress on the terminal. Runs once: the script

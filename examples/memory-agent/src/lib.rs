@@ -94,7 +94,9 @@ pub use demo::{
     render_checkpoint, render_recalled, render_turn, run_demo, session_day, DemoReport, SessionReport, SCRIPT,
 };
 pub use demo::{AFTER_COMPACTION, DEMO_COMPACT_AFTER_DAYS};
-pub use embedder::{EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_RULE_SIMILARITY};
+pub use embedder::{
+    EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_NEWER_FIRST, MULTILINGUAL_RULE_SIMILARITY,
+};
 pub use error::{redact, Error, Result};
 pub use importance::{
     importance, parse_importance, score_with, ImportanceScorer, IMPORTANCE_PROMPT, MIN_RECALL_IMPORTANCE,

@@ -8,7 +8,7 @@ use milvus::v2::prelude::*;
 use mnemograph_core::store::DynEmbeddings;
 use serde_json::{json, Value};
 
-use mnemograph_memory::backend::{finish, is_retired, scored_ids, traced_retrieve, traced_save, validate_id};
+use mnemograph_memory::backend::{is_retired, scored_ids, traced_retrieve, traced_save, validate_id};
 use mnemograph_memory::{
     now_secs, Error as MemoryError, Memory, MemoryHit, MemoryRecord, NewMemory, RetrieveQuery, SearchMode,
 };
@@ -85,8 +85,11 @@ impl MilvusMemory {
             DynEmbeddings::embed_documents(&*self.embed, &texts).await.map_err(MemoryError::Embedding)?;
         let now = now_secs();
         let mut rows = Vec::with_capacity(memories.len());
+        for v in &vectors {
+            self.check_dims(v)?;
+        }
+        let stored = vectors.clone();
         for (m, v) in memories.into_iter().zip(vectors) {
-            self.check_dims(&v)?;
             let (mut content, mut metadata) = (m.content, m.metadata);
             if truncate_bytes(&mut content, self.config.content_max_bytes as usize) {
                 metadata.insert("truncated".into(), true.into());
@@ -112,7 +115,10 @@ impl MilvusMemory {
         // reads already see unflushed rows.
         let req = InsertRequest::builder().collection_name(&self.config.collection).rows(rows).build()?;
         match self.client.insert(req).await?.ids() {
-            Ids::Int64(ids) => Ok(ids.clone()),
+            Ids::Int64(ids) => {
+                self.newer_first.remember(ids, &stored);
+                Ok(ids.clone())
+            }
             _ => Err(MemoryError::Response { detail: "insert returned non-integer ids".into() }.into()),
         }
     }
@@ -147,17 +153,19 @@ impl MilvusMemory {
             let response =
                 self.client.search(self.dense_search(&lists, lists.question.clone()).build()?).await?;
             let candidates = self.scored_rows(&response, false)?;
-            return Ok(finish(candidates, &query, &self.config.rerank));
+            return Ok(self.newer_first.finish(candidates, &query, &self.config.rerank).await?);
         }
         if self.fusion().on_server() {
             match self.server_fused(&lists).await {
-                Ok(candidates) => return Ok(finish(candidates, &query, &self.config.rerank)),
+                Ok(candidates) => {
+                    return Ok(self.newer_first.finish(candidates, &query, &self.config.rerank).await?)
+                }
                 Err(Error::Milvus(e)) if unimplemented(&e) => self.refuse_hybrid(),
                 Err(e) => return Err(e),
             }
         }
         let candidates = self.client_fused(lists).await?;
-        Ok(finish(candidates, &query, &self.config.rerank))
+        Ok(self.newer_first.finish(candidates, &query, &self.config.rerank).await?)
     }
 
     /// A dense search of `vector` within the query's scope.
@@ -329,6 +337,7 @@ impl MilvusMemory {
             .filter(filter.to_expr())
             .build()?;
         self.client.delete(req).await?;
+        self.newer_first.forget(ids);
         Ok(())
     }
 }

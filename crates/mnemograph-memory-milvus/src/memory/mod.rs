@@ -11,7 +11,7 @@ use mnemograph_core::store::{DynEmbeddings, Embeddings};
 
 use mnemograph_memory::backend::{validate_id, UserLocks};
 use mnemograph_memory::{
-    Error as MemoryError, MemoryRecord, RetrieveQuery, SessionScope, SharedMemory, SUPERSEDED_BY,
+    Error as MemoryError, MemoryRecord, NewerFirst, RetrieveQuery, SessionScope, SharedMemory, SUPERSEDED_BY,
 };
 
 use crate::error::Result;
@@ -62,6 +62,9 @@ pub struct MilvusMemory {
     /// Set once the server answers `HybridSearch` with `Unimplemented`, shared by clones: from
     /// then on the lists are fused here without asking again.
     hybrid_refused: Arc<AtomicBool>,
+    /// Moves newer restatements up, with the vectors this process stored or embedded again;
+    /// shared by clones.
+    pub(crate) newer_first: NewerFirst,
 }
 
 impl fmt::Debug for MilvusMemory {
@@ -104,6 +107,7 @@ impl MilvusMemory {
         let mut memory = Self {
             client,
             config,
+            newer_first: NewerFirst::new(Arc::clone(&embed)),
             embed,
             locks: UserLocks::default(),
             server_version: Arc::default(),

@@ -128,6 +128,47 @@ pub async fn decay_and_importance_order<M: Memory>(m: &M) {
     assert_eq!(tags, ["high", "mid", "low"]);
 }
 
+/// Reranking with the newer-first step on, at a threshold the suite's word-hashing vectors clear
+/// for a restatement.
+pub fn newer_first_on() -> mnemograph_memory::RerankConfig {
+    mnemograph_memory::RerankConfig::default().newer_first(Some(0.2))
+}
+
+/// Memories of the user's move, for [`newer_restatement_ranks_above_the_older`]: the older
+/// version outscores the newer one (more important), among four unrelated memories.
+pub fn moved_memories(user: &str) -> Vec<NewMemory> {
+    let turn = |said: &str, days: i64, importance: f32| {
+        NewMemory::turn(user, "s", said, "noted").created_at(NOW - days * DAY).importance(importance)
+    };
+    vec![
+        turn("I live in Beijing near the metro station", 12, 0.9).meta("version", "old"),
+        turn("we moved and I live in Shanghai near the river now", 10, 0.2).meta("version", "new"),
+        turn("my favourite food is dumplings with vinegar", 20, 0.5),
+        turn("I play tennis with my brother on sundays", 20, 0.5),
+        turn("the project deadline is friday afternoon", 20, 0.5),
+        turn("my sister studies chemistry at university", 20, 0.5),
+    ]
+}
+
+/// The versions of the move among `hits`, in order.
+pub fn versions(hits: &[mnemograph_memory::MemoryHit]) -> Vec<&str> {
+    hits.iter().filter_map(|h| h.record.metadata.get("version")?.as_str()).collect()
+}
+
+/// When a retrieval finds a fact and a newer restatement of it, the newer one ranks directly
+/// above the older, which stays in the list; scores stay in order. Without the step the older
+/// version comes first (its importance outweighs the newer one's).
+pub async fn newer_restatement_ranks_above_the_older<M: Memory>(m: &M) {
+    m.save(moved_memories("mover")).await.unwrap();
+    for mode in both_modes() {
+        let hits =
+            m.retrieve(RetrieveQuery::new("mover", "where do I live").mode(mode).now(NOW)).await.unwrap();
+        assert_eq!(versions(&hits), ["new", "old"], "{mode:?}: {hits:#?}");
+        assert_eq!(versions(&hits[..2]), ["new", "old"], "{mode:?}: adjacent, at the top");
+        assert!(hits.windows(2).all(|w| w[0].score >= w[1].score), "{mode:?}: {hits:#?}");
+    }
+}
+
 /// `min_importance` keeps low-importance memories out of the candidates, in both search modes,
 /// however relevant they are; the boundary value itself is kept.
 pub async fn min_importance_filters_candidates<M: Memory>(m: &M) {

@@ -14,8 +14,8 @@ use futures_util::{stream, StreamExt};
 use mnemograph_core::messages::Message;
 use mnemograph_core::store::{cosine_similarity, DynEmbeddings};
 use mnemograph_memory::{
-    ConsolidateOptions, Consolidator, EmbeddedMemory, LlmDecider, Memory, MemoryHit, Retire, RetrieveQuery,
-    RuleDecider, SearchMode, SessionScope, SupersedeDecider,
+    ConsolidateOptions, Consolidator, EmbeddedMemory, LlmDecider, Memory, MemoryHit, RerankConfig, Retire,
+    RetrieveQuery, RuleDecider, SearchMode, SessionScope, SupersedeDecider,
 };
 
 use super::bilingual_quality::{self as data, Dataset, Question, NOW, SESSION_AGES, TODAY};
@@ -188,7 +188,19 @@ pub async fn measure<M: Memory>(memory: &M, data: &Dataset, mode: Mode) -> Score
         if let Some(stale) = &q.stale {
             s.changed.add(found.is_some());
             let old = at(stale);
-            s.stale_beats_new += usize::from(matches!((old, found), (Some(o), n) if n.is_none_or(|n| o < n)));
+            let beaten = matches!((old, found), (Some(o), n) if n.is_none_or(|n| o < n));
+            if beaten && std::env::var_os("QUALITY_MISSES").is_some() {
+                let top: Vec<String> =
+                    hits.iter().map(|h| format!("{:.3} {:?}", h.score, h.record.content)).collect();
+                eprintln!(
+                    "stale ({}) {:?} [{}]: new {:?}, got {top:#?}",
+                    mode.label(),
+                    q.text,
+                    q.user,
+                    q.expected
+                );
+            }
+            s.stale_beats_new += usize::from(beaten);
         } else if q.cross_lingual() {
             s.cross_lingual.add(found.is_some());
         } else {
@@ -434,6 +446,36 @@ pub async fn sweep(embedder: &Embedder, data: &Dataset, thresholds: &[f64]) -> V
     for &t in thresholds {
         let memory = EmbeddedMemory::from_arc(Arc::clone(&embedder.model));
         rows.extend(run("embedded", embedder, &memory, data, WritePath::Rule(t), &[Mode::Default]).await);
+    }
+    rows
+}
+
+/// The thresholds of the newer-first step that [`newer_first_sweep`] measures, labelled for the
+/// store column; `None` turns the step off.
+pub const NEWER_FIRST_SWEEP: [(&str, Option<f64>); 7] = [
+    ("embedded, newer-first off", None),
+    ("embedded, newer-first >= 0.05", Some(0.05)),
+    ("embedded, newer-first >= 0.1", Some(0.1)),
+    ("embedded, newer-first >= 0.15", Some(0.15)),
+    ("embedded, newer-first >= 0.2", Some(0.2)),
+    ("embedded, newer-first >= 0.3", Some(0.3)),
+    ("embedded, newer-first >= 0.4", Some(0.4)),
+];
+
+/// Writes `data` once along `path` and asks every question as the main command does (the default
+/// mode) with each of [`NEWER_FIRST_SWEEP`]'s thresholds, printing a row each.
+pub async fn newer_first_sweep(embedder: &Embedder, data: &Dataset, path: WritePath) -> Vec<Row> {
+    let memory = EmbeddedMemory::from_arc(Arc::clone(&embedder.model));
+    write(&memory, data, path).await;
+    let retired = retired(&memory, data).await;
+    let mut rows = Vec::new();
+    for (store, threshold) in NEWER_FIRST_SWEEP {
+        let view = memory.clone().rerank(RerankConfig::default().newer_first(threshold));
+        let scores = measure(&view, data, Mode::Default).await;
+        let (embedder, variant, changed) = (embedder.name, data.variant, data.changed());
+        let row = Row { store, embedder, variant, path, mode: Mode::Default, retired, scores, changed };
+        eprintln!("{}", row.line());
+        rows.push(row);
     }
     rows
 }
