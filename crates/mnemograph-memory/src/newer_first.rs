@@ -261,19 +261,21 @@ mod tests {
         v.iter().map(|x| x / n).collect()
     }
 
-    #[test]
-    fn a_newer_restatement_moves_directly_above_the_older() {
-        let created = [1, 5, 2, 3, 4];
-        let vectors: Vec<Vec<f32>> = [
+    /// Memory 1 (the newest) restates memory 0 (the oldest); 2, 3 and 4 are unrelated.
+    fn restated() -> ([i64; 5], Vec<Vec<f32>>) {
+        let vectors = [
             [1.0, 0.8, 0.0, 0.0, 0.0],
             [1.0, 1.0, 0.1, 0.0, 0.0],
             [0.0, 0.0, 1.0, 0.0, 0.0],
             [0.0, 0.0, 0.0, 1.0, 0.0],
             [0.0, 0.0, 0.0, 0.0, 1.0],
-        ]
-        .iter()
-        .map(|v| unit(v))
-        .collect();
+        ];
+        ([1, 5, 2, 3, 4], vectors.iter().map(|v| unit(v)).collect())
+    }
+
+    #[test]
+    fn a_newer_restatement_moves_directly_above_the_older() {
+        let (created, vectors) = restated();
         assert_eq!(reorder(&[0, 2, 3, 4, 1], &created, &vectors, &[], 0.2), [1, 0, 2, 3, 4]);
         // Above the threshold of any pair: nothing moves.
         assert_eq!(reorder(&[0, 2, 3, 4, 1], &created, &vectors, &[], 1.01), [0, 2, 3, 4, 1]);
@@ -321,17 +323,7 @@ mod tests {
 
     #[test]
     fn a_memory_the_question_names_is_not_passed_by_one_it_does_not() {
-        let created = [1, 5, 2, 3, 4];
-        let vectors: Vec<Vec<f32>> = [
-            [1.0, 0.8, 0.0, 0.0, 0.0],
-            [1.0, 1.0, 0.1, 0.0, 0.0],
-            [0.0, 0.0, 1.0, 0.0, 0.0],
-            [0.0, 0.0, 0.0, 1.0, 0.0],
-            [0.0, 0.0, 0.0, 0.0, 1.0],
-        ]
-        .iter()
-        .map(|v| unit(v))
-        .collect();
+        let (created, vectors) = restated();
         let named = [true, false, false, false, false];
         assert_eq!(reorder(&[0, 2, 3, 4, 1], &created, &vectors, &named, 0.2), [0, 2, 3, 4, 1]);
         // Both named (or neither): the newer passes.

@@ -172,16 +172,8 @@ pub async fn measure<M: Memory>(memory: &M, data: &Dataset, mode: Mode) -> Score
         let at =
             |text: &str| hits.iter().position(|h| h.record.user_id == q.user && h.record.content == text);
         let found = at(&q.expected);
-        if found.is_none() && std::env::var_os("QUALITY_MISSES").is_some() {
-            let top: Vec<String> =
-                hits.iter().map(|h| format!("{:.3} {:?}", h.score, h.record.content)).collect();
-            eprintln!(
-                "miss ({}) {:?} [{}]: wanted {:?}, got {top:#?}",
-                mode.label(),
-                q.text,
-                q.user,
-                q.expected
-            );
+        if found.is_none() {
+            show("miss", mode, q, &hits);
         }
         s.recall.add(found.is_some());
         s.top1.add(found == Some(0));
@@ -189,16 +181,8 @@ pub async fn measure<M: Memory>(memory: &M, data: &Dataset, mode: Mode) -> Score
             s.changed.add(found.is_some());
             let old = at(stale);
             let beaten = matches!((old, found), (Some(o), n) if n.is_none_or(|n| o < n));
-            if beaten && std::env::var_os("QUALITY_MISSES").is_some() {
-                let top: Vec<String> =
-                    hits.iter().map(|h| format!("{:.3} {:?}", h.score, h.record.content)).collect();
-                eprintln!(
-                    "stale ({}) {:?} [{}]: new {:?}, got {top:#?}",
-                    mode.label(),
-                    q.text,
-                    q.user,
-                    q.expected
-                );
+            if beaten {
+                show("stale", mode, q, &hits);
             }
             s.stale_beats_new += usize::from(beaten);
         } else if q.cross_lingual() {
@@ -211,6 +195,16 @@ pub async fn measure<M: Memory>(memory: &M, data: &Dataset, mode: Mode) -> Score
         }
     }
     s
+}
+
+/// With `QUALITY_MISSES` set, prints a question whose answer was missed or beaten by its
+/// outdated version (`what`), with the memories it got.
+fn show(what: &str, mode: Mode, q: &Question, hits: &[MemoryHit]) {
+    if std::env::var_os("QUALITY_MISSES").is_none() {
+        return;
+    }
+    let top: Vec<String> = hits.iter().map(|h| format!("{:.3} {:?}", h.score, h.record.content)).collect();
+    eprintln!("{what} ({}) {:?} [{}]: wanted {:?}, got {top:#?}", mode.label(), q.text, q.user, q.expected);
 }
 
 /// What a write path retired.
