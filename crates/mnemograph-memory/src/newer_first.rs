@@ -130,9 +130,9 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// the query reranks and [`RerankConfig::newer_first`] is set, [`reorder`] over every candidate
 /// before the top k are kept.
 ///
-/// The candidates' vectors come from the memory's embedding model, remembered per memory id
-/// (bounded), so a memory is embedded again at most once per process. Clones share what they
-/// remember.
+/// The candidates' vectors come from the memory's embedding model, remembered per memory id, so
+/// a memory is embedded again only the first time a retrieval finds it (the cache holds 10,000
+/// vectors and then starts over). Clones share what they remember.
 #[derive(Clone)]
 pub struct NewerFirst {
     /// The model the memories were embedded with.
