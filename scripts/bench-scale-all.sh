@@ -190,15 +190,5 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/machine.tx
 echo "wall time: $(( $(date +%s) - start )) s" >> "$out/machine.txt"
 
 "$PY" benches/python/scale_table.py table "$out" > "$out/table.md"
-{
-  cat "$out/machine.txt"
-  echo
-  cat "$out/table.md"
-  echo
-  echo "Commands (from the repository root):"
-  echo "    OUT=$out"
-  sed "s|$out|\$OUT|g; s|$PY|\$PY|g; s/^/    /" "$commands"
-  echo "    # with PY=\$(bash scripts/python-peer.sh)"
-  echo
-  echo "Figures and logs: $out"
-} | tee "$out/summary.md"
+. scripts/bench-summary.sh
+write_summary "$out" "$commands" "$PY" "Figures and logs: $out"

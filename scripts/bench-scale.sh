@@ -299,15 +299,5 @@ if cpu:
             server = f"{m('server_cpu_ms_per_turn'):.3f}" if "server_cpu_ms_per_turn" in ls[0] else "—"
             print(f"| {c} | {side} | {m('client_cpu_ms_per_turn'):.3f} | {server} | {busy:.2f} |")
 EOF
-{
-  cat "$out/machine.txt"
-  echo
-  cat "$out/table.md"
-  echo
-  echo "Commands (from the repository root):"
-  echo "    OUT=$out"
-  sed "s|$out|\$OUT|g; s|$PY|\$PY|g; s/^/    /" "$commands"
-  echo "    # with PY=\$(bash scripts/python-peer.sh)"
-  echo
-  echo "Figures: $results"
-} | tee "$out/summary.md"
+. scripts/bench-summary.sh
+write_summary "$out" "$commands" "$PY" "Figures: $results"

@@ -77,7 +77,23 @@ def report(saver: str, mode: str, times: list[float]) -> None:
     }), flush=True)
 
 
+def in_memory(saver_name: str):
+    """The in-memory saver named `saver_name` (it serves sync and async calls alike), or None."""
+    if saver_name == "memory":
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        return InMemorySaver()
+    if saver_name == "mnemograph-memory":
+        from mnemograph_checkpoint import InMemorySaver
+
+        return InMemorySaver()
+    return None
+
+
 def make_sync(saver_name: str, prefix: str):
+    memory = in_memory(saver_name)
+    if memory is not None:
+        return memory
     if saver_name == "pymysql":
         from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
 
@@ -98,14 +114,6 @@ def make_sync(saver_name: str, prefix: str):
         from mnemograph_checkpoint import RedisSaver
 
         saver = RedisSaver.connect(redis_url(), key_prefix=prefix)
-    elif saver_name == "memory":
-        from langgraph.checkpoint.memory import InMemorySaver
-
-        saver = InMemorySaver()
-    elif saver_name == "mnemograph-memory":
-        from mnemograph_checkpoint import InMemorySaver
-
-        saver = InMemorySaver()
     else:
         raise SystemExit(f"unknown saver {saver_name!r}")
     return saver
@@ -130,6 +138,9 @@ def run_sync(saver_name: str, turns: int) -> list[float]:
 
 async def make_async(saver_name: str, prefix: str):
     """The saver, and the context manager to leave afterwards (or None)."""
+    memory = in_memory(saver_name)
+    if memory is not None:
+        return memory, None
     close = None
     if saver_name == "pymysql":
         from langgraph.checkpoint.mysql.aio import AIOMySQLSaver
@@ -151,14 +162,6 @@ async def make_async(saver_name: str, prefix: str):
         from mnemograph_checkpoint import RedisSaver
 
         saver = await RedisSaver.aconnect(redis_url(), key_prefix=prefix)
-    elif saver_name == "memory":
-        from langgraph.checkpoint.memory import InMemorySaver
-
-        saver = InMemorySaver()
-    elif saver_name == "mnemograph-memory":
-        from mnemograph_checkpoint import InMemorySaver
-
-        saver = InMemorySaver()
     else:
         raise SystemExit(f"unknown saver {saver_name!r}")
     return saver, close
