@@ -227,6 +227,7 @@ impl NewerFirst {
                 .map(|h| (h.record.id, h.record.content.clone()))
                 .collect()
         };
+        let mut fresh: HashMap<i64, Vec<f32>> = HashMap::new();
         if !missing.is_empty() {
             let texts: Vec<String> = missing.iter().map(|m| m.1.clone()).collect();
             let vectors = self.embed.embed_documents(&texts).await.map_err(Error::Embedding)?;
@@ -237,18 +238,14 @@ impl NewerFirst {
             }
             let ids: Vec<i64> = missing.iter().map(|m| m.0).collect();
             self.remember(&ids, &vectors);
-            // Served from what was just embedded, in case the cache started over meanwhile.
-            let fresh: HashMap<i64, Vec<f32>> = ids.into_iter().zip(vectors).collect();
-            let cache = self.vectors.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            return Ok(hits
-                .iter()
-                .map(|h| {
-                    fresh.get(&h.record.id).or_else(|| cache.get(&h.record.id)).cloned().unwrap_or_default()
-                })
-                .collect());
+            fresh = ids.into_iter().zip(vectors).collect();
         }
+        // What was just embedded is served from `fresh`, in case the cache started over meanwhile.
         let cache = self.vectors.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        Ok(hits.iter().map(|h| cache.get(&h.record.id).cloned().unwrap_or_default()).collect())
+        Ok(hits
+            .iter()
+            .map(|h| fresh.get(&h.record.id).or_else(|| cache.get(&h.record.id)).cloned().unwrap_or_default())
+            .collect())
     }
 }
 

@@ -88,7 +88,8 @@ impl MilvusMemory {
         for v in &vectors {
             self.check_dims(v)?;
         }
-        let stored = vectors.clone();
+        // Kept for the newer-first step only when it is on: a copy of every vector otherwise.
+        let stored = self.config.rerank.newer_first.is_some().then(|| vectors.clone());
         for (m, v) in memories.into_iter().zip(vectors) {
             let (mut content, mut metadata) = (m.content, m.metadata);
             if truncate_bytes(&mut content, self.config.content_max_bytes as usize) {
@@ -116,7 +117,9 @@ impl MilvusMemory {
         let req = InsertRequest::builder().collection_name(&self.config.collection).rows(rows).build()?;
         match self.client.insert(req).await?.ids() {
             Ids::Int64(ids) => {
-                self.newer_first.remember(ids, &stored);
+                if let Some(stored) = &stored {
+                    self.newer_first.remember(ids, stored);
+                }
                 Ok(ids.clone())
             }
             _ => Err(MemoryError::Response { detail: "insert returned non-integer ids".into() }.into()),
