@@ -15,6 +15,7 @@ use crate::error::{Result, ServerError};
 use crate::exec::{self, Outcome};
 use crate::handle::RunRef;
 use crate::hooks::RunContext;
+use crate::limits::Limits;
 use crate::records::{now, RunRecord, ThreadRecord, ThreadSearch};
 use crate::request::{Multitask, RunCreate};
 use crate::run::{Plan, RunHandle, Stop};
@@ -27,6 +28,8 @@ pub(crate) struct App {
     pub(crate) store: Arc<dyn DynStore>,
     /// How long a finished run's events stay readable (join stream, reconnection).
     event_retention: Duration,
+    /// What one request may ask: pages, recursion, waiting runs.
+    pub(crate) limits: Limits,
     tables: Mutex<Tables>,
     /// Where thread and run records live when several processes serve the same threads; in this
     /// process when `None`.
@@ -64,6 +67,7 @@ impl App {
             saver,
             store,
             event_retention,
+            limits: Limits::default(),
             tables: Mutex::new(Tables::default()),
             #[cfg(feature = "cluster")]
             cluster: None,
@@ -236,8 +240,9 @@ impl App {
         let modes = body.modes()?;
         let input = body.run_input(&assistant.graph.nodes())?;
         let strategy = Multitask::parse(body.multitask_strategy.as_deref())?;
+        self.limits.check_recursion_limit(body.config.as_ref().and_then(|c| c.recursion_limit))?;
         in_cluster!(self, |c| c
-            .create_run(assistant, thread_id, body, modes, strategy)
+            .create_run(assistant, thread_id, body, modes, strategy, &self.limits)
             .await
             .map(|r| RunRef::Remote(Box::new(r))));
         let run_id = Uuid::now_v7().to_string();
@@ -265,6 +270,9 @@ impl App {
         let thread = tables.threads.get_mut(&thread_id).ok_or_else(|| thread_not_found(&thread_id))?;
         if thread.is_busy() && strategy == Multitask::Reject {
             return Err(thread_busy());
+        }
+        if thread.is_busy() && strategy == Multitask::Enqueue {
+            self.limits.check_queue(thread.queue.len())?;
         }
         thread.metadata.insert("graph_id".into(), assistant.graph_id.clone().into());
         thread.metadata.insert("assistant_id".into(), assistant.assistant_id.clone().into());

@@ -25,6 +25,26 @@ pub enum ServerError {
     /// a command the engine does not take (422).
     #[error("{0}")]
     Unprocessable(String),
+    /// The request body is larger than the server takes ([`Limits::max_body_bytes`], 413).
+    ///
+    /// [`Limits::max_body_bytes`]: crate::Limits::max_body_bytes
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// The request body is not JSON (415).
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// The request names a host this server does not answer for (421), as a DNS-rebinding page
+    /// does.
+    #[error("{0}")]
+    MisdirectedRequest(String),
+    /// A browser page of another origin, not one the server allows, asked for a change (403).
+    #[error("{0}")]
+    CrossOrigin(String),
+    /// The thread's queue is full ([`Limits::max_queue_per_thread`], 429).
+    ///
+    /// [`Limits::max_queue_per_thread`]: crate::Limits::max_queue_per_thread
+    #[error("{0}")]
+    TooManyRequests(String),
     /// The graph or its checkpointer failed (500, or 409 for a concurrent write to the thread).
     #[error(transparent)]
     Graph(#[from] mnemograph_core::Error),
@@ -50,6 +70,11 @@ impl ServerError {
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::MisdirectedRequest(_) => StatusCode::MISDIRECTED_REQUEST,
+            Self::CrossOrigin(_) => StatusCode::FORBIDDEN,
+            Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Graph(e) if e.is_conflict() => StatusCode::CONFLICT,
             Self::Store(StoreError::InvalidNamespace { .. }) => StatusCode::BAD_REQUEST,
             Self::Store(StoreError::InvalidValue { .. } | StoreError::InvalidFilter { .. }) => {

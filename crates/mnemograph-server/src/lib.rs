@@ -57,6 +57,29 @@
 //! - **Errors** as the API shapes them: a status and `{"detail": "..."}`; a run's failure is
 //!   an `error` event `{"error", "message"}`, and `wait` answers `{"__error__": {...}}`.
 //!
+//! # Safe to expose
+//! Every request passes a guard before a route sees it, so that a browser on the same machine
+//! cannot be turned against the server and no single request can make it work without bound:
+//! - **Host**: only requests addressed to the loopback names (`localhost` and the names under it,
+//!   `127.0.0.1`, `[::1]`, any port) are answered, and those of [`Server::allowed_hosts`]; any
+//!   other `Host` (or HTTP/2 authority), or none, is refused with 421, which stops a page that
+//!   re-points its own domain at this machine (DNS rebinding). [`Server::allow_any_host`] turns
+//!   the check off for a server behind a proxy that checks `Host`.
+//! - **Browser pages of other origins** may call the API only when listed in
+//!   [`Server::cors_origins`]: their CORS preflights are answered, their responses carry
+//!   `Access-Control-Allow-Origin`. CORS is off otherwise. A request that may change something
+//!   and names a foreign `Origin` is refused with 403, even one a browser sends without asking
+//!   (an empty `POST`).
+//! - **Bodies** must be JSON (`Content-Type: application/json`, any parameters) on `POST`,
+//!   `PUT`, `PATCH` and `DELETE` unless empty, else 415: a page's "simple" `text/plain` or form
+//!   post cannot start a run. A body above [`Limits::max_body_bytes`] (10 MiB) is refused with
+//!   413.
+//! - **[`Limits`]** ([`Server::with_limits`]) cap a list's `limit` (1000; above it, or not a
+//!   non-negative integer, 422), a run's `config.recursion_limit` (1000; 422) and the runs
+//!   waiting on one thread (100; the next is refused with 429 and nothing is queued).
+//!
+//! Every refusal has the status above and a `{"detail": "..."}` body.
+//!
 //! An application's own work around runs — rebuilding a thread from an archive before it
 //! runs, archiving a finished round — goes in [`RunHooks`] ([`Server::graph_with_hooks`]).
 //!
@@ -77,8 +100,11 @@ pub mod cluster;
 mod error;
 mod events;
 mod exec;
+mod guard;
 mod handle;
 mod hooks;
+mod limits;
+mod page;
 #[cfg(feature = "mysql")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mysql")))]
 pub mod queue;
@@ -92,4 +118,5 @@ mod sse;
 
 pub use error::{Result, ServerError};
 pub use hooks::{NoHooks, RunContext, RunEnd, RunHooks};
+pub use limits::Limits;
 pub use server::{Server, EVENT_RETENTION};

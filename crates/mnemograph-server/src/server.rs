@@ -12,7 +12,9 @@ use tokio::net::TcpListener;
 use crate::app::App;
 use crate::assistant::Assistant;
 use crate::error::{Result, ServerError};
+use crate::guard::{Authority, Hosts, Policy};
 use crate::hooks::{NoHooks, RunHooks};
+use crate::limits::Limits;
 use crate::served::{Served, ServedGraph};
 
 /// How long a finished run's events stay readable, by default.
@@ -32,6 +34,8 @@ pub struct Server {
     store: Arc<dyn DynStore>,
     event_retention: Duration,
     graphs: Vec<(String, Bind)>,
+    guard: Policy,
+    limits: Limits,
     #[cfg(feature = "cluster")]
     cluster: Option<crate::cluster::Cluster>,
 }
@@ -56,6 +60,8 @@ impl Server {
             store: Arc::new(InMemoryStore::new()),
             event_retention: EVENT_RETENTION,
             graphs: Vec::new(),
+            guard: Policy::default(),
+            limits: Limits::default(),
             #[cfg(feature = "cluster")]
             cluster: None,
         }
@@ -81,6 +87,54 @@ impl Server {
     #[must_use]
     pub fn with_event_retention(mut self, retention: Duration) -> Self {
         self.event_retention = retention;
+        self
+    }
+
+    /// Answers requests addressed to `hosts` as well as to the loopback names (`localhost` and
+    /// the names under it, `127.0.0.1`, `[::1]`, at any port), which are always answered.
+    /// A host listed without a port is answered at any port, one listed with a port
+    /// (`agents.example.com:8443`) only at that port. A request addressed to any other host is
+    /// refused with 421 Misdirected Request: a page that re-points its own domain at this
+    /// machine (DNS rebinding) reaches the server under its own name, and is refused.
+    #[must_use]
+    pub fn allowed_hosts<I: IntoIterator<Item = H>, H: AsRef<str>>(mut self, hosts: I) -> Self {
+        let listed: Vec<Authority> = hosts.into_iter().map(|h| Authority::parse(h.as_ref())).collect();
+        self.guard.hosts = match self.guard.hosts {
+            Hosts::Any => Hosts::Any,
+            Hosts::Listed(mut old) => {
+                old.extend(listed);
+                Hosts::Listed(old)
+            }
+            Hosts::Loopback => Hosts::Listed(listed),
+        };
+        self
+    }
+
+    /// Answers requests addressed to any host, for a server behind a proxy that checks `Host`
+    /// itself.
+    #[must_use]
+    pub fn allow_any_host(mut self) -> Self {
+        self.guard.hosts = Hosts::Any;
+        self
+    }
+
+    /// Lets pages of `origins` (exactly as browsers send them, `https://app.example.com` or
+    /// `http://localhost:3000`) call the API from a browser: preflight requests from them are
+    /// answered, and the responses to them carry `Access-Control-Allow-Origin`. Pages of other
+    /// origins may not call it (CORS is off until origins are listed), and their requests that
+    /// would change something are refused with 403. Behind a proxy that rewrites `Host`, list the
+    /// server's own public origin here for its pages in browsers that do not send
+    /// `Sec-Fetch-Site`.
+    #[must_use]
+    pub fn cors_origins<I: IntoIterator<Item = O>, O: Into<String>>(mut self, origins: I) -> Self {
+        self.guard.cors_origins.extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// Caps what one request may ask of the server ([`Limits::default`] otherwise).
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -143,8 +197,9 @@ impl Server {
             .into_iter()
             .map(|(id, bind)| Assistant::new(id, bind(&self.saver, &self.store)))
             .collect();
-        #[allow(unused_mut)]
         let mut app = App::new(assistants, self.saver, self.store, self.event_retention);
+        app.limits = self.limits;
+        let (guard, max_body) = (self.guard, self.limits.max_body_bytes);
         #[cfg(feature = "cluster")]
         if let Some(cluster) = self.cluster {
             let ledger = cluster.ledger(self.event_retention);
@@ -157,9 +212,9 @@ impl Server {
                     "Server::router was called outside a Tokio runtime: this process runs no runs"
                 );
             }
-            return crate::routes::router(app);
+            return crate::guard::apply(crate::routes::router(app), guard, max_body);
         }
-        crate::routes::router(Arc::new(app))
+        crate::guard::apply(crate::routes::router(Arc::new(app)), guard, max_body)
     }
 
     /// Serves the API on `listener` until the process ends.

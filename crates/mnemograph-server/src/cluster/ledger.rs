@@ -19,6 +19,7 @@ use crate::app::{
 use crate::assistant::Assistant;
 use crate::error::Result;
 use crate::events::ApiModes;
+use crate::limits::Limits;
 use crate::queue::mysql::db;
 use crate::queue::MySqlRunQueue;
 use crate::records::{now, RunRecord, ThreadRecord, ThreadSearch};
@@ -244,7 +245,8 @@ impl Ledger {
         Ok(())
     }
 
-    /// Queues a run, by the thread's state and the request's `multitask_strategy`.
+    /// Queues a run, by the thread's state and the request's `multitask_strategy`; refuses it
+    /// when as many runs as `limits` allows already wait on the thread behind its first.
     pub(crate) async fn create_run(
         self: &Arc<Self>,
         assistant: &Assistant,
@@ -252,6 +254,7 @@ impl Ledger {
         body: &RunCreate,
         modes: ApiModes,
         strategy: Multitask,
+        limits: &Limits,
     ) -> Result<RemoteRun> {
         let run_id = Uuid::now_v7().to_string();
         let creates = thread_id.is_none() || body.if_not_exists.as_deref() == Some("create");
@@ -278,6 +281,11 @@ impl Ledger {
             let open = tables::open_runs(tx, thread_id).await?;
             if !open.is_empty() && strategy == Multitask::Reject {
                 return Ok(Err(thread_busy()));
+            }
+            if !open.is_empty() && strategy == Multitask::Enqueue {
+                if let Err(full) = limits.check_queue(open.len() - 1) {
+                    return Ok(Err(full));
+                }
             }
             let stopped = match strategy {
                 Multitask::Interrupt | Multitask::Rollback if !open.is_empty() => {

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::{body_or_default, matches, page};
 use crate::app::App;
 use crate::error::Result;
+use crate::page::Count;
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -27,12 +28,13 @@ struct Search {
     graph_id: Option<String>,
     name: Option<String>,
     metadata: Option<Map<String, Value>>,
-    limit: Option<usize>,
-    offset: Option<usize>,
+    limit: Count,
+    offset: Count,
 }
 
 async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Vec<Value>>> {
     let q: Search = body_or_default(&body)?;
+    let paging = app.limits.page(&q.limit, &q.offset, 10)?;
     let system = Map::from_iter([("created_by".to_owned(), Value::from("system"))]);
     let found: Vec<Value> = app
         .assistants
@@ -42,7 +44,7 @@ async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Vec<Val
         .filter(|_| matches(&system, q.metadata.as_ref()))
         .map(|a| a.to_json())
         .collect();
-    Ok(Json(page(found, q.limit, q.offset)))
+    Ok(Json(page(found, paging)))
 }
 
 async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {

@@ -33,9 +33,9 @@ async fn info() -> Json<Value> {
     }))
 }
 
-/// `limit` and `offset` applied to a list.
-fn page<T>(items: Vec<T>, limit: Option<usize>, offset: Option<usize>) -> Vec<T> {
-    items.into_iter().skip(offset.unwrap_or(0)).take(limit.unwrap_or(10)).collect()
+/// The page of `limit` items after `offset` of a list.
+fn page<T>(items: Vec<T>, (limit, offset): (usize, usize)) -> Vec<T> {
+    items.into_iter().skip(offset).take(limit).collect()
 }
 
 /// Whether `metadata` holds every key and value of `filter`.

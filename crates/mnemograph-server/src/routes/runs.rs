@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::{body_or_default, page};
 use crate::app::App;
 use crate::error::{Result, ServerError};
+use crate::page::Count;
 use crate::request::RunCreate;
 use crate::run::Stop;
 use crate::sse;
@@ -104,8 +105,8 @@ async fn stateless_wait(State(app): State<Arc<App>>, body: Bytes) -> Result<Resp
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct ListQuery {
-    limit: Option<usize>,
-    offset: Option<usize>,
+    limit: Count,
+    offset: Count,
     status: Option<String>,
 }
 
@@ -114,13 +115,14 @@ async fn list(
     Path(thread_id): Path<String>,
     Query(q): Query<ListQuery>,
 ) -> Result<Json<Vec<Value>>> {
+    let paging = app.limits.page(&q.limit, &q.offset, 10)?;
     let runs: Vec<_> = app
         .runs_of(&thread_id)
         .await?
         .into_iter()
         .filter(|r| q.status.as_deref().is_none_or(|s| s == r.status))
         .collect();
-    Ok(Json(page(runs, q.limit, q.offset).iter().map(|r| r.to_json()).collect()))
+    Ok(Json(page(runs, paging).iter().map(|r| r.to_json()).collect()))
 }
 
 async fn one(

@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use super::body_or_default;
 use crate::app::App;
 use crate::error::{Result, ServerError};
+use crate::page::Count;
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -108,13 +109,14 @@ struct Search {
     namespace_prefix: Vec<String>,
     filter: Option<Map<String, Value>>,
     query: Option<String>,
-    limit: Option<usize>,
-    offset: Option<usize>,
+    limit: Count,
+    offset: Count,
 }
 
 async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>> {
     let s: Search = body_or_default(&body)?;
-    let mut query = SearchQuery::new().limit(s.limit.unwrap_or(10)).offset(s.offset.unwrap_or(0));
+    let (limit, offset) = app.limits.page(&s.limit, &s.offset, 10)?;
+    let mut query = SearchQuery::new().limit(limit).offset(offset);
     if let Some(q) = s.query.filter(|q| !q.is_empty()) {
         query = query.query(q);
     }
@@ -132,13 +134,14 @@ struct Namespaces {
     prefix: Option<Vec<String>>,
     suffix: Option<Vec<String>>,
     max_depth: Option<usize>,
-    limit: Option<usize>,
-    offset: Option<usize>,
+    limit: Count,
+    offset: Count,
 }
 
 async fn namespaces(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>> {
     let n: Namespaces = body_or_default(&body)?;
-    let mut options = ListNamespaces::new().limit(n.limit.unwrap_or(100)).offset(n.offset.unwrap_or(0));
+    let (limit, offset) = app.limits.page(&n.limit, &n.offset, 100)?;
+    let mut options = ListNamespaces::new().limit(limit).offset(offset);
     if let Some(p) = n.prefix {
         options = options.prefix(p);
     }

@@ -17,6 +17,7 @@ use super::body_or_default;
 use crate::app::App;
 use crate::assistant::Assistant;
 use crate::error::{Result, ServerError};
+use crate::page::Count;
 use crate::records::{ThreadRecord, ThreadSearch};
 
 pub(super) fn routes() -> Router<Arc<App>> {
@@ -48,8 +49,21 @@ async fn create(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>>
     ))
 }
 
+/// A thread search with its page read leniently, to be checked against the server's limits.
+#[derive(Debug, Default, Deserialize)]
+struct Search {
+    #[serde(flatten)]
+    search: ThreadSearch,
+    #[serde(default)]
+    limit: Count,
+    #[serde(default)]
+    offset: Count,
+}
+
 async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Vec<Value>>> {
-    let q: ThreadSearch = body_or_default(&body)?;
+    let Search { search: mut q, limit, offset } = body_or_default(&body)?;
+    let (limit, offset) = app.limits.page(&limit, &offset, 10)?;
+    (q.limit, q.offset) = (Some(limit), Some(offset));
     Ok(Json(app.search_threads(&q).await?.iter().map(ThreadRecord::to_json).collect()))
 }
 
@@ -176,7 +190,7 @@ async fn update_state(
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct History {
-    limit: Option<usize>,
+    limit: Count,
     before: Option<Value>,
     metadata: Option<Map<String, Value>>,
 }
@@ -193,7 +207,7 @@ async fn history(
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct HistoryQuery {
-    limit: Option<usize>,
+    limit: Count,
     before: Option<String>,
 }
 
@@ -207,6 +221,7 @@ async fn history_get(
 }
 
 async fn list_history(app: &App, thread_id: &str, q: History) -> Result<Json<Vec<Value>>> {
+    let limit = app.limits.page_limit(&q.limit, 10)?;
     let Some(assistant) = graph_of(app, thread_id).await? else { return Ok(Json(Vec::new())) };
     let before =
         match q.before {
@@ -216,7 +231,7 @@ async fn list_history(app: &App, thread_id: &str, q: History) -> Result<Json<Vec
                 v.pointer("/configurable/checkpoint_id").and_then(Value::as_str).map(str::to_owned)
             }),
         };
-    let mut options = ListOptions::new().limit(q.limit.unwrap_or(10));
+    let mut options = ListOptions::new().limit(limit);
     if let Some(filter) = q.metadata {
         options = options.filter(filter);
     }
