@@ -99,3 +99,49 @@ async fn thread_search_on_a_cluster_filters_orders_and_pages() {
     serving.abort();
     support::mysql::drop_database(&db).await;
 }
+
+/// On a cluster the queue cap counts the thread's runs waiting in the database: with no worker
+/// to start them, the first run waits to start and one more may wait behind it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_thread_queue_on_a_cluster_refuses_with_429_and_queues_nothing() {
+    let Some(redis) = support::mysql::redis_url().await else { return };
+    let Some(db) = support::mysql::fresh_database("cluster_queue_cap").await else { return };
+    let saver = MySqlCheckpointer::connect(&db).await.expect("connect the saver");
+    saver.setup().await.expect("saver tables");
+    let cluster = Cluster::connect(&db, &redis)
+        .await
+        .expect("cluster")
+        .with_workers(0)
+        .with_key_prefix(format!("{db}:"));
+    let limits = mnemograph_server::Limits::default().max_queue_per_thread(1);
+    let server = support::graphs::server_on(Arc::new(saver), Arc::new(InMemoryStore::new()))
+        .with_cluster(cluster)
+        .with_limits(limits);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let serving = tokio::spawn(server.serve(listener));
+    let http = support::http_client();
+    let thread: serde_json::Value = http
+        .post(format!("{url}/threads"))
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let thread = thread["thread_id"].as_str().unwrap().to_owned();
+    let run = serde_json::json!({ "assistant_id": "chain", "input": { "log": [] } });
+    let create = || http.post(format!("{url}/threads/{thread}/runs")).json(&run).send();
+    assert_eq!(create().await.unwrap().status(), reqwest::StatusCode::OK, "the thread's next run");
+    assert_eq!(create().await.unwrap().status(), reqwest::StatusCode::OK, "waits behind it");
+    let refused = create().await.unwrap();
+    assert_eq!(refused.status(), reqwest::StatusCode::TOO_MANY_REQUESTS);
+    let detail: serde_json::Value = refused.json().await.unwrap();
+    assert!(detail["detail"].as_str().is_some_and(|d| d.contains("wait")), "{detail}");
+    let runs: Vec<serde_json::Value> =
+        http.get(format!("{url}/threads/{thread}/runs")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(runs.len(), 2, "nothing queued: {runs:?}");
+    serving.abort();
+    support::mysql::drop_database(&db).await;
+}
