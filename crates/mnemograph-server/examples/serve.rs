@@ -8,6 +8,10 @@
 //! feature), the process joins the cluster on that database: start several, on different ports,
 //! and any of them serves any thread (`CLUSTER_WORKERS` runs at once per process, 64 by default).
 //!
+//! Only requests addressed to loopback names are answered: to serve others, name the hosts in
+//! `ALLOWED_HOSTS` (comma-separated, or `*` for any). `CORS_ORIGINS` (comma-separated) lets pages
+//! of those origins call the server from a browser.
+//!
 //! `cargo run -p mnemograph-server --example serve -- 127.0.0.1:2024`
 
 use std::time::Duration;
@@ -54,6 +58,18 @@ async fn cluster(server: Server, _: &str) -> std::result::Result<Server, Box<dyn
     Ok(server)
 }
 
+/// The hosts and origins of `ALLOWED_HOSTS` and `CORS_ORIGINS`.
+fn guarded(server: Server) -> Server {
+    let list = |name: &str| -> Vec<String> {
+        let value = std::env::var(name).unwrap_or_default();
+        value.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+    };
+    let hosts = list("ALLOWED_HOSTS");
+    let server =
+        if hosts.iter().any(|h| h == "*") { server.allow_any_host() } else { server.allowed_hosts(hosts) };
+    server.cors_origins(list("CORS_ORIGINS"))
+}
+
 #[tokio::main]
 async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let bind = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:2024".to_owned());
@@ -72,6 +88,7 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         },
     };
     let server = server.graph("chain", chain.compile()?)?.graph("pause", pause.compile()?)?;
+    let server = guarded(server);
     let listener = tokio::net::TcpListener::bind(&bind).await?;
     println!("serving chain and pause on http://{}", listener.local_addr()?);
     server.serve(listener).await?;
