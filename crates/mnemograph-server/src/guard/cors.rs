@@ -34,10 +34,7 @@ impl Cors {
 
     /// Whether pages of `origin` (an `Origin` header) may call the API.
     pub(crate) fn allows(&self, origin: &HeaderValue) -> bool {
-        origin.to_str().is_ok_and(|o| {
-            let o = normalize(o);
-            self.origins.iter().any(|allowed| *allowed == o)
-        })
+        origin.to_str().is_ok_and(|o| self.origins.contains(&normalize(o)))
     }
 
     /// Whether any origin is listed.

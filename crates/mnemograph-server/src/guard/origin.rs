@@ -49,7 +49,12 @@ fn names(origin: &HeaderValue, asked: Option<&Authority>) -> bool {
 mod tests {
     use super::*;
 
-    fn verdict(method: Method, origin: Option<&'static str>, site: Option<&'static str>, host: &str) -> bool {
+    fn verdict(
+        method: &Method,
+        origin: Option<&'static str>,
+        site: Option<&'static str>,
+        host: &str,
+    ) -> bool {
         let mut headers = HeaderMap::new();
         if let Some(o) = origin {
             headers.insert(header::ORIGIN, HeaderValue::from_static(o));
@@ -58,24 +63,24 @@ mod tests {
             headers.insert("sec-fetch-site", HeaderValue::from_static(s));
         }
         let cors = Cors::new(["http://localhost:3000".to_owned()]);
-        check(&method, &headers, Some(&Authority::parse(host)), &cors).is_ok()
+        check(method, &headers, Some(&Authority::parse(host)), &cors).is_ok()
     }
 
     #[test]
     fn foreign_pages_may_read_but_not_change() {
         let host = "localhost:2024";
-        assert!(verdict(Method::POST, None, None, host), "an SDK client names no origin");
-        assert!(verdict(Method::GET, Some("http://evil.example"), None, host));
-        assert!(!verdict(Method::POST, Some("http://evil.example"), None, host));
-        assert!(!verdict(Method::DELETE, Some("null"), None, host));
-        assert!(!verdict(Method::POST, Some("http://evil.example"), Some("cross-site"), host));
+        assert!(verdict(&Method::POST, None, None, host), "an SDK client names no origin");
+        assert!(verdict(&Method::GET, Some("http://evil.example"), None, host));
+        assert!(!verdict(&Method::POST, Some("http://evil.example"), None, host));
+        assert!(!verdict(&Method::DELETE, Some("null"), None, host));
+        assert!(!verdict(&Method::POST, Some("http://evil.example"), Some("cross-site"), host));
     }
 
     #[test]
     fn the_servers_own_pages_and_allowed_origins_may_change() {
         let host = "localhost:2024";
-        assert!(verdict(Method::POST, Some("http://localhost:2024"), None, host));
-        assert!(verdict(Method::POST, Some("http://localhost:3000"), None, host));
-        assert!(verdict(Method::POST, Some("https://agents.example"), Some("same-origin"), host));
+        assert!(verdict(&Method::POST, Some("http://localhost:2024"), None, host));
+        assert!(verdict(&Method::POST, Some("http://localhost:3000"), None, host));
+        assert!(verdict(&Method::POST, Some("https://agents.example"), Some("same-origin"), host));
     }
 }
