@@ -163,11 +163,13 @@ async fn a_worker_whose_renewals_fail_stops_and_the_run_runs_once_with_one_after
         .await
         .unwrap()
         .get("attempt");
-    assert_eq!(attempt, 2, "the second process took the run over");
-    eventually("the second process calls after_run", || async { second_hooks.0.load(Ordering::SeqCst) > 0 })
-        .await;
-    assert_eq!(second_hooks.0.load(Ordering::SeqCst), 1, "after_run fires once");
-    assert_eq!(first_hooks.0.load(Ordering::SeqCst), 0, "the worker that lost the run calls no hook");
+    // The first process may claim the run again once its lease ran out, and lose it again, or
+    // end it when what is left takes less than a lease: either process may be the one that ends
+    // it, and only that one calls after_run.
+    assert!(attempt >= 2, "the run was taken over");
+    let calls = || first_hooks.0.load(Ordering::SeqCst) + second_hooks.0.load(Ordering::SeqCst);
+    eventually("the run's owner calls after_run", || async { calls() > 0 }).await;
+    assert_eq!(calls(), 1, "after_run fires once");
     drop_database(&db).await;
 }
 

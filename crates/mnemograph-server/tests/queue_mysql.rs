@@ -77,24 +77,20 @@ async fn many_runs_queued_on_a_busy_thread_do_not_hold_up_another_threads_run() 
     drop_database(&url).await;
 }
 
+const INDEX_COUNT: &str = "SELECT COUNT(*) AS n FROM information_schema.statistics \
+    WHERE table_schema = DATABASE() AND table_name = 'server_runs' AND index_name = 'open_by_thread'";
+
 /// Tables made before the claim's index get it from `setup`, which stays harmless to repeat.
 #[tokio::test]
 async fn setup_adds_the_claim_index_to_tables_made_without_it() {
     let Some((q, url)) = queue("index").await else { return };
     let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();
-    let count = |conn: &mut sqlx::MySqlConnection| {
-        sqlx::query(
-            "SELECT COUNT(*) AS n FROM information_schema.statistics WHERE table_schema = DATABASE() \
-             AND table_name = 'server_runs' AND index_name = 'open_by_thread'",
-        )
-        .fetch_one(conn)
-    };
     sqlx::query("ALTER TABLE server_runs DROP INDEX open_by_thread").execute(&mut conn).await.unwrap();
-    let n: i64 = count(&mut conn).await.unwrap().get("n");
+    let n: i64 = sqlx::query(INDEX_COUNT).fetch_one(&mut conn).await.unwrap().get("n");
     assert_eq!(n, 0, "the index is gone");
     q.setup().await.unwrap();
     q.setup().await.unwrap();
-    let n: i64 = count(&mut conn).await.unwrap().get("n");
+    let n: i64 = sqlx::query(INDEX_COUNT).fetch_one(&mut conn).await.unwrap().get("n");
     assert!(n > 0, "setup added the index back");
     conn.close().await.unwrap();
     drop_database(&url).await;

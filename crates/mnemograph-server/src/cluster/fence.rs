@@ -220,7 +220,7 @@ mod tests {
         assert_eq!(taken.attempt, 2);
         let refused = put(&old, 1).await;
         assert!(refused.is_err(), "the old owner's checkpoint is refused");
-        let writes = old.put_writes(&CheckpointConfig::thread("T"), Vec::new(), "task", "").await;
+        let writes = Checkpointer::put_writes(&old, &CheckpointConfig::thread("T"), Vec::new(), "task", "").await;
         assert!(writes.is_err(), "and so are its writes");
         assert!(old_refused.load(Ordering::Acquire), "the refusal is flagged for the worker");
         let new = fenced(taken, &Arc::new(AtomicBool::new(false)));

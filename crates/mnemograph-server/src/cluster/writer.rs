@@ -30,7 +30,7 @@ pub(super) async fn write_events(
 ) {
     let bound = ledger.events.max_len();
     let mut kept: VecDeque<(String, Value)> = VecDeque::new();
-    let (mut backoff, mut given_up, mut open) = (BACKOFF, 0_usize, true);
+    let (mut backoff, mut given_up, mut open, mut failing) = (BACKOFF, 0_usize, true, false);
     loop {
         if kept.is_empty() {
             if !open {
@@ -51,7 +51,8 @@ pub(super) async fn write_events(
                 }
             }
         }
-        while kept.len() > bound {
+        // Only while Redis is away: a live reader gets every event of a stream Redis accepts.
+        while failing && kept.len() > bound {
             kept.pop_front();
             given_up += 1;
         }
@@ -59,9 +60,11 @@ pub(super) async fn write_events(
             Ok(()) => {
                 kept.clear();
                 backoff = BACKOFF;
+                failing = false;
             }
             Err(e) => {
                 tracing::warn!(run_id = %run_id, error = %e, kept = kept.len(), "writing a run's events failed; retrying");
+                failing = true;
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }
