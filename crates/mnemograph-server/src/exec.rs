@@ -129,7 +129,9 @@ pub(crate) async fn settle(
 ) -> Settled {
     if let Outcome::Stopped(Stop::Rollback) = outcome {
         let run_ids = [run_id.to_owned()];
-        if let Err(e) = retried("rolling back a run's checkpoints", run_id, || saver.delete_for_runs(&run_ids)).await {
+        if let Err(e) =
+            retried("rolling back a run's checkpoints", run_id, || saver.delete_for_runs(&run_ids)).await
+        {
             tracing::error!(run_id = %run_id, error = %e, "rolling back a run's checkpoints failed; they stay on the thread");
         }
     }

@@ -61,7 +61,11 @@ async fn eventually<F: Future<Output = bool>>(what: &str, mut check: impl FnMut(
 
 /// A cluster process on `db` with its keys under the database's name.
 async fn cluster(db: &str, redis: &str, workers: usize) -> Cluster {
-    Cluster::connect(db, redis).await.expect("cluster").with_workers(workers).with_key_prefix(format!("{db}:"))
+    Cluster::connect(db, redis)
+        .await
+        .expect("cluster")
+        .with_workers(workers)
+        .with_key_prefix(format!("{db}:"))
 }
 
 async fn mysql_saver(db: &str) -> Arc<dyn DynCheckpointer> {
@@ -134,7 +138,8 @@ async fn a_worker_whose_renewals_fail_stops_and_the_run_runs_once_with_one_after
         .unwrap()
         .with_cluster(first);
     let first_url = serve(server).await;
-    let thread = post(&format!("{first_url}/threads"), json!({})).await["thread_id"].as_str().unwrap().to_owned();
+    let thread =
+        post(&format!("{first_url}/threads"), json!({})).await["thread_id"].as_str().unwrap().to_owned();
     let run = post(
         &format!("{first_url}/threads/{thread}/runs"),
         json!({ "assistant_id": "steps", "input": { "tag": "t0r0" } }),
@@ -142,7 +147,8 @@ async fn a_worker_whose_renewals_fail_stops_and_the_run_runs_once_with_one_after
     .await;
     let run_id = run["run_id"].as_str().unwrap().to_owned();
     let run_url = format!("{first_url}/threads/{thread}/runs/{run_id}");
-    eventually("the first process runs the run", || async { get(&run_url).await["status"] == "running" }).await;
+    eventually("the first process runs the run", || async { get(&run_url).await["status"] == "running" })
+        .await;
 
     let second = cluster(&db, &redis, 1).await.with_lease(lease);
     let server = Server::with_shared_saver(mysql_saver(&db).await)
@@ -281,7 +287,8 @@ async fn a_run_whose_thread_cannot_be_read_back_fails_and_the_thread_keeps_its_v
     let url = serve(server).await;
     let thread = post(&format!("{url}/threads"), json!({})).await["thread_id"].as_str().unwrap().to_owned();
     let runs = format!("{url}/threads/{thread}/runs");
-    let out = post(&format!("{runs}/wait"), json!({ "assistant_id": "note", "input": { "tag": "kept" } })).await;
+    let out =
+        post(&format!("{runs}/wait"), json!({ "assistant_id": "note", "input": { "tag": "kept" } })).await;
     assert_eq!(out["log"], json!(["kept"]));
     let run = post(&runs, json!({ "assistant_id": "note", "input": { "tag": "break" } })).await;
     let run_id = run["run_id"].as_str().unwrap();

@@ -148,7 +148,11 @@ impl Checkpointer for Fenced {
         self.saver.delete_for_runs(run_ids).await
     }
 
-    async fn copy_thread(&self, source_thread_id: &str, target_thread_id: &str) -> Result<(), CheckpointError> {
+    async fn copy_thread(
+        &self,
+        source_thread_id: &str,
+        target_thread_id: &str,
+    ) -> Result<(), CheckpointError> {
         self.check().await?;
         self.saver.copy_thread(source_thread_id, target_thread_id).await
     }
@@ -193,11 +197,20 @@ mod tests {
     }
 
     async fn put(saver: &Fenced, step: i64) -> Result<CheckpointConfig, CheckpointError> {
-        let checkpoint =
-            Checkpoint { v: 4, id: format!("1ef00000-0000-6000-8000-00000000000{step}"), ..Checkpoint::default() };
+        let checkpoint = Checkpoint {
+            v: 4,
+            id: format!("1ef00000-0000-6000-8000-00000000000{step}"),
+            ..Checkpoint::default()
+        };
         let metadata = CheckpointMetadata::new(CheckpointSource::Loop, step);
-        Checkpointer::put(saver, &CheckpointConfig::thread("T"), checkpoint, metadata, ChannelVersions::default())
-            .await
+        Checkpointer::put(
+            saver,
+            &CheckpointConfig::thread("T"),
+            checkpoint,
+            metadata,
+            ChannelVersions::default(),
+        )
+        .await
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,7 +233,8 @@ mod tests {
         assert_eq!(taken.attempt, 2);
         let refused = put(&old, 1).await;
         assert!(refused.is_err(), "the old owner's checkpoint is refused");
-        let writes = Checkpointer::put_writes(&old, &CheckpointConfig::thread("T"), Vec::new(), "task", "").await;
+        let writes =
+            Checkpointer::put_writes(&old, &CheckpointConfig::thread("T"), Vec::new(), "task", "").await;
         assert!(writes.is_err(), "and so are its writes");
         assert!(old_refused.load(Ordering::Acquire), "the refusal is flagged for the worker");
         let new = fenced(taken, &Arc::new(AtomicBool::new(false)));

@@ -188,7 +188,8 @@ impl Worker {
         } else {
             Some(exec::settle(graph.as_deref(), &*fenced, thread_id, run_id, &outcome).await)
         };
-        if let Some(settled) = settled.as_ref().filter(|s| s.status == "error" && outcome.status() != "error") {
+        if let Some(settled) = settled.as_ref().filter(|s| s.status == "error" && outcome.status() != "error")
+        {
             // The run itself ended well, but what it left could not be read back.
             push("error".into(), settled.error.clone());
         }
@@ -207,7 +208,8 @@ impl Worker {
         let Some(temporary) = self.record_end_retried(&held, claim, &outcome, &settled).await else { return };
         // The run's end is this worker's alone from here: the hook runs once.
         if let (Some(graph), Some(context)) = (&graph, &context) {
-            let ended = if settled.status == "error" { Outcome::Failed(settled.error.clone()) } else { outcome };
+            let ended =
+                if settled.status == "error" { Outcome::Failed(settled.error.clone()) } else { outcome };
             graph.after_run(context, &exec::run_end(&ended)).await;
         }
         drop(held);

@@ -157,9 +157,8 @@ impl MySqlRunQueue {
         if present {
             return Ok(());
         }
-        let added = sqlx::query(&format!("ALTER TABLE {table} ADD INDEX {name} {columns}"))
-            .execute(&self.pool)
-            .await;
+        let added =
+            sqlx::query(&format!("ALTER TABLE {table} ADD INDEX {name} {columns}")).execute(&self.pool).await;
         match added {
             Err(sqlx::Error::Database(e))
                 if e.try_downcast_ref::<MySqlDatabaseError>().map(MySqlDatabaseError::number)
@@ -314,14 +313,15 @@ impl MySqlRunQueue {
 
 /// Pool options whose sessions run at `READ COMMITTED`.
 fn read_committed(connections: u32) -> MySqlPoolOptions {
-    MySqlPoolOptions::new().max_connections(connections).acquire_timeout(Duration::from_secs(30)).after_connect(
-        |conn, _| {
+    MySqlPoolOptions::new()
+        .max_connections(connections)
+        .acquire_timeout(Duration::from_secs(30))
+        .after_connect(|conn, _| {
             Box::pin(async move {
                 sqlx::query(READ_COMMITTED).execute(conn).await?;
                 Ok(())
             })
-        },
-    )
+        })
 }
 
 /// Marks the run ended and frees its thread, inside a transaction; `false` when the worker no
