@@ -392,7 +392,7 @@ impl App {
         let thread_id = &record.thread_id;
         let settled = exec::settle(graph, &*self.saver, thread_id, &record.run_id, &outcome).await;
         run.set_output(settled.output.clone());
-        run.set_status(outcome.status());
+        run.set_status(settled.status);
         let next = {
             let mut tables = self.tables();
             if let Outcome::Stopped(Stop::Rollback) = outcome {
@@ -401,8 +401,10 @@ impl App {
             let temporary = tables.temporary.contains(thread_id);
             let mut next = None;
             if let Some(thread) = tables.threads.get_mut(thread_id) {
-                thread.values = settled.values;
-                thread.interrupts = settled.interrupts;
+                if settled.state_known {
+                    thread.values = settled.values;
+                    thread.interrupts = settled.interrupts;
+                }
                 thread.error = settled.error;
                 thread.updated_at = now();
                 thread.status = settled.thread_status;

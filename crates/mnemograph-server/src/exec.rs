@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::pin::pin;
+use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
@@ -49,7 +50,16 @@ pub(crate) struct Settled {
     pub(crate) error: Value,
     /// What `wait` and `join` answer: the values (with `__interrupt__`), or `{"__error__"}`.
     pub(crate) output: Value,
+    /// The run's status: the outcome's, or `error` when the thread could not be read back.
+    pub(crate) status: &'static str,
+    /// Whether `values` and `interrupts` were read back; when not, the thread keeps its own.
+    pub(crate) state_known: bool,
 }
+
+/// How many times reading a thread back, or deleting a rolled-back run's checkpoints, is tried.
+const SETTLE_TRIES: u32 = 4;
+/// The wait after the first failed try; doubled after each.
+const SETTLE_BACKOFF: Duration = Duration::from_millis(100);
 
 /// Runs the graph, handing each API event to `push`, until it ends or `stop` resolves; then
 /// calls the hooks' `after_run`.
@@ -61,11 +71,27 @@ pub(crate) async fn drive(
     push: &mut (dyn FnMut(String, Value) + Send),
     stop: impl Future<Output = Stop>,
 ) -> Outcome {
+    let outcome = run(graph, context.clone(), plan, attempt, push, stop).await;
+    graph.after_run(&context, &run_end(&outcome)).await;
+    outcome
+}
+
+/// Runs the graph, handing each API event to `push`, until it ends or `stop` resolves; the
+/// graph's stream is dropped before this returns, so a stopped run does no more work. The
+/// caller calls the hooks' `after_run`, once it knows the run is its to end.
+pub(crate) async fn run(
+    graph: &dyn ServedGraph,
+    context: RunContext,
+    plan: Plan,
+    attempt: u32,
+    push: &mut (dyn FnMut(String, Value) + Send),
+    stop: impl Future<Output = Stop>,
+) -> Outcome {
     push("metadata".into(), json!({ "run_id": context.run_id, "attempt": attempt }));
-    let mut stream = graph.run(context.clone(), plan.input, plan.config, plan.modes.engine());
+    let mut stream = graph.run(context, plan.input, plan.config, plan.modes.engine());
     let mut translator = Translator::new(plan.modes);
     let mut stop = pin!(stop);
-    let outcome = loop {
+    loop {
         match select(stream.next(), stop.as_mut()).await {
             Either::Left((Some(Ok(event)), _)) => {
                 for (name, data) in translator.translate(event, &now()) {
@@ -76,22 +102,24 @@ pub(crate) async fn drive(
             Either::Left((None, _)) => break Outcome::Done,
             Either::Right((how, _)) => break Outcome::Stopped(how),
         }
-    };
-    // The graph's stream is dropped before the hooks run: a stopped run does no more work.
-    drop(stream);
-    let end = match &outcome {
+    }
+}
+
+/// How a run ended, as the hooks' `after_run` learns it.
+pub(crate) fn run_end(outcome: &Outcome) -> RunEnd {
+    match outcome {
         Outcome::Done => RunEnd::Success,
         Outcome::Failed(e) => {
             RunEnd::Error(e.get("message").and_then(Value::as_str).unwrap_or_default().to_owned())
         }
         Outcome::Stopped(_) => RunEnd::Cancelled,
-    };
-    graph.after_run(&context, &end).await;
-    outcome
+    }
 }
 
 /// What `outcome` leaves on the thread: a rolled-back run's checkpoints are deleted first, then
-/// the thread's state is read back.
+/// the thread's state is read back. Both are tried again after a failure; a state that still
+/// cannot be read makes the run fail with an error that says so, and leaves the thread's values
+/// and interrupts as they were (`state_known` is false).
 pub(crate) async fn settle(
     graph: Option<&dyn ServedGraph>,
     saver: &dyn DynCheckpointer,
@@ -100,28 +128,66 @@ pub(crate) async fn settle(
     outcome: &Outcome,
 ) -> Settled {
     if let Outcome::Stopped(Stop::Rollback) = outcome {
-        if let Err(e) = saver.delete_for_runs(&[run_id.to_owned()]).await {
-            tracing::warn!(run_id = %run_id, error = %e, "rolling back a run's checkpoints failed");
+        let run_ids = [run_id.to_owned()];
+        if let Err(e) =
+            retried("rolling back a run's checkpoints", run_id, || saver.delete_for_runs(&run_ids)).await
+        {
+            tracing::error!(run_id = %run_id, error = %e, "rolling back a run's checkpoints failed; they stay on the thread");
         }
     }
     let state = match graph {
-        Some(g) => g.state(RunConfig::thread(thread_id)).await.ok().flatten(),
-        None => None,
+        Some(g) => retried("reading a thread's state back", run_id, || g.state(RunConfig::thread(thread_id)))
+            .await
+            .map(|s| (true, s)),
+        None => Ok((false, None)),
+    };
+    let (state_known, state, unread) = match state {
+        Ok((known, state)) => (known, state, None),
+        Err(e) => (false, None, Some(e.to_string())),
     };
     let (values, interrupts, waiting) = match &state {
         Some(s) => thread_view(s),
         None => (Value::Null, Map::new(), false),
     };
-    let (output, error) = match outcome {
-        Outcome::Failed(e) => (json!({ "__error__": e }), e.clone()),
-        _ => (with_interrupts(&values, &interrupts), Value::Null),
+    let failure = match (outcome, unread) {
+        (Outcome::Failed(e), _) => Some(e.clone()),
+        (_, Some(why)) => Some(json!({
+            "error": "StateUnavailable",
+            "message": format!("the run ended but its thread's state could not be read back: {why}"),
+        })),
+        _ => None,
     };
-    let thread_status = match (outcome, waiting) {
-        (Outcome::Failed(_), _) => "error",
+    let (output, error, status) = match &failure {
+        Some(e) => (json!({ "__error__": e }), e.clone(), "error"),
+        None => (with_interrupts(&values, &interrupts), Value::Null, outcome.status()),
+    };
+    let thread_status = match (&failure, waiting) {
+        (Some(_), _) => "error",
         (_, true) => "interrupted",
         _ => "idle",
     };
-    Settled { values, interrupts, thread_status, error, output }
+    Settled { values, interrupts, thread_status, error, output, status, state_known }
+}
+
+/// `call`'s answer, tried again after a failure, waiting longer each time.
+async fn retried<T, E: std::fmt::Display, F: Future<Output = Result<T, E>>>(
+    what: &str,
+    run_id: &str,
+    mut call: impl FnMut() -> F,
+) -> Result<T, E> {
+    let mut backoff = SETTLE_BACKOFF;
+    let mut tries = 1;
+    loop {
+        match call().await {
+            Err(e) if tries < SETTLE_TRIES => {
+                tracing::warn!(run_id = %run_id, error = %e, "{what} failed; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff *= 2;
+                tries += 1;
+            }
+            done => return done,
+        }
+    }
 }
 
 /// Whether the thread has a checkpoint written by `run_id`: a run taken over from a worker that

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use futures_util::stream::BoxStream;
 use futures_util::{StreamExt, TryStreamExt};
+#[cfg(feature = "cluster")]
+use mnemograph_core::checkpoint::DynCheckpointer;
 use mnemograph_core::checkpoint::{CheckpointConfig, ListOptions};
 use mnemograph_core::value::ChannelValue;
 use mnemograph_core::{
@@ -81,6 +83,10 @@ pub(crate) trait ServedGraph: Send + Sync {
         config: RunConfig,
         modes: StreamModes,
     ) -> BoxStream<'static, Result<Emitted, ServerError>>;
+    /// The same graph and hooks on `saver`: a claimed run of a cluster runs on a saver that
+    /// refuses its writes once the run is no longer its worker's.
+    #[cfg(feature = "cluster")]
+    fn on_saver(&self, saver: Arc<dyn DynCheckpointer>) -> Arc<dyn ServedGraph>;
     /// Calls the hooks' `after_run`.
     fn after_run<'a>(&'a self, run: &'a RunContext, end: &'a RunEnd) -> BoxFuture<'a, ()>;
     /// The state at `config`'s checkpoint (the latest when it names none).
@@ -269,6 +275,12 @@ impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
             Ok::<_, ServerError>(events)
         };
         futures_util::stream::once(start).try_flatten().boxed()
+    }
+
+    #[cfg(feature = "cluster")]
+    fn on_saver(&self, saver: Arc<dyn DynCheckpointer>) -> Arc<dyn ServedGraph> {
+        let graph = (*self.graph).clone().with_shared_checkpointer(saver);
+        Arc::new(Served { graph: Arc::new(graph), hooks: self.hooks.clone() })
     }
 
     fn after_run<'a>(&'a self, run: &'a RunContext, end: &'a RunEnd) -> BoxFuture<'a, ()> {

@@ -16,6 +16,7 @@ use std::time::Duration;
 use mnemograph_core::prelude::*;
 use mnemograph_server::queue::{Claim, Finished, Lease, MySqlRunQueue, QueuedRun, Worker};
 use serde_json::json;
+use sqlx::{Connection, Row};
 use support::mysql::{drop_database, fresh_database};
 
 /// A queue on a fresh database (dropped by [`drop_database`]), or `None` (after saying why)
@@ -56,6 +57,42 @@ async fn a_thread_runs_one_run_at_a_time_in_queue_order() {
     assert!(!q.cancel_pending("a2").await.unwrap(), "a2 has");
     assert_eq!(q.status("nope").await.unwrap(), None);
     assert!(q.enqueue(&run("a1", "A")).await.is_err(), "a run id is queued once");
+    drop_database(&url).await;
+}
+
+/// Runs queued behind a busy thread are passed over in the database, however many there are:
+/// a claim takes the oldest pending run of each idle thread.
+#[tokio::test]
+async fn many_runs_queued_on_a_busy_thread_do_not_hold_up_another_threads_run() {
+    let Some((q, url)) = queue("stall").await else { return };
+    for i in 0..40 {
+        q.enqueue(&run(&format!("a{i:02}"), "A")).await.unwrap();
+    }
+    q.enqueue(&run("b00", "B")).await.unwrap();
+    assert_eq!(claimed(&q, "w1").await.as_deref(), Some("a00"));
+    assert_eq!(claimed(&q, "w2").await.as_deref(), Some("b00"), "B's run is not stuck behind A's queue");
+    assert_eq!(claimed(&q, "w3").await, None, "A's next run waits for a00");
+    let both = q.claim_many("w4", LONG, 8).await.unwrap();
+    assert!(both.is_empty(), "nothing else may start: {both:?}");
+    drop_database(&url).await;
+}
+
+const INDEX_COUNT: &str = "SELECT COUNT(*) AS n FROM information_schema.statistics \
+    WHERE table_schema = DATABASE() AND table_name = 'server_runs' AND index_name = 'open_by_thread'";
+
+/// Tables made before the claim's index get it from `setup`, which stays harmless to repeat.
+#[tokio::test]
+async fn setup_adds_the_claim_index_to_tables_made_without_it() {
+    let Some((q, url)) = queue("index").await else { return };
+    let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();
+    sqlx::query("ALTER TABLE server_runs DROP INDEX open_by_thread").execute(&mut conn).await.unwrap();
+    let n: i64 = sqlx::query(INDEX_COUNT).fetch_one(&mut conn).await.unwrap().get("n");
+    assert_eq!(n, 0, "the index is gone");
+    q.setup().await.unwrap();
+    q.setup().await.unwrap();
+    let n: i64 = sqlx::query(INDEX_COUNT).fetch_one(&mut conn).await.unwrap().get("n");
+    assert!(n > 0, "setup added the index back");
+    conn.close().await.unwrap();
     drop_database(&url).await;
 }
 

@@ -3,8 +3,17 @@
 //! resume with `Last-Event-ID`; the stream's last entry marks the run's end and carries its
 //! output. Two pub/sub channels wake the processes: one when a run is queued or a thread is freed,
 //! one when a run is asked to stop.
+//!
+//! Each stream keeps about its latest `max_len` entries (`XADD MAXLEN ~`): a client resuming
+//! from an id that was trimmed away gets the entries still kept, from the oldest, as LangGraph's
+//! server answers a `Last-Event-ID` it no longer has.
+//!
+//! A reader waits on the stream itself; the run's record in MySQL is read only when the stream
+//! stays silent — at the first silence, for a run that ended before its stream was read (or
+//! whose stream expired), then once per [`RECORD_CHECK`] — to end the stream of a run whose end
+//! entry never came (its worker died after recording the end, or Redis lost the entry).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use redis::aio::{ConnectionManager, MultiplexedConnection};
@@ -24,6 +33,8 @@ const END: &str = "__end__";
 const BLOCK: Duration = Duration::from_secs(4);
 /// How many entries one read takes.
 const BATCH: usize = 256;
+/// How long a silent stream waits between readings of its run's record.
+const RECORD_CHECK: Duration = Duration::from_secs(30);
 
 pub(super) fn redis_error(e: redis::RedisError) -> ServerError {
     ServerError::Queue(Box::new(e))
@@ -37,6 +48,8 @@ pub(super) struct Events {
     prefix: String,
     /// How long a finished run's stream stays.
     retention: Duration,
+    /// About how many entries a run's stream keeps.
+    max_len: usize,
 }
 
 /// What a wake-up channel carries.
@@ -59,7 +72,16 @@ impl Events {
     pub(super) async fn connect(url: &str, prefix: String, retention: Duration) -> Result<Self> {
         let client = redis::Client::open(url).map_err(redis_error)?;
         let conn = ConnectionManager::new(client.clone()).await.map_err(redis_error)?;
-        Ok(Self { client, conn, prefix, retention })
+        Ok(Self { client, conn, prefix, retention, max_len: super::STREAM_MAX_LEN })
+    }
+
+    /// About how many entries a run's stream keeps.
+    pub(super) fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    pub(super) fn set_max_len(&mut self, max_len: usize) {
+        self.max_len = max_len.max(1);
     }
 
     pub(super) fn set_retention(&mut self, retention: Duration) {
@@ -78,15 +100,26 @@ impl Events {
         format!("{}{name}", self.prefix)
     }
 
-    /// Appends events to a run's stream, in one round trip.
+    /// Appends events to a run's stream, in one round trip, all of them or none.
     pub(super) async fn append(&self, run_id: &str, events: &[(String, Value)]) -> Result<()> {
         if events.is_empty() {
             return Ok(());
         }
         let key = self.key(run_id);
         let mut pipe = redis::pipe();
+        pipe.atomic();
         for (event, data) in events {
-            pipe.cmd("XADD").arg(&key).arg("*").arg("e").arg(event).arg("d").arg(data.to_string()).ignore();
+            pipe.cmd("XADD")
+                .arg(&key)
+                .arg("MAXLEN")
+                .arg("~")
+                .arg(self.max_len)
+                .arg("*")
+                .arg("e")
+                .arg(event)
+                .arg("d")
+                .arg(data.to_string())
+                .ignore();
         }
         let mut conn = self.conn.clone();
         pipe.query_async::<()>(&mut conn).await.map_err(redis_error)
@@ -100,6 +133,9 @@ impl Events {
         redis::pipe()
             .cmd("XADD")
             .arg(&key)
+            .arg("MAXLEN")
+            .arg("~")
+            .arg(self.max_len)
             .arg("*")
             .arg("e")
             .arg(END)
@@ -201,6 +237,7 @@ impl Events {
             run_id: String,
             after: String,
             conn: Option<MultiplexedConnection>,
+            checked: Option<Instant>,
             done: bool,
         }
         let tail = Tail {
@@ -209,12 +246,13 @@ impl Events {
             run_id,
             after: after.unwrap_or_else(|| "0-0".to_owned()),
             conn: None,
+            checked: None,
             done: false,
         };
         futures_util::stream::unfold(tail, |mut t| async move {
             let mut failures = 0;
             while !t.done {
-                match t.events.next_batch(&t.pool, &t.run_id, &t.after, &mut t.conn).await {
+                match t.events.next_batch(&t.pool, &t.run_id, &t.after, &mut t.conn, &mut t.checked).await {
                     Ok(batch) => {
                         failures = 0;
                         t.done = batch.end.is_some();
@@ -242,13 +280,15 @@ impl Events {
 
     /// The run's next events after `after`; `end` is set once the run is over, read from its end
     /// entry or, when the stream has none (its worker died after recording the end, or the stream
-    /// expired), from its record.
+    /// expired), from its record, read at the first silence and then once per [`RECORD_CHECK`]
+    /// (`checked` says when it was last read).
     async fn next_batch(
         &self,
         pool: &MySqlPool,
         run_id: &str,
         after: &str,
         conn: &mut Option<MultiplexedConnection>,
+        checked: &mut Option<Instant>,
     ) -> Result<Batch> {
         let conn = match conn {
             Some(c) => c,
@@ -259,6 +299,10 @@ impl Events {
             return Ok(batch);
         }
         // Nothing for a while: the run may be over without an end entry.
+        if checked.is_some_and(|at| at.elapsed() < RECORD_CHECK) {
+            return Ok(batch);
+        }
+        *checked = Some(Instant::now());
         match tables::outcome(pool, run_id).await? {
             Some((status, _)) if matches!(status.as_str(), "pending" | "running") => Ok(batch),
             finished => {
@@ -281,9 +325,9 @@ impl Events {
                 return Ok(output);
             }
         }
-        let (mut conn, mut after, mut failures) = (None, "0-0".to_owned(), 0);
+        let (mut conn, mut after, mut failures, mut checked) = (None, "0-0".to_owned(), 0, None);
         loop {
-            match self.next_batch(pool, run_id, &after, &mut conn).await {
+            match self.next_batch(pool, run_id, &after, &mut conn, &mut checked).await {
                 Ok(batch) => {
                     if let Some(end) = batch.end {
                         return Ok(end.get("output").cloned().unwrap_or(Value::Null));

@@ -43,9 +43,12 @@ macro_rules! in_tx {
 }
 
 mod events;
+mod fence;
+mod lease;
 mod ledger;
 mod tables;
 mod worker;
+mod writer;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -86,6 +89,10 @@ impl std::fmt::Debug for Cluster {
 
 /// How many runs a process runs at once, by default.
 pub const WORKERS: usize = 64;
+
+/// About how many events a run's stream keeps, by default: a client resuming from an event
+/// older than those gets the ones kept, from the oldest.
+pub const STREAM_MAX_LEN: usize = 10_000;
 
 impl Cluster {
     /// Connects to the MySQL/MariaDB database of `mysql_url` (creating the tables when missing)
@@ -136,6 +143,17 @@ impl Cluster {
     #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// Keeps about the latest `max_len` events of each run's stream ([`STREAM_MAX_LEN`] by
+    /// default), while the run goes on and after it ended. Redis trims whole blocks of entries
+    /// (`XADD MAXLEN ~`), so a stream may hold somewhat more. A client that resumes with a
+    /// `Last-Event-ID` older than the oldest event kept gets the events still kept, from the
+    /// oldest on, and misses those trimmed away, as with LangGraph's server.
+    #[must_use]
+    pub fn with_stream_max_len(mut self, max_len: usize) -> Self {
+        self.events.set_max_len(max_len);
         self
     }
 

@@ -3,18 +3,23 @@
 //! end recorded on the run and its thread.
 
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
+use mnemograph_core::checkpoint::DynCheckpointer;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use sqlx::Row;
 use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::time::Instant;
 
 use super::events::Signal;
+use super::fence::Fenced;
+use super::lease::Held;
+use super::writer::write_events;
 use super::{tables, Cluster, Ledger};
 use crate::app::App;
 use crate::error::{Result, ServerError};
@@ -32,6 +37,12 @@ const POLL: Duration = Duration::from_millis(250);
 
 /// The most runs one claim takes.
 const CLAIM_AT_ONCE: usize = 16;
+/// The wait after a first failed read or write on the way to a run's end; doubled after each.
+const RETRY_BACKOFF: Duration = Duration::from_millis(100);
+/// The longest wait between two tries.
+const MAX_RETRY_BACKOFF: Duration = Duration::from_secs(5);
+/// How many times ending a run's stream is tried.
+const END_TRIES: u32 = 8;
 
 /// What a queued run carries: the request, and the metadata of its checkpoints.
 #[derive(Deserialize)]
@@ -91,14 +102,15 @@ impl Worker {
                     Err(_) => break,
                 }
             }
+            // A lease starts when the claim commits; counting it from before the request keeps
+            // this worker's view of it no longer than the database's.
+            let since = Instant::now();
             match self.ledger.queue.claim_many(&self.name, self.lease, permits.len()).await {
                 Ok(claims) if !claims.is_empty() => {
                     for (claim, permit) in claims.into_iter().zip(permits) {
                         let worker = self.clone();
                         tokio::spawn(async move {
-                            if let Err(e) = worker.execute(&claim).await {
-                                tracing::warn!(run_id = %claim.run.run_id, error = %e, "recording a run's end failed");
-                            }
+                            worker.execute(&claim, since).await;
                             drop(permit);
                         });
                     }
@@ -116,51 +128,156 @@ impl Worker {
         }
     }
 
-    /// Runs a claimed run and records its end; returns early, recording nothing, when the lease
-    /// was lost to another worker.
-    async fn execute(&self, claim: &Claim) -> Result<()> {
+    /// Runs a claimed run and records its end, then calls the hooks' `after_run`. Stops, records
+    /// nothing and calls no hook once the run may be another worker's: its lease could have run
+    /// out, or its saver refused a write.
+    async fn execute(&self, claim: &Claim, since: Instant) {
         let (run_id, thread_id) = (claim.run.run_id.as_str(), claim.run.thread_id.as_str());
-        let (stop_tx, mut stop_rx) =
-            watch::channel(tables::stop_requested(self.ledger.queue.pool(), run_id).await?);
-        self.ledger.running.lock().unwrap_or_else(PoisonError::into_inner).insert(run_id.to_owned(), stop_tx);
-        let lost = AtomicBool::new(false);
-        let (tx, rx) = mpsc::unbounded_channel::<(String, Value)>();
-        let writer = tokio::spawn(write_events(self.ledger.clone(), run_id.to_owned(), rx));
-        let graph = self.graph_of(claim);
-        let mut push = move |event: String, data: Value| {
-            let _ = tx.send((event, data));
+        let held = Held::start(self.ledger.clone(), claim.clone(), self.lease, since);
+        let asked = match until_lost(&held, self.stop_requested(run_id)).await {
+            Some(asked) => asked,
+            None => return,
         };
-        let asked = *stop_rx.borrow();
+        let (stop_tx, mut stop_rx) = watch::channel(asked);
+        self.ledger.running.lock().unwrap_or_else(PoisonError::into_inner).insert(run_id.to_owned(), stop_tx);
+        let (tx, rx) = mpsc::unbounded_channel::<(String, Value)>();
+        let mut writer = tokio::spawn(write_events(self.ledger.clone(), run_id.to_owned(), rx));
+        let lost = held.lost.clone();
+        // A worker that lost the run writes none of its events from then on: the run's stream
+        // is the new owner's.
+        let mut push = move |event: String, data: Value| {
+            if !lost.load(Ordering::Acquire) && tx.send((event, data)).is_err() {
+                tracing::error!("a run's event writer stopped before the run");
+            }
+        };
+        // The run writes only while it is this worker's: a write after the run was taken over
+        // is refused, and the refusal stops the run.
+        let fenced: Arc<dyn DynCheckpointer> = Arc::new(Fenced::new(
+            self.app.saver.clone(),
+            self.ledger.queue.pool().clone(),
+            claim.clone(),
+            self.lease.renew_every(),
+            held.lost.clone(),
+        ));
+        let graph = self.graph_of(claim).map(|(graph, payload)| (graph.on_saver(fenced.clone()), payload));
+        let mut context = None;
         let outcome = match (asked, &graph) {
             (Some(how), _) => Outcome::Stopped(how),
             (None, Err(e)) => exec::fail(&mut push, &e.to_string(), "NotFound"),
             (None, Ok((graph, payload))) => match self.plan(&**graph, claim, payload).await {
                 Err(e) => exec::fail(&mut push, &e.to_string(), "Unprocessable"),
-                Ok((plan, context)) => {
-                    let stop = self.stop_or_lost(claim, &mut stop_rx, &lost);
-                    exec::drive(&**graph, context, plan, claim.attempt, &mut push, stop).await
+                Ok((plan, ctx)) => {
+                    context = Some(ctx.clone());
+                    let stop = async {
+                        let asked = async {
+                            let how = stop_rx.wait_for(Option::is_some).await.ok().and_then(|s| *s);
+                            how.unwrap_or(Stop::Interrupt)
+                        };
+                        match select(pin!(asked), pin!(held.given_up())).await {
+                            Either::Left((how, _)) => how,
+                            Either::Right(_) => Stop::Interrupt,
+                        }
+                    };
+                    exec::run(&**graph, ctx, plan, claim.attempt, &mut push, stop).await
                 }
             },
         };
+        let graph = graph.ok().map(|(g, _)| g);
+        let settled = if held.is_lost() {
+            None
+        } else {
+            Some(exec::settle(graph.as_deref(), &*fenced, thread_id, run_id, &outcome).await)
+        };
+        if let Some(settled) = settled.as_ref().filter(|s| s.status == "error" && outcome.status() != "error")
+        {
+            // The run itself ended well, but what it left could not be read back.
+            push("error".into(), settled.error.clone());
+        }
         drop(push);
         // Every event is in Redis before the run's end is recorded: a reader that finds the run
         // ended has nothing more to wait for.
-        let _ = writer.await;
-        self.ledger.running.lock().unwrap_or_else(PoisonError::into_inner).remove(run_id);
-        if lost.load(Ordering::Relaxed) {
-            return Ok(());
+        let flushed = until_lost(&held, &mut writer).await;
+        if flushed.is_none() {
+            writer.abort();
         }
-        let graph = graph.ok().map(|(g, _)| g);
-        let settled = exec::settle(graph.as_deref(), &*self.app.saver, thread_id, run_id, &outcome).await;
-        let Some(temporary) = self.record_end(claim, &outcome, &settled).await? else { return Ok(()) };
+        self.ledger.running.lock().unwrap_or_else(PoisonError::into_inner).remove(run_id);
+        let (Some(settled), Some(flushed)) = (settled, flushed) else { return };
+        if let Err(e) = flushed {
+            tracing::error!(run_id, error = %e, "a run's event writer failed");
+        }
+        let Some(temporary) = self.record_end_retried(&held, claim, &outcome, &settled).await else { return };
+        // The run's end is this worker's alone from here: the hook runs once.
+        if let (Some(graph), Some(context)) = (&graph, &context) {
+            let ended =
+                if settled.status == "error" { Outcome::Failed(settled.error.clone()) } else { outcome };
+            graph.after_run(context, &exec::run_end(&ended)).await;
+        }
+        drop(held);
         if temporary {
             if let Err(e) = self.app.saver.delete_thread(thread_id).await {
                 tracing::warn!(thread_id, error = %e, "deleting a stateless run's thread failed");
             }
         }
-        self.ledger.events.end(run_id, outcome.status(), &settled.output).await?;
+        self.end_stream(run_id, settled.status, &settled.output).await;
         self.ledger.events.wake().await;
-        Ok(())
+    }
+
+    /// How the run was asked to stop before it started, read again after a failure.
+    async fn stop_requested(&self, run_id: &str) -> Option<Stop> {
+        let mut backoff = RETRY_BACKOFF;
+        loop {
+            match tables::stop_requested(self.ledger.queue.pool(), run_id).await {
+                Ok(asked) => return asked,
+                Err(e) => {
+                    tracing::warn!(run_id, error = %e, "reading a run's stop request failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_RETRY_BACKOFF);
+                }
+            }
+        }
+    }
+
+    /// Records the run's end, again after a failure, while the run is this worker's. `None` when
+    /// it is not (any more).
+    async fn record_end_retried(
+        &self,
+        held: &Held,
+        claim: &Claim,
+        outcome: &Outcome,
+        settled: &exec::Settled,
+    ) -> Option<bool> {
+        let mut backoff = RETRY_BACKOFF;
+        while !held.is_lost() {
+            match self.record_end(claim, outcome, settled).await {
+                Ok(recorded) => return recorded,
+                Err(e) => {
+                    tracing::warn!(run_id = %claim.run.run_id, error = %e, "recording a run's end failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_RETRY_BACKOFF);
+                }
+            }
+        }
+        tracing::warn!(run_id = %claim.run.run_id, "the run's lease was lost before its end was recorded");
+        None
+    }
+
+    /// Ends the run's stream, again after a failure; readers of a stream left without its end
+    /// entry end it from the run's record.
+    async fn end_stream(&self, run_id: &str, status: &str, output: &Value) {
+        let mut backoff = RETRY_BACKOFF;
+        for attempt in 1..=END_TRIES {
+            match self.ledger.events.end(run_id, status, output).await {
+                Ok(()) => return,
+                Err(e) if attempt < END_TRIES => {
+                    tracing::warn!(run_id, error = %e, "ending a run's stream failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_RETRY_BACKOFF);
+                }
+                Err(e) => {
+                    tracing::error!(run_id, error = %e, "ending a run's stream failed; its readers end it from the run's record");
+                }
+            }
+        }
     }
 
     /// The graph a claimed run runs, and its payload.
@@ -193,43 +310,6 @@ impl Worker {
         Ok((Plan { input, config, modes: body.modes()? }, context))
     }
 
-    /// Resolves when the run is asked to stop, or when its lease is lost (setting `lost`);
-    /// renews the lease meanwhile.
-    async fn stop_or_lost(
-        &self,
-        claim: &Claim,
-        stop: &mut watch::Receiver<Option<Stop>>,
-        lost: &AtomicBool,
-    ) -> Stop {
-        let mut renew = tokio::time::interval(self.lease.renew_every());
-        renew.tick().await;
-        loop {
-            let asked = match select(pin!(stop.wait_for(Option::is_some)), pin!(renew.tick())).await {
-                Either::Left((Ok(how), _)) => Some(how.unwrap_or(Stop::Interrupt)),
-                Either::Left((Err(_), _)) => Some(Stop::Interrupt),
-                Either::Right(_) => None,
-            };
-            if let Some(how) = asked {
-                return how;
-            }
-            match self.ledger.queue.renew(claim, self.lease).await {
-                Ok(true) => {
-                    // A stop request whose message was lost is in the run's record.
-                    if let Ok(Some(how)) =
-                        tables::stop_requested(self.ledger.queue.pool(), &claim.run.run_id).await
-                    {
-                        return how;
-                    }
-                }
-                Ok(false) => {
-                    lost.store(true, Ordering::Relaxed);
-                    return Stop::Interrupt;
-                }
-                Err(e) => tracing::warn!(run_id = %claim.run.run_id, error = %e, "renewing a lease failed"),
-            }
-        }
-    }
-
     /// Records the run's end on the run and its thread, in one transaction. `None` when the run
     /// is another worker's now; otherwise whether the run's thread was a stateless run's, now
     /// deleted.
@@ -239,10 +319,10 @@ impl Worker {
         outcome: &Outcome,
         settled: &exec::Settled,
     ) -> Result<Option<bool>> {
-        let how = match outcome {
-            Outcome::Done => Finished::Success,
-            Outcome::Failed(_) => Finished::Error,
-            Outcome::Stopped(_) => Finished::Interrupted,
+        let how = match (settled.status, outcome) {
+            ("error", _) | (_, Outcome::Failed(_)) => Finished::Error,
+            (_, Outcome::Done) => Finished::Success,
+            (_, Outcome::Stopped(_)) => Finished::Interrupted,
         };
         let (run_id, thread_id) = (&claim.run.run_id, &claim.run.thread_id);
         in_tx!(self.ledger.queue.pool(), |tx| {
@@ -293,11 +373,14 @@ impl Worker {
                     .await?;
                 return Ok(Ok(Some(true)));
             }
+            // A thread whose state could not be read back keeps the values it had.
             sqlx::query(
-                "UPDATE server_threads SET state_values = ?, interrupts = ?, error = ?, status = ?, updated_at = ? \
-                 WHERE thread_id = ?",
+                "UPDATE server_threads SET state_values = IF(?, ?, state_values), \
+                 interrupts = IF(?, ?, interrupts), error = ?, status = ?, updated_at = ? WHERE thread_id = ?",
             )
+            .bind(settled.state_known)
             .bind(settled.values.to_string())
+            .bind(settled.state_known)
             .bind(Value::Object(settled.interrupts.clone()).to_string())
             .bind(settled.error.to_string())
             .bind(if open > 0 { "busy" } else { settled.thread_status })
@@ -310,15 +393,10 @@ impl Worker {
     }
 }
 
-/// Writes a run's events to Redis as they come, as many at a time as are waiting.
-async fn write_events(ledger: Arc<Ledger>, run_id: String, mut rx: mpsc::UnboundedReceiver<(String, Value)>) {
-    while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
-        while let Ok(more) = rx.try_recv() {
-            batch.push(more);
-        }
-        if let Err(e) = ledger.events.append(&run_id, &batch).await {
-            tracing::warn!(run_id = %run_id, error = %e, "writing a run's events failed");
-        }
+/// `work`'s result, or `None` when the run is given up first.
+async fn until_lost<T>(held: &Held, work: impl std::future::Future<Output = T>) -> Option<T> {
+    match select(pin!(work), pin!(held.given_up())).await {
+        Either::Left((done, _)) => Some(done),
+        Either::Right(_) => None,
     }
 }

@@ -3,14 +3,12 @@
 
 use std::time::Duration;
 
-use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
+use sqlx::mysql::{MySqlDatabaseError, MySqlPool, MySqlPoolOptions};
 use sqlx::{MySql, Row, Transaction};
 
 use super::{Claim, Finished, Lease, QueuedRun};
 use crate::error::{Result, ServerError};
 
-/// How many queued runs one claim looks at before it gives up for now.
-const CANDIDATES: usize = 16;
 /// How many times a claim, renewal or finish is retried after the server rolled it back to break
 /// a deadlock.
 pub(crate) const DEADLOCK_RETRIES: usize = 8;
@@ -40,7 +38,8 @@ const SETUP: [&str; 2] = [
         stop_requested VARCHAR(16) NULL,
         UNIQUE KEY run_id (run_id),
         KEY by_status (status, seq),
-        KEY by_thread (thread_id, seq)
+        KEY by_thread (thread_id, seq),
+        KEY open_by_thread (thread_id, status, seq)
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
     "CREATE TABLE IF NOT EXISTS server_threads (
         thread_id VARCHAR(64) NOT NULL PRIMARY KEY,
@@ -56,17 +55,32 @@ const SETUP: [&str; 2] = [
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
 ];
 
+/// Indexes that tables made before them lack: `(table, name, columns)`. A claim looks for an
+/// older open run of each candidate's thread; `open_by_thread` reaches those without reading the
+/// thread's ended runs.
+const INDEXES: [(&str, &str, &str); 1] = [("server_runs", "open_by_thread", "(thread_id, status, seq)")];
+
+/// MySQL's and MariaDB's error number for an index name already taken.
+const DUPLICATE_KEY_NAME: u16 = 1061;
+
+/// How many connections lease renewals have to themselves.
+const LEASE_CONNECTIONS: u32 = 2;
+
 /// The run queue on MySQL or MariaDB (10.6 or later, for `SKIP LOCKED`).
 ///
 /// `server_runs` holds every queued run in queue order (`seq`) with its status (`pending`,
 /// `running`, `success`, `error`, `interrupted`), the worker holding it and until when;
 /// `server_threads` names each thread's run in progress. Both also hold what the API shows of a
-/// thread and a run, for the servers of a cluster. A claim locks one candidate run and its
-/// thread's row in one transaction, skipping rows another claim holds; a candidate whose thread
-/// has another run in progress, or an older run still waiting, is passed over.
+/// thread and a run, for the servers of a cluster. A claim takes the oldest open run of each
+/// thread that may start, oldest first, locking those runs and their threads' rows in one
+/// statement and skipping rows another transaction holds, so runs queued behind a busy thread
+/// never hold up another thread's runs.
 #[derive(Debug, Clone)]
 pub struct MySqlRunQueue {
     pool: MySqlPool,
+    /// Renewals' own connections: a pool busy with claims, records and reads cannot make a
+    /// worker miss its renewals and lose its runs.
+    lease_pool: MySqlPool,
 }
 
 pub(crate) fn db(e: sqlx::Error) -> ServerError {
@@ -85,26 +99,25 @@ impl MySqlRunQueue {
     /// # Errors
     /// [`ServerError::Queue`] when the server cannot be reached.
     pub async fn connect(url: &str) -> Result<Self> {
-        let pool = MySqlPoolOptions::new()
-            .max_connections(16)
-            .acquire_timeout(Duration::from_secs(30))
-            .after_connect(|conn, _| {
-                Box::pin(async move {
-                    sqlx::query(READ_COMMITTED).execute(conn).await?;
-                    Ok(())
-                })
-            })
-            .connect(url)
-            .await
-            .map_err(db)?;
+        let pool = read_committed(16).connect(url).await.map_err(db)?;
         Ok(Self::with_pool(pool))
     }
 
     /// A queue on an existing pool, whose sessions should run at `READ COMMITTED` (as
     /// [`MySqlRunQueue::connect`] sets them): under `REPEATABLE READ`, the range reads of claims
-    /// take gap locks that collide with the inserts of runs on neighbouring threads.
+    /// take gap locks that collide with the inserts of runs on neighbouring threads. Lease
+    /// renewals get a small pool of their own on the same server.
     pub fn with_pool(pool: MySqlPool) -> Self {
-        Self { pool }
+        let options = (*pool.connect_options()).clone();
+        let lease_pool = read_committed(LEASE_CONNECTIONS).connect_lazy_with(options);
+        Self { pool, lease_pool }
+    }
+
+    /// Renews leases on `pool` instead of the small pool of its own that the queue opens.
+    #[must_use]
+    pub fn with_lease_pool(mut self, pool: MySqlPool) -> Self {
+        self.lease_pool = pool;
+        self
     }
 
     /// The queue's pool.
@@ -121,7 +134,40 @@ impl MySqlRunQueue {
         for sql in SETUP {
             sqlx::query(sql).execute(&self.pool).await.map_err(db)?;
         }
+        for (table, name, columns) in INDEXES {
+            self.add_index(table, name, columns).await?;
+        }
         Ok(())
+    }
+
+    /// Adds an index to a table that lacks it. MySQL has no `CREATE INDEX IF NOT EXISTS`, so the
+    /// catalogue is asked first; a process adding the same index meanwhile makes the `ALTER`
+    /// fail with a duplicate name, which is success here.
+    async fn add_index(&self, table: &str, name: &str, columns: &str) -> Result<()> {
+        let present = sqlx::query(
+            "SELECT 1 FROM information_schema.statistics \
+             WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ? LIMIT 1",
+        )
+        .bind(table)
+        .bind(name)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db)?
+        .is_some();
+        if present {
+            return Ok(());
+        }
+        let added =
+            sqlx::query(&format!("ALTER TABLE {table} ADD INDEX {name} {columns}")).execute(&self.pool).await;
+        match added {
+            Err(sqlx::Error::Database(e))
+                if e.try_downcast_ref::<MySqlDatabaseError>().map(MySqlDatabaseError::number)
+                    == Some(DUPLICATE_KEY_NAME) =>
+            {
+                Ok(())
+            }
+            other => other.map(|_| ()).map_err(db),
+        }
     }
 
     /// Queues `run` behind the runs already queued.
@@ -196,7 +242,7 @@ impl MySqlRunQueue {
             .bind(&claim.run.run_id)
             .bind(&claim.worker)
             .bind(claim.attempt)
-            .execute(&self.pool)
+            .execute(&self.lease_pool)
             .await;
             match renewed {
                 Ok(done) => return Ok(done.rows_affected() == 1),
@@ -265,6 +311,19 @@ impl MySqlRunQueue {
     }
 }
 
+/// Pool options whose sessions run at `READ COMMITTED`.
+fn read_committed(connections: u32) -> MySqlPoolOptions {
+    MySqlPoolOptions::new()
+        .max_connections(connections)
+        .acquire_timeout(Duration::from_secs(30))
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                sqlx::query(READ_COMMITTED).execute(conn).await?;
+                Ok(())
+            })
+        })
+}
+
 /// Marks the run ended and frees its thread, inside a transaction; `false` when the worker no
 /// longer held the run.
 pub(crate) async fn finish_in(
@@ -294,51 +353,41 @@ pub(crate) async fn finish_in(
 }
 
 /// Up to `max` claims, inside one transaction.
+///
+/// One locking read finds them all: the oldest open run of each thread, when it is pending on a
+/// thread with no run in progress or running under a lease that ran out. Runs whose rows, or
+/// whose thread's row, another transaction holds are skipped, not waited for. Each one found is
+/// checked once more for an older open run with a read that waits for locks, as the first
+/// read's check may have passed over a row another transaction held.
 async fn claim_in(
     tx: &mut Transaction<'_, MySql>,
     worker: &str,
     lease: Lease,
     max: usize,
 ) -> sqlx::Result<Vec<Claim>> {
-    let mut after = 0_i64;
-    let mut claims = Vec::new();
-    for _ in 0..CANDIDATES.max(max * 2) {
-        if claims.len() >= max {
-            break;
-        }
-        // One candidate at a time: a claim holds few row locks, so claims rarely meet.
-        let Some(row) = sqlx::query(
-            "SELECT seq, run_id, thread_id, payload, attempt FROM server_runs \
-             WHERE seq > ? AND (status = 'pending' OR (status = 'running' AND lease_until < UTC_TIMESTAMP(6))) \
-             ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED",
-        )
-        .bind(after)
-        .fetch_optional(&mut **tx)
-        .await?
-        else {
-            break;
-        };
+    let rows = sqlx::query(
+        "SELECT r.seq, r.run_id, r.thread_id, r.payload, r.attempt \
+         FROM server_runs r JOIN server_threads t ON t.thread_id = r.thread_id \
+         WHERE r.status IN ('pending', 'running') \
+         AND ((r.status = 'pending' AND t.active_run IS NULL) \
+              OR (r.status = 'running' AND r.lease_until < UTC_TIMESTAMP(6))) \
+         AND NOT EXISTS (SELECT 1 FROM server_runs o WHERE o.thread_id = r.thread_id \
+                         AND o.status IN ('pending', 'running') AND o.seq < r.seq) \
+         ORDER BY r.seq LIMIT ? FOR UPDATE SKIP LOCKED",
+    )
+    .bind(max as u64)
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut claims = Vec::with_capacity(rows.len());
+    for row in rows {
         let seq: i64 = row.try_get("seq")?;
-        after = seq;
         let run_id: String = row.try_get("run_id")?;
         let thread_id: String = row.try_get("thread_id")?;
-        // The thread's row, unless another claim is deciding about this thread right now.
-        let Some(thread) =
-            sqlx::query("SELECT active_run FROM server_threads WHERE thread_id = ? FOR UPDATE SKIP LOCKED")
-                .bind(&thread_id)
-                .fetch_optional(&mut **tx)
-                .await?
-        else {
-            continue;
-        };
-        let active: Option<String> = thread.try_get("active_run")?;
-        if active.as_deref().is_some_and(|a| a != run_id) {
-            continue;
-        }
-        // An older run of the thread still waiting goes first (a locking read: it waits for a
-        // claim holding that run to decide, so no older run is overlooked).
+        // A locking read of the thread's older open runs: it waits for a transaction deciding
+        // about one of them, so an older run held by a claim or a cancellation that then leaves
+        // it waiting is not overlooked.
         let older = sqlx::query(
-            "SELECT seq FROM server_runs WHERE thread_id = ? AND seq < ? AND status IN ('pending', 'running') \
+            "SELECT seq FROM server_runs WHERE thread_id = ? AND status IN ('pending', 'running') AND seq < ? \
              LIMIT 1 LOCK IN SHARE MODE",
         )
         .bind(&thread_id)

@@ -92,8 +92,9 @@ impl Worker {
     /// [`ServerError::Queue`] when the queue's database fails. A run's own failure is not an
     /// error here: the run is recorded as failed.
     pub async fn run_next(&self) -> Result<Option<Finished>> {
+        let since = tokio::time::Instant::now();
         let Some(claim) = self.queue.claim(&self.name, self.lease).await? else { return Ok(None) };
-        let how = match self.execute(&claim).await {
+        let how = match self.execute(&claim, since).await {
             Ok(Some(how)) => how,
             // The lease was lost: the run is another worker's now; record nothing.
             Ok(None) => return Ok(Some(Finished::Interrupted)),
@@ -118,8 +119,9 @@ impl Worker {
         }
     }
 
-    /// Runs the claimed run while renewing the lease; `None` when the lease was lost.
-    async fn execute(&self, claim: &Claim) -> Result<Option<Finished>> {
+    /// Runs the claimed run while renewing the lease, claimed no sooner than `since`; `None` when
+    /// the lease was lost or could have run out.
+    async fn execute(&self, claim: &Claim, since: tokio::time::Instant) -> Result<Option<Finished>> {
         let body: RunCreate = serde_json::from_value(claim.run.payload.clone())
             .map_err(|e| ServerError::BadRequest(format!("queued run payload: {e}")))?;
         let graph = self.graphs.get(&body.assistant_id).cloned().ok_or_else(|| {
@@ -135,6 +137,9 @@ impl Worker {
         let mut stream = graph.run(context, input, config, StreamModes::NONE.with(StreamMode::Values));
         let mut renew = tokio::time::interval(self.lease.renew_every());
         renew.tick().await;
+        // Another worker may take the run over one lease after the last renewal that succeeded:
+        // by then this one has stopped it.
+        let mut renewed = since;
         loop {
             match select(stream.next(), pin!(renew.tick())).await {
                 Either::Left((Some(Ok(_)), _)) => {}
@@ -144,7 +149,16 @@ impl Worker {
                 }
                 Either::Left((None, _)) => return Ok(Some(Finished::Success)),
                 Either::Right(_) => {
-                    if !self.queue.renew(claim, self.lease).await? {
+                    let sent = tokio::time::Instant::now();
+                    let left = (renewed + self.lease.ttl).saturating_duration_since(sent);
+                    match tokio::time::timeout(left, self.queue.renew(claim, self.lease)).await {
+                        Ok(Ok(true)) => renewed = sent,
+                        Ok(Ok(false)) => return Ok(None),
+                        Ok(Err(e)) => tracing::warn!(run_id = %run_id, error = %e, "renewing a lease failed"),
+                        Err(_) => {}
+                    }
+                    if tokio::time::Instant::now() >= renewed + self.lease.ttl {
+                        tracing::warn!(run_id = %run_id, "no lease renewal succeeded for a whole lease: stopping the run");
                         return Ok(None);
                     }
                 }
