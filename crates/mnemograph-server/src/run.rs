@@ -174,7 +174,7 @@ impl RunHandle {
             let events = lock(&self.events);
             (events.log.from(next), events.live.as_ref().map(broadcast::Sender::subscribe))
         };
-        let reader = Reader { run: self, next, live };
+        let mut reader = Reader { run: self, next, live };
         let kept = futures_util::stream::iter(reader.fresh(kept));
         let live = futures_util::stream::unfold(reader, |mut reader| async move {
             let batch = reader.read().await?;
