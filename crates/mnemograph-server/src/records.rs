@@ -142,6 +142,7 @@ impl ThreadSearch {
 
     /// The page of `found` (any order) the search asks for, newest first; v7 ids order by
     /// creation where timestamps tie.
+    #[cfg(feature = "cluster")]
     pub(crate) fn select(&self, found: impl IntoIterator<Item = ThreadRecord>) -> Vec<ThreadRecord> {
         let mut found: Vec<ThreadRecord> = found.into_iter().filter(|t| self.keeps(t)).collect();
         found.sort_by(|a, b| (&b.created_at, &b.thread_id).cmp(&(&a.created_at, &a.thread_id)));

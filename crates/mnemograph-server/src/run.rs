@@ -222,9 +222,6 @@ impl Reader {
             if !frames.is_empty() {
                 return Some(frames);
             }
-            if self.live.is_none() {
-                return None;
-            }
         }
     }
 }
