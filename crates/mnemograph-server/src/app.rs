@@ -8,6 +8,7 @@ use std::time::Duration;
 use mnemograph_core::checkpoint::DynCheckpointer;
 use mnemograph_core::store::DynStore;
 use serde_json::{Map, Value};
+use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::assistant::Assistant;
@@ -16,10 +17,12 @@ use crate::exec::{self, Outcome};
 use crate::handle::RunRef;
 use crate::hooks::RunContext;
 use crate::limits::Limits;
-use crate::records::{now, RunRecord, ThreadRecord, ThreadSearch};
+use crate::records::{now, stamp_before, RunRecord, ThreadRecord, ThreadSearch};
 use crate::request::{Multitask, RunCreate};
+use crate::retention::Retention;
 use crate::run::{Plan, RunHandle, Stop};
 use crate::served::ServedGraph;
+use crate::thread_table::ThreadTable;
 
 /// The server's state, shared by every request.
 pub(crate) struct App {
@@ -30,6 +33,8 @@ pub(crate) struct App {
     event_retention: Duration,
     /// What one request may ask: pages, recursion, waiting runs.
     pub(crate) limits: Limits,
+    /// How long finished runs and idle threads stay, and how many events a run keeps.
+    pub(crate) retention: Retention,
     tables: Mutex<Tables>,
     /// Where thread and run records live when several processes serve the same threads; in this
     /// process when `None`.
@@ -39,7 +44,7 @@ pub(crate) struct App {
 
 #[derive(Default)]
 struct Tables {
-    threads: HashMap<String, ThreadRecord>,
+    threads: ThreadTable,
     runs: HashMap<String, Arc<RunHandle>>,
     /// Threads created for a stateless run, deleted when it ends.
     temporary: std::collections::HashSet<String>,
@@ -68,10 +73,17 @@ impl App {
             store,
             event_retention,
             limits: Limits::default(),
+            retention: Retention::default(),
             tables: Mutex::new(Tables::default()),
             #[cfg(feature = "cluster")]
             cluster: None,
         }
+    }
+
+    /// Keeps finished runs, idle threads and run events as `retention` says.
+    pub(crate) fn with_retention(mut self, retention: Retention) -> Self {
+        self.retention = retention;
+        self
     }
 
     fn tables(&self) -> MutexGuard<'_, Tables> {
@@ -107,8 +119,7 @@ impl App {
     /// The threads a search asks for, newest first.
     pub(crate) async fn search_threads(&self, q: &ThreadSearch) -> Result<Vec<ThreadRecord>> {
         in_cluster!(self, |c| c.search_threads(q).await);
-        let all: Vec<ThreadRecord> = self.tables().threads.values().cloned().collect();
-        Ok(q.select(all))
+        Ok(self.tables().threads.search(q))
     }
 
     /// Creates a thread; an existing id is an error unless `if_exists` is `do_nothing`.
@@ -157,12 +168,8 @@ impl App {
             let mut tables = self.tables();
             tables.threads.remove(thread_id).ok_or_else(|| thread_not_found(thread_id))?;
             tables.temporary.remove(thread_id);
-            let ids: Vec<String> = tables
-                .runs
-                .iter()
-                .filter(|(_, r)| r.record().thread_id == thread_id)
-                .map(|(k, _)| k.clone())
-                .collect();
+            let ids: Vec<String> =
+                tables.runs.iter().filter(|(_, r)| r.is_on(thread_id)).map(|(k, _)| k.clone()).collect();
             ids.iter().filter_map(|id| tables.runs.remove(id)).collect()
         };
         for run in &runs {
@@ -196,8 +203,13 @@ impl App {
         if !tables.threads.contains_key(thread_id) {
             return Err(thread_not_found(thread_id));
         }
-        let mut runs: Vec<RunRecord> =
-            tables.runs.values().map(|r| r.record()).filter(|r| r.thread_id == thread_id).collect();
+        let now = Instant::now();
+        let mut runs: Vec<RunRecord> = tables
+            .runs
+            .values()
+            .filter(|r| r.is_on(thread_id) && !self.run_expired(r, now))
+            .map(|r| r.record())
+            .collect();
         runs.sort_by(|a, b| b.run_id.cmp(&a.run_id));
         Ok(runs)
     }
@@ -208,14 +220,58 @@ impl App {
         self.local_run(thread_id, run_id).map(RunRef::Local)
     }
 
+    /// A run of this process, unless it outlived its retention (then it is dropped at once, and
+    /// is not found as a run that never was); its events are forgotten past theirs.
     fn local_run(&self, thread_id: &str, run_id: &str) -> Result<Arc<RunHandle>> {
-        let tables = self.tables();
-        tables
+        let mut tables = self.tables();
+        let run = tables
             .runs
             .get(run_id)
-            .filter(|r| r.record().thread_id == thread_id)
+            .filter(|r| r.is_on(thread_id))
             .cloned()
-            .ok_or_else(|| run_not_found(run_id))
+            .ok_or_else(|| run_not_found(run_id))?;
+        let now = Instant::now();
+        if self.run_expired(&run, now) {
+            tables.runs.remove(run_id);
+            return Err(run_not_found(run_id));
+        }
+        if run.finished_for(now).is_some_and(|age| age >= self.event_retention) {
+            run.forget_events();
+        }
+        Ok(run)
+    }
+
+    /// Whether a run finished longer ago than the run retention.
+    fn run_expired(&self, run: &RunHandle, now: Instant) -> bool {
+        run.finished_for(now).is_some_and(|age| age >= self.retention.runs)
+    }
+
+    /// Frees what outlived its retention: finished runs past the run retention (record, handle
+    /// and events), the events of finished runs past the event retention, and, with a thread TTL,
+    /// the threads not updated within it that no run holds or waits for, with their runs and
+    /// checkpoints.
+    pub(crate) async fn sweep(&self) {
+        let now = Instant::now();
+        let expired_threads = {
+            let mut tables = self.tables();
+            tables.runs.retain(|_, run| match run.finished_for(now) {
+                Some(age) if age >= self.retention.runs => false,
+                Some(age) if age >= self.event_retention => {
+                    run.forget_events();
+                    true
+                }
+                _ => true,
+            });
+            match self.retention.thread_ttl {
+                Some(ttl) => tables.expire_threads(&stamp_before(ttl)),
+                None => Vec::new(),
+            }
+        };
+        for thread_id in expired_threads {
+            if let Err(e) = self.saver.delete_thread(&thread_id).await {
+                tracing::warn!(thread_id = %thread_id, error = %e, "deleting an expired thread's checkpoints failed");
+            }
+        }
     }
 
     /// Deletes a finished run's record.
@@ -279,7 +335,8 @@ impl App {
         let metadata = body.run_metadata(&thread.metadata, &run_id);
         let config = body.run_config(&thread_id, &metadata, &assistant.graph.nodes())?;
         let record = body.run_record(&run_id, &thread_id, &assistant.assistant_id, modes, strategy);
-        let run = Arc::new(RunHandle::new(record, Plan { input, config, modes }));
+        let run =
+            Arc::new(RunHandle::new(record, Plan { input, config, modes }, self.retention.event_log_bytes));
         let mut dropped = Vec::new();
         let start_now = if thread.is_busy() {
             if matches!(strategy, Multitask::Interrupt | Multitask::Rollback) {
@@ -429,11 +486,6 @@ impl App {
             }
         };
         run.finish();
-        let (kept, retention) = (run.clone(), self.event_retention);
-        tokio::spawn(async move {
-            tokio::time::sleep(retention).await;
-            kept.forget_events();
-        });
         match next {
             Some(Some(next)) => self.spawn(next),
             Some(None) => {
@@ -443,6 +495,31 @@ impl App {
             }
             None => {}
         }
+    }
+}
+
+impl Tables {
+    /// Removes the threads last updated before `cutoff` (a timestamp) that no run holds or waits
+    /// for, with their runs; returns their ids. Busy threads are checked under the same lock that
+    /// starts runs, so a thread that just got a run stays.
+    fn expire_threads(&mut self, cutoff: &str) -> Vec<String> {
+        let expired: Vec<String> = self
+            .threads
+            .values()
+            .filter(|t| {
+                !t.is_busy() && t.updated_at.as_str() < cutoff && !self.temporary.contains(&t.thread_id)
+            })
+            .map(|t| t.thread_id.clone())
+            .collect();
+        if expired.is_empty() {
+            return expired;
+        }
+        for id in &expired {
+            self.threads.remove(id);
+        }
+        let gone: std::collections::HashSet<&str> = expired.iter().map(String::as_str).collect();
+        self.runs.retain(|_, run| !run.on_any(&gone));
+        expired
     }
 }
 

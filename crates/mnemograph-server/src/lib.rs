@@ -54,6 +54,13 @@
 //! - **Store**: put (with a TTL in minutes), get, delete, search (filter, query, paging) and
 //!   list namespaces, on the store the graphs' nodes reach through their runtime
 //!   ([`Server::with_store`]; in memory by default).
+//! - **Retention**, so that memory does not grow with every run ever made: a finished run's
+//!   record stays an hour ([`Server::with_run_retention`]) and its events a minute
+//!   ([`Server::with_event_retention`]); while a run goes on, what it keeps for late readers holds
+//!   each streamed message once, at its latest, and other events up to a byte limit
+//!   ([`Server::with_event_log_bytes`]). As `langgraph.json`'s `checkpointer.ttl` and
+//!   `store.ttl` configure LangGraph's server, [`Server::with_thread_ttl`] deletes idle threads
+//!   (off by default) and [`Server::with_store_ttl`] expires store items.
 //! - **Errors** as the API shapes them: a status and `{"detail": "..."}`; a run's failure is
 //!   an `error` event `{"error", "message"}`, and `wait` answers `{"__error__": {...}}`.
 //!
@@ -98,6 +105,7 @@ mod assistant;
 #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
 pub mod cluster;
 mod error;
+mod event_log;
 mod events;
 mod exec;
 mod guard;
@@ -110,13 +118,17 @@ mod page;
 pub mod queue;
 mod records;
 mod request;
+mod retention;
 mod routes;
 mod run;
 mod served;
 mod server;
 mod sse;
+mod sweeper;
+mod thread_table;
 
 pub use error::{Result, ServerError};
 pub use hooks::{NoHooks, RunContext, RunEnd, RunHooks};
 pub use limits::Limits;
+pub use retention::{EVENT_LOG_BYTES, RUN_RETENTION, SWEEP_INTERVAL};
 pub use server::{Server, EVENT_RETENTION};

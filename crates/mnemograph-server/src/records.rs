@@ -9,6 +9,14 @@ pub(crate) fn now() -> String {
     mnemograph_core::checkpoint::backend::now_iso()
 }
 
+/// The timestamp `ago` before now, in the API's format. Such timestamps are fixed-width UTC, so
+/// comparing their text compares their times.
+pub(crate) fn stamp_before(ago: std::time::Duration) -> String {
+    let at = std::time::SystemTime::now().checked_sub(ago).unwrap_or(std::time::UNIX_EPOCH);
+    let d = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    mnemograph_core::checkpoint::backend::format_iso(d.as_secs() as i64, d.subsec_micros())
+}
+
 /// A thread's record: what `GET /threads/{id}` answers, plus its run queue.
 #[derive(Debug, Clone)]
 pub(crate) struct ThreadRecord {
@@ -134,6 +142,7 @@ impl ThreadSearch {
 
     /// The page of `found` (any order) the search asks for, newest first; v7 ids order by
     /// creation where timestamps tie.
+    #[cfg(feature = "cluster")]
     pub(crate) fn select(&self, found: impl IntoIterator<Item = ThreadRecord>) -> Vec<ThreadRecord> {
         let mut found: Vec<ThreadRecord> = found.into_iter().filter(|t| self.keeps(t)).collect();
         found.sort_by(|a, b| (&b.created_at, &b.thread_id).cmp(&(&a.created_at, &a.thread_id)));

@@ -1,17 +1,24 @@
-//! A run in progress: its record, the events it has emitted (kept, so a client that joins late or
-//! reconnects reads them from any point), and its cancellation.
+//! A run in progress: its record, its events (sent live to every client streaming it, and kept
+//! in an [`EventLog`] so a client that joins late or reconnects reads them from any point), and
+//! its cancellation.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::StreamExt;
 
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
+use tokio::time::Instant;
 
+use crate::event_log::{Entry, EventLog};
 use crate::events::ApiModes;
 use crate::records::RunRecord;
 use crate::served::RunInput;
 use crate::sse::{Frame, Frames};
+
+/// How many events a live reader may fall behind before it reads on from the kept log, which
+/// holds only the latest state of each message, instead of every event in between.
+const LIVE_BACKLOG: usize = 256;
 
 /// What a run needs to start; taken when it starts.
 pub(crate) struct Plan {
@@ -29,21 +36,23 @@ pub(crate) enum Stop {
     Rollback,
 }
 
-/// Events so far and whether the run has finished.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Progress {
-    pub(crate) events: usize,
-    pub(crate) done: bool,
+/// The kept events and the live feed, under one lock so that a reader that takes the kept
+/// events and subscribes to the feed at once misses nothing in between.
+struct Events {
+    log: EventLog,
+    /// Every event as it happens; `None` once the run has finished, which ends the live readers.
+    live: Option<broadcast::Sender<Arc<Entry>>>,
 }
 
 /// A run and what clients can wait on.
 pub(crate) struct RunHandle {
     pub(crate) record: Mutex<RunRecord>,
     pub(crate) plan: Mutex<Option<Plan>>,
-    events: Mutex<Vec<(String, Value)>>,
+    events: Mutex<Events>,
     /// What `wait` and `join` answer: the final values, or `{"__error__": ...}`.
     output: Mutex<Value>,
-    progress: watch::Sender<Progress>,
+    /// When the run finished, once it has: what its retention counts from.
+    done: watch::Sender<Option<Instant>>,
     stop: watch::Sender<Option<Stop>>,
 }
 
@@ -52,19 +61,33 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl RunHandle {
-    pub(crate) fn new(record: RunRecord, plan: Plan) -> Self {
+    /// A run not started yet, keeping up to `log_bytes` of droppable events (see [`EventLog`]).
+    pub(crate) fn new(record: RunRecord, plan: Plan, log_bytes: usize) -> Self {
         Self {
             record: Mutex::new(record),
             plan: Mutex::new(Some(plan)),
-            events: Mutex::new(Vec::new()),
+            events: Mutex::new(Events {
+                log: EventLog::new(log_bytes),
+                live: Some(broadcast::channel(LIVE_BACKLOG).0),
+            }),
             output: Mutex::new(Value::Null),
-            progress: watch::channel(Progress::default()).0,
+            done: watch::channel(None).0,
             stop: watch::channel(None).0,
         }
     }
 
     pub(crate) fn run_id(&self) -> String {
         lock(&self.record).run_id.clone()
+    }
+
+    /// Whether the run is one of `thread_id`'s, without copying its record.
+    pub(crate) fn is_on(&self, thread_id: &str) -> bool {
+        lock(&self.record).thread_id == thread_id
+    }
+
+    /// Whether the run is one of these threads'.
+    pub(crate) fn on_any(&self, threads: &std::collections::HashSet<&str>) -> bool {
+        threads.contains(lock(&self.record).thread_id.as_str())
     }
 
     pub(crate) fn record(&self) -> RunRecord {
@@ -81,14 +104,14 @@ impl RunHandle {
         lock(&self.plan).take()
     }
 
-    /// Records an event and wakes the readers.
+    /// Numbers and keeps an event, and sends it to the live readers.
     pub(crate) fn push(&self, event: String, data: Value) {
-        let n = {
-            let mut events = lock(&self.events);
-            events.push((event, data));
-            events.len()
-        };
-        self.progress.send_modify(|p| p.events = n);
+        let mut events = lock(&self.events);
+        let entry = events.log.push(event, data);
+        if let Some(live) = &events.live {
+            // An error only says that nobody is streaming the run right now.
+            let _ = live.send(entry);
+        }
     }
 
     /// Sets what `wait` and `join` answer.
@@ -101,31 +124,29 @@ impl RunHandle {
         lock(&self.output).clone()
     }
 
-    /// Marks the run finished and wakes everyone waiting.
+    /// Marks the run finished, ends the live readers and wakes everyone waiting.
     pub(crate) fn finish(&self) {
-        self.progress.send_modify(|p| p.done = true);
+        lock(&self.events).live = None;
+        self.done.send_modify(|at| {
+            at.get_or_insert_with(Instant::now);
+        });
+    }
+
+    /// How long ago the run finished; `None` while it has not.
+    pub(crate) fn finished_for(&self, now: Instant) -> Option<std::time::Duration> {
+        self.done.borrow().map(|at| now.saturating_duration_since(at))
     }
 
     /// Drops the events kept for late readers; the record stays.
     pub(crate) fn forget_events(&self) {
-        *lock(&self.events) = Vec::new();
-    }
-
-    /// The events from index `from` on.
-    pub(crate) fn events_from(&self, from: usize) -> Vec<(String, Value)> {
-        lock(&self.events).get(from..).map(<[_]>::to_vec).unwrap_or_default()
-    }
-
-    /// A receiver of the run's progress.
-    pub(crate) fn progress(&self) -> watch::Receiver<Progress> {
-        self.progress.subscribe()
+        lock(&self.events).log.forget();
     }
 
     /// Waits until the run has finished.
     pub(crate) async fn wait(&self) {
-        let mut rx = self.progress();
+        let mut rx = self.done.subscribe();
         // An error means the sender is gone, which only happens with the handle itself.
-        let _ = rx.wait_for(|p| p.done).await;
+        let _ = rx.wait_for(Option::is_some).await;
     }
 
     /// Asks the run to stop; a run not started yet stops before it starts.
@@ -143,32 +164,64 @@ impl RunHandle {
         self.stop.subscribe()
     }
 
-    /// The run's events after the one with id `after` (from the first when `None`), ending when
-    /// the run ends. An event's id is its index.
+    /// The run's events after the one with id `after` (from the first when `None` or not an id
+    /// of this run), ending when the run ends: the kept ones first, then each event as it
+    /// happens. A reader that falls more than [`LIVE_BACKLOG`] events behind goes on from the
+    /// kept log, so it skips the partials of a message that a later one stands in for.
     pub(crate) fn frames(self: Arc<Self>, after: Option<&str>) -> Frames {
-        let next = after.and_then(|id| id.parse::<usize>().ok()).map_or(0, |last| last + 1);
-        let progress = self.progress();
-        futures_util::stream::unfold((self, next, progress), |(run, next, mut progress)| async move {
-            loop {
-                // Read `done` before the events: a run pushes its last event before it is done,
-                // so an empty read after `done` means nothing more will come.
-                let done = progress.borrow_and_update().done;
-                let events = run.events_from(next);
-                if !events.is_empty() {
-                    let frames: Vec<Frame> = events
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, (event, data))| Frame { id: (next + i).to_string(), event, data })
-                        .collect();
-                    let next = next + frames.len();
-                    return Some((futures_util::stream::iter(frames), (run, next, progress)));
-                }
-                if done || progress.changed().await.is_err() {
-                    return None;
-                }
+        let next = after.and_then(|id| id.parse::<u64>().ok()).map_or(0, |last| last.saturating_add(1));
+        let (kept, live) = {
+            let events = lock(&self.events);
+            (events.log.from(next), events.live.as_ref().map(broadcast::Sender::subscribe))
+        };
+        let mut reader = Reader { run: self, next, live };
+        let kept = futures_util::stream::iter(reader.fresh(kept));
+        let live = futures_util::stream::unfold(reader, |mut reader| async move {
+            let batch = reader.read().await?;
+            Some((futures_util::stream::iter(batch), reader))
+        });
+        kept.chain(live.flatten()).boxed()
+    }
+}
+
+/// A client's place in a run's events.
+struct Reader {
+    run: Arc<RunHandle>,
+    /// The id of the next event the client wants.
+    next: u64,
+    live: Option<broadcast::Receiver<Arc<Entry>>>,
+}
+
+impl Reader {
+    /// The entries the client has not read yet, as frames, moving its place past them.
+    fn fresh(&mut self, entries: Vec<Arc<Entry>>) -> Vec<Frame> {
+        let mut frames = Vec::with_capacity(entries.len());
+        for e in entries {
+            if e.seq >= self.next {
+                self.next = e.seq + 1;
+                frames.push(Frame { id: e.seq.to_string(), event: e.event.clone(), data: e.data.clone() });
             }
-        })
-        .flatten()
-        .boxed()
+        }
+        frames
+    }
+
+    /// The next frames; `None` when the run has ended and everything was read.
+    async fn read(&mut self) -> Option<Vec<Frame>> {
+        loop {
+            let live = self.live.as_mut()?;
+            let entries = match live.recv().await {
+                Ok(entry) => vec![entry],
+                Err(broadcast::error::RecvError::Lagged(_)) => lock(&self.run.events).log.from(self.next),
+                Err(broadcast::error::RecvError::Closed) => {
+                    // The run finished; the kept log holds whatever the feed did not deliver.
+                    self.live = None;
+                    lock(&self.run.events).log.from(self.next)
+                }
+            };
+            let frames = self.fresh(entries);
+            if !frames.is_empty() {
+                return Some(frames);
+            }
+        }
     }
 }

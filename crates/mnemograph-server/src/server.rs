@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use axum::Router;
 use mnemograph_core::checkpoint::{Checkpointer, DynCheckpointer};
-use mnemograph_core::store::{DynStore, InMemoryStore, Store};
+use mnemograph_core::store::{DynStore, InMemoryStore, Store, TtlConfig};
 use mnemograph_core::{CompiledGraph, State};
 use tokio::net::TcpListener;
 
@@ -15,6 +15,7 @@ use crate::error::{Result, ServerError};
 use crate::guard::{Authority, Hosts, Policy};
 use crate::hooks::{NoHooks, RunHooks};
 use crate::limits::Limits;
+use crate::retention::Retention;
 use crate::served::{Served, ServedGraph};
 
 /// How long a finished run's events stay readable, by default.
@@ -33,6 +34,10 @@ pub struct Server {
     saver: Arc<dyn DynCheckpointer>,
     store: Arc<dyn DynStore>,
     event_retention: Duration,
+    retention: Retention,
+    /// Whether `store` is the server's own in-memory store, which `store_ttl` configures.
+    own_store: bool,
+    store_ttl: Option<TtlConfig>,
     graphs: Vec<(String, Bind)>,
     guard: Policy,
     limits: Limits,
@@ -59,6 +64,9 @@ impl Server {
             saver,
             store: Arc::new(InMemoryStore::new()),
             event_retention: EVENT_RETENTION,
+            retention: Retention::default(),
+            own_store: true,
+            store_ttl: None,
             graphs: Vec::new(),
             guard: Policy::default(),
             limits: Limits::default(),
@@ -77,6 +85,7 @@ impl Server {
     #[must_use]
     pub fn with_shared_store(mut self, store: Arc<dyn DynStore>) -> Self {
         self.store = store;
+        self.own_store = false;
         self
     }
 
@@ -138,6 +147,80 @@ impl Server {
         self
     }
 
+    /// Keeps a finished run's record (with the request that made it) for `retention`, an hour by
+    /// default ([`RUN_RETENTION`](crate::RUN_RETENTION)). After it the run is gone: reading,
+    /// joining or streaming it answers 404 as for a run that never existed, and it leaves its
+    /// thread's run list; the thread and its state stay. Its events go with it when this is
+    /// shorter than the event retention. Memory is freed by the sweeper
+    /// ([`Server::with_sweep_interval`]); reads see the run gone at once.
+    #[must_use]
+    pub fn with_run_retention(mut self, retention: Duration) -> Self {
+        self.retention.runs = retention;
+        self
+    }
+
+    /// Lets a run keep `bytes` of droppable events for clients that join its stream late or
+    /// reconnect with `Last-Event-ID`, 1 MiB by default
+    /// ([`EVENT_LOG_BYTES`](crate::EVENT_LOG_BYTES)).
+    ///
+    /// Clients streaming a run as it happens get every event, whatever this says. A client that
+    /// joins late or reconnects with `Last-Event-ID` gets the kept events with a greater id, in
+    /// order, then the live ones; ids are a run's event sequence numbers, so they only increase
+    /// even where events were not kept. Kept are:
+    /// - the `metadata` event, every `messages/metadata`, and any `error`;
+    /// - of each message, only its latest `messages/partial` or `messages/complete`, which
+    ///   carries the whole message so far: a reconnecting client gets every message whole,
+    ///   as far as the run has produced it, without the partials before;
+    /// - the newest `values`;
+    /// - the other events (`updates`, earlier `values`, `messages` tuples, `custom`, `tasks`,
+    ///   `checkpoints`, `debug`) while all kept events weigh at most `bytes` (JSON text); past
+    ///   it, the oldest of these go first.
+    #[must_use]
+    pub fn with_event_log_bytes(mut self, bytes: usize) -> Self {
+        self.retention.event_log_bytes = bytes;
+        self
+    }
+
+    /// Deletes the threads not updated for `ttl`, with their runs and checkpoints: LangGraph's
+    /// `checkpointer.ttl` in `langgraph.json` with `"strategy": "delete"` and `default_ttl`
+    /// (there in minutes). Off by default, as in LangGraph: threads stay until deleted.
+    ///
+    /// A thread is updated when it is created, when its metadata is patched, and when a run on
+    /// it ends. A thread with a run in progress or waiting is never deleted. Expired threads are
+    /// deleted by the sweeper, every sweep interval ([`Server::with_sweep_interval`], LangGraph's
+    /// `sweep_interval_minutes`). This applies to the thread records this process keeps; with a
+    /// cluster they live in its database and stay.
+    #[must_use]
+    pub fn with_thread_ttl(mut self, ttl: Duration) -> Self {
+        self.retention.thread_ttl = Some(ttl);
+        self
+    }
+
+    /// Expires store items as LangGraph's `store.ttl` in `langgraph.json` says: `default_ttl` is
+    /// the TTL of a `/store/items` put that gives none (a put's own `ttl` wins), and
+    /// `refresh_on_read` whether reads push expiry out again. Off by default: items stay.
+    ///
+    /// On the server's own in-memory store (no [`Server::with_store`]), the store itself is built
+    /// with `config`, so the graphs' nodes' puts get the default TTL too, and the sweeper frees
+    /// expired items every sweep interval. A store given with [`Server::with_store`] keeps its
+    /// own expiry settings for everything but `/store` puts' default TTL.
+    #[must_use]
+    pub fn with_store_ttl(mut self, config: TtlConfig) -> Self {
+        self.retention.store_ttl = config.default_ttl;
+        self.store_ttl = Some(config);
+        self
+    }
+
+    /// Sweeps every `interval` (a minute by default, [`SWEEP_INTERVAL`](crate::SWEEP_INTERVAL)):
+    /// frees the runs, run events, threads and store items that outlived their retention or TTL.
+    /// Reads see expired runs and run events gone at once; the interval bounds how long their
+    /// memory stays, and how late an expired thread is deleted.
+    #[must_use]
+    pub fn with_sweep_interval(mut self, interval: Duration) -> Self {
+        self.retention.sweep_interval = interval;
+        self
+    }
+
     /// Serves the threads of `cluster` together with the other processes on it: thread and run
     /// records live in its database, runs go through its queue to whichever process has room,
     /// and a run's events reach the client from any process.
@@ -189,15 +272,26 @@ impl Server {
 
     /// The API as an axum [`Router`], to mount or to serve with your own listener.
     ///
-    /// With a cluster, this also starts the process's workers, so it must be called inside a
-    /// Tokio runtime; outside one, the process only answers requests.
-    pub fn router(self) -> Router {
+    /// This also starts the sweeper ([`Server::with_sweep_interval`]) and, with a cluster, the
+    /// process's workers, so it must be called inside a Tokio runtime; outside one, the process
+    /// only answers requests.
+    pub fn router(mut self) -> Router {
+        let own_store = match self.store_ttl {
+            Some(ttl) if self.own_store => {
+                let store = InMemoryStore::new().ttl(ttl);
+                self.store = Arc::new(store.clone());
+                Some(store)
+            }
+            _ => None,
+        };
         let assistants = self
             .graphs
             .into_iter()
             .map(|(id, bind)| Assistant::new(id, bind(&self.saver, &self.store)))
             .collect();
-        let mut app = App::new(assistants, self.saver, self.store, self.event_retention);
+        #[allow(unused_mut)]
+        let mut app =
+            App::new(assistants, self.saver, self.store, self.event_retention).with_retention(self.retention);
         app.limits = self.limits;
         let (guard, max_body) = (self.guard, self.limits.max_body_bytes);
         #[cfg(feature = "cluster")]
@@ -206,6 +300,7 @@ impl Server {
             app.cluster = Some(ledger.clone());
             let app = Arc::new(app);
             if tokio::runtime::Handle::try_current().is_ok() {
+                crate::sweeper::start(Arc::downgrade(&app), self.retention.sweep_interval, own_store);
                 crate::cluster::start(&cluster, ledger, app.clone());
             } else {
                 tracing::error!(
@@ -214,7 +309,16 @@ impl Server {
             }
             return crate::guard::apply(crate::routes::router(app), guard, max_body);
         }
-        crate::guard::apply(crate::routes::router(Arc::new(app)), guard, max_body)
+        let app = Arc::new(app);
+        if tokio::runtime::Handle::try_current().is_ok() {
+            crate::sweeper::start(Arc::downgrade(&app), self.retention.sweep_interval, own_store);
+        } else {
+            tracing::warn!(
+                "Server::router was called outside a Tokio runtime: expired runs, threads and store items \
+                 are not swept"
+            );
+        }
+        crate::guard::apply(crate::routes::router(app), guard, max_body)
     }
 
     /// Serves the API on `listener` until the process ends.

@@ -63,7 +63,8 @@ async fn put_item(State(app): State<Arc<App>>, body: Bytes) -> Result<StatusCode
         Some(minutes) => {
             return Err(ServerError::Unprocessable(format!("invalid ttl {minutes}: minutes > 0")))
         }
-        None => None,
+        // The server's default (`Server::with_store_ttl`) for a put that gives none.
+        None => app.retention.store_ttl,
     };
     app.store.put(&p.namespace, &p.key, p.value, ttl).await?;
     Ok(StatusCode::NO_CONTENT)
