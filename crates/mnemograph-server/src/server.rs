@@ -289,33 +289,27 @@ impl Server {
             .into_iter()
             .map(|(id, bind)| Assistant::new(id, bind(&self.saver, &self.store)))
             .collect();
-        #[allow(unused_mut)]
         let mut app =
             App::new(assistants, self.saver, self.store, self.event_retention).with_retention(self.retention);
         app.limits = self.limits;
         let (guard, max_body) = (self.guard, self.limits.max_body_bytes);
         #[cfg(feature = "cluster")]
-        if let Some(cluster) = self.cluster {
-            let ledger = cluster.ledger(self.event_retention);
+        let cluster = self.cluster.map(|c| {
+            let ledger = c.ledger(self.event_retention);
             app.cluster = Some(ledger.clone());
-            let app = Arc::new(app);
-            if tokio::runtime::Handle::try_current().is_ok() {
-                crate::sweeper::start(Arc::downgrade(&app), self.retention.sweep_interval, own_store);
-                crate::cluster::start(&cluster, ledger, app.clone());
-            } else {
-                tracing::error!(
-                    "Server::router was called outside a Tokio runtime: this process runs no runs"
-                );
-            }
-            return crate::guard::apply(crate::routes::router(app), guard, max_body);
-        }
+            (c, ledger)
+        });
         let app = Arc::new(app);
         if tokio::runtime::Handle::try_current().is_ok() {
             crate::sweeper::start(Arc::downgrade(&app), self.retention.sweep_interval, own_store);
+            #[cfg(feature = "cluster")]
+            if let Some((cluster, ledger)) = cluster {
+                crate::cluster::start(&cluster, ledger, app.clone());
+            }
         } else {
-            tracing::warn!(
+            tracing::error!(
                 "Server::router was called outside a Tokio runtime: expired runs, threads and store items \
-                 are not swept"
+                 are not swept, and no cluster runs are run in this process"
             );
         }
         crate::guard::apply(crate::routes::router(app), guard, max_body)

@@ -31,6 +31,11 @@ async fn new_thread(http: &reqwest::Client, url: &str) -> String {
     thread["thread_id"].as_str().unwrap().to_owned()
 }
 
+/// Every thread the server keeps.
+async fn threads(http: &reqwest::Client, url: &str) -> Vec<Value> {
+    http.post(format!("{url}/threads/search")).json(&json!({})).send().await.unwrap().json().await.unwrap()
+}
+
 async fn runs_of(http: &reqwest::Client, url: &str, thread: &str) -> Vec<Value> {
     http.get(format!("{url}/threads/{thread}/runs")).send().await.unwrap().json().await.unwrap()
 }
@@ -96,15 +101,7 @@ async fn a_foreign_host_is_refused_with_421_on_get_and_post() {
         .await
         .unwrap();
     assert_eq!(refusal(create).await.0, StatusCode::MISDIRECTED_REQUEST);
-    let found: Vec<Value> = http
-        .post(format!("{url}/threads/search"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let found = threads(&http, &url).await;
     assert!(found.is_empty(), "the refused request created nothing: {found:?}");
     for loopback in ["localhost", "LOCALHOST:9", "api.localhost:3000", "[::1]:2024", "127.0.0.1"] {
         let ok = http.get(format!("{url}/ok")).header("host", loopback).send().await.unwrap();
@@ -227,15 +224,7 @@ async fn a_cross_origin_change_without_a_body_is_refused_and_the_servers_own_pag
     let (status, detail) = refusal(forged).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(detail.contains("http://evil.example"), "{detail}");
-    let found: Vec<Value> = http
-        .post(format!("{url}/threads/search"))
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let found = threads(&http, &url).await;
     assert!(found.is_empty(), "the forged request created nothing: {found:?}");
     let own_origin = url.clone();
     let own = http.post(format!("{url}/threads")).header("origin", own_origin).send().await.unwrap();
