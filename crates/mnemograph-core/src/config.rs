@@ -36,6 +36,10 @@ pub struct RunConfig {
     pub recursion_limit: usize,
     /// Extra metadata written into every checkpoint of the run (e.g. `run_id`, `user_id`).
     pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// Values the run's nodes read through [`Runtime::configurable`](crate::Runtime::configurable):
+    /// LangGraph's `config["configurable"]` beyond the thread and checkpoint (a model name, the
+    /// caller's identity as a server authenticated it, ...). Subgraphs see the same values.
+    pub configurable: serde_json::Map<String, serde_json::Value>,
     /// When checkpoints are written.
     pub durability: Durability,
     /// Stop before these nodes run (this run only).
@@ -62,6 +66,7 @@ impl Default for RunConfig {
             checkpoint_id: None,
             recursion_limit: DEFAULT_RECURSION_LIMIT,
             metadata: serde_json::Map::new(),
+            configurable: serde_json::Map::new(),
             durability: Durability::default(),
             interrupt_before: Vec::new(),
             interrupt_after: Vec::new(),
@@ -104,6 +109,13 @@ impl RunConfig {
     #[must_use]
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<serde_json::Value>) -> Self {
         self.metadata.insert(key.into(), value.into());
+        self
+    }
+    /// Adds a value the run's nodes read through
+    /// [`Runtime::configurable`](crate::Runtime::configurable).
+    #[must_use]
+    pub fn configurable(mut self, key: impl Into<String>, value: impl Into<serde_json::Value>) -> Self {
+        self.configurable.insert(key.into(), value.into());
         self
     }
     /// Stops this run before `nodes` (in addition to the graph's compile-time breakpoints).

@@ -29,6 +29,8 @@ pub(crate) struct TaskScope {
     /// Enclosing graphs' checkpoints (namespace → id).
     pub(crate) parents: std::collections::BTreeMap<String, String>,
     pub(crate) recursion_limit: usize,
+    /// The run's `RunConfig::configurable`, shared by every task of the run.
+    pub(crate) configurable: Arc<serde_json::Map<String, serde_json::Value>>,
     pub(crate) metadata: EventMetadata,
     pub(crate) thread_id: Option<Arc<str>>,
     pub(crate) modes: StreamModes,
@@ -99,6 +101,12 @@ impl<C> Runtime<C> {
     /// The thread of the run, if it has one.
     pub fn thread_id(&self) -> Option<&str> {
         self.scope.thread_id.as_deref()
+    }
+    /// The run's configurable values ([`RunConfig::configurable`](crate::RunConfig::configurable),
+    /// LangGraph's `config["configurable"]`). A run served by `mnemograph-server` with
+    /// authentication finds the caller here as `langgraph_auth_user`.
+    pub fn configurable(&self) -> &serde_json::Map<String, serde_json::Value> {
+        &self.scope.configurable
     }
     /// Whether the stream carries `mode`; lets a node skip work nobody will see.
     pub fn is_streaming(&self, mode: StreamMode) -> bool {

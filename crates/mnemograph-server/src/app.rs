@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::assistant::Assistant;
+use crate::auth::{Grant, Identity};
 use crate::error::{Result, ServerError};
 use crate::exec::{self, Outcome};
 use crate::handle::RunRef;
@@ -22,6 +23,7 @@ use crate::request::{Multitask, RunCreate};
 use crate::retention::Retention;
 use crate::run::{Plan, RunHandle, Stop};
 use crate::served::ServedGraph;
+use crate::streams::Streams;
 use crate::thread_table::ThreadTable;
 
 /// The server's state, shared by every request.
@@ -35,6 +37,8 @@ pub(crate) struct App {
     pub(crate) limits: Limits,
     /// How long finished runs and idle threads stay, and how many events a run keeps.
     pub(crate) retention: Retention,
+    /// The event streams each caller has open.
+    pub(crate) streams: Streams,
     tables: Mutex<Tables>,
     /// Where thread and run records live when several processes serve the same threads; in this
     /// process when `None`.
@@ -74,6 +78,7 @@ impl App {
             event_retention,
             limits: Limits::default(),
             retention: Retention::default(),
+            streams: Streams::new(Limits::DEFAULT_MAX_STREAMS_PER_USER),
             tables: Mutex::new(Tables::default()),
             #[cfg(feature = "cluster")]
             cluster: None,
@@ -111,9 +116,15 @@ impl App {
         self.assistants.iter().find(|a| a.graph_id == graph_id)
     }
 
-    pub(crate) async fn thread(&self, thread_id: &str) -> Result<ThreadRecord> {
-        in_cluster!(self, |c| c.thread(thread_id).await);
-        self.tables().threads.get(thread_id).cloned().ok_or_else(|| thread_not_found(thread_id))
+    /// A thread `grant` reaches; one it does not is not found, as one that does not exist.
+    pub(crate) async fn thread(&self, thread_id: &str, grant: &Grant) -> Result<ThreadRecord> {
+        in_cluster!(self, |c| c.thread(thread_id, grant).await);
+        self.tables()
+            .threads
+            .get(thread_id)
+            .filter(|t| grant.admits(&t.metadata))
+            .cloned()
+            .ok_or_else(|| thread_not_found(thread_id))
     }
 
     /// The threads a search asks for, newest first.
@@ -122,24 +133,33 @@ impl App {
         Ok(self.tables().threads.search(q))
     }
 
-    /// Creates a thread; an existing id is an error unless `if_exists` is `do_nothing`.
+    /// How many threads a search finds.
+    pub(crate) async fn count_threads(&self, q: &ThreadSearch) -> Result<usize> {
+        in_cluster!(self, |c| c.count_threads(q).await);
+        Ok(self.tables().threads.count(q))
+    }
+
+    /// Creates a thread, its metadata stamped with `grant`'s; an existing id is an error unless
+    /// `if_exists` is `do_nothing` and `grant` reaches the thread.
     pub(crate) async fn create_thread(
         &self,
         thread_id: Option<String>,
-        metadata: Map<String, Value>,
+        mut metadata: Map<String, Value>,
         if_exists: Option<&str>,
+        grant: &Grant,
     ) -> Result<ThreadRecord> {
         let thread_id = new_thread_id(thread_id)?;
         let if_exists = if_exists.unwrap_or("raise");
         if !matches!(if_exists, "raise" | "do_nothing") {
             return Err(ServerError::Unprocessable(format!("unknown if_exists `{if_exists}`")));
         }
+        grant.stamp(&mut metadata);
         let record = ThreadRecord::new(thread_id.clone(), metadata);
-        in_cluster!(self, |c| c.create_thread(record, if_exists == "do_nothing").await);
+        in_cluster!(self, |c| c.create_thread(record, if_exists == "do_nothing", grant).await);
         let mut tables = self.tables();
         if let Some(existing) = tables.threads.get(&thread_id) {
             return match if_exists {
-                "do_nothing" => Ok(existing.clone()),
+                "do_nothing" if grant.admits(&existing.metadata) => Ok(existing.clone()),
                 _ => Err(thread_exists(&thread_id)),
             };
         }
@@ -147,26 +167,35 @@ impl App {
         Ok(record)
     }
 
-    /// Merges `metadata` into a thread's.
+    /// Merges `metadata` into a thread's, then stamps `grant`'s over it.
     pub(crate) async fn patch_thread(
         &self,
         thread_id: &str,
         metadata: Map<String, Value>,
+        grant: &Grant,
     ) -> Result<ThreadRecord> {
-        in_cluster!(self, |c| c.patch_thread(thread_id, metadata).await);
+        in_cluster!(self, |c| c.patch_thread(thread_id, metadata, grant).await);
         let mut tables = self.tables();
-        let thread = tables.threads.get_mut(thread_id).ok_or_else(|| thread_not_found(thread_id))?;
+        let thread = tables
+            .threads
+            .get_mut(thread_id)
+            .filter(|t| grant.admits(&t.metadata))
+            .ok_or_else(|| thread_not_found(thread_id))?;
         thread.metadata.extend(metadata);
+        grant.stamp(&mut thread.metadata);
         thread.updated_at = now();
         Ok(thread.clone())
     }
 
     /// Stops a thread's runs and deletes it with its checkpoints and runs.
-    pub(crate) async fn delete_thread(&self, thread_id: &str) -> Result<()> {
-        in_cluster!(self, |c| c.delete_thread(thread_id, &*self.saver).await);
+    pub(crate) async fn delete_thread(&self, thread_id: &str, grant: &Grant) -> Result<()> {
+        in_cluster!(self, |c| c.delete_thread(thread_id, grant, &*self.saver).await);
         let runs: Vec<Arc<RunHandle>> = {
             let mut tables = self.tables();
-            tables.threads.remove(thread_id).ok_or_else(|| thread_not_found(thread_id))?;
+            if !tables.threads.get(thread_id).is_some_and(|t| grant.admits(&t.metadata)) {
+                return Err(thread_not_found(thread_id));
+            }
+            tables.threads.remove(thread_id);
             tables.temporary.remove(thread_id);
             let ids: Vec<String> =
                 tables.runs.iter().filter(|(_, r)| r.is_on(thread_id)).map(|(k, _)| k.clone()).collect();
@@ -182,12 +211,20 @@ impl App {
         Ok(())
     }
 
-    /// Copies a thread and its checkpoints under a new id.
-    pub(crate) async fn copy_thread(&self, thread_id: &str) -> Result<ThreadRecord> {
-        let source = self.thread(thread_id).await?;
+    /// Copies a thread `read` reaches and its checkpoints under a new id, stamped with
+    /// `create`'s metadata.
+    pub(crate) async fn copy_thread(
+        &self,
+        thread_id: &str,
+        read: &Grant,
+        create: &Grant,
+    ) -> Result<ThreadRecord> {
+        let source = self.thread(thread_id, read).await?;
         let new_id = Uuid::now_v7().to_string();
         self.saver.copy_thread(thread_id, &new_id).await.map_err(mnemograph_core::Error::from)?;
-        let mut copy = ThreadRecord::new(new_id.clone(), source.metadata.clone());
+        let mut metadata = source.metadata.clone();
+        create.stamp(&mut metadata);
+        let mut copy = ThreadRecord::new(new_id.clone(), metadata);
         copy.values = source.values.clone();
         copy.interrupts = source.interrupts.clone();
         copy.status = if source.status == "busy" { "idle" } else { source.status };
@@ -196,11 +233,11 @@ impl App {
         Ok(copy)
     }
 
-    /// The runs of a thread, newest first.
-    pub(crate) async fn runs_of(&self, thread_id: &str) -> Result<Vec<RunRecord>> {
-        in_cluster!(self, |c| c.runs_of(thread_id).await);
+    /// The runs of a thread `grant` reaches, newest first.
+    pub(crate) async fn runs_of(&self, thread_id: &str, grant: &Grant) -> Result<Vec<RunRecord>> {
+        in_cluster!(self, |c| c.runs_of(thread_id, grant).await);
         let tables = self.tables();
-        if !tables.threads.contains_key(thread_id) {
+        if !tables.threads.get(thread_id).is_some_and(|t| grant.admits(&t.metadata)) {
             return Err(thread_not_found(thread_id));
         }
         let now = Instant::now();
@@ -214,16 +251,20 @@ impl App {
         Ok(runs)
     }
 
-    /// A run of a thread.
-    pub(crate) async fn run(&self, thread_id: &str, run_id: &str) -> Result<RunRef> {
-        in_cluster!(self, |c| c.run(thread_id, run_id).await.map(|r| RunRef::Remote(Box::new(r))));
-        self.local_run(thread_id, run_id).map(RunRef::Local)
+    /// A run of a thread `grant` reaches.
+    pub(crate) async fn run(&self, thread_id: &str, run_id: &str, grant: &Grant) -> Result<RunRef> {
+        in_cluster!(self, |c| c.run(thread_id, run_id, grant).await.map(|r| RunRef::Remote(Box::new(r))));
+        self.local_run(thread_id, run_id, grant).map(RunRef::Local)
     }
 
-    /// A run of this process, unless it outlived its retention (then it is dropped at once, and
-    /// is not found as a run that never was); its events are forgotten past theirs.
-    fn local_run(&self, thread_id: &str, run_id: &str) -> Result<Arc<RunHandle>> {
+    /// A run of this process on a thread `grant` reaches, unless it outlived its retention (then
+    /// it is dropped at once, and is not found as a run that never was); its events are forgotten
+    /// past theirs.
+    fn local_run(&self, thread_id: &str, run_id: &str, grant: &Grant) -> Result<Arc<RunHandle>> {
         let mut tables = self.tables();
+        if !tables.threads.get(thread_id).is_some_and(|t| grant.admits(&t.metadata)) {
+            return Err(run_not_found(run_id));
+        }
         let run = tables
             .runs
             .get(run_id)
@@ -275,9 +316,9 @@ impl App {
     }
 
     /// Deletes a finished run's record.
-    pub(crate) async fn delete_run(&self, thread_id: &str, run_id: &str) -> Result<()> {
-        in_cluster!(self, |c| c.delete_run(thread_id, run_id).await);
-        let run = self.local_run(thread_id, run_id)?;
+    pub(crate) async fn delete_run(&self, thread_id: &str, run_id: &str, grant: &Grant) -> Result<()> {
+        in_cluster!(self, |c| c.delete_run(thread_id, run_id, grant).await);
+        let run = self.local_run(thread_id, run_id, grant)?;
         if !run.record().is_finished() {
             return Err(run_in_progress(run_id));
         }
@@ -286,11 +327,15 @@ impl App {
     }
 
     /// Creates a run on `thread_id` (a new temporary thread when `None`) and starts it, queues it
-    /// or refuses it, by the thread's state and the request's `multitask_strategy`.
+    /// or refuses it, by the thread's state and the request's `multitask_strategy`. The thread
+    /// must be one `grant` reaches; a thread made for the run, and the run's metadata, are stamped
+    /// with it. The run's nodes see `user` as `langgraph_auth_user`.
     pub(crate) async fn create_run(
         self: &Arc<Self>,
         thread_id: Option<&str>,
         body: &RunCreate,
+        grant: &Grant,
+        user: Option<&Identity>,
     ) -> Result<RunRef> {
         let assistant = self.assistant(&body.assistant_id)?;
         let modes = body.modes()?;
@@ -298,25 +343,31 @@ impl App {
         let strategy = Multitask::parse(body.multitask_strategy.as_deref())?;
         self.limits.check_recursion_limit(body.config.as_ref().and_then(|c| c.recursion_limit))?;
         in_cluster!(self, |c| c
-            .create_run(assistant, thread_id, body, modes, strategy, &self.limits)
+            .create_run(assistant, thread_id, body, modes, strategy, &self.limits, grant, user)
             .await
             .map(|r| RunRef::Remote(Box::new(r))));
+        let mut owned = Map::new();
+        grant.stamp(&mut owned);
         let run_id = Uuid::now_v7().to_string();
         let mut tables = self.tables();
         let thread_id = match thread_id {
             Some(id) => {
-                if !tables.threads.contains_key(id) {
-                    if body.if_not_exists.as_deref() != Some("create") {
-                        return Err(thread_not_found(id));
+                match tables.threads.get(id) {
+                    Some(t) if !grant.admits(&t.metadata) => return Err(thread_not_found(id)),
+                    Some(_) => {}
+                    None if body.if_not_exists.as_deref() != Some("create") => {
+                        return Err(thread_not_found(id))
                     }
-                    new_thread_id(Some(id.to_owned()))?;
-                    tables.threads.insert(id.to_owned(), ThreadRecord::new(id.to_owned(), Map::new()));
+                    None => {
+                        new_thread_id(Some(id.to_owned()))?;
+                        tables.threads.insert(id.to_owned(), ThreadRecord::new(id.to_owned(), owned));
+                    }
                 }
                 id.to_owned()
             }
             None => {
                 let id = Uuid::now_v7().to_string();
-                tables.threads.insert(id.clone(), ThreadRecord::new(id.clone(), Map::new()));
+                tables.threads.insert(id.clone(), ThreadRecord::new(id.clone(), owned));
                 if body.on_completion.as_deref().unwrap_or("delete") == "delete" {
                     tables.temporary.insert(id.clone());
                 }
@@ -332,8 +383,9 @@ impl App {
         }
         thread.metadata.insert("graph_id".into(), assistant.graph_id.clone().into());
         thread.metadata.insert("assistant_id".into(), assistant.assistant_id.clone().into());
-        let metadata = body.run_metadata(&thread.metadata, &run_id);
-        let config = body.run_config(&thread_id, &metadata, &assistant.graph.nodes())?;
+        let mut metadata = body.run_metadata(&thread.metadata, &run_id);
+        grant.stamp(&mut metadata);
+        let config = body.run_config(&thread_id, &metadata, &assistant.graph.nodes(), user)?;
         let record = body.run_record(&run_id, &thread_id, &assistant.assistant_id, modes, strategy);
         let run =
             Arc::new(RunHandle::new(record, Plan { input, config, modes }, self.retention.event_log_bytes));
@@ -373,9 +425,18 @@ impl App {
     }
 
     /// Asks a run to stop.
-    pub(crate) async fn cancel(&self, thread_id: &str, run_id: &str, how: Stop) -> Result<RunRef> {
-        in_cluster!(self, |c| c.cancel(thread_id, run_id, how).await.map(|r| RunRef::Remote(Box::new(r))));
-        let run = self.local_run(thread_id, run_id)?;
+    pub(crate) async fn cancel(
+        &self,
+        thread_id: &str,
+        run_id: &str,
+        how: Stop,
+        grant: &Grant,
+    ) -> Result<RunRef> {
+        in_cluster!(self, |c| c
+            .cancel(thread_id, run_id, how, grant)
+            .await
+            .map(|r| RunRef::Remote(Box::new(r))));
+        let run = self.local_run(thread_id, run_id, grant)?;
         if !run.record().is_finished() {
             run.request_stop(how);
             // A queued run never starts: take it off the queue and settle it here.
@@ -559,9 +620,5 @@ pub(crate) fn new_thread_id(asked: Option<String>) -> Result<String> {
 
 /// What hooks learn of a run.
 fn context_of(record: &RunRecord, plan: &Plan) -> RunContext {
-    RunContext {
-        thread_id: record.thread_id.clone(),
-        run_id: record.run_id.clone(),
-        metadata: plan.config.metadata.clone(),
-    }
+    RunContext::of(record.thread_id.clone(), record.run_id.clone(), &plan.config)
 }

@@ -23,13 +23,18 @@ impl Assistant {
         Self { assistant_id: assistant_id(&graph_id), graph_id, created_at: crate::records::now(), graph }
     }
 
+    /// A system assistant's metadata, as LangGraph's server gives it.
+    pub(crate) fn metadata(&self) -> serde_json::Map<String, Value> {
+        serde_json::Map::from_iter([("created_by".to_owned(), Value::from("system"))])
+    }
+
     pub(crate) fn to_json(&self) -> Value {
         json!({
             "assistant_id": self.assistant_id,
             "graph_id": self.graph_id,
             "config": {},
             "context": {},
-            "metadata": { "created_by": "system" },
+            "metadata": self.metadata(),
             "name": self.graph_id,
             "created_at": self.created_at,
             "updated_at": self.created_at,

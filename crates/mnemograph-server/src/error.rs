@@ -37,6 +37,16 @@ pub enum ServerError {
     /// does.
     #[error("{0}")]
     MisdirectedRequest(String),
+    /// The request carries no credentials the server's [`Auth`](crate::auth::Auth) accepts (401).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// The caller is authenticated but may not do what it asks (403).
+    #[error("{0}")]
+    Forbidden(String),
+    /// The server is configured in a way it refuses to run with: a malformed token table, a
+    /// listener on a public address without authentication.
+    #[error("{0}")]
+    Misconfigured(String),
     /// A browser page of another origin, not one the server allows, asked for a change (403).
     #[error("{0}")]
     CrossOrigin(String),
@@ -73,16 +83,20 @@ impl ServerError {
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::MisdirectedRequest(_) => StatusCode::MISDIRECTED_REQUEST,
-            Self::CrossOrigin(_) => StatusCode::FORBIDDEN,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) | Self::CrossOrigin(_) => StatusCode::FORBIDDEN,
             Self::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Graph(e) if e.is_conflict() => StatusCode::CONFLICT,
             Self::Store(StoreError::InvalidNamespace { .. }) => StatusCode::BAD_REQUEST,
             Self::Store(StoreError::InvalidValue { .. } | StoreError::InvalidFilter { .. }) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
-            Self::Graph(_) | Self::Store(_) | Self::Hook(_) | Self::Queue(_) | Self::Io(_) => {
-                StatusCode::INTERNAL_SERVER_ERROR
-            }
+            Self::Graph(_)
+            | Self::Store(_)
+            | Self::Hook(_)
+            | Self::Queue(_)
+            | Self::Io(_)
+            | Self::Misconfigured(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }

@@ -5,6 +5,8 @@
 use mnemograph_core::{BoxError, BoxFuture, CompiledGraph, RunConfig, State};
 use serde_json::{Map, Value};
 
+use crate::auth::Identity;
+
 /// The run a hook is called for.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -13,8 +15,24 @@ pub struct RunContext {
     pub thread_id: String,
     /// The run's id.
     pub run_id: String,
-    /// The thread's metadata merged with the run's (what the run's checkpoints record).
+    /// The thread's metadata merged with the run's (what the run's checkpoints record). On a
+    /// server with [`Auth`](crate::auth::Auth), the caller's grant is stamped over it, so a client
+    /// cannot name someone else here.
     pub metadata: Map<String, Value>,
+    /// Who started the run, on a server with [`Auth`](crate::auth::Auth); `None` without.
+    pub identity: Option<Identity>,
+}
+
+impl RunContext {
+    /// The context of run `run_id` on `thread_id`, configured by `config`.
+    pub(crate) fn of(thread_id: String, run_id: String, config: &RunConfig) -> Self {
+        Self {
+            thread_id,
+            run_id,
+            metadata: config.metadata.clone(),
+            identity: Identity::of(&config.configurable),
+        }
+    }
 }
 
 /// How a run ended, as [`RunHooks::after_run`] learns it.

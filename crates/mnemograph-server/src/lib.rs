@@ -101,6 +101,7 @@
 
 mod app;
 mod assistant;
+pub mod auth;
 #[cfg(feature = "cluster")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
 pub mod cluster;
@@ -108,6 +109,7 @@ mod error;
 mod event_log;
 mod events;
 mod exec;
+mod filter;
 mod guard;
 mod handle;
 mod hooks;
@@ -124,6 +126,7 @@ mod run;
 mod served;
 mod server;
 mod sse;
+mod streams;
 mod sweeper;
 mod thread_table;
 

@@ -25,6 +25,10 @@ pub struct Limits {
     /// How many runs may wait on one thread behind the one it is running (`multitask_strategy`
     /// `enqueue`); one more is refused with 429 and nothing is queued.
     pub max_queue_per_thread: usize,
+    /// How many run event streams (`stream` and `join_stream`) one authenticated caller may have
+    /// open at once; one more is refused with 429. Without authentication, streams are not
+    /// counted.
+    pub max_streams_per_user: usize,
 }
 
 impl Limits {
@@ -37,6 +41,9 @@ impl Limits {
     pub const DEFAULT_MAX_RECURSION_LIMIT: usize = 1000;
     /// The default [`Limits::max_queue_per_thread`]: 100 waiting runs.
     pub const DEFAULT_MAX_QUEUE_PER_THREAD: usize = 100;
+
+    /// The default [`Limits::max_streams_per_user`]: 100 open streams.
+    pub const DEFAULT_MAX_STREAMS_PER_USER: usize = 100;
 
     /// Refuses request bodies larger than `bytes`.
     #[must_use]
@@ -63,6 +70,13 @@ impl Limits {
     #[must_use]
     pub fn max_queue_per_thread(mut self, runs: usize) -> Self {
         self.max_queue_per_thread = runs;
+        self
+    }
+
+    /// Refuses an authenticated caller's stream beyond `streams` open ones.
+    #[must_use]
+    pub fn max_streams_per_user(mut self, streams: usize) -> Self {
+        self.max_streams_per_user = streams;
         self
     }
 
@@ -121,6 +135,7 @@ impl Default for Limits {
             max_page: Self::DEFAULT_MAX_PAGE,
             max_recursion_limit: Self::DEFAULT_MAX_RECURSION_LIMIT,
             max_queue_per_thread: Self::DEFAULT_MAX_QUEUE_PER_THREAD,
+            max_streams_per_user: Self::DEFAULT_MAX_STREAMS_PER_USER,
         }
     }
 }

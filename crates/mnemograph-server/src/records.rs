@@ -4,6 +4,8 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Map, Value};
 
+use crate::filter::holds;
+
 /// Now, in the API's timestamp format.
 pub(crate) fn now() -> String {
     mnemograph_core::checkpoint::backend::now_iso()
@@ -113,24 +115,38 @@ impl RunRecord {
     }
 }
 
-/// `POST /threads/search`: which threads, and which page of them, newest first.
+/// `POST /threads/search` and `/threads/count`: which threads, and which page of them, newest
+/// first.
 #[derive(Debug, Default, Clone, serde::Deserialize)]
 #[serde(default)]
 pub(crate) struct ThreadSearch {
     /// Keys and values a thread's metadata must hold.
     pub(crate) metadata: Option<Map<String, Value>>,
+    /// Keys and values a thread's state must hold.
+    pub(crate) values: Option<Map<String, Value>>,
     pub(crate) status: Option<String>,
     pub(crate) ids: Option<Vec<String>>,
     pub(crate) limit: Option<usize>,
     pub(crate) offset: Option<usize>,
+    /// The metadata the caller's grant confines it to; never read from the request.
+    #[serde(skip)]
+    pub(crate) within: Map<String, Value>,
 }
 
 impl ThreadSearch {
+    /// Confines the search to what `grant` reaches.
+    pub(crate) fn within(mut self, grant: &crate::auth::Grant) -> Self {
+        self.within = grant.filter().clone();
+        self
+    }
+
     /// Whether `thread` is one the search asks for.
     pub(crate) fn keeps(&self, thread: &ThreadRecord) -> bool {
-        let metadata =
-            self.metadata.as_ref().is_none_or(|f| f.iter().all(|(k, v)| thread.metadata.get(k) == Some(v)));
-        metadata
+        let empty = Map::new();
+        let values = thread.values.as_object().unwrap_or(&empty);
+        holds(&thread.metadata, &self.within)
+            && self.metadata.as_ref().is_none_or(|f| holds(&thread.metadata, f))
+            && self.values.as_ref().is_none_or(|f| holds(values, f))
             && self.status.as_deref().is_none_or(|s| s == thread.status)
             && self.ids.as_ref().is_none_or(|ids| ids.contains(&thread.thread_id))
     }
@@ -138,15 +154,5 @@ impl ThreadSearch {
     /// How many to show (10 by default) and how many to skip.
     pub(crate) fn page(&self) -> (usize, usize) {
         (self.limit.unwrap_or(10), self.offset.unwrap_or(0))
-    }
-
-    /// The page of `found` (any order) the search asks for, newest first; v7 ids order by
-    /// creation where timestamps tie.
-    #[cfg(feature = "cluster")]
-    pub(crate) fn select(&self, found: impl IntoIterator<Item = ThreadRecord>) -> Vec<ThreadRecord> {
-        let mut found: Vec<ThreadRecord> = found.into_iter().filter(|t| self.keeps(t)).collect();
-        found.sort_by(|a, b| (&b.created_at, &b.thread_id).cmp(&(&a.created_at, &a.thread_id)));
-        let (limit, offset) = self.page();
-        found.into_iter().skip(offset).take(limit).collect()
     }
 }

@@ -4,6 +4,7 @@ use mnemograph_core::{Durability, RunConfig, END};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::auth::{is_reserved, Identity};
 use crate::error::ServerError;
 use crate::events::ApiModes;
 use crate::records::{now, RunRecord};
@@ -170,17 +171,30 @@ impl RunCreate {
 
     /// The engine's configuration of the run: the thread, the checkpoint to start from, limits,
     /// breakpoints, and `metadata` merged into every checkpoint's metadata.
+    ///
+    /// The request's `config.configurable` values reach the nodes
+    /// ([`Runtime::configurable`](mnemograph_core::Runtime::configurable)), but for the thread and
+    /// checkpoint, which the run's address sets, and the caller's keys, which only `user` sets.
     pub(crate) fn run_config(
         &self,
         thread_id: &str,
         metadata: &Map<String, Value>,
         nodes: &[String],
+        user: Option<&Identity>,
     ) -> Result<RunConfig, ServerError> {
         let mut config = RunConfig::thread(thread_id);
-        for (k, v) in metadata {
-            config = config.metadata(k.clone(), v.clone());
-        }
+        config.metadata.clone_from(metadata);
         let configurable = self.config.as_ref().and_then(|c| c.configurable.as_ref());
+        for (k, v) in configurable.into_iter().flatten() {
+            if !matches!(k.as_str(), "thread_id" | "checkpoint_id" | "checkpoint_ns" | "run_id")
+                && !is_reserved(k)
+            {
+                config.configurable.insert(k.clone(), v.clone());
+            }
+        }
+        if let Some(user) = user {
+            user.configure(&mut config.configurable);
+        }
         let checkpoint_id = self
             .checkpoint_id
             .clone()

@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 
 use crate::app::App;
 use crate::assistant::Assistant;
+use crate::auth::{Auth, Authenticator};
 use crate::error::{Result, ServerError};
 use crate::guard::{Authority, Hosts, Policy};
 use crate::hooks::{NoHooks, RunHooks};
@@ -41,6 +42,9 @@ pub struct Server {
     graphs: Vec<(String, Bind)>,
     guard: Policy,
     limits: Limits,
+    auth: Authenticator,
+    /// Whether the server may serve a non-loopback address without authentication.
+    unauthenticated: bool,
     #[cfg(feature = "cluster")]
     cluster: Option<crate::cluster::Cluster>,
 }
@@ -70,6 +74,8 @@ impl Server {
             graphs: Vec::new(),
             guard: Policy::default(),
             limits: Limits::default(),
+            auth: None,
+            unauthenticated: false,
             #[cfg(feature = "cluster")]
             cluster: None,
         }
@@ -137,6 +143,23 @@ impl Server {
     #[must_use]
     pub fn cors_origins<I: IntoIterator<Item = O>, O: Into<String>>(mut self, origins: I) -> Self {
         self.guard.cors_origins.extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// Authenticates every request but `/ok` and `/info` with `auth`, and lets each caller see
+    /// and change only what `auth` grants it (by default, what it created): see [`crate::auth`].
+    #[must_use]
+    pub fn with_auth(mut self, auth: impl Auth) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Lets [`Server::serve`] listen on an address other than loopback without authentication,
+    /// for a server behind a proxy that authenticates, or on a private network whose every host
+    /// may see and change every thread. Without this, such a server refuses to start.
+    #[must_use]
+    pub fn allow_unauthenticated(mut self) -> Self {
+        self.unauthenticated = true;
         self
     }
 
@@ -292,6 +315,7 @@ impl Server {
         let mut app =
             App::new(assistants, self.saver, self.store, self.event_retention).with_retention(self.retention);
         app.limits = self.limits;
+        app.streams = crate::streams::Streams::new(self.limits.max_streams_per_user);
         let (guard, max_body) = (self.guard, self.limits.max_body_bytes);
         #[cfg(feature = "cluster")]
         let cluster = self.cluster.map(|c| {
@@ -312,14 +336,25 @@ impl Server {
                  are not swept, and no cluster runs are run in this process"
             );
         }
-        crate::guard::apply(crate::routes::router(app), guard, max_body)
+        crate::guard::apply(crate::routes::router(app, self.auth), guard, max_body)
     }
 
     /// Serves the API on `listener` until the process ends.
     ///
     /// # Errors
-    /// [`ServerError::Io`] when the listener fails.
+    /// [`ServerError::Misconfigured`] when `listener` is on an address other than loopback and
+    /// the server has no [`Server::with_auth`] nor [`Server::allow_unauthenticated`]: anyone who
+    /// reaches it would read and change every thread. [`ServerError::Io`] when the listener
+    /// fails.
     pub async fn serve(self, listener: TcpListener) -> Result<()> {
+        let address = listener.local_addr().map_err(ServerError::Io)?;
+        if self.auth.is_none() && !self.unauthenticated && !address.ip().is_loopback() {
+            return Err(ServerError::Misconfigured(format!(
+                "refusing to serve {address} without authentication: anyone who reaches it could read and \
+                 change every thread. Give the server an Auth (Server::with_auth), listen on loopback, or \
+                 say Server::allow_unauthenticated() if a proxy in front authenticates"
+            )));
+        }
         axum::serve(listener, self.router()).await.map_err(ServerError::Io)
     }
 }

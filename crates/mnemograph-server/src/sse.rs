@@ -11,6 +11,8 @@ use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
+use crate::streams::Slot;
+
 /// How long a stream stays silent before it sends a heartbeat comment, as LangGraph's server does.
 const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -54,10 +56,12 @@ impl Drop for DropGuard {
 /// Streams `frames` until they end. `location` is the run's path, given on the stream that
 /// creates the run. When `on_drop` is set, it is called if the client goes away before the run
 /// ends.
+/// `slot` counts the stream against its caller's open streams while the response lasts.
 pub(crate) fn respond(
     mut frames: Frames,
     location: Option<String>,
     on_drop: Option<Box<dyn FnOnce() + Send>>,
+    slot: Slot,
 ) -> Response {
     // Frames are read in a task of their own, so that a heartbeat never interrupts a read in
     // flight; the body reads the channel, which a timeout may interrupt safely.
@@ -69,14 +73,15 @@ pub(crate) fn respond(
             }
         }
     });
-    let body = futures_util::stream::unfold((rx, DropGuard(on_drop)), |(mut rx, mut guard)| async move {
+    let state = (rx, DropGuard(on_drop), slot);
+    let body = futures_util::stream::unfold(state, |(mut rx, mut guard, slot)| async move {
         match tokio::time::timeout(HEARTBEAT, rx.recv()).await {
             Ok(Some(first)) => {
                 let mut chunk = encode(&first).to_vec();
                 while let Ok(more) = rx.try_recv() {
                     chunk.extend_from_slice(&encode(&more));
                 }
-                Some((Ok::<_, Infallible>(Bytes::from(chunk)), (rx, guard)))
+                Some((Ok::<_, Infallible>(Bytes::from(chunk)), (rx, guard, slot)))
             }
             Ok(None) => {
                 // Everything was sent and the run is over: the client did not go away early.
@@ -84,7 +89,7 @@ pub(crate) fn respond(
                 None
             }
             // A quiet run: a comment line keeps proxies and clients from timing the stream out.
-            Err(_) => Some((Ok(Bytes::from_static(b": heartbeat\r\n\r\n")), (rx, guard))),
+            Err(_) => Some((Ok(Bytes::from_static(b": heartbeat\r\n\r\n")), (rx, guard, slot))),
         }
     });
     let mut response = Body::from_stream(body).into_response();

@@ -26,10 +26,6 @@ impl ThreadTable {
         self.by_id.get_mut(thread_id)
     }
 
-    pub(crate) fn contains_key(&self, thread_id: &str) -> bool {
-        self.by_id.contains_key(thread_id)
-    }
-
     /// Inserts or replaces the record under `thread_id`.
     pub(crate) fn insert(&mut self, thread_id: String, record: ThreadRecord) {
         self.remove(&thread_id);
@@ -46,6 +42,19 @@ impl ThreadTable {
     /// Every record, in no particular order.
     pub(crate) fn values(&self) -> impl Iterator<Item = &ThreadRecord> {
         self.by_id.values()
+    }
+
+    /// How many threads `q` finds, all pages together.
+    pub(crate) fn count(&self, q: &ThreadSearch) -> usize {
+        match &q.ids {
+            Some(ids) => {
+                let mut ids: Vec<&String> = ids.iter().collect();
+                ids.sort();
+                ids.dedup();
+                ids.into_iter().filter_map(|id| self.by_id.get(id)).filter(|t| q.keeps(t)).count()
+            }
+            None => self.by_id.values().filter(|t| q.keeps(t)).count(),
+        }
     }
 
     /// The page of threads `q` asks for, newest first, copying only the page's records.

@@ -66,6 +66,7 @@ impl<S: State, C: Send + Sync + 'static> ErasedNode<S, C> for SubgraphNode<S, C>
         };
         let mut config = RunConfig { recursion_limit: scope.recursion_limit, ..RunConfig::default() };
         config.thread_id = runtime.thread_id().map(str::to_owned);
+        config.configurable.clone_from(&scope.configurable);
         config.parents.clone_from(&scope.parents);
         config.parents.insert(scope.metadata.checkpoint_ns.to_string(), scope.checkpoint_id.to_string());
         config.checkpoint_ns = task_ns;

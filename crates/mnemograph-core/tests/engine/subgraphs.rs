@@ -132,3 +132,24 @@ async fn test_nodes_use_the_store_through_the_runtime() {
     let item = Store::get(&*store, &["memories".to_owned(), "u1".to_owned()], "fact").await.unwrap().unwrap();
     assert_eq!(item.value["likes"], "tea");
 }
+
+/// LangGraph hands a run's `config["configurable"]` to every node, subgraphs' included.
+#[tokio::test]
+async fn test_configurable_reaches_nodes_and_subgraphs() {
+    let user = |_s: S, rt: Runtime| async move {
+        let who = rt.configurable().get("user").and_then(|v| v.as_str()).unwrap_or("nobody");
+        Ok::<_, Error>(SUpdate::log(vec![format!("{}:{who}", rt.node())]))
+    };
+    let child = StateGraph::<S>::new().add_node("inner", user).add_edge(START, "inner").compile().unwrap();
+    let g = StateGraph::<S>::new()
+        .add_node("outer", user)
+        .add_node("sub", child)
+        .add_edge(START, "outer")
+        .add_edge("outer", "sub")
+        .compile()
+        .unwrap();
+    let out = g.invoke(SUpdate::default(), &RunConfig::new().configurable("user", "alice")).await.unwrap();
+    assert_eq!(out.log, ["outer:alice", "outer:alice", "inner:alice"]);
+    let out = g.invoke(SUpdate::default(), &RunConfig::new()).await.unwrap();
+    assert_eq!(out.log, ["outer:nobody", "outer:nobody", "inner:nobody"]);
+}

@@ -12,11 +12,13 @@ use tokio::sync::{watch, Notify};
 use uuid::Uuid;
 
 use super::events::Events;
+use super::search;
 use super::tables::{self, RUN_COLUMNS, THREAD_COLUMNS};
 use crate::app::{
     new_thread_id, run_in_progress, run_not_found, thread_busy, thread_exists, thread_not_found,
 };
 use crate::assistant::Assistant;
+use crate::auth::{Grant, Identity};
 use crate::error::Result;
 use crate::events::ApiModes;
 use crate::limits::Limits;
@@ -65,7 +67,8 @@ impl RemoteRun {
         Box::new(move || {
             tokio::spawn(async move {
                 let (thread_id, run_id) = (&run.record.thread_id, &run.record.run_id);
-                if let Err(e) = run.ledger.cancel(thread_id, run_id, Stop::Interrupt).await {
+                // The client that goes away is one that was allowed to stream the run.
+                if let Err(e) = run.ledger.cancel(thread_id, run_id, Stop::Interrupt, &Grant::all()).await {
                     tracing::warn!(run_id = %run_id, error = %e, "stopping a run whose client went away failed");
                 }
             });
@@ -78,54 +81,62 @@ impl Ledger {
         Self { queue, events, running: Mutex::new(HashMap::new()), wake: Notify::new() }
     }
 
-    pub(crate) async fn thread(&self, thread_id: &str) -> Result<ThreadRecord> {
+    /// A thread `grant` reaches; one it does not is not found, as one that does not exist.
+    pub(crate) async fn thread(&self, thread_id: &str, grant: &Grant) -> Result<ThreadRecord> {
         let sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads WHERE thread_id = ?");
         let row = sqlx::query(&sql).bind(thread_id).fetch_optional(self.queue.pool()).await.map_err(db)?;
         row.as_ref()
             .map(tables::thread_of)
             .transpose()
             .map_err(db)?
+            .filter(|t| grant.admits(&t.metadata))
             .ok_or_else(|| thread_not_found(thread_id))
     }
 
-    /// The threads a search asks for, newest first. Status, ids and the page are read in the
-    /// database; a metadata filter is applied here, to the threads that pass the rest.
-    pub(crate) async fn search_threads(&self, q: &ThreadSearch) -> Result<Vec<ThreadRecord>> {
-        let mut sql = format!("SELECT {THREAD_COLUMNS} FROM server_threads WHERE created_at <> ''");
-        if q.status.is_some() {
-            sql.push_str(" AND status = ?");
+    /// Whether `grant` reaches the thread `thread_id` (a thread that does not exist it does not).
+    async fn reaches(&self, thread_id: &str, grant: &Grant) -> Result<bool> {
+        if grant.filter().is_empty() {
+            return Ok(true);
         }
-        if let Some(ids) = &q.ids {
-            if ids.is_empty() {
-                return Ok(Vec::new());
-            }
-            sql.push_str(&format!(" AND thread_id IN ({})", vec!["?"; ids.len()].join(", ")));
-        }
-        sql.push_str(" ORDER BY created_at DESC, thread_id DESC");
-        let (limit, offset) = q.page();
-        if q.metadata.is_none() {
-            sql.push_str(&format!(" LIMIT {limit} OFFSET {offset}"));
-        }
-        let mut query = sqlx::query(&sql);
-        if let Some(status) = &q.status {
-            query = query.bind(status);
-        }
-        for id in q.ids.iter().flatten() {
-            query = query.bind(id);
-        }
-        let rows = query.fetch_all(self.queue.pool()).await.map_err(db)?;
-        let found: Vec<ThreadRecord> =
-            rows.iter().map(tables::thread_of).collect::<sqlx::Result<_>>().map_err(db)?;
-        if q.metadata.is_none() {
-            return Ok(found);
-        }
-        Ok(q.select(found))
+        let row = sqlx::query("SELECT metadata FROM server_threads WHERE thread_id = ?")
+            .bind(thread_id)
+            .fetch_optional(self.queue.pool())
+            .await
+            .map_err(db)?;
+        let metadata: Option<String> = row.map(|r| r.try_get("metadata")).transpose().map_err(db)?.flatten();
+        let metadata = metadata.and_then(|text| serde_json::from_str::<Map<String, Value>>(&text).ok());
+        Ok(metadata.is_some_and(|m| grant.admits(&m)))
     }
 
+    /// The threads a search asks for, newest first: filtered and paged in the database.
+    pub(crate) async fn search_threads(&self, q: &ThreadSearch) -> Result<Vec<ThreadRecord>> {
+        let Some(found) = search::Where::of(q) else { return Ok(Vec::new()) };
+        let (limit, offset) = q.page();
+        let sql = format!(
+            "SELECT {THREAD_COLUMNS} FROM server_threads WHERE {} \
+             ORDER BY created_at DESC, thread_id DESC LIMIT {limit} OFFSET {offset}",
+            found.sql
+        );
+        let rows = found.bind(sqlx::query(&sql)).fetch_all(self.queue.pool()).await.map_err(db)?;
+        rows.iter().map(tables::thread_of).collect::<sqlx::Result<_>>().map_err(db)
+    }
+
+    /// How many threads a search finds, counted in the database.
+    pub(crate) async fn count_threads(&self, q: &ThreadSearch) -> Result<usize> {
+        let Some(found) = search::Where::of(q) else { return Ok(0) };
+        let sql = format!("SELECT COUNT(*) AS n FROM server_threads WHERE {}", found.sql);
+        let row = found.bind(sqlx::query(&sql)).fetch_one(self.queue.pool()).await.map_err(db)?;
+        let n: i64 = row.try_get("n").map_err(db)?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// Writes a new thread record; an existing id is an error unless `keep_existing` and `grant`
+    /// reaches it.
     pub(crate) async fn create_thread(
         &self,
         record: ThreadRecord,
         keep_existing: bool,
+        grant: &Grant,
     ) -> Result<ThreadRecord> {
         in_tx!(self.queue.pool(), |tx| {
             if tables::insert_thread(tx, &record, false).await? {
@@ -135,25 +146,33 @@ impl Ledger {
                 return Ok(Err(thread_exists(&record.thread_id)));
             }
             let existing = tables::thread_in(tx, &record.thread_id, false).await?;
-            Ok(existing.map(|(t, _)| t).ok_or_else(|| thread_not_found(&record.thread_id)))
+            Ok(match existing {
+                Some((t, _)) if grant.admits(&t.metadata) => Ok(t),
+                Some(_) => Err(thread_exists(&record.thread_id)),
+                None => Err(thread_not_found(&record.thread_id)),
+            })
         })
     }
 
     /// Writes a thread record made elsewhere (a copy).
     pub(crate) async fn insert_thread(&self, record: ThreadRecord) -> Result<ThreadRecord> {
-        self.create_thread(record, false).await
+        self.create_thread(record, false, &Grant::all()).await
     }
 
+    /// Merges `metadata` into a thread's, then stamps `grant`'s over it.
     pub(crate) async fn patch_thread(
         &self,
         thread_id: &str,
         metadata: Map<String, Value>,
+        grant: &Grant,
     ) -> Result<ThreadRecord> {
         in_tx!(self.queue.pool(), |tx| {
-            let Some((mut thread, _)) = tables::thread_in(tx, thread_id, true).await? else {
+            let thread = tables::thread_in(tx, thread_id, true).await?;
+            let Some((mut thread, _)) = thread.filter(|(t, _)| grant.admits(&t.metadata)) else {
                 return Ok(Err(thread_not_found(thread_id)));
             };
             thread.metadata.extend(metadata.clone());
+            grant.stamp(&mut thread.metadata);
             thread.updated_at = now();
             sqlx::query("UPDATE server_threads SET metadata = ?, updated_at = ? WHERE thread_id = ?")
                 .bind(Value::Object(thread.metadata.clone()).to_string())
@@ -167,9 +186,15 @@ impl Ledger {
 
     /// Stops the thread's runs, deletes its records, waits for its running runs to stop, then
     /// deletes its checkpoints.
-    pub(crate) async fn delete_thread(&self, thread_id: &str, saver: &dyn DynCheckpointer) -> Result<()> {
+    pub(crate) async fn delete_thread(
+        &self,
+        thread_id: &str,
+        grant: &Grant,
+        saver: &dyn DynCheckpointer,
+    ) -> Result<()> {
         let (ended, asked) = in_tx!(self.queue.pool(), |tx| {
-            if tables::thread_in(tx, thread_id, true).await?.is_none() {
+            let thread = tables::thread_in(tx, thread_id, true).await?;
+            if !thread.is_some_and(|(t, _)| grant.admits(&t.metadata)) {
                 return Ok(Err(thread_not_found(thread_id)));
             }
             let open = tables::open_runs(tx, thread_id).await?;
@@ -214,14 +239,22 @@ impl Ledger {
         }
     }
 
-    pub(crate) async fn runs_of(&self, thread_id: &str) -> Result<Vec<RunRecord>> {
-        self.thread(thread_id).await?;
+    pub(crate) async fn runs_of(&self, thread_id: &str, grant: &Grant) -> Result<Vec<RunRecord>> {
+        self.thread(thread_id, grant).await?;
         let sql = format!("SELECT {RUN_COLUMNS} FROM server_runs WHERE thread_id = ? ORDER BY seq DESC");
         let rows = sqlx::query(&sql).bind(thread_id).fetch_all(self.queue.pool()).await.map_err(db)?;
         rows.iter().map(tables::run_of).collect::<sqlx::Result<_>>().map_err(db)
     }
 
-    pub(crate) async fn run(self: &Arc<Self>, thread_id: &str, run_id: &str) -> Result<RemoteRun> {
+    pub(crate) async fn run(
+        self: &Arc<Self>,
+        thread_id: &str,
+        run_id: &str,
+        grant: &Grant,
+    ) -> Result<RemoteRun> {
+        if !self.reaches(thread_id, grant).await? {
+            return Err(run_not_found(run_id));
+        }
         let record = tables::run(self.queue.pool(), run_id)
             .await?
             .filter(|r| r.thread_id == thread_id)
@@ -229,7 +262,10 @@ impl Ledger {
         Ok(RemoteRun { record, ledger: self.clone() })
     }
 
-    pub(crate) async fn delete_run(&self, thread_id: &str, run_id: &str) -> Result<()> {
+    pub(crate) async fn delete_run(&self, thread_id: &str, run_id: &str, grant: &Grant) -> Result<()> {
+        if !self.reaches(thread_id, grant).await? {
+            return Err(run_not_found(run_id));
+        }
         let record = tables::run(self.queue.pool(), run_id)
             .await?
             .filter(|r| r.thread_id == thread_id)
@@ -246,7 +282,10 @@ impl Ledger {
     }
 
     /// Queues a run, by the thread's state and the request's `multitask_strategy`; refuses it
-    /// when as many runs as `limits` allows already wait on the thread behind its first.
+    /// when as many runs as `limits` allows already wait on the thread behind its first. The
+    /// thread must be one `grant` reaches; a thread made for the run, and the run's metadata, are
+    /// stamped with it; the run runs as `user`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn create_run(
         self: &Arc<Self>,
         assistant: &Assistant,
@@ -255,6 +294,8 @@ impl Ledger {
         modes: ApiModes,
         strategy: Multitask,
         limits: &Limits,
+        grant: &Grant,
+        user: Option<&Identity>,
     ) -> Result<RemoteRun> {
         let run_id = Uuid::now_v7().to_string();
         let creates = thread_id.is_none() || body.if_not_exists.as_deref() == Some("create");
@@ -267,12 +308,15 @@ impl Ledger {
         let (run_id, thread_id) = (run_id.as_str(), thread_id.as_str());
         let (record, ended, asked) = in_tx!(self.queue.pool(), |tx| {
             let thread = match tables::thread_in(tx, thread_id, true).await? {
-                Some((thread, _)) => thread,
+                Some((thread, _)) if grant.admits(&thread.metadata) => thread,
+                Some(_) => return Ok(Err(thread_not_found(thread_id))),
                 None if creates => {
                     if let Err(e) = new_thread_id(Some(thread_id.to_owned())) {
                         return Ok(Err(e));
                     }
-                    let thread = ThreadRecord::new(thread_id.to_owned(), Map::new());
+                    let mut owned = Map::new();
+                    grant.stamp(&mut owned);
+                    let thread = ThreadRecord::new(thread_id.to_owned(), owned);
                     tables::insert_thread(tx, &thread, temporary).await?;
                     thread
                 }
@@ -306,7 +350,13 @@ impl Ledger {
             .execute(&mut **tx)
             .await?;
             let record = body.run_record(run_id, thread_id, &assistant.assistant_id, modes, strategy);
-            let payload = json!({ "body": body, "metadata": body.run_metadata(&metadata, run_id) });
+            let mut run_metadata = body.run_metadata(&metadata, run_id);
+            grant.stamp(&mut run_metadata);
+            let payload = json!({
+                "body": body,
+                "metadata": run_metadata,
+                "auth_user": user.map(Identity::to_json),
+            });
             sqlx::query(
                 "INSERT INTO server_runs (run_id, thread_id, status, payload, created_at, updated_at, \
                          assistant_id, metadata, kwargs, multitask_strategy) \
@@ -335,7 +385,11 @@ impl Ledger {
         thread_id: &str,
         run_id: &str,
         how: Stop,
+        grant: &Grant,
     ) -> Result<RemoteRun> {
+        if !self.reaches(thread_id, grant).await? {
+            return Err(run_not_found(run_id));
+        }
         let (record, ended, asked) = in_tx!(self.queue.pool(), |tx| {
             let sql = format!("SELECT {RUN_COLUMNS} FROM server_runs WHERE run_id = ? FOR UPDATE");
             let Some(row) = sqlx::query(&sql).bind(run_id).fetch_optional(&mut **tx).await? else {

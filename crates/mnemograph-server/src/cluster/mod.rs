@@ -46,6 +46,7 @@ mod events;
 mod fence;
 mod lease;
 mod ledger;
+mod search;
 mod tables;
 mod worker;
 mod writer;

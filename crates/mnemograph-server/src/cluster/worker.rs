@@ -22,6 +22,7 @@ use super::lease::Held;
 use super::writer::write_events;
 use super::{tables, Cluster, Ledger};
 use crate::app::App;
+use crate::auth::Identity;
 use crate::error::{Result, ServerError};
 use crate::exec::{self, Outcome};
 use crate::hooks::RunContext;
@@ -44,11 +45,14 @@ const MAX_RETRY_BACKOFF: Duration = Duration::from_secs(5);
 /// How many times ending a run's stream is tried.
 const END_TRIES: u32 = 8;
 
-/// What a queued run carries: the request, and the metadata of its checkpoints.
+/// What a queued run carries: the request, the metadata of its checkpoints, and who made it.
 #[derive(Deserialize)]
 struct Payload {
     body: RunCreate,
     metadata: Map<String, Value>,
+    /// The caller as `Identity::to_json` wrote it, on a server with authentication.
+    #[serde(default)]
+    auth_user: Option<Value>,
 }
 
 /// Starts this process's part of the cluster: the signal listener and, unless the cluster has
@@ -299,14 +303,11 @@ impl Worker {
         let (run_id, thread_id) = (&claim.run.run_id, &claim.run.thread_id);
         let nodes = graph.nodes();
         let body = &payload.body;
-        let config = body.run_config(thread_id, &payload.metadata, &nodes)?;
+        let user = payload.auth_user.as_ref().and_then(Identity::from_json);
+        let config = body.run_config(thread_id, &payload.metadata, &nodes, user.as_ref())?;
         let resumed = claim.attempt > 1 && exec::checkpointed(graph, thread_id, run_id).await?;
         let input = if resumed { RunInput::Continue } else { body.run_input(&nodes)? };
-        let context = RunContext {
-            thread_id: thread_id.clone(),
-            run_id: run_id.clone(),
-            metadata: payload.metadata.clone(),
-        };
+        let context = RunContext::of(thread_id.clone(), run_id.clone(), &config);
         Ok((Plan { input, config, modes: body.modes()? }, context))
     }
 

@@ -130,10 +130,10 @@ impl Worker {
         let (run_id, thread_id) = (&claim.run.run_id, &claim.run.thread_id);
         let mut metadata: Map<String, Value> = body.metadata.clone().unwrap_or_default();
         metadata.insert("run_id".into(), run_id.clone().into());
-        let config = body.run_config(thread_id, &metadata, &graph.nodes())?;
+        let config = body.run_config(thread_id, &metadata, &graph.nodes(), None)?;
         let resumed = claim.attempt > 1 && crate::exec::checkpointed(&*graph, thread_id, run_id).await?;
         let input = if resumed { RunInput::Continue } else { body.run_input(&graph.nodes())? };
-        let context = RunContext { thread_id: thread_id.clone(), run_id: run_id.clone(), metadata };
+        let context = RunContext::of(thread_id.clone(), run_id.clone(), &config);
         let mut stream = graph.run(context, input, config, StreamModes::NONE.with(StreamMode::Values));
         let mut renew = tokio::time::interval(self.lease.renew_every());
         renew.tick().await;

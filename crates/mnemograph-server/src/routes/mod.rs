@@ -7,21 +7,24 @@ mod threads;
 
 use std::sync::Arc;
 
+use axum::middleware;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use crate::app::App;
+use crate::auth::{authenticate, Authenticator};
 
-/// Every route of the API the server implements.
-pub(crate) fn router(app: Arc<App>) -> Router {
+/// Every route of the API the server implements; all but `/ok` and `/info` behind `auth`.
+pub(crate) fn router(app: Arc<App>, auth: Authenticator) -> Router {
     Router::new()
-        .route("/ok", get(|| async { Json(json!({ "ok": true })) }))
-        .route("/info", get(info))
         .merge(assistants::routes())
         .merge(threads::routes())
         .merge(runs::routes())
         .merge(store::routes())
+        .route_layer(middleware::from_fn_with_state(auth, authenticate))
+        .route("/ok", get(|| async { Json(json!({ "ok": true })) }))
+        .route("/info", get(info))
         .with_state(app)
 }
 
@@ -36,14 +39,6 @@ async fn info() -> Json<Value> {
 /// The page of `limit` items after `offset` of a list.
 fn page<T>(items: Vec<T>, (limit, offset): (usize, usize)) -> Vec<T> {
     items.into_iter().skip(offset).take(limit).collect()
-}
-
-/// Whether `metadata` holds every key and value of `filter`.
-fn matches(
-    metadata: &serde_json::Map<String, Value>,
-    filter: Option<&serde_json::Map<String, Value>>,
-) -> bool {
-    filter.is_none_or(|f| f.iter().all(|(k, v)| metadata.get(k) == Some(v)))
 }
 
 /// `post` with an empty body read as `{}`, as the SDK sends some requests without one.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::StatusCode;
 use axum::routing::{post, put};
 use axum::{Json, Router};
@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use super::body_or_default;
 use crate::app::App;
+use crate::auth::{Action, Caller, Grant, Resource};
 use crate::error::{Result, ServerError};
 use crate::page::Count;
 
@@ -54,8 +55,27 @@ struct Put {
     ttl: Option<f64>,
 }
 
-async fn put_item(State(app): State<Arc<App>>, body: Bytes) -> Result<StatusCode> {
+/// What `caller` may do in the store by `action`, asked of `value`.
+async fn grant(caller: &Caller, action: Action, value: Value) -> Result<Grant> {
+    caller.grant(Resource::Store, action, &value).await
+}
+
+/// Refuses a write outside the caller's namespace.
+fn check_write(grant: &Grant, namespace: &[String]) -> Result<()> {
+    if grant.reaches(namespace) {
+        return Ok(());
+    }
+    Err(ServerError::Forbidden(format!("you may not write to the store namespace {namespace:?}")))
+}
+
+async fn put_item(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<StatusCode> {
     let p: Put = body_or_default(&body)?;
+    let grant = grant(&caller, Action::Update, json!({ "namespace": p.namespace, "key": p.key })).await?;
+    check_write(&grant, &p.namespace)?;
     let ttl = match p.ttl {
         Some(minutes) if minutes.is_finite() && minutes > 0.0 => {
             Some(Duration::from_secs_f64(minutes * 60.0))
@@ -86,8 +106,17 @@ fn labels(dotted: &str) -> Vec<String> {
     }
 }
 
-async fn get_item(State(app): State<Arc<App>>, Query(q): Query<Get>) -> Result<Json<Value>> {
-    let item = app.store.get(&labels(&q.namespace), &q.key).await?;
+async fn get_item(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Query(q): Query<Get>,
+) -> Result<Json<Value>> {
+    let namespace = labels(&q.namespace);
+    let grant = grant(&caller, Action::Read, json!({ "namespace": namespace, "key": q.key })).await?;
+    if !grant.reaches(&namespace) {
+        return Ok(Json(Value::Null));
+    }
+    let item = app.store.get(&namespace, &q.key).await?;
     Ok(Json(item.map_or(Value::Null, |i| item_json(&i, None))))
 }
 
@@ -98,8 +127,14 @@ struct Delete {
     key: String,
 }
 
-async fn delete_item(State(app): State<Arc<App>>, body: Bytes) -> Result<StatusCode> {
+async fn delete_item(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<StatusCode> {
     let d: Delete = body_or_default(&body)?;
+    let grant = grant(&caller, Action::Delete, json!({ "namespace": d.namespace, "key": d.key })).await?;
+    check_write(&grant, &d.namespace)?;
     app.store.delete(&d.namespace, &d.key).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -114,9 +149,17 @@ struct Search {
     offset: Count,
 }
 
-async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>> {
+async fn search(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<Json<Value>> {
     let s: Search = body_or_default(&body)?;
     let (limit, offset) = app.limits.page(&s.limit, &s.offset, 10)?;
+    let value = json!({ "namespace": s.namespace_prefix, "filter": s.filter, "query": s.query });
+    let Some(prefix) = grant(&caller, Action::Search, value).await?.narrow(&s.namespace_prefix) else {
+        return Ok(Json(json!({ "items": [] })));
+    };
     let mut query = SearchQuery::new().limit(limit).offset(offset);
     if let Some(q) = s.query.filter(|q| !q.is_empty()) {
         query = query.query(q);
@@ -124,7 +167,7 @@ async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>>
     if let Some(f) = s.filter {
         query = query.filter(Value::Object(f));
     }
-    let items = app.store.search(&s.namespace_prefix, query).await?;
+    let items = app.store.search(&prefix, query).await?;
     let items: Vec<Value> = items.iter().map(|i| item_json(&i.item, Some(i.score))).collect();
     Ok(Json(json!({ "items": items })))
 }
@@ -139,12 +182,21 @@ struct Namespaces {
     offset: Count,
 }
 
-async fn namespaces(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>> {
+async fn namespaces(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<Json<Value>> {
     let n: Namespaces = body_or_default(&body)?;
     let (limit, offset) = app.limits.page(&n.limit, &n.offset, 100)?;
+    let asked = n.prefix.unwrap_or_default();
+    let value = json!({ "namespace": asked, "suffix": n.suffix, "max_depth": n.max_depth });
+    let Some(prefix) = grant(&caller, Action::Search, value).await?.narrow(&asked) else {
+        return Ok(Json(json!({ "namespaces": [] })));
+    };
     let mut options = ListNamespaces::new().limit(limit).offset(offset);
-    if let Some(p) = n.prefix {
-        options = options.prefix(p);
+    if !prefix.is_empty() {
+        options = options.prefix(prefix);
     }
     if let Some(s) = n.suffix {
         options = options.suffix(s);

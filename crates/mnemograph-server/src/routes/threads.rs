@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use super::body_or_default;
 use crate::app::App;
 use crate::assistant::Assistant;
+use crate::auth::{Action, Caller, Grant, Resource};
 use crate::error::{Result, ServerError};
 use crate::page::Count;
 use crate::records::{ThreadRecord, ThreadSearch};
@@ -24,6 +25,7 @@ pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/threads", post(create))
         .route("/threads/search", post(search))
+        .route("/threads/count", post(count))
         .route("/threads/{thread_id}", get(one).patch(patch).delete(delete))
         .route("/threads/{thread_id}/copy", post(copy))
         .route("/threads/{thread_id}/state", get(state).post(update_state))
@@ -40,13 +42,18 @@ struct Create {
     if_exists: Option<String>,
 }
 
-async fn create(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Value>> {
+async fn create(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<Json<Value>> {
     let c: Create = body_or_default(&body)?;
-    Ok(Json(
-        app.create_thread(c.thread_id, c.metadata.unwrap_or_default(), c.if_exists.as_deref())
-            .await?
-            .to_json(),
-    ))
+    let value = json!({ "thread_id": c.thread_id, "metadata": c.metadata, "if_exists": c.if_exists });
+    let grant = caller.grant(Resource::Threads, Action::Create, &value).await?;
+    let thread = app
+        .create_thread(c.thread_id, c.metadata.unwrap_or_default(), c.if_exists.as_deref(), &grant)
+        .await?;
+    Ok(Json(thread.to_json()))
 }
 
 /// A thread search with its page read leniently, to be checked against the server's limits.
@@ -60,15 +67,42 @@ struct Search {
     offset: Count,
 }
 
-async fn search(State(app): State<Arc<App>>, body: Bytes) -> Result<Json<Vec<Value>>> {
-    let Search { search: mut q, limit, offset } = body_or_default(&body)?;
+async fn search(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<Json<Vec<Value>>> {
+    let Search { search: q, limit, offset } = body_or_default(&body)?;
     let (limit, offset) = app.limits.page(&limit, &offset, 10)?;
+    let mut q = within(&caller, q, &body).await?;
     (q.limit, q.offset) = (Some(limit), Some(offset));
     Ok(Json(app.search_threads(&q).await?.iter().map(ThreadRecord::to_json).collect()))
 }
 
-async fn one(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {
-    Ok(Json(app.thread(&id).await?.to_json()))
+/// `POST /threads/count`: how many threads a search finds.
+async fn count(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<Json<usize>> {
+    let q: ThreadSearch = body_or_default(&body)?;
+    let q = within(&caller, q, &body).await?;
+    Ok(Json(app.count_threads(&q).await?))
+}
+
+/// A search confined to the threads the caller may search.
+async fn within(caller: &Caller, q: ThreadSearch, body: &[u8]) -> Result<ThreadSearch> {
+    let value: Value = serde_json::from_slice(body).unwrap_or_else(|_| json!({}));
+    Ok(q.within(&caller.grant(Resource::Threads, Action::Search, &value).await?))
+}
+
+async fn one(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>> {
+    let grant = caller.thread_grant(Action::Read, &id).await?;
+    Ok(Json(app.thread(&id, &grant).await?.to_json()))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -77,23 +111,43 @@ struct Patch {
     metadata: Option<Map<String, Value>>,
 }
 
-async fn patch(State(app): State<Arc<App>>, Path(id): Path<String>, body: Bytes) -> Result<Json<Value>> {
+async fn patch(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>> {
     let p: Patch = body_or_default(&body)?;
-    Ok(Json(app.patch_thread(&id, p.metadata.unwrap_or_default()).await?.to_json()))
+    let value = json!({ "thread_id": id, "metadata": p.metadata });
+    let grant = caller.grant(Resource::Threads, Action::Update, &value).await?;
+    Ok(Json(app.patch_thread(&id, p.metadata.unwrap_or_default(), &grant).await?.to_json()))
 }
 
-async fn delete(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<StatusCode> {
-    app.delete_thread(&id).await?;
+async fn delete(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<StatusCode> {
+    let grant = caller.thread_grant(Action::Delete, &id).await?;
+    app.delete_thread(&id, &grant).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn copy(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {
-    Ok(Json(app.copy_thread(&id).await?.to_json()))
+/// Copying reads the thread and creates another.
+async fn copy(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>> {
+    let read = caller.thread_grant(Action::Read, &id).await?;
+    let create = caller.grant(Resource::Threads, Action::Create, &json!({ "copy_of": id })).await?;
+    Ok(Json(app.copy_thread(&id, &read, &create).await?.to_json()))
 }
 
-/// The assistant whose graph reads the thread's checkpoints; `None` before its first run.
-async fn graph_of<'a>(app: &'a App, thread_id: &str) -> Result<Option<&'a Assistant>> {
-    let thread = app.thread(thread_id).await?;
+/// The assistant whose graph reads the checkpoints of a thread `grant` reaches; `None` before
+/// the thread's first run.
+async fn graph_of<'a>(app: &'a App, thread_id: &str, grant: &Grant) -> Result<Option<&'a Assistant>> {
+    let thread = app.thread(thread_id, grant).await?;
     Ok(app.thread_assistant(&thread))
 }
 
@@ -106,8 +160,14 @@ fn empty_state() -> Value {
     })
 }
 
-async fn read_state(app: &App, thread_id: &str, checkpoint_id: Option<String>) -> Result<Json<Value>> {
-    let Some(assistant) = graph_of(app, thread_id).await? else { return Ok(Json(empty_state())) };
+async fn read_state(
+    app: &App,
+    caller: &Caller,
+    thread_id: &str,
+    checkpoint_id: Option<String>,
+) -> Result<Json<Value>> {
+    let grant = caller.thread_grant(Action::Read, thread_id).await?;
+    let Some(assistant) = graph_of(app, thread_id, &grant).await? else { return Ok(Json(empty_state())) };
     let mut config = RunConfig::thread(thread_id);
     if let Some(id) = checkpoint_id {
         config = config.checkpoint_id(id);
@@ -115,15 +175,20 @@ async fn read_state(app: &App, thread_id: &str, checkpoint_id: Option<String>) -
     Ok(Json(assistant.graph.state(config).await?.unwrap_or_else(empty_state)))
 }
 
-async fn state(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Json<Value>> {
-    read_state(&app, &id, None).await
+async fn state(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>> {
+    read_state(&app, &caller, &id, None).await
 }
 
 async fn state_at(
     State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
     Path((id, checkpoint)): Path<(String, String)>,
 ) -> Result<Json<Value>> {
-    read_state(&app, &id, Some(checkpoint)).await
+    read_state(&app, &caller, &id, Some(checkpoint)).await
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -140,11 +205,12 @@ struct StateAt {
 
 async fn state_at_body(
     State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Json<Value>> {
     let q: StateAt = body_or_default(&body)?;
-    read_state(&app, &id, q.checkpoint.and_then(|c| c.checkpoint_id)).await
+    read_state(&app, &caller, &id, q.checkpoint.and_then(|c| c.checkpoint_id)).await
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -158,11 +224,14 @@ struct Update {
 
 async fn update_state(
     State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Json<Value>> {
     let u: Update = body_or_default(&body)?;
-    let assistant = graph_of(&app, &id).await?.ok_or_else(|| {
+    let value = json!({ "thread_id": id, "values": u.values, "as_node": u.as_node });
+    let grant = caller.grant(Resource::Threads, Action::Update, &value).await?;
+    let assistant = graph_of(&app, &id, &grant).await?.ok_or_else(|| {
         ServerError::BadRequest(format!(
             "Thread {id} has no graph yet: run it once before updating its state"
         ))
@@ -197,11 +266,12 @@ struct History {
 
 async fn history(
     State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Json<Vec<Value>>> {
     let q: History = body_or_default(&body)?;
-    list_history(&app, &id, q).await
+    list_history(&app, &caller, &id, q).await
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -213,16 +283,18 @@ struct HistoryQuery {
 
 async fn history_get(
     State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     Query(q): Query<HistoryQuery>,
 ) -> Result<Json<Vec<Value>>> {
-    list_history(&app, &id, History { limit: q.limit, before: q.before.map(Value::from), metadata: None })
-        .await
+    let q = History { limit: q.limit, before: q.before.map(Value::from), metadata: None };
+    list_history(&app, &caller, &id, q).await
 }
 
-async fn list_history(app: &App, thread_id: &str, q: History) -> Result<Json<Vec<Value>>> {
+async fn list_history(app: &App, caller: &Caller, thread_id: &str, q: History) -> Result<Json<Vec<Value>>> {
     let limit = app.limits.page_limit(&q.limit, 10)?;
-    let Some(assistant) = graph_of(app, thread_id).await? else { return Ok(Json(Vec::new())) };
+    let grant = caller.thread_grant(Action::Read, thread_id).await?;
+    let Some(assistant) = graph_of(app, thread_id, &grant).await? else { return Ok(Json(Vec::new())) };
     let before =
         match q.before {
             None | Some(Value::Null) => None,

@@ -54,6 +54,8 @@ struct Loop<'g, S: State, C> {
     sink: Option<&'g Sink<S>>,
     side: Option<SideSink>,
     thread: Option<Arc<str>>,
+    /// `config.configurable`, shared by the runtime of every task of the run.
+    configurable: Arc<serde_json::Map<String, serde_json::Value>>,
     /// `config.checkpoint_ns`, shared by the runtime of every task of the run.
     namespace: Arc<str>,
     ch: Channels<S>,
@@ -228,6 +230,7 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
         sink,
         side,
         thread: config.thread_id.as_deref().map(Arc::from),
+        configurable: Arc::new(config.configurable.clone()),
         namespace: config.checkpoint_ns.as_str().into(),
         ch,
         step,

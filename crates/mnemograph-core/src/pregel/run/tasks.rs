@@ -86,6 +86,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 store: self.store.clone(),
                 parents: self.config.parents.clone(),
                 recursion_limit: self.config.recursion_limit,
+                configurable: Arc::clone(&self.configurable),
                 metadata: EventMetadata {
                     node: def.name.clone(),
                     step,
