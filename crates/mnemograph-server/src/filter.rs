@@ -32,7 +32,10 @@ mod tests {
     use super::*;
 
     fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap_or_default()
+        match v {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
     }
 
     #[test]

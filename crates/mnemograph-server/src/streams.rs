@@ -7,16 +7,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crate::auth::Caller;
 use crate::error::{Result, ServerError};
 
+/// How many streams each caller has open, by identity.
+type Counts = Arc<Mutex<HashMap<String, usize>>>;
+
 /// The open streams of each authenticated caller, capped at `max` each.
 #[derive(Debug)]
 pub(crate) struct Streams {
     max: usize,
-    open: Arc<Mutex<HashMap<String, usize>>>,
+    open: Counts,
 }
 
 /// One open stream, counted until it is dropped (the response ended or the client went away).
 #[derive(Debug)]
-pub(crate) struct Slot(Option<(Arc<Mutex<HashMap<String, usize>>>, String)>);
+pub(crate) struct Slot(Option<(Counts, String)>);
 
 impl Streams {
     pub(crate) fn new(max: usize) -> Self {

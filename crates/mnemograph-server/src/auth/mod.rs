@@ -26,10 +26,11 @@ mod bearer;
 mod caller;
 mod identity;
 
-use axum::http::request::Parts;
 use mnemograph_core::BoxFuture;
 
 pub use access::{Access, Action, Grant, Resource};
+/// A request's method, URI, headers and extensions, as [`Auth::authenticate`] reads them.
+pub use axum::http::request::Parts;
 pub use bearer::BearerTokens;
 pub(crate) use caller::{authenticate, Authenticator, Caller};
 pub(crate) use identity::is_reserved;

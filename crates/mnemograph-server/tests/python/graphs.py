@@ -5,7 +5,7 @@ import asyncio
 import operator
 from typing import Annotated, TypedDict
 
-from langgraph.config import get_store
+from langgraph.config import get_config, get_store
 from langgraph.graph import START, StateGraph
 from langgraph.types import interrupt
 
@@ -46,6 +46,11 @@ def remember(s: State):
     return {"log": ["remembered"]}
 
 
+def whoami(s: State):
+    user = get_config()["configurable"].get("langgraph_auth_user")
+    return {"log": [f"user:{user['identity'] if user else 'anonymous'}"]}
+
+
 def _chain(*nodes):
     builder = StateGraph(State)
     previous = START
@@ -62,3 +67,4 @@ failing = _chain(boom)
 sleepy = _chain(slow)
 remembering = _chain(remember)
 pause = _chain(wait)
+whoami = _chain(whoami)

@@ -7,6 +7,7 @@ use mnemograph_core::checkpoint::DynCheckpointer;
 use mnemograph_core::prelude::*;
 use mnemograph_core::store::{DynStore, InMemoryStore};
 use mnemograph_core::BoxError;
+use mnemograph_server::auth::Identity;
 use mnemograph_server::Server;
 
 /// The state of every test graph: a log that nodes append to.
@@ -36,6 +37,12 @@ async fn remember(s: Log, rt: Runtime) -> Result<LogUpdate, BoxError> {
     Ok(LogUpdate::log(vec!["remembered".to_owned()]))
 }
 
+/// Logs who started the run, as the server's authentication found it.
+async fn whoami(_s: Log, rt: Runtime) -> Result<LogUpdate> {
+    let user = Identity::of(rt.configurable()).map_or_else(|| "anonymous".to_owned(), |u| u.identity);
+    Ok(LogUpdate::log(vec![format!("user:{user}")]))
+}
+
 async fn slow(_s: Log) -> Result<LogUpdate> {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     Ok(LogUpdate::log(vec!["slow".to_owned()]))
@@ -55,8 +62,9 @@ pub(crate) fn failing() -> StateGraph<Log> {
     StateGraph::<Log>::new().add_node("boom", boom).add_edge(START, "boom")
 }
 
-/// A server with `chain` (a → b), `approve` (a → ask, which interrupts → b), `failing` and
-/// `sleepy` (1.5 s) and `remembering` (writes the store), on an in-memory saver and store.
+/// A server with `chain` (a → b), `approve` (a → ask, which interrupts → b), `failing`,
+/// `sleepy` (1.5 s), `remembering` (writes the store) and `whoami` (logs `user:<identity>`), on
+/// an in-memory saver and store.
 pub(crate) fn server() -> Server {
     server_on(Arc::new(InMemoryCheckpointer::new()), Arc::new(InMemoryStore::new()))
 }
@@ -74,6 +82,7 @@ pub(crate) fn server_on(saver: Arc<dyn DynCheckpointer>, store: Arc<dyn DynStore
     let failing = failing();
     let sleepy = StateGraph::<Log>::new().add_node("slow", slow).add_edge(START, "slow");
     let remembering = StateGraph::<Log>::new().add_node("remember", remember).add_edge(START, "remember");
+    let whoami = StateGraph::<Log>::new().add_node("whoami", whoami).add_edge(START, "whoami");
     let server = Server::with_shared_saver(saver).with_shared_store(store);
     let graphs = [
         ("chain", chain),
@@ -81,6 +90,7 @@ pub(crate) fn server_on(saver: Arc<dyn DynCheckpointer>, store: Arc<dyn DynStore
         ("failing", failing),
         ("sleepy", sleepy),
         ("remembering", remembering),
+        ("whoami", whoami),
     ];
     graphs
         .into_iter()

@@ -27,11 +27,14 @@ pub(crate) fn dir() -> PathBuf {
 
 /// Runs the flows against `url`; panics with the script's report when one fails.
 pub(crate) fn run_flows(python: &str, url: &str) {
-    let out = Command::new(python)
-        .arg(dir().join("sdk_flows.py"))
-        .arg(url)
-        .output()
-        .expect("the Python SDK script starts");
+    run_script(python, "sdk_flows.py", url);
+}
+
+/// Runs the flows of `script` (in `tests/python`) against `url`; panics with the script's report
+/// when one fails.
+pub(crate) fn run_script(python: &str, script: &str, url: &str) {
+    let out =
+        Command::new(python).arg(dir().join(script)).arg(url).output().expect("the Python SDK script starts");
     let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     println!("{report}");
     assert!(out.status.success(), "SDK flows failed against {url}:\n{report}");

@@ -1,0 +1,227 @@
+//! Authentication and authorization: who may call the server, and what each caller sees. Two users
+//! (`alice`, `bob`) of a static token table drive it through the official Python SDK with bearer
+//! headers (`tests/python/auth_flows.py`), in one process and in a cluster; the rest checks what the
+//! SDK cannot see: hooks and nodes learn the caller, a public listener needs auth, streams are
+//! capped per caller.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+
+use mnemograph_core::prelude::*;
+use mnemograph_core::{BoxError, BoxFuture};
+use mnemograph_server::auth::{Access, Action, Auth, BearerTokens, Grant, Identity, Parts, Resource};
+use mnemograph_server::{Limits, RunContext, RunHooks, Server, ServerError};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use support::graphs::{chain, Log};
+
+const TOKENS: &str = "alice:token-a,bob:token-b";
+
+fn tokens() -> BearerTokens {
+    BearerTokens::parse(TOKENS).expect("a valid token table")
+}
+
+async fn serve(server: Server) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(server.serve(listener));
+    url
+}
+
+/// A request as `token`'s user (no `Authorization` header for `None`).
+fn call(method: reqwest::Method, url: String, token: Option<&str>) -> reqwest::RequestBuilder {
+    let request = support::http_client().request(method, url);
+    match token {
+        Some(t) => request.bearer_auth(t),
+        None => request,
+    }
+}
+
+async fn post(url: String, token: &str, body: Value) -> (StatusCode, Value) {
+    let response = call(reqwest::Method::POST, url, Some(token)).json(&body).send().await.unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_users_of_the_python_sdk_see_only_their_own() {
+    let Some(python) = support::python::python() else { return };
+    let url = serve(support::graphs::server().with_auth(tokens())).await;
+    tokio::task::spawn_blocking(move || support::python::run_script(&python, "auth_flows.py", &url))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+}
+
+/// The same flows on a cluster of two processes: the client talks to one that runs no runs, so
+/// every grant is checked in the database and every run is run by the other process, as its
+/// caller.
+#[cfg(feature = "cluster")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_users_of_the_python_sdk_see_only_their_own_in_a_cluster() {
+    use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+    use mnemograph_core::checkpoint::DynCheckpointer;
+    use mnemograph_core::store::{DynStore, InMemoryStore};
+    use mnemograph_server::cluster::Cluster;
+
+    let Some(python) = support::python::python() else { return };
+    let Some(redis) = support::mysql::redis_url().await else { return };
+    let Some(db) = support::mysql::fresh_database("cluster_auth").await else { return };
+    let saver = MySqlCheckpointer::connect(&db).await.expect("connect the saver");
+    saver.setup().await.expect("saver tables");
+    let saver: Arc<dyn DynCheckpointer> = Arc::new(saver);
+    let store: Arc<dyn DynStore> = Arc::new(InMemoryStore::new());
+    let prefix = format!("{db}:");
+    let front =
+        Cluster::connect(&db, &redis).await.expect("cluster").with_workers(0).with_key_prefix(&prefix);
+    let back = Cluster::connect(&db, &redis).await.expect("cluster").with_workers(8).with_key_prefix(prefix);
+    let front =
+        support::graphs::server_on(saver.clone(), store.clone()).with_auth(tokens()).with_cluster(front);
+    let back = support::graphs::server_on(saver, store).with_auth(tokens()).with_cluster(back);
+    let url = serve(front).await;
+    serve(back).await;
+    tokio::task::spawn_blocking(move || support::python::run_script(&python, "auth_flows.py", &url))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    support::mysql::drop_database(&db).await;
+}
+
+#[tokio::test]
+async fn a_request_without_a_known_token_is_refused_with_a_challenge_but_ok_answers() {
+    let url = serve(support::graphs::server().with_auth(tokens())).await;
+    for token in [None, Some("token-c")] {
+        let response = call(reqwest::Method::POST, format!("{url}/threads/search"), token)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{token:?}");
+        assert_eq!(response.headers()["www-authenticate"], "Bearer");
+        let body: Value = response.json().await.unwrap();
+        assert!(body["detail"].as_str().unwrap().contains("not authenticated"), "{body}");
+    }
+    let ok = call(reqwest::Method::GET, format!("{url}/ok"), None).send().await.unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+}
+
+/// Who a hook was told started a run, and the run's `owner` metadata.
+type Learned = (Option<String>, Value);
+
+/// Records what hooks learn of each run.
+#[derive(Default, Clone)]
+struct Seen(Arc<Mutex<Vec<Learned>>>);
+
+impl RunHooks<Log> for Seen {
+    fn before_run<'a>(
+        &'a self,
+        _: &'a CompiledGraph<Log>,
+        run: &'a RunContext,
+        _: &'a mut RunConfig,
+    ) -> BoxFuture<'a, Result<(), BoxError>> {
+        let who = run.identity.as_ref().map(|u| u.identity.clone());
+        self.0.lock().unwrap().push((who, run.metadata.get("owner").cloned().unwrap_or(Value::Null)));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test]
+async fn hooks_learn_the_caller_and_metadata_cannot_name_another() {
+    let seen = Seen::default();
+    let server = Server::new(InMemoryCheckpointer::new())
+        .graph_with_hooks("chain", chain().compile().unwrap(), seen.clone())
+        .unwrap()
+        .with_auth(tokens());
+    let url = serve(server).await;
+    let body = json!({"assistant_id": "chain", "input": {"log": []}, "metadata": {"owner": "bob"}});
+    let (status, out) = post(format!("{url}/runs/wait"), "token-a", body).await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    assert_eq!(*seen.0.lock().unwrap(), [(Some("alice".to_owned()), json!("alice"))]);
+}
+
+/// A policy of one's own: a read-only user may search but not create.
+struct ReadOnly;
+
+impl Auth for ReadOnly {
+    fn authenticate<'a>(&'a self, _: &'a Parts) -> BoxFuture<'a, mnemograph_server::Result<Identity>> {
+        Box::pin(async { Ok(Identity::new("viewer").permissions(["read"])) })
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        user: &'a Identity,
+        access: &'a Access<'a>,
+    ) -> BoxFuture<'a, mnemograph_server::Result<Grant>> {
+        Box::pin(async move {
+            match (access.resource, access.action) {
+                (Resource::Threads, Action::Read | Action::Search) => Ok(Grant::all()),
+                _ => Err(ServerError::Forbidden(format!("{} may only read threads", user.identity))),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_policy_that_refuses_answers_403_and_changes_nothing() {
+    let url = serve(support::graphs::server().with_auth(ReadOnly)).await;
+    let (status, body) = post(format!("{url}/threads"), "any", json!({})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("viewer may only read threads"), "{body}");
+    let (status, found) = post(format!("{url}/threads/search"), "any", json!({})).await;
+    assert_eq!((status, found), (StatusCode::OK, json!([])));
+    let (status, _) = post(format!("{url}/store/items/search"), "any", json!({})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn a_server_on_a_public_address_refuses_to_start_without_auth() {
+    let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
+    let refused = support::graphs::server().serve(listener).await;
+    assert!(
+        matches!(&refused, Err(ServerError::Misconfigured(why)) if why.contains("without authentication")),
+        "{refused:?}"
+    );
+
+    for server in
+        [support::graphs::server().allow_unauthenticated(), support::graphs::server().with_auth(tokens())]
+    {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let serving = tokio::spawn(server.serve(listener));
+        let ok = support::http_client().get(format!("http://127.0.0.1:{port}/ok")).send().await.unwrap();
+        assert_eq!(ok.status(), StatusCode::OK);
+        serving.abort();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_may_hold_only_so_many_streams_open() {
+    let server =
+        support::graphs::server().with_auth(tokens()).with_limits(Limits::default().max_streams_per_user(1));
+    let url = serve(server).await;
+    let run = json!({"assistant_id": "sleepy", "input": {"log": []}, "stream_mode": "values"});
+    let first = call(reqwest::Method::POST, format!("{url}/runs/stream"), Some("token-a"))
+        .json(&run)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let (status, body) = post(format!("{url}/runs/stream"), "token-a", run.clone()).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    // The cap is alice's: bob streams.
+    let bobs = call(reqwest::Method::POST, format!("{url}/runs/stream"), Some("token-b"))
+        .json(&run)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bobs.status(), StatusCode::OK);
+    // Once her stream ends, alice may open another.
+    let text = first.text().await.unwrap();
+    assert!(text.contains("event: values"), "{text}");
+    let again = call(reqwest::Method::POST, format!("{url}/runs/stream"), Some("token-a"))
+        .json(&run)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::OK);
+    drop((bobs, again));
+}
