@@ -12,11 +12,17 @@
 //! `ALLOWED_HOSTS` (comma-separated, or `*` for any). `CORS_ORIGINS` (comma-separated) lets pages
 //! of those origins call the server from a browser.
 //!
-//! `cargo run -p mnemograph-server --example serve -- 127.0.0.1:2024`
+//! `AUTH_TOKENS="alice:token-a,bob:token-b"` makes every request but `/ok` and `/info` need
+//! `Authorization: Bearer <token>`; each user owns the threads, runs and store items it creates
+//! (under the store namespace `[user, ...]`) and sees nothing of the others'. Without it, the
+//! server refuses to listen on an address other than loopback unless given `--no-auth`.
+//!
+//! `cargo run -p mnemograph-server --example serve -- [--no-auth] [ADDRESS (127.0.0.1:2024)]`
 
 use std::time::Duration;
 
 use mnemograph_core::prelude::*;
+use mnemograph_server::auth::BearerTokens;
 use mnemograph_server::Server;
 
 #[derive(State, Clone, Default, Debug)]
@@ -70,9 +76,41 @@ fn guarded(server: Server) -> Server {
     server.cors_origins(list("CORS_ORIGINS"))
 }
 
+const HELP: &str = "usage: serve [--no-auth] [ADDRESS]   (ADDRESS defaults to 127.0.0.1:2024)
+
+Serves the graphs `chain` and `pause` over LangGraph's API.
+
+environment:
+  AUTH_TOKENS    user:token,user:token  bearer tokens; each user owns what it creates
+  ALLOWED_HOSTS  host[:port],...        hosts answered besides the loopback names (`*`: any)
+  CORS_ORIGINS   origin,...             browser origins allowed to call the API
+  MYSQL_URL      checkpoints in MySQL/MariaDB (CLUSTER=1 joins the cluster on it; REDIS_URL,
+                 CLUSTER_WORKERS)
+  REDIS_CHECKPOINTS_URL  checkpoints in Redis
+
+--no-auth  serve an address other than loopback without AUTH_TOKENS: anyone who reaches the
+           server reads and changes every thread";
+
+/// Authenticates with the token table of `AUTH_TOKENS`, if set; serves without when told
+/// `--no-auth`.
+fn authenticated(server: Server, no_auth: bool) -> std::result::Result<Server, Box<dyn std::error::Error>> {
+    let server = if no_auth { server.allow_unauthenticated() } else { server };
+    match std::env::var("AUTH_TOKENS") {
+        Ok(table) => Ok(server.with_auth(BearerTokens::parse(&table)?)),
+        Err(_) => Ok(server),
+    }
+}
+
 #[tokio::main]
 async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
-    let bind = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:2024".to_owned());
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{HELP}");
+        return Ok(());
+    }
+    let no_auth = args.iter().any(|a| a == "--no-auth");
+    let bind =
+        args.iter().find(|a| !a.starts_with("--")).cloned().unwrap_or_else(|| "127.0.0.1:2024".to_owned());
     let chain =
         StateGraph::<Log>::new().add_node("a", a).add_node("b", b).add_edge(START, "a").add_edge("a", "b");
     let pause = StateGraph::<Log>::new().add_node("wait", wait).add_edge(START, "wait");
@@ -88,7 +126,7 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         },
     };
     let server = server.graph("chain", chain.compile()?)?.graph("pause", pause.compile()?)?;
-    let server = guarded(server);
+    let server = authenticated(guarded(server), no_auth)?;
     let listener = tokio::net::TcpListener::bind(&bind).await?;
     println!("serving chain and pause on http://{}", listener.local_addr()?);
     server.serve(listener).await?;

@@ -8,13 +8,17 @@
 //! [`routes`](crate::routes), [`sse`](crate::sse) and [`locks`](crate::locks): streaming, run
 //! bookkeeping, one run at a time per thread, cancellation and reconnection are the server's.
 //!
-//! A thread names its conversation in its metadata, `{"user_id": ..., "session_id": ...}`, set
-//! when the client creates it.
+//! A conversation is its user's and a session of theirs. The user is the caller the server
+//! authenticated (`AUTH_TOKENS`), never what a client writes: each user reaches only its own
+//! threads, and its rounds are archived and rebuilt under its own name. A server without tokens
+//! serves one user, [`LOCAL_USER`], on loopback only. The session is named in the thread's
+//! metadata, `{"session_id": ...}`, when the client creates it.
 
 use std::sync::Arc;
 
 use mnemograph_agent::AgentState;
 use mnemograph_core::{BoxError, BoxFuture, CompiledGraph, Durability, RunConfig};
+use mnemograph_server::auth::BearerTokens;
 use mnemograph_server::{RunContext, RunEnd, RunHooks, Server};
 use serde_json::Value;
 
@@ -42,12 +46,15 @@ impl ArchiveHooks {
     }
 }
 
-/// The conversation a run belongs to, from its thread's metadata.
+/// The user of every conversation on a server without authentication.
+pub const LOCAL_USER: &str = "local";
+
+/// The conversation a run belongs to: the caller's, in the session its thread's metadata names.
 fn conversation(run: &RunContext) -> std::result::Result<(String, String), BoxError> {
-    let field = |name: &str| run.metadata.get(name).and_then(Value::as_str).map(str::to_owned);
-    match (field("user_id"), field("session_id")) {
-        (Some(user), Some(session)) if !user.is_empty() && !session.is_empty() => Ok((user, session)),
-        _ => Err("the thread's metadata needs a non-empty `user_id` and `session_id`".into()),
+    let user = run.identity.as_ref().map_or(LOCAL_USER, |u| u.identity.as_str()).to_owned();
+    match run.metadata.get("session_id").and_then(Value::as_str) {
+        Some(session) if !session.is_empty() => Ok((user, session.to_owned())),
+        _ => Err("the thread's metadata needs a non-empty `session_id`".into()),
     }
 }
 
@@ -101,14 +108,20 @@ impl RunHooks<AgentState> for ArchiveHooks {
 }
 
 /// The assistant as a LangGraph API server: the agent as graph [`GRAPH_ID`] on the shallow
-/// Redis saver, with [`ArchiveHooks`] on the MySQL archive.
+/// Redis saver, with [`ArchiveHooks`] on the MySQL archive, authenticating with the config's
+/// bearer tokens when it has them.
 ///
 /// # Errors
-/// An unreachable Redis or MySQL, or a model client that cannot be built.
+/// An unreachable Redis or MySQL, a model client that cannot be built, or a malformed token
+/// table.
 pub async fn server(config: &Config) -> Result<Server> {
     let corpus = Arc::new(Corpus::builtin()?);
     let saver = snapshot::connect_saver(config).await?;
     let archive = Archive::connect(&config.mysql_url).await?;
     let agent = agent::build(model::build(&config.model)?, &corpus, config.context_tokens, saver.clone())?;
-    Ok(Server::new(saver).graph_with_hooks(GRAPH_ID, agent, ArchiveHooks::new(archive))?)
+    let server = Server::new(saver).graph_with_hooks(GRAPH_ID, agent, ArchiveHooks::new(archive))?;
+    Ok(match &config.auth_tokens {
+        Some(table) => server.with_auth(BearerTokens::parse(table)?),
+        None => server,
+    })
 }

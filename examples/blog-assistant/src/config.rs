@@ -60,6 +60,10 @@ pub struct Config {
     pub context_tokens: usize,
     /// The model.
     pub model: ModelChoice,
+    /// Bearer tokens of the LangGraph API server, `user:token,user:token` (`AUTH_TOKENS`): each
+    /// user reaches only its own threads and archive. `None` serves one local user, on loopback
+    /// only.
+    pub auth_tokens: Option<String>,
 }
 
 impl Config {
@@ -73,10 +77,11 @@ impl Config {
             bind: DEFAULT_BIND.to_owned(),
             context_tokens: DEFAULT_CONTEXT_TOKENS,
             model: ModelChoice::Offline { token_delay: DEFAULT_TOKEN_DELAY },
+            auth_tokens: None,
         }
     }
 
-    /// Reads `REDIS_URL`, `MYSQL_URL`, `BIND`, and for the model `OPENAI_API_KEY`,
+    /// Reads `REDIS_URL`, `MYSQL_URL`, `BIND`, `AUTH_TOKENS`, and for the model `OPENAI_API_KEY`,
     /// `OPENAI_BASE_URL`, `OPENAI_MODEL` (without a key: the offline model, whose token pace
     /// `OFFLINE_TOKEN_DELAY_MS` sets).
     ///
@@ -91,6 +96,7 @@ impl Config {
         if let Some(bind) = var("BIND") {
             config.bind = bind;
         }
+        config.auth_tokens = var("AUTH_TOKENS");
         config.model = match var("OPENAI_API_KEY") {
             Some(key) => {
                 let model = var("OPENAI_MODEL").unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_owned());
@@ -115,6 +121,13 @@ impl Config {
     #[must_use]
     pub fn with_bind(mut self, bind: impl Into<String>) -> Self {
         self.bind = bind.into();
+        self
+    }
+
+    /// Sets the API server's bearer tokens, `user:token,user:token`.
+    #[must_use]
+    pub fn with_auth_tokens(mut self, tokens: impl Into<String>) -> Self {
+        self.auth_tokens = Some(tokens.into());
         self
     }
 

@@ -1,7 +1,8 @@
 //! The assistant served over LangGraph's HTTP API by mnemograph-server, graph unchanged: a run
 //! answers and its round is archived in MySQL, a thread whose Redis checkpoint is gone is rebuilt
-//! from the archive before the next run, and a thread without a conversation in its metadata is
-//! refused. Real Redis and MariaDB, as the other service tests.
+//! from the archive before the next run, a thread without a session in its metadata is refused,
+//! and a user reaches only its own conversations, whatever its metadata says. Real Redis and
+//! MariaDB, as the other service tests.
 
 mod support;
 
@@ -12,10 +13,25 @@ use mnemograph_core::checkpoint::Checkpointer;
 use serde_json::{json, Value};
 use support::{archived_rows, http_client, ids, mysql_url, start, SHARED_DB};
 
-async fn post(url: String, body: Value) -> Value {
-    let response = http_client().post(&url).json(&body).send().await.expect("the API answers");
+/// A POST as the user of `token`, which must succeed.
+async fn post(url: String, token: &str, body: Value) -> Value {
+    let response =
+        http_client().post(&url).bearer_auth(token).json(&body).send().await.expect("the API answers");
     assert!(response.status().is_success(), "{url}: {}", response.status());
     response.json().await.expect("a JSON body")
+}
+
+/// The API server with a bearer token `token-<user>` for each of `users`; its URL.
+async fn serve(redis_url: &str, users: &[&str]) -> (String, Config) {
+    let tokens: Vec<String> = users.iter().map(|u| format!("{u}:token-{u}")).collect();
+    let config = Config::offline(redis_url, mysql_url())
+        .with_model(ModelChoice::Offline { token_delay: Duration::ZERO })
+        .with_auth_tokens(tokens.join(","));
+    let server = blog_assistant::api::server(&config).await.expect("the API server starts");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(server.serve(listener));
+    (url, config)
 }
 
 fn ask(question: &str) -> Value {
@@ -35,19 +51,14 @@ async fn rounds_are_archived_and_a_cold_thread_is_rebuilt_from_the_archive() {
     // `start` checks Redis and MariaDB (and skips or fails as the other tests do) and gives
     // the archive to read back.
     let Some(t) = start(SHARED_DB).await else { return };
-    let config = Config::offline(t.redis_url.as_str(), mysql_url())
-        .with_model(ModelChoice::Offline { token_delay: Duration::ZERO });
-    let server = blog_assistant::api::server(&config).await.expect("the API server starts");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(server.serve(listener));
-
     let (user, session) = ids("api");
+    let (url, config) = serve(&t.redis_url, &[&user]).await;
+    let token = format!("token-{user}");
+    let token = token.as_str();
     let thread =
-        post(format!("{url}/threads"), json!({ "metadata": { "user_id": user, "session_id": session } }))
-            .await;
+        post(format!("{url}/threads"), token, json!({ "metadata": { "session_id": session } })).await;
     let tid = thread["thread_id"].as_str().unwrap().to_owned();
-    let out = post(format!("{url}/threads/{tid}/runs/wait"), ask("上下文剪裁是什么？")).await;
+    let out = post(format!("{url}/threads/{tid}/runs/wait"), token, ask("上下文剪裁是什么？")).await;
     let first = last_answer(&out);
     assert!(!first.is_empty(), "{out}");
     let rows = archived_rows(&t.app, &user, &session).await;
@@ -57,18 +68,58 @@ async fn rounds_are_archived_and_a_cold_thread_is_rebuilt_from_the_archive() {
     // The checkpoint expires (or Redis is flushed): the archive brings the thread back.
     let saver = blog_assistant::snapshot::connect_saver(&config).await.unwrap();
     Checkpointer::delete_thread(&saver, &tid).await.unwrap();
-    let state: Value =
-        http_client().get(format!("{url}/threads/{tid}/state")).send().await.unwrap().json().await.unwrap();
+    let state: Value = http_client()
+        .get(format!("{url}/threads/{tid}/state"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(state["checkpoint"], Value::Null, "the checkpoint is gone: {state}");
-    let out = post(format!("{url}/threads/{tid}/runs/wait"), ask("再说一遍")).await;
+    let out = post(format!("{url}/threads/{tid}/runs/wait"), token, ask("再说一遍")).await;
     let messages = out["messages"].as_array().unwrap();
     assert_eq!(messages[0]["content"], "上下文剪裁是什么？", "rebuilt from the archive: {out}");
     assert_eq!(messages[1]["content"], first.as_str());
     assert_eq!(archived_rows(&t.app, &user, &session).await.len(), 4);
 
-    // A thread that names no conversation cannot be archived: the run is refused.
-    let bare = post(format!("{url}/threads"), json!({})).await;
+    // A thread that names no session cannot be archived: the run is refused.
+    let bare = post(format!("{url}/threads"), token, json!({})).await;
     let bare_id = bare["thread_id"].as_str().unwrap();
-    let out = post(format!("{url}/threads/{bare_id}/runs/wait"), ask("hi")).await;
-    assert!(out["__error__"]["message"].as_str().unwrap().contains("user_id"), "{out}");
+    let out = post(format!("{url}/threads/{bare_id}/runs/wait"), token, ask("hi")).await;
+    assert!(out["__error__"]["message"].as_str().unwrap().contains("session_id"), "{out}");
+}
+
+/// A client that names someone else in its thread's metadata gets its own, empty conversation:
+/// it neither reads their archive into its thread nor writes its rounds into their archive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_cannot_reach_another_users_conversation_through_metadata() {
+    let Some(t) = start(SHARED_DB).await else { return };
+    let (alice, session) = ids("owner");
+    let (mallory, _) = ids("other");
+    let (url, _) = serve(&t.redis_url, &[&alice, &mallory]).await;
+    let (alice_token, mallory_token) = (format!("token-{alice}"), format!("token-{mallory}"));
+    let hers =
+        post(format!("{url}/threads"), &alice_token, json!({ "metadata": { "session_id": session } })).await;
+    let hers = hers["thread_id"].as_str().unwrap().to_owned();
+    post(format!("{url}/threads/{hers}/runs/wait"), &alice_token, ask("我的秘密问题")).await;
+    assert_eq!(archived_rows(&t.app, &alice, &session).await.len(), 2);
+
+    let metadata = json!({ "metadata": { "user_id": alice, "owner": alice, "session_id": session } });
+    let theirs = post(format!("{url}/threads"), &mallory_token, metadata).await;
+    assert_eq!(theirs["metadata"]["owner"], mallory.as_str(), "{theirs}");
+    let theirs = theirs["thread_id"].as_str().unwrap().to_owned();
+    let out = post(format!("{url}/threads/{theirs}/runs/wait"), &mallory_token, ask("她问了什么？")).await;
+    let messages = out["messages"].as_array().unwrap();
+    assert!(messages.iter().all(|m| m["content"] != "我的秘密问题"), "her archive leaked: {out}");
+    assert_eq!(archived_rows(&t.app, &alice, &session).await.len(), 2, "nothing written into hers");
+    assert_eq!(archived_rows(&t.app, &mallory, &session).await.len(), 2, "his round is his");
+    let read = http_client()
+        .get(format!("{url}/threads/{hers}/state"))
+        .bearer_auth(&mallory_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), reqwest::StatusCode::NOT_FOUND);
 }

@@ -1,8 +1,10 @@
 //! The blog assistant over LangGraph's HTTP API: the official SDK clients and chat UIs use it as
 //! they use a Python deployment. Same settings as the service (`REDIS_URL`, `MYSQL_URL`, the
 //! model's `OPENAI_*`), listening on `LANGGRAPH_API_BIND` (default `127.0.0.1:2024`, the port
-//! `langgraph dev` uses). Threads name their conversation in their metadata:
-//! `{"user_id": ..., "session_id": ...}`.
+//! `langgraph dev` uses). With `AUTH_TOKENS="alice:token-a,bob:token-b"` every request needs
+//! `Authorization: Bearer <token>` and each user reaches only its own threads and archive;
+//! without it the server serves one local user and refuses to listen beyond loopback. Threads
+//! name their session in their metadata: `{"session_id": ...}`.
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
