@@ -37,7 +37,7 @@
 //! - **Assistants**: one system assistant per graph (`/assistants/search`, `/assistants/{id}`,
 //!   `/assistants/{id}/schemas`, `/assistants/{id}/graph`), its id derived from the graph id as
 //!   LangGraph derives it.
-//! - **Threads**: create (with `if_exists`), get, patch metadata, search, delete, copy; state
+//! - **Threads**: create (with `if_exists`), get, patch metadata, search, count, delete, copy; state
 //!   (latest or at a checkpoint), state update (`as_node`, forking from a `checkpoint_id`),
 //!   history.
 //! - **Runs**: background create, `stream` (server-sent events, `metadata` first, every event
@@ -86,6 +86,13 @@
 //!   waiting on one thread (100; the next is refused with 429 and nothing is queued).
 //!
 //! Every refusal has the status above and a `{"detail": "..."}` body.
+//!
+//! **Who sees what** is the [`auth`] module's: with [`Server::with_auth`] every request is
+//! authenticated (401 otherwise) and each caller reaches only what its grant admits, by default
+//! what it created; what it may not see answers 404 as what does not exist. The caller reaches
+//! the graph's nodes as LangGraph's `langgraph_auth_user`. Without authentication, every client
+//! that reaches the server may read and change everything, so [`Server::serve`] refuses to listen
+//! beyond loopback unless told [`Server::allow_unauthenticated`].
 //!
 //! An application's own work around runs — rebuilding a thread from an archive before it
 //! runs, archiving a finished round — goes in [`RunHooks`] ([`Server::graph_with_hooks`]).

@@ -42,11 +42,11 @@ use crate::error::Result;
 /// its `on` handlers in one trait.
 pub trait Auth: Send + Sync + 'static {
     /// Who sent `request` (its method, URI and headers; the body is not read yet), or
-    /// [`ServerError::Unauthorized`] to refuse it with 401.
+    /// [`ServerError::Unauthorized`](crate::ServerError::Unauthorized) to refuse it with 401.
     fn authenticate<'a>(&'a self, request: &'a Parts) -> BoxFuture<'a, Result<Identity>>;
 
     /// What `user` may do of `access`: a [`Grant`] (everything, or only what matches its
-    /// filter), or [`ServerError::Forbidden`] to refuse the request with 403.
+    /// filter), or [`ServerError::Forbidden`](crate::ServerError::Forbidden) to refuse the request with 403.
     ///
     /// By default each caller owns what it creates ([`owner_grant`]).
     fn authorize<'a>(&'a self, user: &'a Identity, access: &'a Access<'a>) -> BoxFuture<'a, Result<Grant>> {
