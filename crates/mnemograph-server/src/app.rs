@@ -292,6 +292,13 @@ impl App {
     /// the threads not updated within it that no run holds or waits for, with their runs and
     /// checkpoints.
     pub(crate) async fn sweep(&self) {
+        #[cfg(feature = "cluster")]
+        if let Some(c) = &self.cluster {
+            if let Err(e) = c.sweep(&self.retention, &*self.saver).await {
+                tracing::warn!(error = %e, "sweeping the cluster's expired runs and threads failed");
+            }
+            return;
+        }
         let now = Instant::now();
         let expired_threads = {
             let mut tables = self.tables();

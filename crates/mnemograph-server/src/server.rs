@@ -175,7 +175,8 @@ impl Server {
     /// joining or streaming it answers 404 as for a run that never existed, and it leaves its
     /// thread's run list; the thread and its state stay. Its events go with it when this is
     /// shorter than the event retention. Memory is freed by the sweeper
-    /// ([`Server::with_sweep_interval`]); reads see the run gone at once.
+    /// ([`Server::with_sweep_interval`]); reads see the run gone at once. With a cluster, the
+    /// sweepers of its processes delete such runs from its database every sweep interval.
     #[must_use]
     pub fn with_run_retention(mut self, retention: Duration) -> Self {
         self.retention.runs = retention;
@@ -211,8 +212,8 @@ impl Server {
     /// A thread is updated when it is created, when its metadata is patched, and when a run on
     /// it ends. A thread with a run in progress or waiting is never deleted. Expired threads are
     /// deleted by the sweeper, every sweep interval ([`Server::with_sweep_interval`], LangGraph's
-    /// `sweep_interval_minutes`). This applies to the thread records this process keeps; with a
-    /// cluster they live in its database and stay.
+    /// `sweep_interval_minutes`). With a cluster, the sweepers of its processes delete such
+    /// threads from its database, and their checkpoints from the saver.
     #[must_use]
     pub fn with_thread_ttl(mut self, ttl: Duration) -> Self {
         self.retention.thread_ttl = Some(ttl);

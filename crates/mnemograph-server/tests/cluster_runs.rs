@@ -355,3 +355,56 @@ async fn a_run_stream_keeps_its_latest_events_and_a_trimmed_last_event_id_gets_t
     assert_eq!(custom, (first..500).collect::<Vec<_>>(), "the kept events, oldest first, none missing");
     drop_database(&db).await;
 }
+
+/// How many rows of `table` the database holds for `thread_id`.
+async fn rows_of(db: &str, table: &str, thread_id: &str) -> i64 {
+    let pool = sqlx::MySqlPool::connect(db).await.expect("connect");
+    let sql = format!("SELECT COUNT(*) AS n FROM {table} WHERE thread_id = ?");
+    let n = sqlx::query(&sql).bind(thread_id).fetch_one(&pool).await.expect("count").get("n");
+    pool.close().await;
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clusters_finished_runs_and_idle_threads_are_swept_from_its_database() {
+    let Some(redis) = redis_url().await else { return };
+    let Some(db) = fresh_database("cluster_sweep").await else { return };
+    let saver = mysql_saver(&db).await;
+    let server =
+        support::graphs::server_on(saver.clone(), Arc::new(mnemograph_core::store::InMemoryStore::new()))
+            .with_run_retention(Duration::from_millis(500))
+            .with_thread_ttl(Duration::from_secs(2))
+            .with_sweep_interval(Duration::from_millis(200))
+            .with_cluster(cluster(&db, &redis, 4).await);
+    let url = serve(server).await;
+    let run = json!({"assistant_id": "chain", "input": {"log": []}});
+    let idle = post(&format!("{url}/threads"), json!({})).await["thread_id"].as_str().unwrap().to_owned();
+    post(&format!("{url}/threads/{idle}/runs/wait"), run.clone()).await;
+    let busy = post(&format!("{url}/threads"), json!({})).await["thread_id"].as_str().unwrap().to_owned();
+    assert_eq!(rows_of(&db, "server_runs", &idle).await, 1);
+
+    // The finished run goes after its retention; the thread and its state stay until the TTL.
+    eventually("the finished run is swept", || async { rows_of(&db, "server_runs", &idle).await == 0 }).await;
+    let status =
+        support::http_client().get(format!("{url}/threads/{idle}/runs")).send().await.unwrap().status();
+    assert!(status.is_success(), "the thread is still there: {status}");
+    assert_eq!(get(&format!("{url}/threads/{idle}/state")).await["values"]["log"], json!(["a", "b"]));
+
+    // A run keeps the other thread busy past the TTL: it stays, the idle one goes.
+    let sleepy = json!({"assistant_id": "sleepy", "input": {"log": []}, "multitask_strategy": "enqueue"});
+    for _ in 0..5 {
+        post(&format!("{url}/threads/{busy}/runs"), sleepy.clone()).await;
+    }
+    eventually("the idle thread is swept", || async { rows_of(&db, "server_threads", &idle).await == 0 })
+        .await;
+    // A whole TTL and more later, the busy thread's runs still go on, and it stays.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let open = get(&format!("{url}/threads/{busy}/runs?status=pending")).await;
+    assert!(!open.as_array().unwrap().is_empty(), "the busy thread still has runs waiting");
+    assert_eq!(rows_of(&db, "server_threads", &busy).await, 1, "a busy thread outlives its TTL");
+    let checkpoint = saver.get_tuple(&CheckpointConfig::thread(idle.clone())).await.expect("read the saver");
+    assert!(checkpoint.is_none(), "its checkpoints went with it");
+    let gone = support::http_client().get(format!("{url}/threads/{idle}")).send().await.unwrap().status();
+    assert_eq!(gone, reqwest::StatusCode::NOT_FOUND);
+    drop_database(&db).await;
+}

@@ -43,6 +43,7 @@ macro_rules! in_tx {
 }
 
 mod events;
+mod expiry;
 mod fence;
 mod lease;
 mod ledger;

@@ -58,7 +58,12 @@ const SETUP: [&str; 2] = [
 /// Indexes that tables made before them lack: `(table, name, columns)`. A claim looks for an
 /// older open run of each candidate's thread; `open_by_thread` reaches those without reading the
 /// thread's ended runs.
-const INDEXES: [(&str, &str, &str); 1] = [("server_runs", "open_by_thread", "(thread_id, status, seq)")];
+const INDEXES: [(&str, &str, &str); 3] = [
+    ("server_runs", "open_by_thread", "(thread_id, status, seq)"),
+    // The sweep's: finished runs past their retention, threads past their TTL.
+    ("server_runs", "by_status_age", "(status, updated_at)"),
+    ("server_threads", "by_update", "(updated_at)"),
+];
 
 /// MySQL's and MariaDB's error number for an index name already taken.
 const DUPLICATE_KEY_NAME: u16 = 1061;
