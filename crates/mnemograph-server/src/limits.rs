@@ -29,6 +29,11 @@ pub struct Limits {
     /// open at once; one more is refused with 429. Without authentication, streams are not
     /// counted.
     pub max_streams_per_user: usize,
+    /// How many store items one authenticated caller may keep under its namespace through
+    /// `/store` (0 turns the store's writes off); a put of one more new item is refused with
+    /// 429. Replacing an item is always allowed, and nodes' writes through their runtime are
+    /// not refused, though they count. Without authentication, items are not counted.
+    pub max_store_items_per_user: usize,
 }
 
 impl Limits {
@@ -44,6 +49,9 @@ impl Limits {
 
     /// The default [`Limits::max_streams_per_user`]: 100 open streams.
     pub const DEFAULT_MAX_STREAMS_PER_USER: usize = 100;
+
+    /// The default [`Limits::max_store_items_per_user`]: 10,000 items.
+    pub const DEFAULT_MAX_STORE_ITEMS_PER_USER: usize = 10_000;
 
     /// Refuses request bodies larger than `bytes`.
     #[must_use]
@@ -78,6 +86,25 @@ impl Limits {
     pub fn max_streams_per_user(mut self, streams: usize) -> Self {
         self.max_streams_per_user = streams;
         self
+    }
+
+    /// Refuses an authenticated caller's put of a new store item beyond `items` under its
+    /// namespace; 0 refuses every put through `/store`.
+    #[must_use]
+    pub fn max_store_items_per_user(mut self, items: usize) -> Self {
+        self.max_store_items_per_user = items;
+        self
+    }
+
+    /// Refuses a new store item when `held` are already kept under the caller's namespace.
+    pub(crate) fn check_store_items(&self, held: usize) -> Result<()> {
+        let max = self.max_store_items_per_user;
+        if held < max {
+            return Ok(());
+        }
+        Err(ServerError::TooManyRequests(format!(
+            "{held} store items are kept under your namespace, this server's maximum of {max}; delete some first"
+        )))
     }
 
     /// The page a list asks for: its size (`default` when it names none) within
@@ -136,6 +163,7 @@ impl Default for Limits {
             max_recursion_limit: Self::DEFAULT_MAX_RECURSION_LIMIT,
             max_queue_per_thread: Self::DEFAULT_MAX_QUEUE_PER_THREAD,
             max_streams_per_user: Self::DEFAULT_MAX_STREAMS_PER_USER,
+            max_store_items_per_user: Self::DEFAULT_MAX_STORE_ITEMS_PER_USER,
         }
     }
 }

@@ -225,3 +225,41 @@ async fn a_caller_may_hold_only_so_many_streams_open() {
     assert_eq!(again.status(), StatusCode::OK);
     drop((bobs, again));
 }
+
+#[tokio::test]
+async fn a_callers_store_items_are_capped_and_the_cap_is_its_own() {
+    let server = support::graphs::server()
+        .with_auth(tokens())
+        .with_limits(Limits::default().max_store_items_per_user(2));
+    let url = serve(server).await;
+    let put = |token: &'static str, ns: &'static str, key: &'static str| {
+        let url = format!("{url}/store/items");
+        async move {
+            let body = json!({"namespace": [ns, "notes"], "key": key, "value": {"v": 1}});
+            call(reqwest::Method::PUT, url, Some(token)).json(&body).send().await.unwrap().status()
+        }
+    };
+    assert_eq!(put("token-a", "alice", "one").await, StatusCode::NO_CONTENT);
+    assert_eq!(put("token-a", "alice", "two").await, StatusCode::NO_CONTENT);
+    assert_eq!(put("token-a", "alice", "three").await, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(put("token-a", "alice", "two").await, StatusCode::NO_CONTENT, "a replace is not a new item");
+    assert_eq!(put("token-b", "bob", "one").await, StatusCode::NO_CONTENT, "bob's count is his own");
+    let gone = json!({"namespace": ["alice", "notes"], "key": "one"});
+    let deleted =
+        call(reqwest::Method::DELETE, format!("{url}/store/items"), Some("token-a")).json(&gone).send();
+    assert_eq!(deleted.await.unwrap().status(), StatusCode::NO_CONTENT);
+    assert_eq!(put("token-a", "alice", "three").await, StatusCode::NO_CONTENT);
+
+    let off = support::graphs::server()
+        .with_auth(tokens())
+        .with_limits(Limits::default().max_store_items_per_user(0));
+    let url = serve(off).await;
+    let body = json!({"namespace": ["alice"], "key": "k", "value": {}});
+    let refused =
+        call(reqwest::Method::PUT, format!("{url}/store/items"), Some("token-a")).json(&body).send();
+    assert_eq!(
+        refused.await.unwrap().status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "a store with no room takes no puts"
+    );
+}

@@ -316,6 +316,16 @@ impl Store for InMemoryStore {
         Ok(hits.into_iter().skip(query.offset).take(query.limit).map(|h| h.2).collect())
     }
 
+    async fn count(&self, namespace_prefix: &[String]) -> Result<usize, StoreError> {
+        let now = Instant::now();
+        let inner = self.inner.lock();
+        let under = inner
+            .data
+            .range(namespace_prefix.to_vec()..)
+            .take_while(|(ns, _)| ns.starts_with(namespace_prefix));
+        Ok(under.map(|(_, items)| items.values().filter(|e| e.live(now)).count()).sum())
+    }
+
     async fn list_namespaces(&self, options: ListNamespaces) -> Result<Vec<Vec<String>>, StoreError> {
         let now = Instant::now();
         let inner = self.inner.lock();

@@ -134,6 +134,24 @@ pub trait Store: Send + Sync + 'static {
         &self,
         options: ListNamespaces,
     ) -> impl Future<Output = Result<Vec<Vec<String>>, StoreError>> + Send;
+
+    /// How many live items there are under `namespace_prefix` (all items for an empty prefix),
+    /// for quotas. By default the items are searched page by page and counted; stores that can
+    /// count without reading the items do.
+    fn count(&self, namespace_prefix: &[String]) -> impl Future<Output = Result<usize, StoreError>> + Send {
+        async move {
+            const PAGE: usize = 1000;
+            let mut counted = 0;
+            loop {
+                let page =
+                    self.search(namespace_prefix, SearchQuery::new().limit(PAGE).offset(counted)).await?;
+                counted += page.len();
+                if page.len() < PAGE {
+                    return Ok(counted);
+                }
+            }
+        }
+    }
 }
 
 /// The object-safe twin of [`Store`], implemented for every store.
@@ -166,6 +184,8 @@ pub trait DynStore: Send + Sync + 'static {
     /// See [`Store::list_namespaces`].
     fn list_namespaces(&self, options: ListNamespaces)
         -> BoxFuture<'_, Result<Vec<Vec<String>>, StoreError>>;
+    /// See [`Store::count`].
+    fn count<'a>(&'a self, namespace_prefix: &'a [String]) -> BoxFuture<'a, Result<usize, StoreError>>;
 }
 
 impl<T: Store> DynStore for T {
@@ -201,6 +221,9 @@ impl<T: Store> DynStore for T {
     ) -> BoxFuture<'_, Result<Vec<Vec<String>>, StoreError>> {
         Box::pin(Store::list_namespaces(self, options))
     }
+    fn count<'a>(&'a self, namespace_prefix: &'a [String]) -> BoxFuture<'a, Result<usize, StoreError>> {
+        Box::pin(Store::count(self, namespace_prefix))
+    }
 }
 
 // Lets generic code (`fn f<S: Store>`) take the engine's `Arc<dyn DynStore>` without a wrapper.
@@ -229,6 +252,9 @@ impl Store for std::sync::Arc<dyn DynStore> {
     }
     async fn list_namespaces(&self, options: ListNamespaces) -> Result<Vec<Vec<String>>, StoreError> {
         DynStore::list_namespaces(&**self, options).await
+    }
+    async fn count(&self, namespace_prefix: &[String]) -> Result<usize, StoreError> {
+        DynStore::count(&**self, namespace_prefix).await
     }
 }
 

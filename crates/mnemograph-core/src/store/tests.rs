@@ -172,3 +172,51 @@ fn hashing_embeddings_are_deterministic_and_normalised() {
     assert!(e.embed("").iter().all(|&x| x == 0.0));
     assert_eq!(cosine_similarity(&a, &[0.0; 32]), 0.0);
 }
+
+/// Delegates to an in-memory store but keeps `Store::count`'s default, which pages through
+/// searches.
+struct Paging(InMemoryStore);
+
+impl Store for Paging {
+    async fn get(&self, namespace: &[String], key: &str) -> Result<Option<super::Item>, StoreError> {
+        self.0.get(namespace, key).await
+    }
+    async fn put(
+        &self,
+        namespace: &[String],
+        key: &str,
+        value: serde_json::Value,
+        ttl: Option<Duration>,
+    ) -> Result<(), StoreError> {
+        self.0.put(namespace, key, value, ttl).await
+    }
+    async fn delete(&self, namespace: &[String], key: &str) -> Result<(), StoreError> {
+        self.0.delete(namespace, key).await
+    }
+    async fn search(&self, prefix: &[String], query: SearchQuery) -> Result<Vec<SearchItem>, StoreError> {
+        self.0.search(prefix, query).await
+    }
+    async fn list_namespaces(&self, options: ListNamespaces) -> Result<Vec<Vec<String>>, StoreError> {
+        self.0.list_namespaces(options).await
+    }
+}
+
+#[tokio::test]
+async fn count_counts_live_items_under_a_prefix_with_or_without_an_override() {
+    let memory = InMemoryStore::new();
+    for i in 0..1203 {
+        memory.put(&ns(&["alice", "notes"]), &format!("k{i}"), json!({"i": i}), None).await.unwrap();
+    }
+    memory.put(&ns(&["alice", "todo"]), "k", json!({}), None).await.unwrap();
+    memory.put(&ns(&["alicia"]), "k", json!({}), None).await.unwrap();
+    memory.put(&ns(&["bob"]), "k", json!({}), None).await.unwrap();
+    memory.put(&ns(&["alice", "gone"]), "k", json!({}), Some(Duration::from_millis(1))).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let paging = Paging(memory.clone());
+    for (prefix, want) in
+        [(ns(&["alice"]), 1204), (ns(&["alice", "notes"]), 1203), (ns(&["bob"]), 1), (vec![], 1206)]
+    {
+        assert_eq!(memory.count(&prefix).await.unwrap(), want, "{prefix:?}");
+        assert_eq!(paging.count(&prefix).await.unwrap(), want, "default, {prefix:?}");
+    }
+}

@@ -111,6 +111,11 @@ impl Grant {
         metadata.extend(self.metadata.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
 
+    /// The store namespace prefix this grant confines to, empty for all.
+    pub(crate) fn prefix(&self) -> &[String] {
+        &self.namespace
+    }
+
     /// Whether a store item under `namespace` is one this grant reaches.
     pub(crate) fn reaches(&self, namespace: &[String]) -> bool {
         namespace.starts_with(&self.namespace)

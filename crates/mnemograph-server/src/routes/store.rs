@@ -76,6 +76,9 @@ async fn put_item(
     let p: Put = body_or_default(&body)?;
     let grant = grant(&caller, Action::Update, json!({ "namespace": p.namespace, "key": p.key })).await?;
     check_write(&grant, &p.namespace)?;
+    if caller.user().is_some() && app.store.get(&p.namespace, &p.key).await?.is_none() {
+        app.limits.check_store_items(app.store.count(grant.prefix()).await?)?;
+    }
     let ttl = match p.ttl {
         Some(minutes) if minutes.is_finite() && minutes > 0.0 => {
             Some(Duration::from_secs_f64(minutes * 60.0))
