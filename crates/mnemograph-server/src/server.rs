@@ -299,6 +299,10 @@ impl Server {
     /// This also starts the sweeper ([`Server::with_sweep_interval`]) and, with a cluster, the
     /// process's workers, so it must be called inside a Tokio runtime; outside one, the process
     /// only answers requests.
+    ///
+    /// Unlike [`Server::serve`], it does not know the address it will be served on: a router
+    /// without [`Server::with_auth`] served beyond loopback lets anyone who reaches it read and
+    /// change every thread.
     pub fn router(mut self) -> Router {
         let own_store = match self.store_ttl {
             Some(ttl) if self.own_store => {
