@@ -3,10 +3,12 @@
 //! reconnects with `Last-Event-ID` continues after the last event it read.
 
 use std::convert::Infallible;
+use std::pin::pin;
 
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use futures_util::future::select;
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
@@ -64,14 +66,19 @@ pub(crate) fn respond(
     slot: Slot,
 ) -> Response {
     // Frames are read in a task of their own, so that a heartbeat never interrupts a read in
-    // flight; the body reads the channel, which a timeout may interrupt safely.
+    // flight; the body reads the channel, which a timeout may interrupt safely. The task ends
+    // when the client goes away, even while it waits for an event that does not come (a quiet
+    // run, or a cluster's reader waiting for Redis to come back).
     let (tx, rx) = mpsc::channel::<Frame>(64);
     tokio::spawn(async move {
-        while let Some(frame) = frames.next().await {
-            if tx.send(frame).await.is_err() {
-                return;
+        let forward = async {
+            while let Some(frame) = frames.next().await {
+                if tx.send(frame).await.is_err() {
+                    return;
+                }
             }
-        }
+        };
+        select(pin!(forward), pin!(tx.closed())).await;
     });
     let state = (rx, DropGuard(on_drop), slot);
     let body = futures_util::stream::unfold(state, |(mut rx, mut guard, slot)| async move {

@@ -12,6 +12,11 @@
 //! stays silent — at the first silence, for a run that ended before its stream was read (or
 //! whose stream expired), then once per [`RECORD_CHECK`] — to end the stream of a run whose end
 //! entry never came (its worker died after recording the end, or Redis lost the entry).
+//!
+//! A reader whose reads fail, Redis or MySQL being away, tries again for as long as its client
+//! stays: a stream ends only with its run, since a client takes a stream that ends for a run
+//! that ended. A waiter for a run's output does the same, and while Redis is away learns the
+//! run's end from its record.
 
 use std::time::{Duration, Instant};
 
@@ -35,6 +40,10 @@ const BLOCK: Duration = Duration::from_secs(4);
 const BATCH: usize = 256;
 /// How long a silent stream waits between readings of its run's record.
 const RECORD_CHECK: Duration = Duration::from_secs(30);
+/// The wait after a reader's first failed read; doubled after each.
+const READ_BACKOFF: Duration = Duration::from_millis(200);
+/// The longest wait between a reader's tries.
+const MAX_READ_BACKOFF: Duration = Duration::from_secs(2);
 
 pub(super) fn redis_error(e: redis::RedisError) -> ServerError {
     ServerError::Queue(Box::new(e))
@@ -250,25 +259,25 @@ impl Events {
             done: false,
         };
         futures_util::stream::unfold(tail, |mut t| async move {
-            let mut failures = 0;
+            let mut backoff = READ_BACKOFF;
             while !t.done {
                 match t.events.next_batch(&t.pool, &t.run_id, &t.after, &mut t.conn, &mut t.checked).await {
                     Ok(batch) => {
-                        failures = 0;
                         t.done = batch.end.is_some();
                         if let Some(last) = batch.frames.last() {
                             t.after = last.id.clone();
                             return Some((futures_util::stream::iter(batch.frames), t));
                         }
+                        backoff = READ_BACKOFF;
                     }
+                    // The stream ends only with the run: a client takes an ended stream for an
+                    // ended run, and would not come back for the events still to come. So a
+                    // reader waits out Redis or MySQL being away, for as long as its client stays.
                     Err(e) => {
-                        failures += 1;
-                        tracing::warn!(run_id = %t.run_id, error = %e, "reading a run's events failed");
+                        tracing::warn!(run_id = %t.run_id, error = %e, "reading a run's events failed; retrying");
                         t.conn = None;
-                        if failures >= 5 {
-                            return None;
-                        }
-                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(MAX_READ_BACKOFF);
                     }
                 }
             }
@@ -302,8 +311,10 @@ impl Events {
         if checked.is_some_and(|at| at.elapsed() < RECORD_CHECK) {
             return Ok(batch);
         }
+        // A reading that fails is tried again at the next silence, not a whole check later.
+        let outcome = tables::outcome(pool, run_id).await?;
         *checked = Some(Instant::now());
-        match tables::outcome(pool, run_id).await? {
+        match outcome {
             Some((status, _)) if matches!(status.as_str(), "pending" | "running") => Ok(batch),
             finished => {
                 // Every event of a finished run was written before its record: one more read
@@ -320,12 +331,10 @@ impl Events {
 
     /// Waits for the run to end and returns its output.
     pub(super) async fn output(&self, pool: &MySqlPool, run_id: &str) -> Result<Value> {
-        if let Some((status, output)) = tables::outcome(pool, run_id).await? {
-            if !matches!(status.as_str(), "pending" | "running") {
-                return Ok(output);
-            }
+        if let Some(output) = ended(pool, run_id).await? {
+            return Ok(output);
         }
-        let (mut conn, mut after, mut failures, mut checked) = (None, "0-0".to_owned(), 0, None);
+        let (mut conn, mut after, mut backoff, mut checked) = (None, "0-0".to_owned(), READ_BACKOFF, None);
         loop {
             match self.next_batch(pool, run_id, &after, &mut conn, &mut checked).await {
                 Ok(batch) => {
@@ -335,15 +344,30 @@ impl Events {
                     if let Some(last) = batch.frames.last() {
                         after = last.id.clone();
                     }
+                    backoff = READ_BACKOFF;
                 }
-                Err(e) if failures < 5 => {
-                    failures += 1;
+                // A waiter waits out Redis or MySQL being away, as a stream's reader does; while
+                // Redis is away, the run's record says when the run ended.
+                Err(e) => {
                     tracing::warn!(run_id, error = %e, "waiting for a run failed; retrying");
                     conn = None;
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_READ_BACKOFF);
+                    // A record that cannot be read either is read again after the next failure.
+                    if let Ok(Some(output)) = ended(pool, run_id).await {
+                        return Ok(output);
+                    }
                 }
-                Err(e) => return Err(e),
             }
         }
     }
+}
+
+/// The output of a run whose record says it ended; `None` while it is pending or running, or
+/// when it has no record.
+async fn ended(pool: &MySqlPool, run_id: &str) -> Result<Option<Value>> {
+    Ok(tables::outcome(pool, run_id)
+        .await?
+        .filter(|(status, _)| !matches!(status.as_str(), "pending" | "running"))
+        .map(|(_, output)| output))
 }
