@@ -21,6 +21,9 @@ pub(crate) fn http_client() -> reqwest::Client {
 #[cfg(feature = "mysql")]
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod mysql;
+#[cfg(feature = "cluster")]
+#[allow(dead_code, reason = "each test file uses a different subset")]
+pub(crate) mod services;
 #[cfg(feature = "mysql")]
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod steps;
