@@ -1,6 +1,12 @@
-//! Serves two small graphs over LangGraph's API, for trying the server with an SDK client and for
-//! the load benchmark (`scripts/bench-server.sh`): `chain` (two nodes appending to a log) and
-//! `pause` (one node that waits 50 ms, as a model call would).
+//! Serves three small graphs over LangGraph's API, for trying the server with an SDK client and
+//! for the load benchmarks (`scripts/bench-server.sh`, `scripts/bench-server-load.sh`): `chain`
+//! (two nodes appending to a log), `pause` (one node that waits 50 ms, as a model call would) and
+//! `talk` (one node that streams an AI reply of `TALK_TOKENS` tokens, 2000 by default, as a model
+//! streams one).
+//!
+//! `RUN_RETENTION_SECS`, `EVENT_RETENTION_SECS` and `SWEEP_SECS` set how long finished runs and
+//! their events stay and how often they are freed (an hour, a minute and a minute by default);
+//! `EVENT_LOG_BYTES` how many bytes of droppable events each run keeps for late readers (1 MiB).
 //!
 //! Threads are checkpointed in memory, in MySQL/MariaDB when `MYSQL_URL` is set, or in Redis
 //! when `REDIS_CHECKPOINTS_URL` is set (`redis://host:port/`). With
@@ -19,6 +25,7 @@
 //!
 //! `cargo run -p mnemograph-server --example serve -- [--no-auth] [ADDRESS (127.0.0.1:2024)]`
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use mnemograph_core::prelude::*;
@@ -42,6 +49,55 @@ async fn b(_: Log) -> Result<LogUpdate> {
 async fn wait(_: Log) -> Result<LogUpdate> {
     tokio::time::sleep(Duration::from_millis(50)).await;
     Ok(LogUpdate::log(vec!["waited".to_owned()]))
+}
+
+/// How many tokens `talk` streams between two pauses: a model's tokens arrive in bursts, and the
+/// pause lets the other runs' streams interleave with this one's, as they do on a real server.
+const TOKENS_PER_PAUSE: usize = 50;
+
+/// Numbers the replies of this process, so that each reply's message id is its own.
+static REPLIES: AtomicU64 = AtomicU64::new(0);
+
+/// Streams `tokens` tokens (`t0 t1 t2 ...`) as chunks of one AI message, then adds the whole
+/// message to the conversation.
+async fn talk(rt: Runtime, tokens: usize) -> Result<MessagesStateUpdate> {
+    let id = format!("talk-{}", REPLIES.fetch_add(1, Ordering::Relaxed));
+    let mut reply = String::new();
+    for t in 0..tokens {
+        let token = format!("t{t} ");
+        reply.push_str(&token);
+        rt.stream_message(Message::ai(token).with_id(id.clone()));
+        if (t + 1) % TOKENS_PER_PAUSE == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    Ok(MessagesStateUpdate::messages(vec![Message::ai(reply).with_id(id)]))
+}
+
+/// A duration of whole seconds from the environment variable `name`, if set.
+fn seconds(name: &str) -> std::result::Result<Option<Duration>, Box<dyn std::error::Error>> {
+    match std::env::var(name) {
+        Ok(s) => Ok(Some(Duration::from_secs(s.parse().map_err(|e| format!("{name}={s}: {e}"))?))),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The retention, sweep interval and event log size of `RUN_RETENTION_SECS`,
+/// `EVENT_RETENTION_SECS`, `SWEEP_SECS` and `EVENT_LOG_BYTES`, where set.
+fn retained(mut server: Server) -> std::result::Result<Server, Box<dyn std::error::Error>> {
+    if let Some(d) = seconds("RUN_RETENTION_SECS")? {
+        server = server.with_run_retention(d);
+    }
+    if let Some(d) = seconds("EVENT_RETENTION_SECS")? {
+        server = server.with_event_retention(d);
+    }
+    if let Some(d) = seconds("SWEEP_SECS")? {
+        server = server.with_sweep_interval(d);
+    }
+    if let Ok(b) = std::env::var("EVENT_LOG_BYTES") {
+        server = server.with_event_log_bytes(b.parse().map_err(|e| format!("EVENT_LOG_BYTES={b}: {e}"))?);
+    }
+    Ok(server)
 }
 
 /// Joins the cluster on `mysql_url` when `CLUSTER=1`.
@@ -78,7 +134,7 @@ fn guarded(server: Server) -> Server {
 
 const HELP: &str = "usage: serve [--no-auth] [ADDRESS]   (ADDRESS defaults to 127.0.0.1:2024)
 
-Serves the graphs `chain` and `pause` over LangGraph's API.
+Serves the graphs `chain`, `pause` and `talk` over LangGraph's API.
 
 environment:
   AUTH_TOKENS    user:token,user:token  bearer tokens; each user owns what it creates
@@ -87,6 +143,10 @@ environment:
   MYSQL_URL      checkpoints in MySQL/MariaDB (CLUSTER=1 joins the cluster on it; REDIS_URL,
                  CLUSTER_WORKERS)
   REDIS_CHECKPOINTS_URL  checkpoints in Redis
+  TALK_TOKENS    tokens per reply of `talk` (2000)
+  RUN_RETENTION_SECS, EVENT_RETENTION_SECS, SWEEP_SECS
+                 how long finished runs and their events stay, how often they are freed
+  EVENT_LOG_BYTES  bytes of droppable events a run keeps for late readers (1048576)
 
 --no-auth  serve an address other than loopback without AUTH_TOKENS: anyone who reaches the
            server reads and changes every thread";
@@ -114,6 +174,13 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     let chain =
         StateGraph::<Log>::new().add_node("a", a).add_node("b", b).add_edge(START, "a").add_edge("a", "b");
     let pause = StateGraph::<Log>::new().add_node("wait", wait).add_edge(START, "wait");
+    let tokens: usize = match std::env::var("TALK_TOKENS") {
+        Ok(n) => n.parse().map_err(|e| format!("TALK_TOKENS={n}: {e}"))?,
+        Err(_) => 2000,
+    };
+    let talk = StateGraph::<MessagesState>::new()
+        .add_node("talk", move |_: MessagesState, rt: Runtime| talk(rt, tokens))
+        .add_edge(START, "talk");
     let server = match std::env::var("MYSQL_URL") {
         Ok(url) => {
             let saver = mnemograph_checkpoint_mysql::MySqlCheckpointer::connect(&url).await?;
@@ -125,10 +192,13 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
             Err(_) => Server::new(InMemoryCheckpointer::new()),
         },
     };
-    let server = server.graph("chain", chain.compile()?)?.graph("pause", pause.compile()?)?;
-    let server = authenticated(guarded(server), no_auth)?;
+    let server = server
+        .graph("chain", chain.compile()?)?
+        .graph("pause", pause.compile()?)?
+        .graph("talk", talk.compile()?)?;
+    let server = authenticated(guarded(retained(server)?), no_auth)?;
     let listener = tokio::net::TcpListener::bind(&bind).await?;
-    println!("serving chain and pause on http://{}", listener.local_addr()?);
+    println!("serving chain, pause and talk on http://{}", listener.local_addr()?);
     server.serve(listener).await?;
     Ok(())
 }
