@@ -15,14 +15,20 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use serde_json::Value;
 
 /// One kept event: its id in the run's sequence, name and data.
+///
+/// The data is kept as the JSON text it is sent as, encoded once for every reader: a JSON value
+/// held as a tree takes several times the memory of its text, so the limit, which counts text,
+/// would not bound the memory a log holds.
 #[derive(Debug, PartialEq)]
 pub(crate) struct Entry {
     pub(crate) seq: u64,
     pub(crate) event: String,
-    pub(crate) data: Value,
+    /// The data as JSON text.
+    pub(crate) data: Bytes,
     /// Its weight against the limit: the name's and the JSON data's lengths.
     bytes: usize,
 }
@@ -72,24 +78,6 @@ fn kind_of(event: &str, data: &Value) -> Kind {
     }
 }
 
-/// The length of `value` as JSON text, without building the text.
-fn json_len(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // Writing a `Value` to a sink that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
-}
-
 impl EventLog {
     /// An empty log that drops droppable entries above `limit` bytes.
     pub(crate) fn new(limit: usize) -> Self {
@@ -105,10 +93,10 @@ impl EventLog {
     }
 
     /// Numbers an event, keeps it by the rules above, and returns it.
-    pub(crate) fn push(&mut self, event: String, data: Value) -> Arc<Entry> {
+    pub(crate) fn push(&mut self, event: String, data: &Value) -> Arc<Entry> {
         let seq = self.next;
         self.next += 1;
-        match kind_of(&event, &data) {
+        match kind_of(&event, data) {
             Kind::Message(id) => {
                 if let Some(old) = self.latest_message.insert(id, seq) {
                     self.remove(old);
@@ -124,7 +112,8 @@ impl EventLog {
                 self.droppable.insert(seq);
             }
         }
-        let bytes = event.len() + json_len(&data);
+        let data = Bytes::from(data.to_string());
+        let bytes = event.len() + data.len();
         let entry = Arc::new(Entry { seq, event, data, bytes });
         self.entries.insert(seq, entry.clone());
         self.bytes += bytes;
@@ -177,19 +166,24 @@ mod tests {
         json!([{ "id": id, "type": "AIMessageChunk", "content": text }])
     }
 
+    /// An entry's data, read back from its text.
+    fn data(entry: &Entry) -> Value {
+        serde_json::from_slice(&entry.data).expect("an entry's data is JSON text")
+    }
+
     #[test]
     fn a_later_partial_of_the_same_message_replaces_the_earlier_one() {
         let mut log = EventLog::new(usize::MAX);
-        log.push("metadata".into(), json!({"run_id": "r"}));
-        log.push("messages/metadata".into(), json!({"m1": {}}));
+        log.push("metadata".into(), &json!({"run_id": "r"}));
+        log.push("messages/metadata".into(), &json!({"m1": {}}));
         let mut reply = String::new();
         for i in 0..2000 {
             reply.push_str(&format!("tok{i} "));
-            log.push("messages/partial".into(), partial("m1", &reply));
+            log.push("messages/partial".into(), &partial("m1", &reply));
         }
         assert_eq!(log.len(), 3, "metadata, messages/metadata, the latest partial");
         let kept = log.from(0);
-        assert_eq!(kept[2].data, partial("m1", &reply));
+        assert_eq!(data(&kept[2]), partial("m1", &reply));
         assert_eq!(kept[2].seq, 2001, "ids count every event, kept or not");
         assert!(
             log.bytes() < 2 * reply.len() + 500,
@@ -202,29 +196,29 @@ mod tests {
     #[test]
     fn a_complete_message_replaces_its_partials_and_other_messages_stay() {
         let mut log = EventLog::new(usize::MAX);
-        log.push("messages/partial".into(), partial("a", "he"));
-        log.push("messages/partial".into(), partial("b", "x"));
-        log.push("messages/partial".into(), partial("a", "hello"));
-        log.push("messages/complete".into(), partial("a", "hello!"));
-        let kept: Vec<(u64, Value)> = log.from(0).iter().map(|e| (e.seq, e.data.clone())).collect();
+        log.push("messages/partial".into(), &partial("a", "he"));
+        log.push("messages/partial".into(), &partial("b", "x"));
+        log.push("messages/partial".into(), &partial("a", "hello"));
+        log.push("messages/complete".into(), &partial("a", "hello!"));
+        let kept: Vec<(u64, Value)> = log.from(0).iter().map(|e| (e.seq, data(e))).collect();
         assert_eq!(kept, vec![(1, partial("b", "x")), (3, partial("a", "hello!"))]);
     }
 
     #[test]
     fn over_the_limit_the_oldest_droppable_entries_go_first() {
         let mut log = EventLog::new(300);
-        log.push("metadata".into(), json!({"run_id": "r"}));
+        log.push("metadata".into(), &json!({"run_id": "r"}));
         for i in 0..50 {
-            log.push("updates".into(), json!({ "node": { "step": i } }));
-            log.push("values".into(), json!({ "step": i }));
+            log.push("updates".into(), &json!({ "node": { "step": i } }));
+            log.push("values".into(), &json!({ "step": i }));
         }
         assert!(log.bytes() <= 300, "{}", log.bytes());
         let kept = log.from(0);
         assert_eq!(kept[0].event, "metadata", "the metadata event stays");
         let last = kept.last().expect("entries are kept");
         assert_eq!(
-            (last.event.as_str(), &last.data),
-            ("values", &json!({ "step": 49 })),
+            (last.event.as_str(), data(last)),
+            ("values", json!({ "step": 49 })),
             "the newest values stays"
         );
         let seqs: Vec<u64> = kept.iter().map(|e| e.seq).collect();
@@ -237,22 +231,31 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_keeps_its_data_as_the_json_text_it_weighs() {
+        let mut log = EventLog::new(usize::MAX);
+        let value = json!([{ "id": "m", "content": "t0 " }, { "langgraph_node": "talk" }]);
+        let entry = log.push("messages".into(), &value);
+        assert_eq!(&entry.data[..], value.to_string().as_bytes());
+        assert_eq!(log.bytes(), "messages".len() + value.to_string().len());
+    }
+
+    #[test]
     fn entries_the_limit_never_drops_stay_over_it() {
         let mut log = EventLog::new(10);
-        log.push("metadata".into(), json!({"run_id": "r"}));
-        log.push("messages/metadata".into(), json!({"a": {}}));
-        log.push("messages/partial".into(), partial("a", "a long enough message"));
-        log.push("error".into(), json!({"error": "E", "message": "m"}));
+        log.push("metadata".into(), &json!({"run_id": "r"}));
+        log.push("messages/metadata".into(), &json!({"a": {}}));
+        log.push("messages/partial".into(), &partial("a", "a long enough message"));
+        log.push("error".into(), &json!({"error": "E", "message": "m"}));
         assert_eq!(log.len(), 4);
     }
 
     #[test]
     fn a_forgotten_log_numbers_on_from_where_it_was() {
         let mut log = EventLog::new(usize::MAX);
-        log.push("values".into(), json!({}));
-        log.push("values".into(), json!({}));
+        log.push("values".into(), &json!({}));
+        log.push("values".into(), &json!({}));
         log.forget();
         assert!(log.from(0).is_empty());
-        assert_eq!(log.push("values".into(), json!({})).seq, 2);
+        assert_eq!(log.push("values".into(), &json!({})).seq, 2);
     }
 }

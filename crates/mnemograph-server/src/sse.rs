@@ -21,16 +21,23 @@ const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(5);
 pub(crate) struct Frame {
     pub(crate) id: String,
     pub(crate) event: String,
-    pub(crate) data: serde_json::Value,
+    /// The data as JSON text, shared with the run's kept events rather than copied per reader.
+    pub(crate) data: Bytes,
 }
 
 /// A run's events from some point on, ending when the run ends.
 pub(crate) type Frames = BoxStream<'static, Frame>;
 
-/// The text of one event.
-fn encode(frame: &Frame) -> Bytes {
+/// Appends the text of one event to `out`.
+fn encode(frame: &Frame, out: &mut Vec<u8>) {
     // JSON text holds no raw newline, so the payload is one `data:` line.
-    Bytes::from(format!("event: {}\r\ndata: {}\r\nid: {}\r\n\r\n", frame.event, frame.data, frame.id))
+    out.extend_from_slice(b"event: ");
+    out.extend_from_slice(frame.event.as_bytes());
+    out.extend_from_slice(b"\r\ndata: ");
+    out.extend_from_slice(&frame.data);
+    out.extend_from_slice(b"\r\nid: ");
+    out.extend_from_slice(frame.id.as_bytes());
+    out.extend_from_slice(b"\r\n\r\n");
 }
 
 /// The id of the last event a reconnecting client read (`Last-Event-ID`).
@@ -77,9 +84,10 @@ pub(crate) fn respond(
     let body = futures_util::stream::unfold(state, |(mut rx, mut guard, slot)| async move {
         match tokio::time::timeout(HEARTBEAT, rx.recv()).await {
             Ok(Some(first)) => {
-                let mut chunk = encode(&first).to_vec();
+                let mut chunk = Vec::new();
+                encode(&first, &mut chunk);
                 while let Ok(more) = rx.try_recv() {
-                    chunk.extend_from_slice(&encode(&more));
+                    encode(&more, &mut chunk);
                 }
                 Some((Ok::<_, Infallible>(Bytes::from(chunk)), (rx, guard, slot)))
             }

@@ -219,12 +219,11 @@ impl Events {
         for entry in reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids) {
             let event: String = entry.get("e").unwrap_or_default();
             let data: String = entry.get("d").unwrap_or_default();
-            let data = serde_json::from_str(&data).unwrap_or(Value::Null);
             if event == END {
-                batch.end = Some(data);
+                batch.end = Some(serde_json::from_str(&data).unwrap_or(Value::Null));
                 break;
             }
-            batch.frames.push(Frame { id: entry.id, event, data });
+            batch.frames.push(Frame { id: entry.id, event, data: data.into() });
         }
         Ok(batch)
     }
