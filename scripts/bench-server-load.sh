@@ -87,6 +87,8 @@ print(f"{'wall':>8} {'events/s':>9} {'tokens/s':>9} {'first p50':>10} {'end p99'
 print(f"{c['wall_s']:7.1f}s {c['events_per_s']:9,.0f} {c['tokens_per_s']:9,.0f} {c['first_token_ms']['p50'] or 0:8.0f}ms"
       f" {c['end_ms']['p99']:7.0f}ms {c['failed']:6} {start:7.1f}MiB {peak:6.1f}MiB {end:7.1f}MiB"
       f" {retained:7.1f}MiB {deleted:9.1f}MiB")
+if c["skipped_partials"]:
+    print(f"{c['skipped_partials']:,} partials skipped by readers that fell behind (the latest stands in for them)")
 print(f"(peak is VmHWM; the highest 0.2 s sample of VmRSS was {sampled:.1f} MiB; client's own max RSS "
       f"{c['client_max_rss_mib']} MiB)")
 for f in c["failures"]:
