@@ -484,7 +484,7 @@ impl App {
         let record = run.record();
         let context = context_of(&record, &plan);
         let graph = self.assistant(&record.assistant_id).ok().map(|a| a.graph.clone());
-        let mut push = |name: String, data: Value| run.push(name, data);
+        let mut push = |name: String, data: Value| run.push(name, &data);
         let outcome = match (run.stop_requested(), &graph) {
             (Some(how), _) => Outcome::Stopped(how),
             (None, None) => {

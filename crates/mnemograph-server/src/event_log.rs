@@ -93,10 +93,10 @@ impl EventLog {
     }
 
     /// Numbers an event, keeps it by the rules above, and returns it.
-    pub(crate) fn push(&mut self, event: String, data: Value) -> Arc<Entry> {
+    pub(crate) fn push(&mut self, event: String, data: &Value) -> Arc<Entry> {
         let seq = self.next;
         self.next += 1;
-        match kind_of(&event, &data) {
+        match kind_of(&event, data) {
             Kind::Message(id) => {
                 if let Some(old) = self.latest_message.insert(id, seq) {
                     self.remove(old);
@@ -174,12 +174,12 @@ mod tests {
     #[test]
     fn a_later_partial_of_the_same_message_replaces_the_earlier_one() {
         let mut log = EventLog::new(usize::MAX);
-        log.push("metadata".into(), json!({"run_id": "r"}));
-        log.push("messages/metadata".into(), json!({"m1": {}}));
+        log.push("metadata".into(), &json!({"run_id": "r"}));
+        log.push("messages/metadata".into(), &json!({"m1": {}}));
         let mut reply = String::new();
         for i in 0..2000 {
             reply.push_str(&format!("tok{i} "));
-            log.push("messages/partial".into(), partial("m1", &reply));
+            log.push("messages/partial".into(), &partial("m1", &reply));
         }
         assert_eq!(log.len(), 3, "metadata, messages/metadata, the latest partial");
         let kept = log.from(0);
@@ -196,10 +196,10 @@ mod tests {
     #[test]
     fn a_complete_message_replaces_its_partials_and_other_messages_stay() {
         let mut log = EventLog::new(usize::MAX);
-        log.push("messages/partial".into(), partial("a", "he"));
-        log.push("messages/partial".into(), partial("b", "x"));
-        log.push("messages/partial".into(), partial("a", "hello"));
-        log.push("messages/complete".into(), partial("a", "hello!"));
+        log.push("messages/partial".into(), &partial("a", "he"));
+        log.push("messages/partial".into(), &partial("b", "x"));
+        log.push("messages/partial".into(), &partial("a", "hello"));
+        log.push("messages/complete".into(), &partial("a", "hello!"));
         let kept: Vec<(u64, Value)> = log.from(0).iter().map(|e| (e.seq, data(e))).collect();
         assert_eq!(kept, vec![(1, partial("b", "x")), (3, partial("a", "hello!"))]);
     }
@@ -207,10 +207,10 @@ mod tests {
     #[test]
     fn over_the_limit_the_oldest_droppable_entries_go_first() {
         let mut log = EventLog::new(300);
-        log.push("metadata".into(), json!({"run_id": "r"}));
+        log.push("metadata".into(), &json!({"run_id": "r"}));
         for i in 0..50 {
-            log.push("updates".into(), json!({ "node": { "step": i } }));
-            log.push("values".into(), json!({ "step": i }));
+            log.push("updates".into(), &json!({ "node": { "step": i } }));
+            log.push("values".into(), &json!({ "step": i }));
         }
         assert!(log.bytes() <= 300, "{}", log.bytes());
         let kept = log.from(0);
@@ -234,7 +234,7 @@ mod tests {
     fn an_entry_keeps_its_data_as_the_json_text_it_weighs() {
         let mut log = EventLog::new(usize::MAX);
         let value = json!([{ "id": "m", "content": "t0 " }, { "langgraph_node": "talk" }]);
-        let entry = log.push("messages".into(), value.clone());
+        let entry = log.push("messages".into(), &value);
         assert_eq!(&entry.data[..], value.to_string().as_bytes());
         assert_eq!(log.bytes(), "messages".len() + value.to_string().len());
     }
@@ -242,20 +242,20 @@ mod tests {
     #[test]
     fn entries_the_limit_never_drops_stay_over_it() {
         let mut log = EventLog::new(10);
-        log.push("metadata".into(), json!({"run_id": "r"}));
-        log.push("messages/metadata".into(), json!({"a": {}}));
-        log.push("messages/partial".into(), partial("a", "a long enough message"));
-        log.push("error".into(), json!({"error": "E", "message": "m"}));
+        log.push("metadata".into(), &json!({"run_id": "r"}));
+        log.push("messages/metadata".into(), &json!({"a": {}}));
+        log.push("messages/partial".into(), &partial("a", "a long enough message"));
+        log.push("error".into(), &json!({"error": "E", "message": "m"}));
         assert_eq!(log.len(), 4);
     }
 
     #[test]
     fn a_forgotten_log_numbers_on_from_where_it_was() {
         let mut log = EventLog::new(usize::MAX);
-        log.push("values".into(), json!({}));
-        log.push("values".into(), json!({}));
+        log.push("values".into(), &json!({}));
+        log.push("values".into(), &json!({}));
         log.forget();
         assert!(log.from(0).is_empty());
-        assert_eq!(log.push("values".into(), json!({})).seq, 2);
+        assert_eq!(log.push("values".into(), &json!({})).seq, 2);
     }
 }

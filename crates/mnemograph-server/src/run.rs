@@ -105,7 +105,7 @@ impl RunHandle {
     }
 
     /// Numbers and keeps an event, and sends it to the live readers.
-    pub(crate) fn push(&self, event: String, data: Value) {
+    pub(crate) fn push(&self, event: String, data: &Value) {
         let mut events = lock(&self.events);
         let entry = events.log.push(event, data);
         if let Some(live) = &events.live {
