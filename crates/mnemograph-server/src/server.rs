@@ -187,7 +187,11 @@ impl Server {
     /// reconnect with `Last-Event-ID`, 1 MiB by default
     /// ([`EVENT_LOG_BYTES`](crate::EVENT_LOG_BYTES)).
     ///
-    /// Clients streaming a run as it happens get every event, whatever this says. A client that
+    /// Clients streaming a run as it happens, and keeping up with it, get every event, whatever
+    /// this says. A client that falls more than a few hundred events behind continues from the
+    /// kept events, and so may miss the droppable events dropped meanwhile (`messages-tuple`
+    /// chunks among them; a `messages/partial` it misses is made up by the next, which carries
+    /// the whole message). A client that
     /// joins late or reconnects with `Last-Event-ID` gets the kept events with a greater id, in
     /// order, then the live ones; ids are a run's event sequence numbers, so they only increase
     /// even where events were not kept. Kept are:
