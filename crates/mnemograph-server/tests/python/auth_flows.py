@@ -10,40 +10,17 @@ what it creates, and serve the graphs of graphs.py. The exit status is the numbe
 
 import sys
 import time
-import traceback
 import uuid
 
-import httpx
 from langgraph_sdk import get_sync_client
-from langgraph_sdk.errors import APIError
+
+from flows import finish, flow, status_of
 
 URL = sys.argv[1]
 alice = get_sync_client(url=URL, timeout=30, headers={"Authorization": "Bearer token-a"})
 bob = get_sync_client(url=URL, timeout=30, headers={"Authorization": "Bearer token-b"})
 nobody = get_sync_client(url=URL, timeout=30, headers={"Authorization": "Bearer not-a-token"})
-failures = []
 TAG = uuid.uuid4().hex
-
-
-def flow(fn):
-    try:
-        fn()
-        print(f"ok    {fn.__name__}", flush=True)
-    except Exception:  # noqa: BLE001 - every failure is reported, then the next flow runs
-        failures.append(fn.__name__)
-        print(f"FAIL  {fn.__name__}\n{traceback.format_exc()}", flush=True)
-    return fn
-
-
-def status_of(call):
-    """The HTTP status a call fails with (None when it succeeds)."""
-    try:
-        result = call()
-        if hasattr(result, "__next__"):
-            list(result)
-    except (APIError, httpx.HTTPStatusError) as e:
-        return e.response.status_code
-    return None
 
 
 def refused(call, status=404):
@@ -210,5 +187,4 @@ def assistants_are_everyones():
         assert {"chain", "whoami"} <= graphs, graphs
 
 
-print(f"{len(failures)} failures" if failures else "all flows passed", flush=True)
-sys.exit(len(failures))
+finish()

@@ -10,36 +10,15 @@ the two answer the same client the same way.
 
 import sys
 import time
-import traceback
 import uuid
 
-import httpx
 from langgraph_sdk import get_sync_client
-from langgraph_sdk.errors import APIError
+
+from flows import finish, flow, status_of
 
 client = get_sync_client(url=sys.argv[1], timeout=30)
-failures = []
 # Tags this run's threads, so the script can run again on the same server.
 RUN_TAG = uuid.uuid4().hex
-
-
-def flow(fn):
-    try:
-        fn()
-        print(f"ok    {fn.__name__}", flush=True)
-    except Exception:  # noqa: BLE001 - every failure is reported, then the next flow runs
-        failures.append(fn.__name__)
-        print(f"FAIL  {fn.__name__}\n{traceback.format_exc()}", flush=True)
-    return fn
-
-
-def status_of(call):
-    """The HTTP status a call fails with (None when it succeeds)."""
-    try:
-        call()
-    except (APIError, httpx.HTTPStatusError) as e:
-        return e.response.status_code
-    return None
 
 
 def new_thread(**kw):
@@ -317,5 +296,4 @@ def nodes_write_the_store_the_api_serves():
     assert item["value"] == {"log": ["x"]}, item
 
 
-print(f"{len(failures)} failed: {failures}" if failures else "all flows passed")
-sys.exit(len(failures))
+finish()
