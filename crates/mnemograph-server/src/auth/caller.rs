@@ -32,17 +32,26 @@ impl Caller {
         self.user.as_ref()
     }
 
-    /// What this caller may do of `resource` by `action`, the request's words being `value`.
-    pub(crate) async fn grant(&self, resource: Resource, action: Action, value: &Value) -> Result<Grant> {
+    /// What this caller may do of `resource` by `action`, the request's words being what `value`
+    /// makes: it is made only when there is an `Auth` to read it.
+    pub(crate) async fn grant(
+        &self,
+        resource: Resource,
+        action: Action,
+        value: impl FnOnce() -> Value,
+    ) -> Result<Grant> {
         match (&self.auth, &self.user) {
-            (Some(auth), Some(user)) => auth.authorize(user, &Access { resource, action, value }).await,
+            (Some(auth), Some(user)) => {
+                let value = value();
+                auth.authorize(user, &Access { resource, action, value: &value }).await
+            }
             _ => Ok(Grant::all()),
         }
     }
 
     /// `grant` for a request that names only a thread.
     pub(crate) async fn thread_grant(&self, action: Action, thread_id: &str) -> Result<Grant> {
-        self.grant(Resource::Threads, action, &serde_json::json!({ "thread_id": thread_id })).await
+        self.grant(Resource::Threads, action, || serde_json::json!({ "thread_id": thread_id })).await
     }
 }
 

@@ -42,8 +42,8 @@ async fn search(
 ) -> Result<Json<Vec<Value>>> {
     let q: Search = body_or_default(&body)?;
     let paging = app.limits.page(&q.limit, &q.offset, 10)?;
-    let value = json!({ "graph_id": q.graph_id, "name": q.name, "metadata": q.metadata });
-    let grant = caller.grant(Resource::Assistants, Action::Search, &value).await?;
+    let value = || json!({ "graph_id": q.graph_id, "name": q.name, "metadata": q.metadata });
+    let grant = caller.grant(Resource::Assistants, Action::Search, value).await?;
     let found: Vec<Value> = app
         .assistants
         .iter()
@@ -60,7 +60,7 @@ async fn search(
 /// The assistant `id` names, if the caller may read it; one it may not is not found.
 async fn readable<'a>(app: &'a App, caller: &Caller, id: &str) -> Result<&'a Assistant> {
     let assistant = app.assistant(id)?;
-    let grant = caller.grant(Resource::Assistants, Action::Read, &json!({ "assistant_id": id })).await?;
+    let grant = caller.grant(Resource::Assistants, Action::Read, || json!({ "assistant_id": id })).await?;
     if !grant.admits(&assistant.metadata()) {
         return Err(ServerError::NotFound(format!("Assistant '{id}' not found")));
     }

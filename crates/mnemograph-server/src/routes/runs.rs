@@ -60,11 +60,14 @@ async fn start(
     request: &RunCreate,
     body: &Bytes,
 ) -> Result<RunRef> {
-    let mut value: Value = serde_json::from_slice(body).unwrap_or_else(|_| json!({}));
-    if let (Value::Object(map), Some(id)) = (&mut value, thread_id) {
-        map.insert("thread_id".into(), id.into());
-    }
-    let grant = caller.grant(Resource::Threads, Action::CreateRun, &value).await?;
+    let value = || {
+        let mut value: Value = serde_json::from_slice(body).unwrap_or_else(|_| json!({}));
+        if let (Value::Object(map), Some(id)) = (&mut value, thread_id) {
+            map.insert("thread_id".into(), id.into());
+        }
+        value
+    };
+    let grant = caller.grant(Resource::Threads, Action::CreateRun, value).await?;
     app.create_run(thread_id, request, &grant, caller.user()).await
 }
 

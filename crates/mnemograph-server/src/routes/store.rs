@@ -55,9 +55,9 @@ struct Put {
     ttl: Option<f64>,
 }
 
-/// What `caller` may do in the store by `action`, asked of `value`.
-async fn grant(caller: &Caller, action: Action, value: Value) -> Result<Grant> {
-    caller.grant(Resource::Store, action, &value).await
+/// What `caller` may do in the store by `action`, asked of what `value` makes.
+async fn grant(caller: &Caller, action: Action, value: impl FnOnce() -> Value) -> Result<Grant> {
+    caller.grant(Resource::Store, action, value).await
 }
 
 /// Refuses a write outside the caller's namespace.
@@ -74,7 +74,7 @@ async fn put_item(
     body: Bytes,
 ) -> Result<StatusCode> {
     let p: Put = body_or_default(&body)?;
-    let grant = grant(&caller, Action::Update, json!({ "namespace": p.namespace, "key": p.key })).await?;
+    let grant = grant(&caller, Action::Update, || json!({ "namespace": p.namespace, "key": p.key })).await?;
     check_write(&grant, &p.namespace)?;
     if caller.user().is_some() && app.store.get(&p.namespace, &p.key).await?.is_none() {
         app.limits.check_store_items(app.store.count(grant.prefix()).await?)?;
@@ -115,7 +115,7 @@ async fn get_item(
     Query(q): Query<Get>,
 ) -> Result<Json<Value>> {
     let namespace = labels(&q.namespace);
-    let grant = grant(&caller, Action::Read, json!({ "namespace": namespace, "key": q.key })).await?;
+    let grant = grant(&caller, Action::Read, || json!({ "namespace": namespace, "key": q.key })).await?;
     if !grant.reaches(&namespace) {
         return Ok(Json(Value::Null));
     }
@@ -136,7 +136,7 @@ async fn delete_item(
     body: Bytes,
 ) -> Result<StatusCode> {
     let d: Delete = body_or_default(&body)?;
-    let grant = grant(&caller, Action::Delete, json!({ "namespace": d.namespace, "key": d.key })).await?;
+    let grant = grant(&caller, Action::Delete, || json!({ "namespace": d.namespace, "key": d.key })).await?;
     check_write(&grant, &d.namespace)?;
     app.store.delete(&d.namespace, &d.key).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -159,7 +159,7 @@ async fn search(
 ) -> Result<Json<Value>> {
     let s: Search = body_or_default(&body)?;
     let (limit, offset) = app.limits.page(&s.limit, &s.offset, 10)?;
-    let value = json!({ "namespace": s.namespace_prefix, "filter": s.filter, "query": s.query });
+    let value = || json!({ "namespace": s.namespace_prefix, "filter": s.filter, "query": s.query });
     let Some(prefix) = grant(&caller, Action::Search, value).await?.narrow(&s.namespace_prefix) else {
         return Ok(Json(json!({ "items": [] })));
     };
@@ -193,7 +193,7 @@ async fn namespaces(
     let n: Namespaces = body_or_default(&body)?;
     let (limit, offset) = app.limits.page(&n.limit, &n.offset, 100)?;
     let asked = n.prefix.unwrap_or_default();
-    let value = json!({ "namespace": asked, "suffix": n.suffix, "max_depth": n.max_depth });
+    let value = || json!({ "namespace": asked, "suffix": n.suffix, "max_depth": n.max_depth });
     let Some(prefix) = grant(&caller, Action::Search, value).await?.narrow(&asked) else {
         return Ok(Json(json!({ "namespaces": [] })));
     };

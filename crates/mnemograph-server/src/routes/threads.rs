@@ -48,8 +48,8 @@ async fn create(
     body: Bytes,
 ) -> Result<Json<Value>> {
     let c: Create = body_or_default(&body)?;
-    let value = json!({ "thread_id": c.thread_id, "metadata": c.metadata, "if_exists": c.if_exists });
-    let grant = caller.grant(Resource::Threads, Action::Create, &value).await?;
+    let value = || json!({ "thread_id": c.thread_id, "metadata": c.metadata, "if_exists": c.if_exists });
+    let grant = caller.grant(Resource::Threads, Action::Create, value).await?;
     let thread = app
         .create_thread(c.thread_id, c.metadata.unwrap_or_default(), c.if_exists.as_deref(), &grant)
         .await?;
@@ -92,8 +92,8 @@ async fn count(
 
 /// A search confined to the threads the caller may search.
 async fn within(caller: &Caller, q: ThreadSearch, body: &[u8]) -> Result<ThreadSearch> {
-    let value: Value = serde_json::from_slice(body).unwrap_or_else(|_| json!({}));
-    Ok(q.within(&caller.grant(Resource::Threads, Action::Search, &value).await?))
+    let value = || serde_json::from_slice(body).unwrap_or_else(|_| json!({}));
+    Ok(q.within(&caller.grant(Resource::Threads, Action::Search, value).await?))
 }
 
 async fn one(
@@ -118,8 +118,8 @@ async fn patch(
     body: Bytes,
 ) -> Result<Json<Value>> {
     let p: Patch = body_or_default(&body)?;
-    let value = json!({ "thread_id": id, "metadata": p.metadata });
-    let grant = caller.grant(Resource::Threads, Action::Update, &value).await?;
+    let value = || json!({ "thread_id": id, "metadata": p.metadata });
+    let grant = caller.grant(Resource::Threads, Action::Update, value).await?;
     Ok(Json(app.patch_thread(&id, p.metadata.unwrap_or_default(), &grant).await?.to_json()))
 }
 
@@ -140,7 +140,7 @@ async fn copy(
     Path(id): Path<String>,
 ) -> Result<Json<Value>> {
     let read = caller.thread_grant(Action::Read, &id).await?;
-    let create = caller.grant(Resource::Threads, Action::Create, &json!({ "copy_of": id })).await?;
+    let create = caller.grant(Resource::Threads, Action::Create, || json!({ "copy_of": id })).await?;
     Ok(Json(app.copy_thread(&id, &read, &create).await?.to_json()))
 }
 
@@ -229,8 +229,8 @@ async fn update_state(
     body: Bytes,
 ) -> Result<Json<Value>> {
     let u: Update = body_or_default(&body)?;
-    let value = json!({ "thread_id": id, "values": u.values, "as_node": u.as_node });
-    let grant = caller.grant(Resource::Threads, Action::Update, &value).await?;
+    let value = || json!({ "thread_id": id, "values": u.values, "as_node": u.as_node });
+    let grant = caller.grant(Resource::Threads, Action::Update, value).await?;
     let assistant = graph_of(&app, &id, &grant).await?.ok_or_else(|| {
         ServerError::BadRequest(format!(
             "Thread {id} has no graph yet: run it once before updating its state"
