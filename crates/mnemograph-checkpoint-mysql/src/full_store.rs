@@ -14,6 +14,7 @@ use crate::commit::connections::Writers;
 use crate::commit::put::Store;
 use crate::commit::{delete, pending_writes};
 use crate::delta::DeltaState;
+use crate::fence::Fence;
 use crate::reads::{get_tuple_remembering, list};
 use crate::sql::Layout;
 use crate::texts::TextsSeen;
@@ -32,12 +33,14 @@ pub(crate) struct FullStore {
     pub(crate) delta: Option<Arc<DeltaState>>,
     /// Whether the server gives back the texts this saver stores (see [`TextsSeen`]).
     pub(crate) texts: Arc<TextsSeen>,
+    /// The condition checked in each write's transaction; `None` for an unfenced saver.
+    pub(crate) fence: Option<Arc<Fence>>,
 }
 
 impl FullStore {
     /// A saver on `pool`, putting through `writers`, in plain mode.
     pub(crate) fn new(pool: MySqlPool, writers: Arc<Writers>) -> Self {
-        Self { pool, writers, delta: None, texts: Arc::default() }
+        Self { pool, writers, delta: None, texts: Arc::default(), fence: None }
     }
 
     /// Forgets the values the next delta of `thread_id` would be built on: after rows of the
@@ -50,7 +53,12 @@ impl FullStore {
 
     /// What a put of this saver writes to and updates.
     pub(crate) fn store(&self) -> Store<'_> {
-        Store { pool: &self.pool, writers: &self.writers, delta: self.delta.as_deref() }
+        Store {
+            pool: &self.pool,
+            writers: &self.writers,
+            delta: self.delta.as_deref(),
+            fence: self.fence.as_deref(),
+        }
     }
 }
 
@@ -84,7 +92,8 @@ impl Checkpointer for FullStore {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        pending_writes::put_writes(&self.pool, config, &writes, task_id, task_path).await
+        pending_writes::put_writes(&self.pool, config, &writes, task_id, task_path, self.fence.as_deref())
+            .await
     }
 
     /// Atomic: the parent row is locked inside the put transaction, and the whole chain is one

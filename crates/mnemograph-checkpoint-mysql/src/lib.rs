@@ -90,6 +90,7 @@ mod copy;
 mod delta;
 mod error;
 mod exact;
+mod fence;
 mod full_store;
 mod keys;
 mod migrate;
@@ -113,6 +114,7 @@ mod url_options;
 
 pub use delta::DeltaChannels;
 pub use error::{Error, Result};
+pub use fence::Fence;
 pub use redact::redact;
 pub use saver::MySqlCheckpointer;
 pub use shallow::MySqlShallowCheckpointer;

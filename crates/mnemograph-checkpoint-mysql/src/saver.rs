@@ -11,6 +11,7 @@ use sqlx::MySqlPool;
 
 use crate::delta::{DeltaChannels, DeltaState};
 use crate::error::Result;
+use crate::fence::Fence;
 use crate::full_store::FullStore;
 use crate::url_options::{url_options, WriterOptions};
 use crate::{migrate, retention};
@@ -194,6 +195,36 @@ impl MySqlCheckpointer {
     pub fn with_delta(mut self, delta: DeltaChannels) -> Self {
         self.layer.saver_mut().delta = Some(Arc::new(DeltaState::new(delta)));
         self
+    }
+
+    /// A clone of this saver (same pool, connections and caches) whose every `put`, `commit` and
+    /// `put_writes` first checks `fence` inside its own transaction, and is refused with
+    /// [`CheckpointError::Fenced`](mnemograph_core::checkpoint::CheckpointError::Fenced), storing
+    /// nothing, when the fence does not hold. With a locking fence query, the fenced rows cannot
+    /// change between the check and the `COMMIT`: this is how a writer that can lose its claim to
+    /// another (a run taken over by another worker) is kept from storing over the new owner.
+    ///
+    /// Deleting, copying and pruning threads are not fenced.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # async fn demo() -> Result<(), mnemograph_checkpoint_mysql::Error> {
+    /// use mnemograph_checkpoint_mysql::{Fence, MySqlCheckpointer};
+    ///
+    /// let saver = MySqlCheckpointer::connect("mysql://root@127.0.0.1:3306/app").await?;
+    /// let claimed = saver.fenced(
+    ///     Fence::new("SELECT COUNT(*) FROM claims WHERE thread = ? AND holder = ? LOCK IN SHARE MODE")
+    ///         .bind("thread-7")
+    ///         .bind("worker-a"),
+    /// );
+    /// # let _ = claimed;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn fenced(&self, fence: Fence) -> Self {
+        let mut fenced = self.clone();
+        fenced.layer.saver_mut().fence = Some(Arc::new(fence));
+        fenced
     }
 
     /// The delta settings, `None` in plain mode.

@@ -155,6 +155,7 @@ impl Checkpointer for MySqlShallowCheckpointer {
                     &batch.writes,
                     &batch.task_id,
                     &batch.task_path,
+                    None,
                 )
                 .await?;
             }
@@ -173,7 +174,7 @@ impl Checkpointer for MySqlShallowCheckpointer {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        pending_writes::put_writes(&self.pool, config, &writes, task_id, task_path).await
+        pending_writes::put_writes(&self.pool, config, &writes, task_id, task_path, None).await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {

@@ -32,6 +32,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use mnemograph_checkpoint_mysql::MySqlCheckpointer;
 use mnemograph_core::prelude::*;
 use mnemograph_server::auth::BearerTokens;
 use mnemograph_server::Server;
@@ -108,20 +109,29 @@ fn retained(mut server: Server) -> std::result::Result<Server, Box<dyn std::erro
     Ok(server)
 }
 
-/// Joins the cluster on `mysql_url` when `CLUSTER=1`.
+/// Joins the cluster on `mysql_url` when `CLUSTER=1`, its runs' writes to `saver` fenced in their
+/// transactions.
 #[cfg(feature = "cluster")]
-async fn cluster(server: Server, mysql_url: &str) -> std::result::Result<Server, Box<dyn std::error::Error>> {
+async fn cluster(
+    server: Server,
+    saver: MySqlCheckpointer,
+    mysql_url: &str,
+) -> std::result::Result<Server, Box<dyn std::error::Error>> {
     if std::env::var("CLUSTER").as_deref() != Ok("1") {
         return Ok(server);
     }
     let redis = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/".to_owned());
     let workers = std::env::var("CLUSTER_WORKERS").ok().and_then(|w| w.parse().ok());
-    let cluster = mnemograph_server::cluster::Cluster::connect(mysql_url, &redis).await?;
+    let cluster = mnemograph_server::cluster::Cluster::connect(mysql_url, &redis).await?.with_saver(saver);
     Ok(server.with_cluster(cluster.with_workers(workers.unwrap_or(mnemograph_server::cluster::WORKERS))))
 }
 
 #[cfg(not(feature = "cluster"))]
-async fn cluster(server: Server, _: &str) -> std::result::Result<Server, Box<dyn std::error::Error>> {
+async fn cluster(
+    server: Server,
+    _: MySqlCheckpointer,
+    _: &str,
+) -> std::result::Result<Server, Box<dyn std::error::Error>> {
     if std::env::var("CLUSTER").as_deref() == Ok("1") {
         return Err("CLUSTER=1 needs the `cluster` feature (--features cluster)".into());
     }
@@ -191,9 +201,9 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         .add_edge(START, "talk");
     let server = match std::env::var("MYSQL_URL") {
         Ok(url) => {
-            let saver = mnemograph_checkpoint_mysql::MySqlCheckpointer::connect(&url).await?;
+            let saver = MySqlCheckpointer::connect(&url).await?;
             saver.setup().await?;
-            cluster(Server::new(saver), &url).await?
+            cluster(Server::new(saver.clone()), saver, &url).await?
         }
         Err(_) => match std::env::var("REDIS_CHECKPOINTS_URL") {
             Ok(url) => Server::new(mnemograph_checkpoint_redis::RedisCheckpointer::connect(&url).await?),

@@ -260,6 +260,9 @@ impl Server {
     #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
     #[must_use]
     pub fn with_cluster(mut self, cluster: crate::cluster::Cluster) -> Self {
+        if let Some(saver) = &cluster.saver {
+            self.saver = Arc::new(saver.clone());
+        }
         self.cluster = Some(cluster);
         self
     }

@@ -152,10 +152,11 @@ async fn serve(db: &str, redis: &str, port: u16, ends: PathBuf) {
         .init();
     let saver = MySqlCheckpointer::connect(db).await.expect("saver");
     let cluster = Cluster::connect(db, redis).await.expect("cluster").with_workers(4).with_lease(LEASE);
-    let server = Server::with_shared_saver(Arc::new(saver))
+    // The runs' writes are fenced in their transactions on the cluster's own saver.
+    let server = Server::with_shared_saver(Arc::new(saver.clone()))
         .graph_with_hooks("tokens", graph().compile().unwrap(), EndLog(ends))
         .expect("one graph")
-        .with_cluster(cluster);
+        .with_cluster(cluster.with_saver(saver));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("the server's port");
     server.serve(listener).await.expect("serve");
 }

@@ -49,10 +49,10 @@ async fn serve(db: &str, port: u16) {
     let cluster = Cluster::connect(db, &redis).await.expect("cluster").with_workers(4).with_lease(LEASE);
     // Keys of its own: other tests may run clusters on the same Redis.
     let cluster = cluster.with_key_prefix(format!("{db}:"));
-    let server = Server::with_shared_saver(Arc::new(saver))
+    let server = Server::with_shared_saver(Arc::new(saver.clone()))
         .graph("steps", steps(PAUSE).compile().unwrap())
         .expect("one graph")
-        .with_cluster(cluster);
+        .with_cluster(cluster.with_saver(saver));
     // The port a killed process held may take a moment to be free again.
     let deadline = Instant::now() + Duration::from_secs(10);
     let listener = loop {

@@ -61,7 +61,7 @@ const CHECK_PARENT_TEXTS: &str =
     check_parent!(" AND UNHEX(MD5(checkpoint)) = ? AND UNHEX(MD5(metadata)) = ?");
 
 /// MySQL's `ER_DATA_OUT_OF_RANGE`, the error of a failed [`check_parent!`].
-const ER_DATA_OUT_OF_RANGE: u16 = 1690;
+pub(crate) const ER_DATA_OUT_OF_RANGE: u16 = 1690;
 
 /// The errors of a `NOWAIT` lock that another transaction holds: MariaDB's `ER_LOCK_WAIT_TIMEOUT`
 /// and MySQL 8's `ER_LOCK_NOWAIT`.

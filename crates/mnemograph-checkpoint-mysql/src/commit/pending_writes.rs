@@ -8,10 +8,12 @@ use mnemograph_core::value::ChannelValue;
 use sqlx::MySqlPool;
 
 use super::batches::{batches, MAX_PLACEHOLDERS};
+use super::check_with_commit::ER_DATA_OUT_OF_RANGE;
 use super::limits::{check_address, fits, ID_LEN, NS_LEN};
-use super::retry::{backoff, is_deadlock, DEADLOCK_ATTEMPTS};
+use super::retry::{backoff, error_number, is_deadlock, DEADLOCK_ATTEMPTS};
 use super::tx::Tx;
 use crate::error::{backend, Error};
+use crate::fence::Fence;
 use crate::keys::ns_hash;
 use crate::sql;
 use crate::statement::{Bind, Statement};
@@ -71,13 +73,15 @@ pub(crate) fn prepare_writes<'a>(
     Ok(TaskWrites { checkpoint_id, task_id, task_path, rows, upsert })
 }
 
-/// `put_writes` of both savers (their `checkpoint_writes` tables are the same).
+/// `put_writes` of both savers (their `checkpoint_writes` tables are the same); with `fence`, it
+/// is checked in the writes' transaction first, and its failure refuses them all.
 pub(crate) async fn put_writes(
     pool: &MySqlPool,
     config: &CheckpointConfig,
     writes: &[(String, ChannelValue)],
     task_id: &str,
     task_path: &str,
+    fence: Option<&Fence>,
 ) -> Result<(), CheckpointError> {
     let prepared = prepare_writes(config, writes, task_id, task_path)?;
     if prepared.rows.is_empty() {
@@ -85,24 +89,34 @@ pub(crate) async fn put_writes(
     }
     let statements = write_statements(config, &prepared);
     let bytes = statements.iter().map(|s| s.sql.len() + s.payload()).sum();
-    // A single statement is its own transaction; more are wrapped in `BEGIN` and `COMMIT`.
-    let round_trips = if statements.len() == 1 { 1 } else { statements.len() + 2 };
+    // A single statement is its own transaction; more (the fence's check counts) are wrapped in
+    // `BEGIN` and `COMMIT`.
+    let single = statements.len() == 1 && fence.is_none();
+    let round_trips = if single { 1 } else { statements.len() + usize::from(fence.is_some()) + 2 };
     let mut attempt = 1;
     loop {
-        let done = if let [single] = &statements[..] {
-            // One statement is its own transaction.
-            single.query().execute(pool).await.map(drop)
+        let done = if let (true, [only]) = (single, &statements[..]) {
+            only.query().execute(pool).await.map(drop).map_err(backend)
         } else {
             async {
-                let mut tx = pool.begin().await?;
-                for statement in &statements {
-                    statement.query().execute(&mut *tx).await?;
+                let mut tx = pool.begin().await.map_err(backend)?;
+                if let Some(fence) = fence {
+                    match fence.statement().query().execute(&mut *tx).await {
+                        Err(e) if error_number(&e) == Some(ER_DATA_OUT_OF_RANGE) => {
+                            return Err(fence.refused())
+                        }
+                        checked => checked.map_err(backend)?,
+                    };
                 }
-                tx.commit().await
+                for statement in &statements {
+                    statement.query().execute(&mut *tx).await.map_err(backend)?;
+                }
+                tx.commit().await.map_err(backend)
             }
             .await
+            .map(drop)
         };
-        match done.map_err(backend) {
+        match done {
             // Rolled back whole by InnoDB to break a deadlock; the rows are idempotent anyway.
             Err(e) if is_deadlock(&e) && attempt < DEADLOCK_ATTEMPTS => {
                 backoff(attempt).await;

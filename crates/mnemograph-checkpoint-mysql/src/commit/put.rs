@@ -20,6 +20,7 @@ use super::pending_writes::prepare_writes;
 use super::transaction::{self, Body};
 use crate::delta::{self, DeltaState};
 use crate::error::{backend, Error};
+use crate::fence::Fence;
 use crate::keys::ns_hash;
 use crate::pyjson;
 use crate::texts::Texts;
@@ -33,6 +34,8 @@ pub(crate) struct Store<'a> {
     pub(crate) writers: &'a Writers,
     /// Delta mode's state; `None` in plain mode.
     pub(crate) delta: Option<&'a DeltaState>,
+    /// The condition every put transaction checks, when the saver is fenced.
+    pub(crate) fence: Option<&'a Fence>,
 }
 
 impl Store<'_> {
@@ -98,13 +101,14 @@ impl Store<'_> {
             all.push(self.rows(link, document, values)?);
         }
         let single = all.len() == 1 && all[0].writes.is_none() && all[0].blobs.is_empty();
-        let stored = if !expect_latest && single && all[0].planned.is_empty() {
+        let stored = if !expect_latest && single && all[0].planned.is_empty() && self.fence.is_none() {
             // A single statement is its own transaction: skip BEGIN/COMMIT and their round trips.
             all[0].upsert().query().execute(self.pool).await.map_err(backend)?;
             vec![Vec::new()]
         } else {
             let texts = parent_texts.filter(|_| expect_latest);
-            transaction::run(self.writers, &first.config, expect_latest, texts, Body::Full(&all)).await?
+            transaction::run(self.writers, &first.config, expect_latest, texts, self.fence, Body::Full(&all))
+                .await?
         };
         if let Some(delta) = self.delta {
             for (rows, stored) in all.iter().zip(stored) {

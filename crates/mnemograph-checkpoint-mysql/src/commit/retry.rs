@@ -19,8 +19,13 @@ const ER_LOCK_DEADLOCK: u16 = 1213;
 pub(crate) fn is_deadlock(err: &CheckpointError) -> bool {
     let CheckpointError::Backend(source) = err else { return false };
     let Some(Error::Sqlx(sqlx)) = source.downcast_ref::<Error>() else { return false };
-    let number = sqlx.as_database_error().and_then(|e| e.try_downcast_ref::<MySqlDatabaseError>());
-    number.is_some_and(|e| e.number() == ER_LOCK_DEADLOCK)
+    error_number(sqlx) == Some(ER_LOCK_DEADLOCK)
+}
+
+/// The server's error number of `err`, when the server reported it.
+pub(crate) fn error_number(err: &sqlx::Error) -> Option<u16> {
+    let error = err.as_database_error()?.try_downcast_ref::<MySqlDatabaseError>()?;
+    Some(error.number())
 }
 
 /// A short random pause before running a deadlocked transaction again, growing with `attempt`,

@@ -56,5 +56,5 @@ pub(crate) async fn put(
         document,
         metadata,
     };
-    transaction::run(writers, config, expect_latest, None, Body::Shallow(&rows)).await.map(drop)
+    transaction::run(writers, config, expect_latest, None, None, Body::Shallow(&rows)).await.map(drop)
 }

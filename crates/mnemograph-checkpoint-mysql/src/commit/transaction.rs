@@ -13,9 +13,11 @@ use super::full_rows::{self, Rows};
 use super::parent_check::lock_and_check;
 use super::retry::{backoff, is_deadlock, DEADLOCK_ATTEMPTS};
 use super::shallow_rows::{self, ShallowRows};
+use super::tx::Mark;
 use super::tx::Tx;
 use crate::delta::Stored;
 use crate::error::backend;
+use crate::fence::Fence;
 use crate::keys::ns_hash;
 use crate::sql::Layout;
 use crate::texts::Texts;
@@ -49,7 +51,8 @@ impl Body<'_> {
 
 /// Stores `body` in one put transaction: with `expect_latest`, the parent check (and, for a
 /// namespace's first checkpoint, its [`FirstCheckpointLock`]) comes first, comparing the
-/// parent's row with `texts` when given (see [`lock_and_check`]). A transaction that InnoDB
+/// parent's row with `texts` when given (see [`lock_and_check`]); then `fence`, when given, whose
+/// failure refuses the put with [`CheckpointError::Fenced`]. A transaction that InnoDB
 /// rolled back to break a deadlock did nothing, and is run again after a short pause, up to
 /// [`DEADLOCK_ATTEMPTS`] times. What the body queues on the [`Tx`] is sent with the `COMMIT`.
 ///
@@ -59,6 +62,7 @@ pub(crate) async fn run(
     config: &CheckpointConfig,
     expect_latest: bool,
     texts: Option<&Texts>,
+    fence: Option<&Fence>,
     body: Body<'_>,
 ) -> Result<Vec<Vec<Option<Stored>>>, CheckpointError> {
     let hash = ns_hash(&config.checkpoint_ns);
@@ -80,6 +84,9 @@ pub(crate) async fn run(
             if expect_latest {
                 lock_and_check(&mut tx, body.layout(), config, &hash, texts).await?;
             }
+            if let Some(fence) = fence {
+                tx.queue_marked(&fence.statement(), Mark::Fence).await.map_err(backend)?;
+            }
             let value = body.write(&mut tx).await?;
             tx.commit().await.map_err(backend)?;
             Ok(value)
@@ -89,6 +96,11 @@ pub(crate) async fn run(
             Ok(value) => break Ok(value),
             Err(e) => {
                 tx.rollback().await;
+                if let (Some(fence), Some((Mark::Fence, check_with_commit::ER_DATA_OUT_OF_RANGE))) =
+                    (fence, tx.failed_mark())
+                {
+                    break Err(fence.refused());
+                }
                 match check_with_commit::failure(&tx) {
                     Some(Failure::Moved) => {
                         break Err(check_with_commit::conflict(writers.pool(), config, &hash).await)

@@ -71,6 +71,8 @@ pub(crate) struct Tx {
 pub(crate) enum Mark {
     /// The check that the expected parent, locked, is the latest checkpoint.
     ParentCheck,
+    /// The check of the saver's [`Fence`](crate::Fence).
+    Fence,
 }
 
 impl Tx {

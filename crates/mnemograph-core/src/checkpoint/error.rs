@@ -51,6 +51,11 @@ pub enum CheckpointError {
         /// The latest checkpoint actually stored (`None`: the namespace is empty).
         found: Option<String>,
     },
+    /// A fenced write found that its writer no longer holds what it writes to (for example, a
+    /// run that another worker took over): the fence, checked inside the write's own
+    /// transaction, refused it. Nothing was saved.
+    #[error("write refused by its fence: {0}")]
+    Fenced(String),
     /// The saver does not offer this operation: one of LangGraph's extended capabilities
     /// ([`delete_for_runs`](super::Checkpointer::delete_for_runs),
     /// [`copy_thread`](super::Checkpointer::copy_thread), [`prune`](super::Checkpointer::prune))
@@ -81,6 +86,11 @@ impl CheckpointError {
     /// The [`Unsupported`](Self::Unsupported) error of `operation`.
     pub fn unsupported(operation: &'static str) -> Self {
         Self::Unsupported { operation }
+    }
+
+    /// Whether this is a [`Fenced`](Self::Fenced) refusal.
+    pub fn is_fenced(&self) -> bool {
+        matches!(self, Self::Fenced(_))
     }
 
     /// Whether this is a [`Conflict`](Self::Conflict).

@@ -1,20 +1,27 @@
-//! [`Fenced`]: the saver a claimed run runs on. Every write first checks in the queue's database
-//! that the claim's worker still holds the run under the claim's attempt, the fencing token, so
-//! a worker that lost its run to another cannot store over the new owner's checkpoints.
+//! [`Fenced`]: the saver a claimed run runs on. Every write is checked against the queue's
+//! database: the claim's worker must still hold the run under the claim's attempt, the fencing
+//! token, so a worker that lost its run to another cannot store over the new owner's checkpoints.
 //!
-//! The check and the write are two statements on two connections (the saver's contract has no
-//! way to write inside the queue's transaction), so the check also demands that the lease have
-//! at least [`Fenced::margin`] left: a takeover needs the lease to have run out, so a write that
+//! With the cluster's own MySQL saver ([`Cluster::with_saver`](super::Cluster::with_saver)) the
+//! checkpoint and pending-write writes check inside their own transaction, with a lock on the
+//! run's row ([`mnemograph_checkpoint_mysql::Fence`]): a takeover waits for a write in flight,
+//! and a write after a takeover sees it. Nothing can slip between check and write.
+//!
+//! Any other saver's writes (and the few writes that are not checkpoints) are checked just
+//! before they are made, in a statement of their own, which also demands that the lease have at
+//! least [`Fenced::margin`] left: a takeover needs the lease to have run out, so a write that
 //! completes within the margin after its check cannot land after another worker took the run
-//! over. What remains is a write still in flight longer than the margin after its check; a saver
-//! that compares the parent on commit (every saver of this workspace) then still refuses it once
-//! the new owner committed, and only a stale checkpoint stored before the new owner's first commit
-//! can land, which makes that commit fail with a conflict instead of being overwritten.
+//! over. What remains there is a write still in flight longer than the margin after its check; a
+//! saver that compares the parent on commit (every saver of this workspace) then still refuses it
+//! once the new owner committed, and only a stale checkpoint stored before the new owner's first
+//! commit can land, which makes that commit fail with a conflict instead of being overwritten.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mnemograph_checkpoint_mysql::{Fence, MySqlCheckpointer};
 use mnemograph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
     Checkpointer, Commit, DynCheckpointer, ListOptions, PruneStrategy,
@@ -29,9 +36,30 @@ const CHECK_TRIES: u32 = 3;
 /// The wait after the first failed check; doubled after each.
 const CHECK_BACKOFF: Duration = Duration::from_millis(50);
 
+/// `saver` writing `claim`'s run's checkpoints only while the claim holds, checked in each
+/// write's transaction against the run's row in the database of `queue`.
+pub(super) fn in_commit(saver: &MySqlCheckpointer, queue: &MySqlPool, claim: &Claim) -> MySqlCheckpointer {
+    // Named with the queue's database, so a saver on another database of the same server still
+    // checks the cluster's runs (and one on another server fails every write loudly).
+    let runs = match queue.connect_options().get_database() {
+        Some(database) => format!("`{}`.server_runs", database.replace('`', "``")),
+        None => "server_runs".to_owned(),
+    };
+    let fence = Fence::new(format!(
+        "SELECT COUNT(*) FROM {runs} WHERE run_id = ? AND worker = ? AND attempt = ? \
+         AND status = 'running' AND lease_until > UTC_TIMESTAMP(6) LOCK IN SHARE MODE"
+    ))
+    .bind(claim.run.run_id.as_str())
+    .bind(claim.worker.as_str())
+    .bind_int(i64::from(claim.attempt));
+    saver.fenced(fence)
+}
+
 /// A saver that stores only while the claim holds.
 pub(super) struct Fenced {
     saver: Arc<dyn DynCheckpointer>,
+    /// Whether `saver` checks the claim inside its checkpoint and pending-write transactions.
+    checks_in_commit: bool,
     pool: MySqlPool,
     claim: Claim,
     /// How much of its lease the claim must have left for a write to go ahead.
@@ -41,7 +69,8 @@ pub(super) struct Fenced {
 }
 
 impl Fenced {
-    /// `saver` for `claim`'s run, checked on `pool`; `refused` is set when a write is refused.
+    /// `saver` for `claim`'s run, checked on `pool` before each write; `refused` is set when a
+    /// write is refused.
     pub(super) fn new(
         saver: Arc<dyn DynCheckpointer>,
         pool: MySqlPool,
@@ -49,7 +78,36 @@ impl Fenced {
         margin: Duration,
         refused: Arc<AtomicBool>,
     ) -> Self {
-        Self { saver, pool, claim, margin, refused }
+        Self { saver, checks_in_commit: false, pool, claim, margin, refused }
+    }
+
+    /// Like [`new`](Self::new), on a saver that checks the claim inside its checkpoint and
+    /// pending-write transactions ([`in_commit`]):
+    /// those writes are not checked before.
+    pub(super) fn checking_in_commit(mut self) -> Self {
+        self.checks_in_commit = true;
+        self
+    }
+
+    /// Runs `write`, a checkpoint or pending-write write when `checkpoint`: checked first unless
+    /// the saver checks it in its transaction; a refusal, either way, refuses every later write.
+    async fn guard<T>(
+        &self,
+        checkpoint: bool,
+        write: impl Future<Output = Result<T, CheckpointError>>,
+    ) -> Result<T, CheckpointError> {
+        if checkpoint && self.checks_in_commit {
+            if self.refused.load(Ordering::Acquire) {
+                return Err(self.refusal());
+            }
+        } else {
+            self.check().await?;
+        }
+        let written = write.await;
+        if matches!(&written, Err(e) if e.is_fenced()) {
+            self.refused.store(true, Ordering::Release);
+        }
+        written
     }
 
     /// Whether the claim still holds with the margin left; a query that keeps failing counts as
@@ -88,12 +146,14 @@ impl Fenced {
             return Ok(());
         }
         self.refused.store(true, Ordering::Release);
-        Err(CheckpointError::Backend(
-            format!(
-                "run {} is no longer held by worker {} under attempt {}: its write is refused",
-                self.claim.run.run_id, self.claim.worker, self.claim.attempt
-            )
-            .into(),
+        Err(self.refusal())
+    }
+
+    /// The error of a refused write.
+    fn refusal(&self) -> CheckpointError {
+        CheckpointError::Fenced(format!(
+            "run {} is no longer held by worker {} under attempt {}",
+            self.claim.run.run_id, self.claim.worker, self.claim.attempt
         ))
     }
 }
@@ -118,8 +178,7 @@ impl Checkpointer for Fenced {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        self.check().await?;
-        self.saver.put(config, checkpoint, metadata, new_versions).await
+        self.guard(true, self.saver.put(config, checkpoint, metadata, new_versions)).await
     }
 
     async fn put_writes(
@@ -129,23 +188,19 @@ impl Checkpointer for Fenced {
         task_id: &str,
         task_path: &str,
     ) -> Result<(), CheckpointError> {
-        self.check().await?;
-        self.saver.put_writes(config, writes, task_id, task_path).await
+        self.guard(true, self.saver.put_writes(config, writes, task_id, task_path)).await
     }
 
     async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
-        self.check().await?;
-        self.saver.commit(commit).await
+        self.guard(true, self.saver.commit(commit)).await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        self.check().await?;
-        self.saver.delete_thread(thread_id).await
+        self.guard(false, self.saver.delete_thread(thread_id)).await
     }
 
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
-        self.check().await?;
-        self.saver.delete_for_runs(run_ids).await
+        self.guard(false, self.saver.delete_for_runs(run_ids)).await
     }
 
     async fn copy_thread(
@@ -153,13 +208,11 @@ impl Checkpointer for Fenced {
         source_thread_id: &str,
         target_thread_id: &str,
     ) -> Result<(), CheckpointError> {
-        self.check().await?;
-        self.saver.copy_thread(source_thread_id, target_thread_id).await
+        self.guard(false, self.saver.copy_thread(source_thread_id, target_thread_id)).await
     }
 
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
-        self.check().await?;
-        self.saver.prune(thread_ids, strategy).await
+        self.guard(false, self.saver.prune(thread_ids, strategy)).await
     }
 
     fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
@@ -240,6 +293,48 @@ mod tests {
         let new = fenced(taken, &Arc::new(AtomicBool::new(false)));
         put(&new, 2).await.expect("the new owner writes");
         let stored = saver.list(Some(&CheckpointConfig::thread("T")), ListOptions::default()).await.unwrap();
+        let steps: Vec<i64> = stored.iter().map(|t| t.metadata.step).collect();
+        assert_eq!(steps, [2, 0], "the stale checkpoint is not stored");
+        let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();
+        let name = url.rsplit_once('/').unwrap().1;
+        sqlx::raw_sql(&format!("DROP DATABASE `{name}`")).execute(&mut conn).await.unwrap();
+    }
+
+    /// On the cluster's MySQL saver the claim is checked inside each write's transaction: the
+    /// stale owner's writes are refused by the saver itself (no check before them), and the
+    /// refusal is flagged for the worker as before.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stale_owners_writes_are_refused_inside_their_transaction() {
+        let Some(url) = database().await else { return };
+        let queue = MySqlRunQueue::connect(&url).await.unwrap();
+        queue.setup().await.unwrap();
+        let saver = MySqlCheckpointer::connect(&url).await.unwrap();
+        saver.setup().await.unwrap();
+        queue.enqueue(&QueuedRun::new("r", "T", serde_json::json!({}))).await.unwrap();
+        let lease = Lease { ttl: Duration::from_millis(900) };
+        // No margin: a check before the write would let every write through while the lease runs.
+        let fenced = |claim: Claim, refused: &Arc<AtomicBool>| {
+            let inside = Arc::new(in_commit(&saver, queue.pool(), &claim));
+            Fenced::new(inside, queue.pool().clone(), claim, Duration::ZERO, refused.clone())
+                .checking_in_commit()
+        };
+        let first = queue.claim("old", lease).await.unwrap().expect("a claim");
+        let old_refused = Arc::new(AtomicBool::new(false));
+        let old = fenced(first, &old_refused);
+        put(&old, 0).await.expect("the holder writes");
+        tokio::time::sleep(lease.ttl).await;
+        let taken = queue.claim("new", lease).await.unwrap().expect("taken over");
+        let refused = put(&old, 1).await;
+        assert!(matches!(&refused, Err(e) if e.is_fenced()), "refused by the saver's fence: {refused:?}");
+        assert!(old_refused.load(Ordering::Acquire), "the refusal is flagged for the worker");
+        let write = vec![("n".to_owned(), ChannelValue::new(1))];
+        let writes = Checkpointer::put_writes(&old, &CheckpointConfig::thread("T"), write, "task", "").await;
+        assert!(matches!(&writes, Err(e) if e.is_fenced()), "{writes:?}");
+        let new = fenced(taken, &Arc::new(AtomicBool::new(false)));
+        put(&new, 2).await.expect("the new owner writes");
+        let stored = Checkpointer::list(&saver, Some(&CheckpointConfig::thread("T")), ListOptions::default())
+            .await
+            .unwrap();
         let steps: Vec<i64> = stored.iter().map(|t| t.metadata.step).collect();
         assert_eq!(steps, [2, 0], "the stale checkpoint is not stored");
         let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();

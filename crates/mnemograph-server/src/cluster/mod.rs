@@ -59,6 +59,8 @@ pub(crate) use ledger::{Ledger, RemoteRun};
 pub(crate) use worker::start;
 
 use crate::error::Result;
+use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+
 use crate::queue::{Lease, MySqlRunQueue};
 
 /// How to reach the stores a cluster shares, and what this process contributes to it.
@@ -78,6 +80,8 @@ pub struct Cluster {
     pub(crate) workers: usize,
     pub(crate) lease: Lease,
     pub(crate) name: String,
+    /// The saver whose writes are fenced in their own transaction, when given.
+    pub(crate) saver: Option<MySqlCheckpointer>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -122,6 +126,7 @@ impl Cluster {
             workers: WORKERS,
             lease: Lease::default(),
             name: format!("{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()),
+            saver: None,
         })
     }
 
@@ -138,6 +143,37 @@ impl Cluster {
     #[must_use]
     pub fn with_lease(mut self, lease: Lease) -> Self {
         self.lease = lease;
+        self
+    }
+
+    /// Checkpoints the cluster's threads in `saver`, a saver on the MySQL/MariaDB server of the
+    /// cluster's database, and makes it the server's saver (in place of the one given to
+    /// [`Server::new`](crate::Server::new)) when the cluster is given to
+    /// [`Server::with_cluster`](crate::Server::with_cluster).
+    ///
+    /// A run's checkpoint and pending-write writes then check, inside their own transaction and
+    /// with a lock on the run's row, that this process still holds the run under its claim: a
+    /// worker that lost a run to another (its lease ran out) cannot store over the new owner's
+    /// checkpoints, even with a write that was already under way, and a takeover waits for a
+    /// write in flight. Without it, each write is checked just before it is made, with a margin
+    /// of lease left, and the saver's parent check catches what slips past (see the crate's
+    /// documentation on clusters).
+    ///
+    /// ```no_run
+    /// # async fn run() -> mnemograph_server::Result<()> {
+    /// use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+    /// use mnemograph_server::cluster::Cluster;
+    ///
+    /// let url = "mysql://root@127.0.0.1:3306/app";
+    /// let saver = MySqlCheckpointer::connect(url).await.expect("MySQL");
+    /// saver.setup().await.expect("the saver's tables");
+    /// let cluster = Cluster::connect(url, "redis://127.0.0.1:6379/").await?.with_saver(saver);
+    /// # let _ = cluster;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_saver(mut self, saver: MySqlCheckpointer) -> Self {
+        self.saver = Some(saver);
         self
     }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::StreamExt;
+use mnemograph_checkpoint_mysql::MySqlCheckpointer;
 use mnemograph_core::checkpoint::DynCheckpointer;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -17,7 +18,7 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::Instant;
 
 use super::events::Signal;
-use super::fence::Fenced;
+use super::fence::{self, Fenced};
 use super::lease::Held;
 use super::writer::write_events;
 use super::{tables, Cluster, Ledger};
@@ -60,7 +61,13 @@ struct Payload {
 pub(crate) fn start(cluster: &Cluster, ledger: Arc<Ledger>, app: Arc<App>) {
     tokio::spawn(listen(ledger.clone()));
     if cluster.workers > 0 {
-        let worker = Arc::new(Worker { ledger, app, name: cluster.name.clone(), lease: cluster.lease });
+        let worker = Arc::new(Worker {
+            ledger,
+            app,
+            name: cluster.name.clone(),
+            lease: cluster.lease,
+            saver: cluster.saver.clone(),
+        });
         tokio::spawn(worker.dispatch(cluster.workers));
     }
 }
@@ -91,6 +98,8 @@ struct Worker {
     app: Arc<App>,
     name: String,
     lease: Lease,
+    /// The cluster's MySQL saver, whose writes check the claim in their transaction.
+    saver: Option<MySqlCheckpointer>,
 }
 
 impl Worker {
@@ -156,13 +165,21 @@ impl Worker {
         };
         // The run writes only while it is this worker's: a write after the run was taken over
         // is refused, and the refusal stops the run.
-        let fenced: Arc<dyn DynCheckpointer> = Arc::new(Fenced::new(
-            self.app.saver.clone(),
+        let pool = self.ledger.queue.pool();
+        let in_commit = self.saver.as_ref().map(|saver| fence::in_commit(saver, pool, claim));
+        let saver = match &in_commit {
+            Some(saver) => Arc::new(saver.clone()) as Arc<dyn DynCheckpointer>,
+            None => self.app.saver.clone(),
+        };
+        let fenced = Fenced::new(
+            saver,
             self.ledger.queue.pool().clone(),
             claim.clone(),
             self.lease.renew_every(),
             held.lost.clone(),
-        ));
+        );
+        let fenced: Arc<dyn DynCheckpointer> =
+            Arc::new(if in_commit.is_some() { fenced.checking_in_commit() } else { fenced });
         let graph = self.graph_of(claim).map(|(graph, payload)| (graph.on_saver(fenced.clone()), payload));
         let mut context = None;
         let outcome = match (asked, &graph) {
