@@ -394,8 +394,12 @@ impl App {
         grant.stamp(&mut metadata);
         let config = body.run_config(&thread_id, &metadata, &assistant.graph.nodes(), user)?;
         let record = body.run_record(&run_id, &thread_id, &assistant.assistant_id, modes, strategy);
-        let run =
-            Arc::new(RunHandle::new(record, Plan { input, config, modes }, self.retention.event_log_bytes));
+        let run = Arc::new(RunHandle::new(
+            record,
+            Plan { input, config, modes },
+            self.retention.event_log_bytes,
+            self.limits.max_unread_event_bytes,
+        ));
         let mut dropped = Vec::new();
         let start_now = if thread.is_busy() {
             if matches!(strategy, Multitask::Interrupt | Multitask::Rollback) {

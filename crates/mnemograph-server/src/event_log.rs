@@ -33,6 +33,13 @@ pub(crate) struct Entry {
     bytes: usize,
 }
 
+impl Entry {
+    /// Its weight: the name's and the JSON data's lengths.
+    pub(crate) fn weight(&self) -> usize {
+        self.bytes
+    }
+}
+
 /// A run's kept events, by id.
 #[derive(Debug)]
 pub(crate) struct EventLog {
@@ -49,6 +56,9 @@ pub(crate) struct EventLog {
     latest_values: Option<u64>,
     /// The ids the limit may drop.
     droppable: BTreeSet<u64>,
+    /// The greatest id the limit dropped: a reader that had not read it lost an event no later
+    /// entry stands in for.
+    dropped_through: Option<u64>,
 }
 
 /// How an event is kept.
@@ -89,6 +99,7 @@ impl EventLog {
             latest_message: HashMap::new(),
             latest_values: None,
             droppable: BTreeSet::new(),
+            dropped_through: None,
         }
     }
 
@@ -120,6 +131,7 @@ impl EventLog {
         while self.bytes > self.limit {
             let Some(oldest) = self.droppable.pop_first() else { break };
             self.remove(oldest);
+            self.dropped_through = Some(oldest);
         }
         entry
     }
@@ -134,6 +146,13 @@ impl EventLog {
     /// The kept entries with an id of `from` or more, in order.
     pub(crate) fn from(&self, from: u64) -> Vec<Arc<Entry>> {
         self.entries.range(from..).map(|(_, e)| e.clone()).collect()
+    }
+
+    /// Whether the limit dropped an event with an id of `from` or more: a reader going on from
+    /// `from` through the kept entries misses it. Superseded partials do not count: the latest,
+    /// which stands in for them, is kept.
+    pub(crate) fn dropped_from(&self, from: u64) -> bool {
+        self.dropped_through.is_some_and(|dropped| dropped >= from)
     }
 
     /// Drops every kept entry; ids go on from where they were.

@@ -34,6 +34,11 @@ pub struct Limits {
     /// 429. Replacing an item is always allowed, and nodes' writes through their runtime are
     /// not refused, though they count. Without authentication, items are not counted.
     pub max_store_items_per_user: usize,
+    /// How many bytes of a run's events (JSON text) one live stream may have sent to it and not
+    /// read yet, in one process. A slower client's stream goes on from the run's kept events;
+    /// when those lack an event it had not read, it gets an `error` event (`StreamLagged`) and
+    /// ends. A cluster's streams read from Redis at their own pace instead.
+    pub max_unread_event_bytes: usize,
 }
 
 impl Limits {
@@ -52,6 +57,17 @@ impl Limits {
 
     /// The default [`Limits::max_store_items_per_user`]: 10,000 items.
     pub const DEFAULT_MAX_STORE_ITEMS_PER_USER: usize = 10_000;
+
+    /// The default [`Limits::max_unread_event_bytes`]: 8 MiB per stream, many times what a long
+    /// streamed reply sends.
+    pub const DEFAULT_MAX_UNREAD_EVENT_BYTES: usize = 8 * 1024 * 1024;
+
+    /// Gives up on a live stream's queue beyond `bytes` of unread events.
+    #[must_use]
+    pub fn max_unread_event_bytes(mut self, bytes: usize) -> Self {
+        self.max_unread_event_bytes = bytes;
+        self
+    }
 
     /// Refuses request bodies larger than `bytes`.
     #[must_use]
@@ -164,6 +180,7 @@ impl Default for Limits {
             max_queue_per_thread: Self::DEFAULT_MAX_QUEUE_PER_THREAD,
             max_streams_per_user: Self::DEFAULT_MAX_STREAMS_PER_USER,
             max_store_items_per_user: Self::DEFAULT_MAX_STORE_ITEMS_PER_USER,
+            max_unread_event_bytes: Self::DEFAULT_MAX_UNREAD_EVENT_BYTES,
         }
     }
 }

@@ -1,13 +1,21 @@
 //! A run in progress: its record, its events (sent live to every client streaming it, and kept
 //! in an [`EventLog`] so a client that joins late or reconnects reads them from any point), and
 //! its cancellation.
+//!
+//! Each live reader has a queue of its own holding what it has not read yet, so a slow client
+//! gets every event without the run waiting for it, and a fast one holds nothing. A queue that
+//! grows past its reader's limit (`Limits::max_unread_event_bytes`) is given up: the reader goes
+//! on from the kept log, which loses nothing while the log dropped nothing the reader had not
+//! read (a message's latest partial stands in for the ones before it); otherwise the reader gets
+//! an `error` event saying so and its stream ends, rather than going on with events missing.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::StreamExt;
 
-use serde_json::Value;
-use tokio::sync::{broadcast, watch};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use crate::event_log::{Entry, EventLog};
@@ -15,10 +23,6 @@ use crate::events::ApiModes;
 use crate::records::RunRecord;
 use crate::served::RunInput;
 use crate::sse::{Frame, Frames};
-
-/// How many events a live reader may fall behind before it reads on from the kept log, which
-/// holds only the latest state of each message, instead of every event in between.
-const LIVE_BACKLOG: usize = 256;
 
 /// What a run needs to start; taken when it starts.
 pub(crate) struct Plan {
@@ -36,12 +40,35 @@ pub(crate) enum Stop {
     Rollback,
 }
 
-/// The kept events and the live feed, under one lock so that a reader that takes the kept
-/// events and subscribes to the feed at once misses nothing in between.
+/// The kept events and the live readers, under one lock so that a reader that takes the kept
+/// events and subscribes at once misses nothing in between.
 struct Events {
     log: EventLog,
-    /// Every event as it happens; `None` once the run has finished, which ends the live readers.
-    live: Option<broadcast::Sender<Arc<Entry>>>,
+    /// The live readers' queues; `None` once the run has finished, which ends the live readers.
+    live: Option<Vec<Feed>>,
+    /// The most a live reader's queue may hold unread, in bytes of events.
+    unread_limit: usize,
+}
+
+/// The sending side of one live reader's queue.
+struct Feed {
+    tx: mpsc::UnboundedSender<Arc<Entry>>,
+    /// The bytes of events sent and not read yet.
+    unread: Arc<AtomicUsize>,
+    /// Set when the queue was given up for holding more than the limit.
+    overrun: Arc<AtomicBool>,
+}
+
+impl Feed {
+    /// Sends `entry`; `false` once the reader is gone or its queue was given up.
+    fn send(&self, entry: &Arc<Entry>, limit: usize) -> bool {
+        let unread = self.unread.fetch_add(entry.weight(), Ordering::AcqRel) + entry.weight();
+        if unread > limit {
+            self.overrun.store(true, Ordering::Release);
+            return false;
+        }
+        self.tx.send(entry.clone()).is_ok()
+    }
 }
 
 /// A run and what clients can wait on.
@@ -61,14 +88,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl RunHandle {
-    /// A run not started yet, keeping up to `log_bytes` of droppable events (see [`EventLog`]).
-    pub(crate) fn new(record: RunRecord, plan: Plan, log_bytes: usize) -> Self {
+    /// A run not started yet, keeping up to `log_bytes` of droppable events (see [`EventLog`]),
+    /// and up to `unread_limit` bytes of events for each live reader that has not read them.
+    pub(crate) fn new(record: RunRecord, plan: Plan, log_bytes: usize, unread_limit: usize) -> Self {
         Self {
             record: Mutex::new(record),
             plan: Mutex::new(Some(plan)),
             events: Mutex::new(Events {
                 log: EventLog::new(log_bytes),
-                live: Some(broadcast::channel(LIVE_BACKLOG).0),
+                live: Some(Vec::new()),
+                unread_limit,
             }),
             output: Mutex::new(Value::Null),
             done: watch::channel(None).0,
@@ -104,13 +133,14 @@ impl RunHandle {
         lock(&self.plan).take()
     }
 
-    /// Numbers and keeps an event, and sends it to the live readers.
+    /// Numbers and keeps an event, and sends it to the live readers; a reader that is gone, or
+    /// whose queue is over its limit, is sent nothing more.
     pub(crate) fn push(&self, event: String, data: &Value) {
         let mut events = lock(&self.events);
         let entry = events.log.push(event, data);
-        if let Some(live) = &events.live {
-            // An error only says that nobody is streaming the run right now.
-            let _ = live.send(entry);
+        let limit = events.unread_limit;
+        if let Some(live) = &mut events.live {
+            live.retain(|feed| feed.send(&entry, limit));
         }
     }
 
@@ -166,13 +196,19 @@ impl RunHandle {
 
     /// The run's events after the one with id `after` (from the first when `None` or not an id
     /// of this run), ending when the run ends: the kept ones first, then each event as it
-    /// happens. A reader that falls more than [`LIVE_BACKLOG`] events behind goes on from the
-    /// kept log, so it skips the partials of a message that a later one stands in for.
+    /// happens (see the module documentation for a reader that falls far behind).
     pub(crate) fn frames(self: Arc<Self>, after: Option<&str>) -> Frames {
         let next = after.and_then(|id| id.parse::<u64>().ok()).map_or(0, |last| last.saturating_add(1));
         let (kept, live) = {
-            let events = lock(&self.events);
-            (events.log.from(next), events.live.as_ref().map(broadcast::Sender::subscribe))
+            let mut events = lock(&self.events);
+            let kept = events.log.from(next);
+            let live = events.live.as_mut().map(|feeds| {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let (unread, overrun) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+                feeds.push(Feed { tx, unread: unread.clone(), overrun: overrun.clone() });
+                Live { rx, unread, overrun }
+            });
+            (kept, live)
         };
         let mut reader = Reader { run: self, next, live };
         let kept = futures_util::stream::iter(reader.fresh(kept));
@@ -189,7 +225,15 @@ struct Reader {
     run: Arc<RunHandle>,
     /// The id of the next event the client wants.
     next: u64,
-    live: Option<broadcast::Receiver<Arc<Entry>>>,
+    /// Its live queue; `None` once the run finished or the stream ended.
+    live: Option<Live>,
+}
+
+/// The receiving side of a live reader's queue.
+struct Live {
+    rx: mpsc::UnboundedReceiver<Arc<Entry>>,
+    unread: Arc<AtomicUsize>,
+    overrun: Arc<AtomicBool>,
 }
 
 impl Reader {
@@ -209,11 +253,36 @@ impl Reader {
     async fn read(&mut self) -> Option<Vec<Frame>> {
         loop {
             let live = self.live.as_mut()?;
-            let entries = match live.recv().await {
-                Ok(entry) => vec![entry],
-                Err(broadcast::error::RecvError::Lagged(_)) => lock(&self.run.events).log.from(self.next),
-                Err(broadcast::error::RecvError::Closed) => {
-                    // The run finished; the kept log holds whatever the feed did not deliver.
+            let entries = match live.rx.recv().await {
+                Some(entry) => {
+                    live.unread.fetch_sub(entry.weight(), Ordering::AcqRel);
+                    vec![entry]
+                }
+                None if live.overrun.load(Ordering::Acquire) => {
+                    // Given up for falling too far behind: the kept log serves the reader from
+                    // here, with a new queue for what comes next, unless it lost events.
+                    let mut events = lock(&self.run.events);
+                    if events.log.dropped_from(self.next) {
+                        self.live = None;
+                        return Some(vec![self.lagged()]);
+                    }
+                    let kept = events.log.from(self.next);
+                    match events.live.as_mut() {
+                        Some(feeds) => {
+                            let (tx, rx) = mpsc::unbounded_channel();
+                            live.rx = rx;
+                            live.unread.store(0, Ordering::Release);
+                            live.overrun.store(false, Ordering::Release);
+                            let feed =
+                                Feed { tx, unread: live.unread.clone(), overrun: live.overrun.clone() };
+                            feeds.push(feed);
+                        }
+                        None => self.live = None,
+                    }
+                    kept
+                }
+                None => {
+                    // The run finished; the kept log holds whatever the queue did not deliver.
                     self.live = None;
                     lock(&self.run.events).log.from(self.next)
                 }
@@ -223,5 +292,130 @@ impl Reader {
                 return Some(frames);
             }
         }
+    }
+
+    /// The `error` event that ends the stream of a reader that fell so far behind that events it
+    /// had not read were dropped. Its id is the last event the reader got, so a client that
+    /// reconnects with it reads the kept events from there on.
+    fn lagged(&self) -> Frame {
+        let data = json!({
+            "error": "StreamLagged",
+            "message": "this stream fell too far behind the run and events it had not read were dropped; \
+                        reconnect with Last-Event-ID for the events still kept, or join the run for its result",
+        });
+        Frame {
+            id: self.next.saturating_sub(1).to_string(),
+            event: "error".to_owned(),
+            data: data.to_string().into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Map;
+
+    use super::*;
+
+    /// A run keeping `log_bytes` of droppable events and `unread` bytes per live reader.
+    fn run(log_bytes: usize, unread: usize) -> Arc<RunHandle> {
+        let record = RunRecord {
+            run_id: "r".into(),
+            thread_id: "t".into(),
+            assistant_id: "a".into(),
+            metadata: Map::new(),
+            status: "running",
+            kwargs: Value::Null,
+            multitask_strategy: "reject".into(),
+            created_at: String::new(),
+            updated_at: String::new(),
+        };
+        let plan = Plan {
+            input: RunInput::Values(Map::new()),
+            config: mnemograph_core::RunConfig::default(),
+            modes: ApiModes::default(),
+        };
+        Arc::new(RunHandle::new(record, plan, log_bytes, unread))
+    }
+
+    /// Pushes `n` token chunks (`messages` events, which the log may drop), then ends the run.
+    fn tokens(run: &RunHandle, n: usize) {
+        for i in 0..n {
+            run.push("messages".into(), &json!([{ "id": "m", "content": format!("t{i} ") }, {}]));
+        }
+        run.finish();
+    }
+
+    /// Every frame of `frames`, read after the run ended.
+    async fn all(frames: Frames) -> Vec<Frame> {
+        frames.collect().await
+    }
+
+    /// The tokens the frames carry, in order.
+    fn contents(frames: &[Frame]) -> Vec<String> {
+        frames
+            .iter()
+            .filter(|f| f.event == "messages")
+            .map(|f| {
+                let data: Value = serde_json::from_slice(&f.data).unwrap();
+                data[0]["content"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_reader_that_reads_nothing_while_the_run_streams_still_gets_every_event() {
+        let run = run(usize::MAX / 2, 1 << 20);
+        let frames = run.clone().frames(None);
+        tokens(&run, 5_000);
+        let got = all(frames).await;
+        assert_eq!(contents(&got), (0..5_000).map(|i| format!("t{i} ")).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn a_reader_past_its_unread_limit_goes_on_from_the_kept_log_when_it_lost_nothing() {
+        // The queue is given up after a few events; the log keeps all of them.
+        let run = run(usize::MAX / 2, 200);
+        let frames = run.clone().frames(None);
+        tokens(&run, 1_000);
+        let got = all(frames).await;
+        assert_eq!(contents(&got).len(), 1_000, "every token, from the queue and then the log");
+        let ids: Vec<u64> = got.iter().map(|f| f.id.parse().unwrap()).collect();
+        assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "no event skipped or repeated");
+    }
+
+    #[tokio::test]
+    async fn a_reader_that_lost_events_gets_a_stream_lagged_error_and_its_stream_ends() {
+        // Both the reader's queue and the log are small: tokens it had not read are dropped.
+        let run = run(2_000, 200);
+        let frames = run.clone().frames(None);
+        tokens(&run, 1_000);
+        let got = all(frames).await;
+        let last = got.last().expect("frames");
+        assert_eq!(last.event, "error");
+        let data: Value = serde_json::from_slice(&last.data).unwrap();
+        assert_eq!(data["error"], "StreamLagged");
+        let read = contents(&got);
+        assert!(read.len() < 1_000, "it could not have read every token: {}", read.len());
+        assert_eq!(
+            read,
+            (0..read.len()).map(|i| format!("t{i} ")).collect::<Vec<_>>(),
+            "what it read has no gap"
+        );
+        assert_eq!(last.id, (read.len() - 1).to_string(), "the error names the last event read");
+    }
+
+    #[tokio::test]
+    async fn a_reader_that_keeps_up_holds_nothing_and_gets_everything_under_a_tiny_limit() {
+        let run = run(100, 200);
+        let mut frames = run.clone().frames(None);
+        let mut read = Vec::new();
+        for i in 0..300 {
+            run.push("messages".into(), &json!([{ "id": "m", "content": format!("t{i} ") }, {}]));
+            read.push(frames.next().await.expect("a frame"));
+        }
+        run.finish();
+        read.extend(all(frames).await);
+        assert_eq!(contents(&read).len(), 300);
     }
 }
