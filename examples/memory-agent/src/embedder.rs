@@ -158,7 +158,7 @@ pub const MULTILINGUAL_RULE_SIMILARITY: f64 = 0.7;
 
 /// The newer-first threshold with the multilingual encoder: with it, and the rule at
 /// [`MULTILINGUAL_RULE_SIMILARITY`], no outdated fact of the bilingual quality benchmark ranks
-/// above its newer version (its sweep is in docs/benchmarks.md).
+/// above its newer version (its sweep is in docs/benchmarks/memory-quality.md).
 pub const MULTILINGUAL_NEWER_FIRST: f64 = 0.2;
 
 /// The model's directory in the cache, fetched there first by the workspace's own script
