@@ -124,8 +124,9 @@ impl EmbedderChoice {
     }
 
     /// The centred similarity from which retrieval ranks a newer memory above an older one it
-    /// restates (`RerankConfig::newer_first`), measured per model: on with the multilingual
-    /// encoder, off with the others, for which no threshold was measured.
+    /// restates (`RerankConfig::newer_first`), which belongs to the model: on with the
+    /// multilingual encoder, at the threshold the bilingual quality benchmark sets for it, and off
+    /// with the others.
     pub fn newer_first(&self) -> Option<f64> {
         match self {
             Self::Multilingual { .. } => Some(MULTILINGUAL_NEWER_FIRST),
