@@ -28,19 +28,19 @@ package *ARGS:
 wheel *ARGS:
     bash scripts/python-bindings.sh {{ARGS}}
 
-# Criterion benchmarks of the engine (see docs/benchmarks.md).
+# Criterion benchmarks of the engine (see docs/benchmarks/engine.md).
 bench:
     cargo bench -p mnemograph-core --bench engine
 
-# Every Rust bench next to its Python LangGraph twin, alternating, with the ratios (docs/benchmarks.md).
+# Every Rust bench next to its Python LangGraph twin, alternating, with the ratios (docs/benchmarks/compare.md).
 bench-compare *ARGS:
     bash scripts/bench.sh {{ARGS}}
 
-# Chat turns/s at 1, 8, 64 and 256 threads at once on every saver, against Python's async savers and the server's own limit (docs/benchmarks.md).
+# Chat turns/s at 1, 8, 64 and 256 threads at once on every saver, against Python's async savers and the server's own limit (docs/benchmarks/many-threads.md).
 bench-scale *ARGS:
     bash scripts/bench-scale.sh {{ARGS}}
 
-# What tracing costs a run: no subscriber, log lines only, OTLP export (docs/benchmarks.md).
+# What tracing costs a run: no subscriber, log lines only, OTLP export (docs/benchmarks/tracing.md).
 bench-telemetry *ARGS:
     bash scripts/bench-telemetry.sh {{ARGS}}
 
@@ -52,15 +52,15 @@ bench-server *ARGS:
 bench-server-load *ARGS:
     bash scripts/bench-server-load.sh {{ARGS}}
 
-# Retrieval latency on Milvus Lite, MilvusMemory against pymilvus, dense and hybrid (docs/benchmarks.md).
+# Retrieval latency on Milvus Lite, MilvusMemory against pymilvus, dense and hybrid (docs/benchmarks/milvus.md).
 bench-milvus *ARGS:
     bash scripts/bench-milvus.sh {{ARGS}}
 
-# Python LangGraph on our savers through the bindings, against PyMySQLSaver, plainredis and InMemorySaver (docs/benchmarks.md).
+# Python LangGraph on our savers through the bindings, against PyMySQLSaver, plainredis and InMemorySaver (docs/benchmarks/bindings.md).
 bench-bindings *ARGS:
     bash scripts/bench-bindings.sh {{ARGS}}
 
-# Every scale workload (parallel supersteps, many threads, long threads, memory, Milvus) in one run, and one table against the targets (docs/benchmarks.md).
+# Every scale workload (parallel supersteps, many threads, long threads, memory, Milvus) in one run, and one table against the targets (docs/benchmarks/scale-table.md).
 bench-scale-all *ARGS:
     bash scripts/bench-scale-all.sh {{ARGS}}
 

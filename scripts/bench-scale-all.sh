@@ -108,7 +108,7 @@ concurrent() {
   run bash scripts/bench-scale.sh "${args[@]}"
 }
 
-# The three commands of docs/benchmarks.md's "Long threads", each on a database of its own,
+# The three commands of docs/benchmarks/long-threads.md, each on a database of its own,
 # dropped first, so that every run starts from empty tables.
 long_threads() {
   local dir=$out/long_threads turns at

@@ -162,7 +162,7 @@ python_side() { # ROUND GROUP
       # The cost of one durable commit on this server in this round, for scale.
       lg_bench "$r" MYSQL_URL="$MYSQL_SERVER/graph_bench_py" "$PY" benches/python/lg_bench.py mysql_commit 200
       ;;
-    redis) ;; # no Python twin: see docs/benchmarks.md
+    redis) ;; # no Python twin: see docs/benchmarks/redis.md
   esac
 }
 

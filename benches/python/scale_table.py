@@ -31,7 +31,7 @@ import re
 import statistics
 import sys
 
-# Targets of issue 24 and docs/benchmarks.md.
+# Targets of docs/benchmarks.md (the scale table: docs/benchmarks/scale-table.md).
 CPU_STEP_TARGET_MS = 440.0
 CONCURRENT_MIN_RATIO = 5.0
 COMMIT_RATE_LEVEL = 64

@@ -53,8 +53,9 @@
 //! - **Delta mode** (opt-in, Rust-only). [`MySqlCheckpointer::with_delta_channels`] stores a list
 //!   channel such as `messages` as the items appended since the previous version (type
 //!   `delta-msgpack`) plus a full snapshot every 32 versions, instead of the whole list at every
-//!   version: a 200-turn chat thread takes under 1 MB rather than 17 MB. Reads return the same
-//!   values as plain mode; LangGraph's Python savers refuse delta rows (see [`DeltaChannels`]).
+//!   version, so a long chat thread stores a small fraction of plain mode's bytes
+//!   (`docs/benchmarks/mysql.md` has the figures). Reads return the same values as plain mode;
+//!   LangGraph's Python savers refuse delta rows (see [`DeltaChannels`]).
 //! - **Retention.** [`MySqlCheckpointer::prune`] keeps the newest checkpoints of a thread and drops
 //!   the writes and blobs only older ones used; [`MySqlShallowCheckpointer`] keeps only the latest
 //!   checkpoint in the first place (LangGraph's shallow tables; a database of its own).

@@ -163,7 +163,7 @@ pub(crate) struct Filter<'a> {
 ///   document, driving a primary-key lookup per channel, as LangGraph's shallow saver does).
 ///   LangGraph's CTE expands the versions of every checkpoint matching the filter and joins them
 ///   to all blobs of the thread, so reading the latest checkpoint costs time proportional to the
-///   thread's length (measured on MariaDB 10.11: 17 ms at 800 checkpoints, against 1.5 ms here).
+///   thread's length; here it costs the same at any length.
 /// - The channel names read from the document are `utf8mb4_bin`. LangGraph leaves the server's
 ///   default collation, which fails with "illegal mix of collations" in a database whose
 ///   collation differs (e.g. `utf8mb4_unicode_ci`); a `_bin` side wins the comparison, and channel

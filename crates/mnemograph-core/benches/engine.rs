@@ -1,6 +1,6 @@
 //! Engine benches: the workloads of the Python twin `benches/python/lg_bench.py`, built node for
 //! node the same way so the two can be compared side by side (`scripts/bench.sh` runs both and
-//! prints the ratios; docs/benchmarks.md has the figures).
+//! prints the ratios; docs/benchmarks/engine.md has the figures).
 //!
 //! | bench | lg_bench.py | what is timed |
 //! |---|---|---|
@@ -18,7 +18,7 @@
 //! superstep inside the run's own future. On a multi-thread runtime it spawns the tasks of a step
 //! of several on the workers, which pays for nodes that compute; these nodes return at once, so
 //! there it adds only the cost of spawning and of the worker/park machinery.
-//! `GRAPH_BENCH_RT=multi` selects the multi-thread runtime to compare (docs/benchmarks.md,
+//! `GRAPH_BENCH_RT=multi` selects the multi-thread runtime to compare (docs/benchmarks/compare.md,
 //! "Runtime"); `benches/parallel.rs` has a step of nodes that compute.
 
 use std::cell::OnceCell;

@@ -1,6 +1,6 @@
 //! A superstep of CPU-bound nodes: the workload `cpu_step` of the Python twin
 //! `benches/python/lg_bench.py`, built node for node the same way (`scripts/bench.sh` runs both
-//! and prints the ratio; docs/benchmarks.md has the figures).
+//! and prints the ratio; docs/benchmarks/parallel.md has the figures).
 //!
 //! | bench | lg_bench.py | what is timed |
 //! |---|---|---|

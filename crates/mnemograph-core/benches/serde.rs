@@ -1,6 +1,6 @@
 //! What a saver spends encoding a conversation: `dumps_typed` of the `messages` channel of an
 //! echo chat at 100 and 200 turns (200 and 400 messages, the value a SQL saver stores twice per
-//! turn), and `loads_typed` of the same bytes (see docs/benchmarks.md).
+//! turn), and `loads_typed` of the same bytes (see docs/benchmarks/compare.md).
 
 use criterion::{black_box, criterion_main, Criterion};
 use mnemograph_core::checkpoint::serde::{dumps_typed, loads_typed};

@@ -12,7 +12,7 @@
 //! `user`, only the searches with the user filter alone; with `scope`, only the default scope). Use it for
 //! comparisons: after a bulk load, Milvus Lite keeps compacting and building HNSW indexes in the
 //! background for a while, and searches timed meanwhile are slower, so the figures printed right
-//! after loading are not comparable with a later pymilvus run (docs/benchmarks.md, **Speed**).
+//! after loading are not comparable with a later pymilvus run (docs/benchmarks/milvus.md, "speed").
 //! `scripts/bench-milvus.sh` runs the whole comparison.
 
 use std::time::Instant;

@@ -151,7 +151,7 @@ impl std::str::FromStr for Analyzer {
 /// one search per list, concurrently, and fuses them with [`RerankConfig::fuse_query`] (weighted
 /// RRF, the formula every mnemograph memory uses). Milvus's RRF ranker has no per-list weights,
 /// and its weighted ranker weighs normalised scores rather than ranks, so neither is the client's
-/// formula, and both rank worse on the bilingual quality benchmark (docs/benchmarks.md): the
+/// formula, and both rank worse on the bilingual quality benchmark (docs/benchmarks/milvus.md): the
 /// client fusion is the default, a server ranker the choice of a caller who puts one round trip
 /// before ranking. A server without `HybridSearch` (Milvus before 2.4) answers a server fusion
 /// with `Unimplemented`; the memory then fuses in the client from that retrieval on.

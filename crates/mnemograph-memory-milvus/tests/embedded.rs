@@ -248,7 +248,7 @@ async fn embedded_hashing_hard_set_is_isolated_and_decay_prefers_newer_facts() {
 
 /// The update path on the hard set (hashing embedder, in process): after consolidation the newer
 /// of two contradicting facts comes first at least as often as with decay alone, and no retired
-/// memory is returned (figures printed; docs/benchmarks.md).
+/// memory is returned (figures printed; docs/benchmarks/memory-quality.md).
 #[tokio::test]
 async fn embedded_hashing_update_path_puts_newer_facts_first_and_never_returns_retired() {
     let plan = support::hard_supersede::Plan::FULL;

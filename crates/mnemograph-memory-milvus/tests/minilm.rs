@@ -78,8 +78,8 @@ async fn recall<M: Memory>(label: &str, m: &M) {
         dense.cross_user + hybrid.cross_user + decay.cross_user
     );
     assert_eq!(dense.cross_user + hybrid.cross_user + decay.cross_user, 0);
-    // docs/benchmarks.md reports every planted fact found (1.000) in all three modes on both
-    // stores; one question of slack, see `SLACK`.
+    // docs/benchmarks/memory-quality.md reports every planted fact found (1.000) in all three modes
+    // on both stores; one question of slack, see `SLACK`.
     assert_eq!(dense.total, 24);
     for (mode, r) in [("dense", dense), ("hybrid", hybrid), ("hybrid+decay", decay)] {
         assert!(r.hits + SLACK >= r.total, "{label} {mode}: MiniLM recall {r:?}, documented 24 of 24");
@@ -93,7 +93,8 @@ async fn recall<M: Memory>(label: &str, m: &M) {
 /// ranking or fusion) costs many more.
 const SLACK: usize = 1;
 
-/// Hits out of the hard set's 72 questions that docs/benchmarks.md reports for MiniLM in process,
+/// Hits out of the hard set's 72 questions that docs/benchmarks/memory-quality.md reports for
+/// MiniLM in process,
 /// per mode (on Milvus the hybrid figure differs: the server ranks its BM25 list its own way).
 const HARD_SET_EMBEDDED: [(hard_recall::Mode, usize); 4] = [
     (hard_recall::Mode::Dense, 63),
@@ -133,7 +134,8 @@ async fn minilm_recall_milvus() {
 /// The hard set with MiniLM. Checked: no cross-user hit in any mode; decay ranks the newer of two
 /// contradicting facts first at least as often as plain hybrid; dense recalls at least as many
 /// low-overlap facts as hybrid; hybrid recalls at least as many exact-identifier facts as dense;
-/// and every mode recalls what docs/benchmarks.md reports for it (`documented`), less [`SLACK`].
+/// and every mode recalls what docs/benchmarks/memory-quality.md reports for it (`documented`),
+/// less [`SLACK`].
 async fn hard_set<M: Memory>(label: &str, m: &M, documented: &[(hard_recall::Mode, usize)]) {
     let reports = hard_recall::run_all(label, m, 3, 25).await;
     hard_recall::assert_isolated(label, &reports);
@@ -167,8 +169,9 @@ async fn minilm_hard_set_milvus_is_isolated_prefers_newer_facts_and_bridges_para
     .await;
 }
 
-/// The update path on the hard set with MiniLM, in process: the newer fact first at least as
-/// often as with decay alone, no retired memory returned (figures printed; docs/benchmarks.md).
+/// The update path on the hard set with MiniLM, in process: the newer fact first at least as often
+/// as with decay alone, no retired memory returned (figures printed;
+/// docs/benchmarks/memory-quality.md).
 #[tokio::test]
 async fn minilm_update_path_embedded_puts_newer_facts_first_and_never_returns_retired() {
     let Some(m) = model("minilm_update_path_embedded") else { return };
@@ -193,7 +196,7 @@ async fn minilm_update_path_milvus_puts_newer_facts_first_and_never_returns_reti
 /// equal weights), the defaults, and a keyword weight of 0; each one's figures are printed.
 /// Checked: isolation everywhere; a keyword weight of 0 ranks exactly as dense search; and the
 /// defaults recall at least as much as plain RRF, with and without decay, which is why they are
-/// the defaults (docs/benchmarks.md has the full sweep).
+/// the defaults (docs/benchmarks/memory-quality.md has the full sweep).
 #[tokio::test]
 async fn minilm_fusion_defaults_beat_plain_rrf_and_zero_keyword_weight_is_dense() {
     use hard_recall::{HardReport, Mode};

@@ -1,7 +1,7 @@
 //! The bilingual memory-quality benchmark (tests/support/bilingual_quality.rs, run by
 //! tests/support/quality_bench.rs): recall@3, top-1, stale-beats-new and cross-user hits for
 //! each embedder, search mode and write path, in process and on Milvus (`MILVUS_URL`). The
-//! figures are printed with `--nocapture`; docs/benchmarks.md has them.
+//! figures are printed with `--nocapture`; docs/benchmarks/memory-quality.md has them.
 //!
 //! Checked: no configuration ever returns another user's memory or a retired one; and the main
 //! command's defaults (its embedder, its rule threshold, hybrid + decay + importance, top 3, the
@@ -33,7 +33,7 @@ const SWEEP: [f64; 13] = [0.5, 0.55, 0.6, 0.625, 0.65, 0.675, 0.7, 0.725, 0.75, 
 /// The name of the main command's default embedder in the reports.
 const MAIN_EMBEDDER: &str = "multilingual USE v3";
 /// The word-hashing embedder's rule threshold: the lowest of the sweep that retires no needed fact
-/// (docs/benchmarks.md has the sweep).
+/// (docs/benchmarks/memory-quality.md has the sweep).
 const HASHING_RULE: f64 = 0.7;
 
 /// The main command's rule threshold with its default embedder, read from its source so that
@@ -101,7 +101,7 @@ mod models {
 
     /// The multilingual Universal Sentence Encoder's rule threshold: the lowest of the sweep of
     /// `multilingual_quality_is_isolated_in_every_configuration` that retires no needed fact
-    /// (docs/benchmarks.md).
+    /// (docs/benchmarks/memory-quality.md).
     pub(crate) const MULTILINGUAL_RULE: f64 = 0.7;
     /// all-MiniLM-L6-v2's rule threshold, chosen the same way.
     pub(crate) const MINILM_RULE: f64 = 0.95;
@@ -342,7 +342,7 @@ async fn milvus_hashing_quality_is_isolated() {
 }
 
 /// The whole matrix on Milvus: every available embedder, write path and mode, 40 users. Minutes
-/// of Milvus Lite round trips, so run by hand for docs/benchmarks.md (`--ignored`).
+/// of Milvus Lite round trips, so run by hand for docs/benchmarks/memory-quality.md (`--ignored`).
 #[tokio::test]
 #[ignore = "minutes on Milvus Lite; run with --ignored for docs/benchmarks.md"]
 async fn milvus_quality_full_matrix_is_isolated() {
@@ -376,8 +376,8 @@ async fn milvus_quality_full_matrix_is_isolated() {
 }
 
 /// Every fusion of a retrieval's lists on the same memories in Milvus: the main command's write
-/// path (its rule threshold) for each available embedder, 40 users, then every mode asked once
-/// per fusion, printed for docs/benchmarks.md (the store column names the fusion). Minutes of
+/// path (its rule threshold) for each available embedder, 40 users, then every mode asked once per
+/// fusion, printed for docs/benchmarks/milvus.md (the store column names the fusion). Minutes of
 /// Milvus Lite round trips, so run by hand (`--ignored`).
 #[tokio::test]
 #[ignore = "minutes on Milvus Lite; run with --ignored for docs/benchmarks.md"]
@@ -435,11 +435,11 @@ async fn milvus_fusions_compared() {
 }
 
 /// The newer-first step on another set, the hard planted-fact set (English, 3 users × 25 turns,
-/// tests/support/hard_dataset.rs), for each offline model: off and at the main command's
-/// threshold and one above, every reranking mode printed for docs/benchmarks.md. Checked where the
-/// step must hold on any set: it puts the newer of two contradicting facts first at least as
-/// often as without it, keeps every exact-identifier fact the question names, and stays within
-/// the user.
+/// tests/support/hard_dataset.rs), for each offline model: off and at the main command's threshold
+/// and one above, every reranking mode printed for docs/benchmarks/memory-quality.md. Checked where
+/// the step must hold on any set: it puts the newer of two contradicting facts first at least as
+/// often as without it, keeps every exact-identifier fact the question names, and stays within the
+/// user.
 #[tokio::test]
 async fn newer_first_on_the_hard_set() {
     use support::hard_dataset::Category;

@@ -68,7 +68,8 @@ pub trait SupersedeDecider: Send + Sync {
 /// Deterministic and free, but similarity cannot tell "the same fact, changed" from "a
 /// near-identical fact about something else" (two tickets, two error codes): set the threshold
 /// high (near-duplicates, the default 0.9) and use the [`LlmDecider`](crate::LlmDecider) when
-/// facts change in other words. docs/benchmarks.md measures both on the hard set.
+/// facts change in other words. docs/benchmarks/memory-quality.md measures both on the
+/// hard set.
 ///
 /// ```
 /// use mnemograph_memory::RuleDecider;

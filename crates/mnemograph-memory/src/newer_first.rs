@@ -10,10 +10,10 @@
 //! memory says. A newer memory still similar to an older one after that is taken to restate it,
 //! and moves directly above it. The older memory stays in the list, one place lower.
 //!
-//! The step is off unless [`RerankConfig::newer_first`] sets a threshold: the threshold belongs
-//! to the embedding model. It costs what a similarity judgement costs: a newer memory close to an
-//! older one in what it says, without restating it, passes it too (docs/benchmarks.md measures
-//! both effects).
+//! The step is off unless [`RerankConfig::newer_first`] sets a threshold: the threshold belongs to
+//! the embedding model. It costs what a similarity judgement costs: a newer memory close to an
+//! older one in what it says, without restating it, passes it too
+//! (docs/benchmarks/memory-quality.md measures both effects).
 //!
 //! ```
 //! use mnemograph_memory::newer_first::reorder;

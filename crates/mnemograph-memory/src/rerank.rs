@@ -13,12 +13,13 @@ use std::time::Duration;
 /// plain multiplication. They default to partial weights: a full decay would let any recent
 /// memory outrank a clearly better old one.
 ///
-/// Hybrid fusion is weighted RRF with a small `k` and the keyword list at 0.3 of the dense one,
-/// not the RRF paper's `k = 60` with equal weights. At `k = 60` ranks are so flat that any keyword
-/// hit outweighs the dense order, so same-user distractors that repeat the question's words win,
-/// and decay then dominates the flat relevance. A steep `k` with a light keyword list lets the
-/// dense order decide while keeping keyword search's edge on exact identifiers; docs/benchmarks.md
-/// measures both fusions on the hard planted-fact set (`tests/support/hard_dataset.rs`).
+/// Hybrid fusion is weighted RRF with a small `k` and the keyword list at 0.3 of the dense one, not
+/// the RRF paper's `k = 60` with equal weights. At `k = 60` ranks are so flat that any keyword hit
+/// outweighs the dense order, so same-user distractors that repeat the question's words win, and
+/// decay then dominates the flat relevance. A steep `k` with a light keyword list lets the dense
+/// order decide while keeping keyword search's edge on exact identifiers;
+/// docs/benchmarks/memory-quality.md measures both fusions on the hard planted-fact set
+/// (`tests/support/hard_dataset.rs`).
 ///
 /// ```
 /// use mnemograph_memory::RerankConfig;
@@ -53,7 +54,7 @@ pub struct RerankConfig {
     ///
     /// Off by default because the threshold belongs to the embedding model, as a similarity
     /// rule's does: how far apart two restatements stay once centred differs from model to model
-    /// (docs/benchmarks.md measures it per model, on two sets).
+    /// (docs/benchmarks/memory-quality.md measures it per model, on two sets).
     pub newer_first: Option<f64>,
 }
 
@@ -61,9 +62,9 @@ pub struct RerankConfig {
 /// question's own.
 ///
 /// The recent messages resolve a follow-up ("and her birthday?"), but embedded together with the
-/// question they also pull towards whatever they talk about: a greeting before a question drags
-/// the vector towards small talk. Searching both and fusing keeps the follow-up's context while
-/// the question's own words decide (docs/benchmarks.md measures both alone and fused).
+/// question they also pull towards whatever they talk about: a greeting before a question drags the
+/// vector towards small talk. Searching both and fusing keeps the follow-up's context while the
+/// question's own words decide (docs/benchmarks/memory-quality.md measures both alone and fused).
 pub const CONTEXT_WEIGHT: f64 = 0.5;
 
 /// The default [`RerankConfig::keyword_weight`]: keyword hits count 0.3 of dense ones.

@@ -1,6 +1,6 @@
 //! What tracing costs a run, per node: one process per mode, since a program installs one global
 //! subscriber. `scripts/bench-telemetry.sh` runs the modes in turn and prints the medians and the
-//! differences (docs/benchmarks.md, "Tracing overhead").
+//! differences (docs/benchmarks/tracing.md).
 //!
 //! ```text
 //! cargo bench -p mnemograph-telemetry --bench overhead -- <off|logs|otlp> [runs]

@@ -124,8 +124,9 @@ impl EmbedderChoice {
     }
 
     /// The centred similarity from which retrieval ranks a newer memory above an older one it
-    /// restates (`RerankConfig::newer_first`), measured per model: on with the multilingual
-    /// encoder, off with the others, for which no threshold was measured.
+    /// restates (`RerankConfig::newer_first`), which belongs to the model: on with the
+    /// multilingual encoder, at the threshold the bilingual quality benchmark sets for it, and off
+    /// with the others.
     pub fn newer_first(&self) -> Option<f64> {
         match self {
             Self::Multilingual { .. } => Some(MULTILINGUAL_NEWER_FIRST),
@@ -158,7 +159,7 @@ pub const MULTILINGUAL_RULE_SIMILARITY: f64 = 0.7;
 
 /// The newer-first threshold with the multilingual encoder: with it, and the rule at
 /// [`MULTILINGUAL_RULE_SIMILARITY`], no outdated fact of the bilingual quality benchmark ranks
-/// above its newer version (its sweep is in docs/benchmarks.md).
+/// above its newer version (its sweep is in docs/benchmarks/memory-quality.md).
 pub const MULTILINGUAL_NEWER_FIRST: f64 = 0.2;
 
 /// The model's directory in the cache, fetched there first by the workspace's own script

@@ -70,10 +70,10 @@ async fn delta_history_is_the_plain_history_value_by_value() {
     drop_all(dbs).await;
 }
 
-/// The 200-turn echo chat of `examples/chat_turns.rs` (docs/benchmarks.md, "a 200-turn chat
-/// thread under 1 MB") in delta mode with the default snapshot interval: every checkpoint stored
+/// The 200-turn echo chat of `examples/chat_turns.rs` (docs/benchmarks/mysql.md, "MySQL
+/// thread size") in delta mode with the default snapshot interval: every checkpoint stored
 /// before the next step, the thread's `checkpoint_blobs` bytes summed on the server. The bytes
-/// depend only on the workload (docs/benchmarks.md has the figure), so the bound that mode is
+/// depend only on the workload (docs/benchmarks/mysql.md has the figure), so the bound that mode is
 /// documented to keep is checked as it is: under 1 MB.
 #[tokio::test]
 async fn a_200_turn_chat_stays_under_1_mb_of_blobs() {

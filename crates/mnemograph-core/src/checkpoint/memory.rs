@@ -115,9 +115,10 @@ impl InMemoryCheckpointer {
     /// link can conflict.
     ///
     /// Synchronous on purpose: the engine calls `commit` once per superstep through
-    /// [`DynCheckpointer`](super::DynCheckpointer), which boxes the returned future, and the
-    /// default (which awaits `put_writes` and `put` in turn) made that future ~1.2 KB, past the
-    /// allocator's fast path.
+    /// [`DynCheckpointer`](super::DynCheckpointer), which boxes the returned future. The default
+    /// awaits `put_writes` and `put` in turn, so its future carries the state of both, a box too
+    /// large for the allocator's fast path; `commit` here awaits nothing, and its future holds
+    /// little more than the commit it is given.
     fn save_chain(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
         let Commit { parent: config, chain, expect } = commit;
         let config = &config;

@@ -10,9 +10,9 @@
 /// `f"{n+1:032}.{random.random():016}"`).
 ///
 /// The random part is written as `0.` and 16 random digits: a text Python's `repr` prints for
-/// floats in `[0, 1)`, produced without float formatting, which made this function the most
-/// expensive step of saving a checkpoint. Nothing ever parses that part: versions are compared
-/// as strings, and the counter decides.
+/// floats in `[0, 1)`, produced without float formatting, since the engine makes a version for
+/// every new version of every channel it saves. Nothing ever parses that part: versions are
+/// compared as strings, and the counter decides.
 ///
 /// `None` (and, leniently, a version without a numeric prefix) counts as 0.
 ///

@@ -143,9 +143,9 @@ impl MilvusMemory {
     /// `retired == false`. False for a collection created before the flag existed: it keeps
     /// working unchanged, retirement writes the marks alone and the default scope filters on
     /// `not exists metadata["superseded_by"]`, which Milvus Lite evaluates by reading every
-    /// row's JSON, far slower as the collection grows (see docs/benchmarks.md). Such a collection
-    /// is not migrated: Milvus Lite 3.2 has no `AddCollectionField`, and copying the rows into a
-    /// new collection is the way to give it the flag.
+    /// row's JSON, far slower as the collection grows (see docs/benchmarks/milvus.md). Such a
+    /// collection is not migrated: Milvus Lite 3.2 has no `AddCollectionField`, and copying the
+    /// rows into a new collection is the way to give it the flag.
     pub fn retired_field(&self) -> bool {
         self.retired_field
     }

@@ -165,10 +165,10 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Every decider in the default retrieval (hybrid + decay) and in dense + decay: the figures
-    /// of docs/benchmarks.md. Six consolidations of the whole set, so meant for the in-process
-    /// memory; on Milvus Lite, whose every search is a round trip to a single-threaded server,
-    /// it takes minutes.
+    /// Every decider in the default retrieval (hybrid + decay) and in dense + decay: the figures of
+    /// docs/benchmarks/memory-quality.md. Six consolidations of the whole set, so meant for the
+    /// in-process memory; on Milvus Lite, whose every search is a round trip to a single-threaded
+    /// server, it takes minutes.
     pub const FULL: Plan =
         Plan { modes: &[Mode::HybridDecay, Mode::DenseDecay], oracle: true, rules: &[0.9, 0.75] };
 

@@ -5,7 +5,7 @@
 //! The write paths are the main command's (examples/memory-agent): every exchange saved on the
 //! hot path in time order, a statement through a [`Consolidator`] (`save_turn`) and a question
 //! saved only; the plain path saves everything and retires nothing. The figures are printed as
-//! Markdown table rows (run with `--nocapture`); docs/benchmarks.md holds them.
+//! Markdown table rows (run with `--nocapture`); docs/benchmarks/memory-quality.md holds them.
 
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -7,9 +7,9 @@ use std::borrow::Borrow;
 /// What the saver stores under a thread is small (a few namespaces and channels) or grows at its
 /// end (checkpoint ids and versions increase with time), and one thread per run is the common
 /// case. A `BTreeMap` allocates a leaf with room for eleven entries for its first one, and splits
-/// into three nodes at twelve: ~1.5 KB per map for a 10-node chain's thirteen channels, several
-/// maps per thread. Here a map is one exact-as-grown array, lookups are binary searches, and an
-/// insert at the end (the usual one) is a push.
+/// into three nodes at twelve, so a chain of a dozen channels takes three nodes per map, and a
+/// thread holds several maps. Here a map is one exact-as-grown array, lookups are binary searches,
+/// and an insert at the end (the usual one) is a push.
 #[derive(Debug, Clone)]
 pub(super) struct Sorted<K, V>(Vec<(K, V)>);
 
@@ -81,9 +81,9 @@ impl<K: Ord, V> Sorted<K, V> {
     /// Makes room for one more entry, growing by half rather than doubling from four.
     ///
     /// Most of these maps stay at one or two entries (a channel written once or twice in a
-    /// thread), and `Vec`'s first allocation holds four: three quarters of every such map was
-    /// slack, the largest part of the saver's memory per run. Growing by half from one still
-    /// makes appends amortized O(1).
+    /// thread), and `Vec`'s first allocation holds four, which would leave half to three quarters
+    /// of each of them empty, in maps a thread holds many of. Growing by half from one still makes
+    /// appends amortized O(1).
     fn grow(&mut self) {
         if self.0.len() == self.0.capacity() {
             self.0.reserve_exact(self.0.len() / 2 + 1);

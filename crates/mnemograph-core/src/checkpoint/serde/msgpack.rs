@@ -18,11 +18,10 @@ use super::error::SerdeError;
 /// 128 is serde_json's own recursion limit, and far above real LangGraph state: a list of
 /// messages with tool calls nests about 7 levels plus the depth of the tool arguments. A deeper
 /// value written by Python (whose writers allow more) is refused with a typed error, not read.
-/// Measured in a debug build: decoding a value nested this deep into `serde_json::Value` takes
-/// 0.55 MiB of stack, 0.65 MiB with a graph run around it, against the 2 MiB of a tokio worker
-/// or test thread (`tests::the_deepest_accepted_value_decodes_on_a_small_stack` keeps it under
-/// 1 MiB). At the former limit of 256, with a 7 KiB reader frame, stored data could overflow a
-/// 2 MiB stack.
+/// The limit also bounds the stack a decode takes, which must leave room on the 2 MiB of a tokio
+/// worker or test thread for the graph run around it:
+/// `tests::the_deepest_accepted_value_decodes_on_a_small_stack` decodes a value this deep on a
+/// 1 MiB stack, in a debug build too (`docs/reliability.md` has the stack each path needs).
 pub(crate) const MAX_DEPTH: usize = 128;
 
 /// Parses one complete msgpack value; trailing bytes are an error.
@@ -72,9 +71,9 @@ impl<'a> Reader<'a> {
         usize::try_from(n).map_err(|_| SerdeError::Msgpack(format!("length {n} does not fit in memory")))
     }
 
-    /// One value. Only containers recurse, and this frame holds nothing but the dispatch: in a
-    /// debug build the scalar arms below cost ~7 KiB of stack per call when they share a frame
-    /// with the recursion, which made 256 levels of nesting overflow a 2 MiB thread stack.
+    /// One value. Only containers recurse, and this frame holds nothing but the dispatch: the
+    /// scalar arms have a frame of their own (`scalar`, never inlined), since in a debug build
+    /// their locals would otherwise be on the stack once per level of nesting.
     fn value(&mut self, depth: usize) -> Result<Value, SerdeError> {
         let depth = depth
             .checked_sub(1)

@@ -25,8 +25,8 @@ pub(crate) struct DrawnEdge {
     conditional: bool,
 }
 
-/// The shape of a graph, kept from the builder for drawing (the engine's layout no longer has
-/// edges to END or path-map keys).
+/// The shape of a graph, kept from the builder for drawing (the engine's layout has no edges to
+/// END or path-map keys).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Drawing {
     nodes: Vec<String>,

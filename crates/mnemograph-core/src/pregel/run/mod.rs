@@ -77,8 +77,8 @@ struct Loop<'g, S: State, C> {
     /// The writes of the step's last task to finish, saved together with the checkpoint that
     /// follows the step (one durable commit instead of two).
     deferred: Option<WriteBatch>,
-    /// The previous step's task list, emptied, for the next step to fill: a task is a few
-    /// hundred bytes, and a new list per step was an allocation of its own.
+    /// The previous step's task list, emptied, for the next step to fill, so that every step
+    /// reuses one allocation instead of making its own.
     spare_tasks: Vec<Task<S>>,
     /// Whether a step of several tasks may spawn them on a multi-thread runtime's workers
     /// ([`CompiledGraph::with_spawned_tasks`](crate::CompiledGraph::with_spawned_tasks)).

@@ -118,7 +118,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         let mut done = Finished { failure: None, interrupts: Vec::new() };
         if let Some(job) = first {
             // One task: its future is built and awaited in place, inside this one, without a
-            // heap allocation (a task's future is a few KB, past the allocator's fast path) or
+            // heap allocation (a task's future is too large for the allocator's fast path) or
             // the bookkeeping of concurrent polling.
             let (i, result, resumed) = job.run().await;
             self.complete(&mut tasks[i], result, resumed, step, &mut done, true).await?;
