@@ -11,6 +11,7 @@ use crate::served::ServedGraph;
 const NAMESPACE_GRAPH: Uuid = Uuid::from_u128(0x6ba7b821_9dad_11d1_80b4_00c04fd430c8);
 
 /// A registered graph and its system assistant.
+#[derive(Clone)]
 pub(crate) struct Assistant {
     pub(crate) assistant_id: String,
     pub(crate) graph_id: String,

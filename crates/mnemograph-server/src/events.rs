@@ -8,6 +8,9 @@ use serde_json::{json, Map, Value};
 
 use crate::error::ServerError;
 
+/// How long a finished run's events stay readable, by default.
+pub const EVENT_RETENTION: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// One event of a run: its name and its JSON payload.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Emitted {

@@ -1,30 +1,39 @@
 //! [`RunRef`]: a run as the routes see it, whether this process runs it or another one does.
 
-use std::sync::Arc;
-
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 
+use crate::error::Result;
 use crate::records::RunRecord;
-use crate::run::{RunHandle, Stop};
 use crate::sse::Frames;
 
-/// A run the routes answer about.
-pub(crate) enum RunRef {
-    /// A run of this process.
-    Local(Arc<RunHandle>),
-    /// A run of the cluster, which any of its processes may be running.
-    #[cfg(feature = "cluster")]
-    Remote(Box<crate::cluster::RemoteRun>),
+/// What the routes need of a run, wherever it runs: each record keeper's runs implement it.
+pub(crate) trait RunView: Send + Sync {
+    /// The run's record, as it was when this view was taken.
+    fn record(&self) -> RunRecord;
+
+    /// The run's events after the one with id `after`, ending when the run ends.
+    fn frames(&self, after: Option<&str>) -> Frames;
+
+    /// Waits for the run to end; what `wait` and `join` answer.
+    fn output(&self) -> BoxFuture<'_, Result<Value>>;
+
+    /// What to call when the client streaming the run goes away and asked for the run to stop.
+    fn stopper(&self) -> Box<dyn FnOnce() + Send>;
 }
 
+/// A run the routes answer about.
+pub(crate) struct RunRef(Box<dyn RunView>);
+
 impl RunRef {
+    /// A reference to `run`.
+    pub(crate) fn new(run: impl RunView + 'static) -> Self {
+        Self(Box::new(run))
+    }
+
     /// The run's record, as it was when this reference was taken.
     pub(crate) fn record(&self) -> RunRecord {
-        match self {
-            Self::Local(run) => run.record(),
-            #[cfg(feature = "cluster")]
-            Self::Remote(run) => run.record.clone(),
-        }
+        self.0.record()
     }
 
     /// The run's path, `/threads/{thread_id}/runs/{run_id}`.
@@ -35,34 +44,16 @@ impl RunRef {
 
     /// The run's events after the one with id `after`, ending when the run ends.
     pub(crate) fn frames(&self, after: Option<&str>) -> Frames {
-        match self {
-            Self::Local(run) => run.clone().frames(after),
-            #[cfg(feature = "cluster")]
-            Self::Remote(run) => run.frames(after.map(str::to_owned)),
-        }
+        self.0.frames(after)
     }
 
     /// Waits for the run to end; what `wait` and `join` answer.
-    pub(crate) async fn output(&self) -> crate::Result<Value> {
-        match self {
-            Self::Local(run) => {
-                run.wait().await;
-                Ok(run.output())
-            }
-            #[cfg(feature = "cluster")]
-            Self::Remote(run) => run.output().await,
-        }
+    pub(crate) async fn output(&self) -> Result<Value> {
+        self.0.output().await
     }
 
     /// What to call when the client streaming the run goes away and asked for the run to stop.
     pub(crate) fn stopper(&self) -> Box<dyn FnOnce() + Send> {
-        match self {
-            Self::Local(run) => {
-                let run = run.clone();
-                Box::new(move || run.request_stop(Stop::Interrupt))
-            }
-            #[cfg(feature = "cluster")]
-            Self::Remote(run) => run.stopper(),
-        }
+        self.0.stopper()
     }
 }

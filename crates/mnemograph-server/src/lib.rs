@@ -120,6 +120,7 @@ mod filter;
 mod guard;
 mod handle;
 mod hooks;
+mod keeper;
 mod limits;
 mod page;
 #[cfg(feature = "mysql")]
@@ -138,7 +139,8 @@ mod sweeper;
 mod thread_table;
 
 pub use error::{Result, ServerError};
+pub use events::EVENT_RETENTION;
 pub use hooks::{NoHooks, RunContext, RunEnd, RunHooks};
 pub use limits::Limits;
 pub use retention::{EVENT_LOG_BYTES, RUN_RETENTION, SWEEP_INTERVAL};
-pub use server::{Server, EVENT_RETENTION};
+pub use server::Server;

@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 
 use serde_json::{json, Map, Value};
+use uuid::Uuid;
 
 use crate::filter::holds;
 
@@ -154,5 +155,17 @@ impl ThreadSearch {
     /// How many to show (10 by default) and how many to skip.
     pub(crate) fn page(&self) -> (usize, usize) {
         (self.limit.unwrap_or(10), self.offset.unwrap_or(0))
+    }
+}
+
+/// The id of a new thread: the one asked for, which must be a UUID, or a fresh one.
+pub(crate) fn new_thread_id(asked: Option<String>) -> crate::error::Result<String> {
+    match asked {
+        Some(id) => {
+            Uuid::parse_str(&id)
+                .map_err(|e| crate::error::ServerError::BadRequest(format!("invalid thread_id: {e}")))?;
+            Ok(id)
+        }
+        None => Ok(Uuid::now_v7().to_string()),
     }
 }

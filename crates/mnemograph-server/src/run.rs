@@ -12,6 +12,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 
 use serde_json::{json, Value};
@@ -20,6 +21,7 @@ use tokio::time::Instant;
 
 use crate::event_log::{Entry, EventLog};
 use crate::events::ApiModes;
+use crate::handle::RunView;
 use crate::records::RunRecord;
 use crate::served::RunInput;
 use crate::sse::{Frame, Frames};
@@ -217,6 +219,28 @@ impl RunHandle {
             Some((futures_util::stream::iter(batch), reader))
         });
         kept.chain(live.flatten()).boxed()
+    }
+}
+
+impl RunView for Arc<RunHandle> {
+    fn record(&self) -> RunRecord {
+        RunHandle::record(self)
+    }
+
+    fn frames(&self, after: Option<&str>) -> Frames {
+        RunHandle::frames(self.clone(), after)
+    }
+
+    fn output(&self) -> BoxFuture<'_, crate::Result<Value>> {
+        Box::pin(async move {
+            self.wait().await;
+            Ok(RunHandle::output(self))
+        })
+    }
+
+    fn stopper(&self) -> Box<dyn FnOnce() + Send> {
+        let run = self.clone();
+        Box::new(move || run.request_stop(Stop::Interrupt))
     }
 }
 

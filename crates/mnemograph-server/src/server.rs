@@ -13,14 +13,13 @@ use crate::app::App;
 use crate::assistant::Assistant;
 use crate::auth::{Auth, Authenticator};
 use crate::error::{Result, ServerError};
+use crate::events::EVENT_RETENTION;
 use crate::guard::{Authority, Hosts, Policy};
 use crate::hooks::{NoHooks, RunHooks};
+use crate::keeper::{LocalRecords, RecordKeeper};
 use crate::limits::Limits;
 use crate::retention::Retention;
 use crate::served::{Served, ServedGraph};
-
-/// How long a finished run's events stay readable, by default.
-pub const EVENT_RETENTION: Duration = Duration::from_secs(60);
 
 /// Builds a served graph once the saver and the store are known.
 type Bind = Box<dyn FnOnce(&Arc<dyn DynCheckpointer>, &Arc<dyn DynStore>) -> Arc<dyn ServedGraph> + Send>;
@@ -319,22 +318,41 @@ impl Server {
             }
             _ => None,
         };
-        let assistants = self
+        let assistants: Vec<Assistant> = self
             .graphs
             .into_iter()
             .map(|(id, bind)| Assistant::new(id, bind(&self.saver, &self.store)))
             .collect();
-        let mut app =
-            App::new(assistants, self.saver, self.store, self.event_retention).with_retention(self.retention);
-        app.limits = self.limits;
-        app.streams = crate::streams::Streams::new(self.limits.max_streams_per_user);
-        let (guard, max_body) = (self.guard, self.limits.max_body_bytes);
         #[cfg(feature = "cluster")]
         let cluster = self.cluster.map(|c| {
             let ledger = c.ledger(self.event_retention);
-            app.cluster = Some(ledger.clone());
             (c, ledger)
         });
+        #[cfg(feature = "cluster")]
+        let records: Arc<dyn RecordKeeper> = match &cluster {
+            Some((_, ledger)) => Arc::new(crate::cluster::ClusterRecords::new(
+                ledger.clone(),
+                self.saver.clone(),
+                self.retention,
+            )),
+            None => Arc::new(LocalRecords::new(
+                assistants.clone(),
+                self.saver.clone(),
+                self.retention,
+                self.event_retention,
+            )),
+        };
+        #[cfg(not(feature = "cluster"))]
+        let records: Arc<dyn RecordKeeper> = Arc::new(LocalRecords::new(
+            assistants.clone(),
+            self.saver.clone(),
+            self.retention,
+            self.event_retention,
+        ));
+        let mut app = App::new(assistants, self.saver, self.store, records).with_retention(self.retention);
+        app.limits = self.limits;
+        app.streams = crate::streams::Streams::new(self.limits.max_streams_per_user);
+        let (guard, max_body) = (self.guard, self.limits.max_body_bytes);
         let app = Arc::new(app);
         if tokio::runtime::Handle::try_current().is_ok() {
             crate::sweeper::start(Arc::downgrade(&app), self.retention.sweep_interval, own_store);

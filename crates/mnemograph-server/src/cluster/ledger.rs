@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use mnemograph_core::checkpoint::DynCheckpointer;
 use serde_json::{json, Map, Value};
 use sqlx::Row;
@@ -14,17 +15,15 @@ use uuid::Uuid;
 use super::events::Events;
 use super::search;
 use super::tables::{self, RUN_COLUMNS, THREAD_COLUMNS};
-use crate::app::{
-    new_thread_id, run_in_progress, run_not_found, thread_busy, thread_exists, thread_not_found,
-};
 use crate::assistant::Assistant;
 use crate::auth::{Grant, Identity};
-use crate::error::Result;
+use crate::error::{run_in_progress, run_not_found, thread_busy, thread_exists, thread_not_found, Result};
 use crate::events::ApiModes;
+use crate::handle::RunView;
 use crate::limits::Limits;
 use crate::queue::mysql::db;
 use crate::queue::MySqlRunQueue;
-use crate::records::{now, RunRecord, ThreadRecord, ThreadSearch};
+use crate::records::{new_thread_id, now, RunRecord, ThreadRecord, ThreadSearch};
 use crate::request::{Multitask, RunCreate};
 use crate::run::Stop;
 use crate::sse::Frames;
@@ -50,19 +49,24 @@ pub(crate) struct RemoteRun {
     ledger: Arc<Ledger>,
 }
 
-impl RemoteRun {
+impl RunView for RemoteRun {
+    fn record(&self) -> RunRecord {
+        self.record.clone()
+    }
+
     /// The run's events after entry `after`.
-    pub(crate) fn frames(&self, after: Option<String>) -> Frames {
-        self.ledger.events.frames(self.ledger.queue.pool().clone(), self.record.run_id.clone(), after)
+    fn frames(&self, after: Option<&str>) -> Frames {
+        let pool = self.ledger.queue.pool().clone();
+        self.ledger.events.frames(pool, self.record.run_id.clone(), after.map(str::to_owned))
     }
 
     /// Waits for the run to end; its output.
-    pub(crate) async fn output(&self) -> Result<Value> {
-        self.ledger.events.output(self.ledger.queue.pool(), &self.record.run_id).await
+    fn output(&self) -> BoxFuture<'_, Result<Value>> {
+        Box::pin(self.ledger.events.output(self.ledger.queue.pool(), &self.record.run_id))
     }
 
     /// Cancels the run (`interrupt`) when called.
-    pub(crate) fn stopper(&self) -> Box<dyn FnOnce() + Send> {
+    fn stopper(&self) -> Box<dyn FnOnce() + Send> {
         let run = self.clone();
         Box::new(move || {
             tokio::spawn(async move {

@@ -45,6 +45,7 @@ macro_rules! in_tx {
 mod events;
 mod expiry;
 mod fence;
+mod keeper;
 mod lease;
 mod ledger;
 mod search;
@@ -55,7 +56,8 @@ mod writer;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use ledger::{Ledger, RemoteRun};
+pub(crate) use keeper::ClusterRecords;
+pub(crate) use ledger::Ledger;
 pub(crate) use worker::start;
 
 use crate::error::Result;
@@ -118,7 +120,7 @@ impl Cluster {
     /// [`ServerError::Queue`](crate::ServerError::Queue) when Redis cannot be reached.
     pub async fn with_queue(queue: MySqlRunQueue, redis_url: &str) -> Result<Self> {
         let events =
-            events::Events::connect(redis_url, "mnemograph:".to_owned(), crate::server::EVENT_RETENTION)
+            events::Events::connect(redis_url, "mnemograph:".to_owned(), crate::events::EVENT_RETENTION)
                 .await?;
         Ok(Self {
             queue,
