@@ -18,6 +18,7 @@ use crate::records::{new_thread_id, RunRecord, ThreadRecord, ThreadSearch};
 use crate::request::{Multitask, RunCreate};
 use crate::retention::Retention;
 use crate::run::Stop;
+use crate::store_quota::StoreWrites;
 use crate::streams::Streams;
 
 /// The server's state, shared by every request.
@@ -31,6 +32,8 @@ pub(crate) struct App {
     pub(crate) retention: Retention,
     /// The event streams each caller has open.
     pub(crate) streams: Streams,
+    /// Each caller's store puts that the quota checks, one at a time.
+    pub(crate) store_writes: StoreWrites,
     /// Where the records of threads and runs are kept: in this process or in a cluster's
     /// database.
     records: Arc<dyn RecordKeeper>,
@@ -50,6 +53,7 @@ impl App {
             limits: Limits::default(),
             retention: Retention::default(),
             streams: Streams::new(Limits::DEFAULT_MAX_STREAMS_PER_USER),
+            store_writes: StoreWrites::default(),
             records,
         }
     }

@@ -134,6 +134,7 @@ mod run;
 mod served;
 mod server;
 mod sse;
+mod store_quota;
 mod streams;
 mod sweeper;
 mod thread_table;

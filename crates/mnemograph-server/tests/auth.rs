@@ -9,6 +9,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 
 use mnemograph_core::prelude::*;
+use mnemograph_core::store::{InMemoryStore, Item, ListNamespaces, SearchItem, SearchQuery, Store, StoreError};
 use mnemograph_core::{BoxError, BoxFuture};
 use mnemograph_server::auth::{Access, Action, Auth, BearerTokens, Grant, Identity, Parts, Resource};
 use mnemograph_server::{Limits, RunContext, RunHooks, Server, ServerError};
@@ -224,6 +225,71 @@ async fn a_caller_may_hold_only_so_many_streams_open() {
         .unwrap();
     assert_eq!(again.status(), StatusCode::OK);
     drop((bobs, again));
+}
+
+/// An in-memory store whose calls take a moment, as a remote store's do: puts at once then
+/// interleave between a quota's count and its put.
+struct SlowStore(InMemoryStore);
+
+impl Store for SlowStore {
+    async fn get(&self, namespace: &[String], key: &str) -> Result<Option<Item>, StoreError> {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        self.0.get(namespace, key).await
+    }
+
+    async fn put(
+        &self,
+        namespace: &[String],
+        key: &str,
+        value: serde_json::Value,
+        ttl: Option<std::time::Duration>,
+    ) -> Result<(), StoreError> {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        self.0.put(namespace, key, value, ttl).await
+    }
+
+    async fn delete(&self, namespace: &[String], key: &str) -> Result<(), StoreError> {
+        self.0.delete(namespace, key).await
+    }
+
+    async fn search(&self, prefix: &[String], query: SearchQuery) -> Result<Vec<SearchItem>, StoreError> {
+        self.0.search(prefix, query).await
+    }
+
+    async fn list_namespaces(&self, options: ListNamespaces) -> Result<Vec<Vec<String>>, StoreError> {
+        self.0.list_namespaces(options).await
+    }
+
+    async fn count(&self, prefix: &[String]) -> Result<usize, StoreError> {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        self.0.count(prefix).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_callers_puts_at_once_do_not_pass_the_store_cap() {
+    let server = support::graphs::server()
+        .with_store(SlowStore(InMemoryStore::new()))
+        .with_auth(tokens())
+        .with_limits(Limits::default().max_store_items_per_user(5));
+    let url = serve(server).await;
+    let puts = (0..40).map(|i| {
+        let body = json!({"namespace": ["alice", "notes"], "key": format!("k{i}"), "value": {"v": i}});
+        let put = call(reqwest::Method::PUT, format!("{url}/store/items"), Some("token-a")).json(&body).send();
+        async move { put.await.unwrap().status() }
+    });
+    let statuses = futures_util::future::join_all(puts).await;
+    let stored = statuses.iter().filter(|s| **s == StatusCode::NO_CONTENT).count();
+    let refused = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+    assert_eq!((stored, refused), (5, 35), "{statuses:?}");
+    let search = json!({"namespace_prefix": ["alice"], "limit": 100});
+    let found = call(reqwest::Method::POST, format!("{url}/store/items/search"), Some("token-a"))
+        .json(&search)
+        .send()
+        .await
+        .unwrap();
+    let found: serde_json::Value = found.json().await.unwrap();
+    assert_eq!(found["items"].as_array().map(Vec::len), Some(5), "{found}");
 }
 
 #[tokio::test]

@@ -76,6 +76,12 @@ async fn put_item(
     let p: Put = body_or_default(&body)?;
     let grant = grant(&caller, Action::Update, || json!({ "namespace": p.namespace, "key": p.key })).await?;
     check_write(&grant, &p.namespace)?;
+    // The caller's turn covers the check and the put, so its other puts cannot pass the quota
+    // between them.
+    let _turn = match caller.user() {
+        Some(user) => Some(app.store_writes.turn(&user.identity).await),
+        None => None,
+    };
     if caller.user().is_some() && app.store.get(&p.namespace, &p.key).await?.is_none() {
         app.limits.check_store_items(app.store.count(grant.prefix()).await?)?;
     }
