@@ -9,7 +9,9 @@ mod support;
 use std::sync::{Arc, Mutex};
 
 use mnemograph_core::prelude::*;
-use mnemograph_core::store::{InMemoryStore, Item, ListNamespaces, SearchItem, SearchQuery, Store, StoreError};
+use mnemograph_core::store::{
+    InMemoryStore, Item, ListNamespaces, SearchItem, SearchQuery, Store, StoreError,
+};
 use mnemograph_core::{BoxError, BoxFuture};
 use mnemograph_server::auth::{Access, Action, Auth, BearerTokens, Grant, Identity, Parts, Resource};
 use mnemograph_server::{Limits, RunContext, RunHooks, Server, ServerError};
@@ -275,7 +277,8 @@ async fn a_callers_puts_at_once_do_not_pass_the_store_cap() {
     let url = serve(server).await;
     let puts = (0..40).map(|i| {
         let body = json!({"namespace": ["alice", "notes"], "key": format!("k{i}"), "value": {"v": i}});
-        let put = call(reqwest::Method::PUT, format!("{url}/store/items"), Some("token-a")).json(&body).send();
+        let put =
+            call(reqwest::Method::PUT, format!("{url}/store/items"), Some("token-a")).json(&body).send();
         async move { put.await.unwrap().status() }
     });
     let statuses = futures_util::future::join_all(puts).await;

@@ -249,6 +249,21 @@ mod tests {
         Some(format!("{server}/{name}"))
     }
 
+    /// The queue on `url`, set up, with run `r` of thread `T` queued, and a short lease.
+    async fn queued(url: &str) -> (MySqlRunQueue, Lease) {
+        let queue = MySqlRunQueue::connect(url).await.unwrap();
+        queue.setup().await.unwrap();
+        queue.enqueue(&QueuedRun::new("r", "T", serde_json::json!({}))).await.unwrap();
+        (queue, Lease { ttl: Duration::from_millis(900) })
+    }
+
+    /// Drops the database of `url`.
+    async fn drop_database(url: &str) {
+        let mut conn = sqlx::MySqlConnection::connect(url).await.unwrap();
+        let name = url.rsplit_once('/').unwrap().1;
+        sqlx::raw_sql(&format!("DROP DATABASE `{name}`")).execute(&mut conn).await.unwrap();
+    }
+
     async fn put(saver: &Fenced, step: i64) -> Result<CheckpointConfig, CheckpointError> {
         let checkpoint = Checkpoint {
             v: 4,
@@ -269,10 +284,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stale_owners_checkpoint_writes_are_refused_and_the_new_owners_stored() {
         let Some(url) = database().await else { return };
-        let queue = MySqlRunQueue::connect(&url).await.unwrap();
-        queue.setup().await.unwrap();
-        queue.enqueue(&QueuedRun::new("r", "T", serde_json::json!({}))).await.unwrap();
-        let lease = Lease { ttl: Duration::from_millis(900) };
+        let (queue, lease) = queued(&url).await;
         let saver: Arc<dyn DynCheckpointer> = Arc::new(InMemoryCheckpointer::new());
         let fenced = |claim: Claim, refused: &Arc<AtomicBool>| {
             Fenced::new(saver.clone(), queue.pool().clone(), claim, lease.renew_every(), refused.clone())
@@ -295,9 +307,7 @@ mod tests {
         let stored = saver.list(Some(&CheckpointConfig::thread("T")), ListOptions::default()).await.unwrap();
         let steps: Vec<i64> = stored.iter().map(|t| t.metadata.step).collect();
         assert_eq!(steps, [2, 0], "the stale checkpoint is not stored");
-        let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();
-        let name = url.rsplit_once('/').unwrap().1;
-        sqlx::raw_sql(&format!("DROP DATABASE `{name}`")).execute(&mut conn).await.unwrap();
+        drop_database(&url).await;
     }
 
     /// On the cluster's MySQL saver the claim is checked inside each write's transaction: the
@@ -306,12 +316,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stale_owners_writes_are_refused_inside_their_transaction() {
         let Some(url) = database().await else { return };
-        let queue = MySqlRunQueue::connect(&url).await.unwrap();
-        queue.setup().await.unwrap();
+        let (queue, lease) = queued(&url).await;
         let saver = MySqlCheckpointer::connect(&url).await.unwrap();
         saver.setup().await.unwrap();
-        queue.enqueue(&QueuedRun::new("r", "T", serde_json::json!({}))).await.unwrap();
-        let lease = Lease { ttl: Duration::from_millis(900) };
         // No margin: a check before the write would let every write through while the lease runs.
         let fenced = |claim: Claim, refused: &Arc<AtomicBool>| {
             let inside = Arc::new(in_commit(&saver, queue.pool(), &claim));
@@ -337,8 +344,6 @@ mod tests {
             .unwrap();
         let steps: Vec<i64> = stored.iter().map(|t| t.metadata.step).collect();
         assert_eq!(steps, [2, 0], "the stale checkpoint is not stored");
-        let mut conn = sqlx::MySqlConnection::connect(&url).await.unwrap();
-        let name = url.rsplit_once('/').unwrap().1;
-        sqlx::raw_sql(&format!("DROP DATABASE `{name}`")).execute(&mut conn).await.unwrap();
+        drop_database(&url).await;
     }
 }
