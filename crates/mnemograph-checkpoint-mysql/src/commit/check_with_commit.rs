@@ -30,6 +30,7 @@ use super::newest::{first_id, newest_of_all};
 use super::tx::{Mark, Tx};
 use crate::error::backend;
 use crate::exact::same;
+use crate::lock_error::LockError;
 use crate::script::fetch_together;
 use crate::statement::{Bind, Statement};
 use crate::texts::Texts;
@@ -63,10 +64,6 @@ const CHECK_PARENT_TEXTS: &str =
 /// MySQL's `ER_DATA_OUT_OF_RANGE`, the error of a failed [`check_parent!`].
 pub(crate) const ER_DATA_OUT_OF_RANGE: u16 = 1690;
 
-/// The errors of a `NOWAIT` lock that another transaction holds: MariaDB's `ER_LOCK_WAIT_TIMEOUT`
-/// and MySQL 8's `ER_LOCK_NOWAIT`.
-const LOCK_BUSY: [u16; 2] = [1205, 3572];
-
 /// Why a transaction with a queued parent check failed, when it was the check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Failure {
@@ -80,7 +77,9 @@ pub(crate) enum Failure {
 /// What the failure of `tx`'s last transaction means, if it was the queued parent check's.
 pub(crate) fn failure(tx: &Tx) -> Option<Failure> {
     match tx.failed_mark()? {
-        (Mark::ParentCheck, number) if LOCK_BUSY.contains(&number) => Some(Failure::Busy),
+        (Mark::ParentCheck, number) if LockError::of_number(number) == Some(LockError::Busy) => {
+            Some(Failure::Busy)
+        }
         (Mark::ParentCheck, ER_DATA_OUT_OF_RANGE) => Some(Failure::Moved),
         _ => None,
     }

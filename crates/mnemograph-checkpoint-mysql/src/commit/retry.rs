@@ -7,19 +7,17 @@ use mnemograph_core::checkpoint::CheckpointError;
 use sqlx::mysql::MySqlDatabaseError;
 
 use crate::error::Error;
+use crate::lock_error::LockError;
 
 /// How many times a put transaction that InnoDB rolled back to break a deadlock is run again.
 pub(crate) const DEADLOCK_ATTEMPTS: usize = 8;
-
-/// MySQL's `ER_LOCK_DEADLOCK`.
-const ER_LOCK_DEADLOCK: u16 = 1213;
 
 /// Whether `err` is InnoDB rolling the transaction back to break a deadlock: the transaction
 /// did nothing and can run again.
 pub(crate) fn is_deadlock(err: &CheckpointError) -> bool {
     let CheckpointError::Backend(source) = err else { return false };
     let Some(Error::Sqlx(sqlx)) = source.downcast_ref::<Error>() else { return false };
-    error_number(sqlx) == Some(ER_LOCK_DEADLOCK)
+    LockError::of(sqlx) == Some(LockError::Deadlock)
 }
 
 /// The server's error number of `err`, when the server reported it.

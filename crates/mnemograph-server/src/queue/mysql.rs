@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use mnemograph_checkpoint_mysql::LockError;
 use sqlx::mysql::{MySqlDatabaseError, MySqlPool, MySqlPoolOptions};
 use sqlx::{MySql, Row, Transaction};
 
@@ -92,10 +93,10 @@ pub(crate) fn db(e: sqlx::Error) -> ServerError {
     ServerError::Queue(Box::new(e))
 }
 
-/// Whether the server rolled the transaction back to break a deadlock or a lock wait.
+/// Whether the server refused a statement over a lock (a deadlock, or a lock wait that ran
+/// out): the transaction, rolled back, may run again.
 pub(crate) fn is_deadlock(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(d) if matches!(d.code().as_deref(), Some("40001" | "HY000"))
-        && (d.message().contains("Deadlock") || d.message().contains("Lock wait timeout")))
+    LockError::of(e).is_some()
 }
 
 impl MySqlRunQueue {
