@@ -139,7 +139,7 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
         // subscriber that records the span.
         match config.metadata.get("run_id").and_then(serde_json::Value::as_str) {
             Some(id) => span.record("run_id", id),
-            None => span.record("run_id", crate::checkpoint::uuid6(-2).as_str()),
+            None => span.record("run_id", crate::checkpoint::backend::uuid6(-2).as_str()),
         };
     }
     let outcome = async {

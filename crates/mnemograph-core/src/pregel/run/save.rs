@@ -4,8 +4,9 @@
 use tracing::Instrument;
 
 use super::{tasks, Loop};
+use crate::checkpoint::backend::uuid6;
 use crate::checkpoint::spans::{saver_span, SaverOp};
-use crate::checkpoint::{uuid6, CheckpointMetadata, CheckpointSource, WriteBatch};
+use crate::checkpoint::{CheckpointMetadata, CheckpointSource, WriteBatch};
 use crate::config::Durability;
 use crate::error::{Error, Result};
 use crate::pregel::channels::writes;
