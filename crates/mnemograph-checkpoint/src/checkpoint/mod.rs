@@ -16,9 +16,7 @@ mod prune;
 mod remembering;
 pub(crate) mod saver;
 pub mod serde;
-// The engine opens a span around each saver call; savers fill it in through `backend::record_io`.
-#[doc(hidden)]
-pub mod spans;
+mod spans;
 mod time;
 mod version;
 mod versions;

@@ -4,7 +4,6 @@ use tracing::Instrument;
 
 use super::compiled::CompiledGraph;
 use crate::checkpoint::backend::uuid6;
-use crate::checkpoint::spans::{saver_span, SaverOp};
 use crate::checkpoint::{
     ChainLink, ChannelVersions, CheckpointConfig, CheckpointMetadata, CheckpointSource, CheckpointTuple,
     Commit, ExpectParent, ListOptions, NULL_TASK_ID,
@@ -16,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
 use crate::pregel::channels::writes;
 use crate::pregel::persist::{self, CheckpointCache, VersionText};
+use crate::pregel::saver_spans::{saver_span, SaverOp};
 use crate::pregel::task::{self, Task};
 use crate::State;
 

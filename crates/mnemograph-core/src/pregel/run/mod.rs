@@ -12,7 +12,6 @@ use super::persist::{self, CheckpointCache, VersionText};
 use super::plan::{ChannelKind, Layout};
 use super::runnable::Pregel;
 use super::task::{Task, TaskWrites};
-use crate::checkpoint::spans::{saver_span, SaverOp};
 use crate::checkpoint::{
     is_control_write, CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch, NULL_TASK_ID,
 };
@@ -20,6 +19,7 @@ use crate::command::{Command, Goto, Input};
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
 use crate::interrupt::{Breakpoint, Interrupt, NullResume, Resume, RunOutcome};
+use crate::pregel::saver_spans::{saver_span, SaverOp};
 use crate::runtime::{SideEvent, SideSink};
 use crate::state::FieldSet;
 use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes};
