@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when depending on mnemograph-core turns on a feature that changes the rest of a user's program,
 # when a crate without its optional features still builds the heavy dependencies those features
-# gate, or when the workspace builds two rustls crypto providers. Reads `cargo tree` only.
+# gate, when a saver, a memory crate or the bindings build the engine (mnemograph-core), or when the
+# workspace builds two rustls crypto providers. Reads `cargo tree` only.
 #
 # Cargo unifies a dependency's features across the whole program, so a feature mnemograph-core asks
 # for is on in every crate of its users: serde_json's `preserve_order` changes the key order of
@@ -74,6 +75,21 @@ lean mnemograph-memory milvus-sdk-rust tonic prost reqwest candle-core tokenizer
 lean mnemograph-telemetry opentelemetry-otlp tonic prost reqwest rustls
 [ "$lean_failed" = 0 ] || exit 1
 
+# --- the engine stays out of the persistence side ------------------------------------------------
+# The savers, the memory crates, checkpoint-inspect and the Python bindings use the checkpoint
+# contract, the store and the messages of mnemograph-checkpoint, never a graph; mnemograph-core
+# (the engine) must not be in what they build for a dependent.
+engine_free_failed=0
+for package in mnemograph-checkpoint mnemograph-checkpoint-mysql mnemograph-checkpoint-redis \
+  mnemograph-checkpoint-inspect mnemograph-memory mnemograph-memory-milvus mnemograph-python; do
+  if grep -qE '^mnemograph-core v' <<<"$(cargo_tree -p "$package" -e normal,build --prefix none)"; then
+    echo "error: $package builds mnemograph-core; what pulls it:" >&2
+    cargo_tree -p "$package" -e normal,build -i mnemograph-core >&2 || true
+    engine_free_failed=1
+  fi
+done
+[ "$engine_free_failed" = 0 ] || exit 1
+
 # --- one rustls crypto provider -------------------------------------------------------------
 # With ring and aws-lc-rs both compiled in, rustls cannot choose and `ClientConfig::builder()`
 # (redis' `rediss://`, tonic) panics unless the program installs a provider by hand. The whole
@@ -87,5 +103,6 @@ if grep -qE '^ring v' <<<"$workspace" && grep -qE '^aws-lc-rs v' <<<"$workspace"
 fi
 
 echo "ok: mnemograph-models, mnemograph-memory and mnemograph-telemetry without features build no HTTP, TLS, gRPC or tokenizer stack;"
+echo "ok: the savers, the memory crates, checkpoint-inspect and the Python bindings build without mnemograph-core;"
 echo "ok: the workspace builds one rustls crypto provider ($(grep -oE '^ring v[^ ]+' <<<"$workspace" | head -1 || echo none))"
 echo "ok: a crate depending on mnemograph-core alone gets: $(grep -oE '^(serde_json|serde|tokio) feature "[^"]+"' <<<"$tree" | sort -u | sed 's/ feature /:/' | tr -d '"' | tr '\n' ' ')"

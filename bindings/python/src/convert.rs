@@ -10,11 +10,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mnemograph_core::checkpoint::serde::{dumps_typed, metadata_from_json, metadata_to_json};
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::serde::{dumps_typed, metadata_from_json, metadata_to_json};
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
 };
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::value::ChannelValue;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value as Json;

@@ -1,6 +1,6 @@
 //! The crate's error, and how it becomes a Python exception.
 
-use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_checkpoint::checkpoint::CheckpointError;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;

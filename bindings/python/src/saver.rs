@@ -8,9 +8,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_util::FutureExt;
+use mnemograph_checkpoint::checkpoint::{DynCheckpointer, InMemoryCheckpointer, ListOptions, PruneStrategy};
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
 use mnemograph_checkpoint_redis::RedisCheckpointer;
-use mnemograph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer, ListOptions, PruneStrategy};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -74,13 +74,13 @@ impl IntoPy for NativeSaver {
     }
 }
 
-impl IntoPy for mnemograph_core::checkpoint::CheckpointConfig {
+impl IntoPy for mnemograph_checkpoint::checkpoint::CheckpointConfig {
     fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         Ok((self.thread_id, self.checkpoint_ns, self.checkpoint_id).into_pyobject(py)?.into_any().unbind())
     }
 }
 
-impl IntoPy for Option<mnemograph_core::checkpoint::CheckpointTuple> {
+impl IntoPy for Option<mnemograph_checkpoint::checkpoint::CheckpointTuple> {
     fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         match self {
             Some(tuple) => Ok(convert::tuple_to_py(py, tuple)?.into_any().unbind()),
@@ -89,7 +89,7 @@ impl IntoPy for Option<mnemograph_core::checkpoint::CheckpointTuple> {
     }
 }
 
-impl IntoPy for Vec<mnemograph_core::checkpoint::CheckpointTuple> {
+impl IntoPy for Vec<mnemograph_checkpoint::checkpoint::CheckpointTuple> {
     fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let list = PyList::empty(py);
         for tuple in self {

@@ -1,9 +1,9 @@
-//! Stored values as JSON: channel values and pending writes decoded through mnemograph-core's
+//! Stored values as JSON: channel values and pending writes decoded through mnemograph-checkpoint's
 //! LangGraph codec, and anything that does not decode kept as base64 next to the reason.
 
 use base64::Engine as _;
-use mnemograph_core::checkpoint::serde::loads_typed;
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::checkpoint::serde::loads_typed;
+use mnemograph_checkpoint::value::ChannelValue;
 use serde_json::{json, Map, Value as Json};
 
 /// A stored value, decoded for display.
@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value as Json};
 #[non_exhaustive]
 pub enum Decoded {
     /// The value as JSON: LangChain messages become their kwargs maps (with `type`), other ext
-    /// values their plain payload (see mnemograph-core's `checkpoint::serde`), unknown ext values
+    /// values their plain payload (see mnemograph-checkpoint's `checkpoint::serde`), unknown ext values
     /// `{"__ext__": code, "base64": ...}`.
     Value(Json),
     /// Bytes that could not be decoded: unknown serializer type, malformed msgpack, ...
@@ -74,7 +74,7 @@ impl Decoded {
     }
 }
 
-/// Rewrites the `{"__ext__": code, "data": [byte, ...]}` maps mnemograph-core produces for ext types it
+/// Rewrites the `{"__ext__": code, "data": [byte, ...]}` maps mnemograph-checkpoint produces for ext types it
 /// has no meaning for (numpy arrays, application codes) as `{"__ext__": code, "base64": "..."}`:
 /// a long array of numbers helps nobody read a checkpoint.
 fn tidy(value: Json) -> Json {
@@ -104,8 +104,8 @@ fn raw_ext(map: &Map<String, Json>) -> Option<Json> {
 
 #[cfg(test)]
 mod tests {
-    use mnemograph_core::checkpoint::serde::dumps_typed;
-    use mnemograph_core::messages::{Message, ToolCall};
+    use mnemograph_checkpoint::checkpoint::serde::dumps_typed;
+    use mnemograph_checkpoint::messages::{Message, ToolCall};
 
     use super::*;
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use mnemograph_core::checkpoint::CheckpointTuple;
+use mnemograph_checkpoint::checkpoint::CheckpointTuple;
 use serde_json::{json, Map, Value as Json};
 
 use crate::decode::Decoded;
@@ -216,7 +216,7 @@ fn versions(json: Option<&Json>) -> Versions {
 }
 
 /// The saver's shared names and versions as the owned texts a snapshot holds.
-fn owned(versions: &mnemograph_core::checkpoint::ChannelVersions) -> Versions {
+fn owned(versions: &mnemograph_checkpoint::checkpoint::ChannelVersions) -> Versions {
     versions.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 

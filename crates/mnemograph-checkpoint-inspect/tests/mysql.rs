@@ -5,8 +5,8 @@ mod support;
 
 use std::time::Duration;
 
+use mnemograph_checkpoint::checkpoint::Checkpointer;
 use mnemograph_checkpoint_mysql::{MySqlCheckpointer, MySqlPoolOptions};
-use mnemograph_core::checkpoint::Checkpointer;
 use sqlx::{Connection, MySqlConnection};
 
 use support::*;
@@ -85,7 +85,7 @@ async fn corrupt_values_are_shown_next_to_the_rest() {
     // checkpoint row is unchanged).
     let elsewhere = mnemograph_checkpoint_mysql::MySqlCheckpointer::from_pool(saver.pool().clone());
     assert!(elsewhere
-        .get_tuple(&mnemograph_core::checkpoint::CheckpointConfig::thread(&thread))
+        .get_tuple(&mnemograph_checkpoint::checkpoint::CheckpointConfig::thread(&thread))
         .await
         .is_err());
 

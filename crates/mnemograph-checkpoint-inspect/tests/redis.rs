@@ -5,8 +5,8 @@ mod support;
 
 use std::time::Duration;
 
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, Checkpointer};
 use mnemograph_checkpoint_redis::RedisCheckpointer;
-use mnemograph_core::checkpoint::{CheckpointConfig, Checkpointer};
 
 use support::*;
 

@@ -32,8 +32,8 @@
 
 use std::time::Instant;
 
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, Checkpointer as _, ListOptions};
 use mnemograph_checkpoint_mysql::{DeltaChannels, MySqlCheckpointer};
-use mnemograph_core::checkpoint::{CheckpointConfig, Checkpointer as _, ListOptions};
 use mnemograph_core::prelude::*;
 use sqlx::Row as _;
 

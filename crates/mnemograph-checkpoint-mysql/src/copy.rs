@@ -5,7 +5,7 @@
 //! rows refer to versions of their own channel in their own namespace and thread, which the copy
 //! carries whole, so a copied delta chain reads back as the original does.
 
-use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_checkpoint::checkpoint::CheckpointError;
 use sqlx::MySqlPool;
 
 use crate::error::backend;
@@ -41,7 +41,7 @@ fn statements(layout: Layout) -> [String; 3] {
 }
 
 /// Copies `source` to `target`; refuses a target with checkpoints (see
-/// [`Checkpointer::copy_thread`](mnemograph_core::checkpoint::Checkpointer::copy_thread)).
+/// [`Checkpointer::copy_thread`](mnemograph_checkpoint::checkpoint::Checkpointer::copy_thread)).
 pub(crate) async fn copy_thread(
     pool: &MySqlPool,
     layout: Layout,

@@ -1,17 +1,17 @@
 //! The crate's error type.
 
-use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_checkpoint::checkpoint::CheckpointError;
 
-use mnemograph_core::checkpoint::serde::SerdeError;
+use mnemograph_checkpoint::checkpoint::serde::SerdeError;
 
 /// A failure of the MySQL checkpointer.
 ///
-/// Through the [`Checkpointer`](mnemograph_core::checkpoint::Checkpointer) trait it arrives wrapped in
+/// Through the [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer) trait it arrives wrapped in
 /// [`CheckpointError::Backend`]; get it back with a downcast:
 ///
 /// ```
 /// use mnemograph_checkpoint_mysql::Error;
-/// use mnemograph_core::checkpoint::CheckpointError;
+/// use mnemograph_checkpoint::checkpoint::CheckpointError;
 ///
 /// fn is_connection_problem(err: &CheckpointError) -> bool {
 ///     match err {
@@ -69,7 +69,7 @@ pub enum Error {
     },
     /// A channel value, pending write or checkpoint document could not be encoded. (Stored data
     /// that cannot be decoded is reported as
-    /// [`CheckpointError::Corrupt`](mnemograph_core::checkpoint::CheckpointError::Corrupt) instead.)
+    /// [`CheckpointError::Corrupt`](mnemograph_checkpoint::checkpoint::CheckpointError::Corrupt) instead.)
     #[error("checkpoint serialization failed")]
     Codec(#[from] SerdeError),
 }

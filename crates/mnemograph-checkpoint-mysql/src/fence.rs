@@ -11,7 +11,7 @@
 //! parent check does ([`crate::commit::check_with_commit`]), it adds whether the count is zero to
 //! the largest `BIGINT UNSIGNED`, which overflows (error 1690) when it is.
 
-use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_checkpoint::checkpoint::CheckpointError;
 
 use crate::statement::{Bind, Statement};
 

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
     Checkpointer, Commit, ListOptions, PruneStrategy,
 };
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::value::ChannelValue;
 use sqlx::MySqlPool;
 
 use crate::commit::connections::Writers;

@@ -1,12 +1,12 @@
 //! # mnemograph-checkpoint-mysql
 //!
-//! A MySQL/MariaDB [`Checkpointer`](mnemograph_core::checkpoint::Checkpointer) for mnemograph-core, storing
+//! A MySQL/MariaDB [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer) for mnemograph-core, storing
 //! checkpoints in the tables and row format of LangGraph's Python MySQL saver
 //! (`langgraph-checkpoint-mysql`), so Python and Rust services can share one database.
 //!
 //! ```no_run
 //! use mnemograph_checkpoint_mysql::MySqlCheckpointer;
-//! use mnemograph_core::checkpoint::{CheckpointConfig, Checkpointer, ListOptions};
+//! use mnemograph_checkpoint::checkpoint::{CheckpointConfig, Checkpointer, ListOptions};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -45,7 +45,7 @@
 //!   thread ids (and checkpoint ids, channels) byte for byte, so `user-1`, `User-1` and `user-1 `
 //!   are three threads. The shallow saver, whose key is the thread id, refuses to store a thread
 //!   next to one its collation confuses it with
-//!   ([`CheckpointError::Invalid`](mnemograph_core::checkpoint::CheckpointError::Invalid)).
+//!   ([`CheckpointError::Invalid`](mnemograph_checkpoint::checkpoint::CheckpointError::Invalid)).
 //! - **Writes.** `put` is one transaction (blobs in one multi-row `INSERT IGNORE`, then the
 //!   checkpoint upsert), `put_writes` one multi-row statement; documents and metadata are written
 //!   as Python's `json.dumps` writes them, so metadata filters match rows of either
@@ -60,21 +60,21 @@
 //!   the writes and blobs only older ones used; [`MySqlShallowCheckpointer`] keeps only the latest
 //!   checkpoint in the first place (LangGraph's shallow tables; a database of its own).
 //! - **LangGraph's extended capabilities.**
-//!   [`delete_for_runs`](mnemograph_core::checkpoint::Checkpointer::delete_for_runs),
-//!   [`copy_thread`](mnemograph_core::checkpoint::Checkpointer::copy_thread) (rows copied by the
+//!   [`delete_for_runs`](mnemograph_checkpoint::checkpoint::Checkpointer::delete_for_runs),
+//!   [`copy_thread`](mnemograph_checkpoint::checkpoint::Checkpointer::copy_thread) (rows copied by the
 //!   server, ids kept; a target with checkpoints is refused) and
-//!   [`prune`](mnemograph_core::checkpoint::Checkpointer::prune) (`KeepLatest` or `Delete`), each
+//!   [`prune`](mnemograph_checkpoint::checkpoint::Checkpointer::prune) (`KeepLatest` or `Delete`), each
 //!   one transaction, on both savers and in delta mode, where the blobs a remaining checkpoint's
 //!   delta chain needs stay. `delete_for_runs` reads every row's metadata: a job's call.
 //! - **Limits.** Thread ids, checkpoint ids, task ids, channel names and versions are
 //!   `VARCHAR(150)`, namespaces and task paths `VARCHAR(2000)`: longer values are refused with
-//!   [`CheckpointError::Invalid`](mnemograph_core::checkpoint::CheckpointError::Invalid) rather than
+//!   [`CheckpointError::Invalid`](mnemograph_checkpoint::checkpoint::CheckpointError::Invalid) rather than
 //!   truncated. Each value (a blob or a pending write, with its row) must fit in the server's
 //!   `max_allowed_packet`.
 //! - **Character set.** Create the database as `utf8mb4` so any text round-trips; the connection
 //!   always uses `utf8mb4`.
 //! - **Errors** are [`Error`]; through the trait they arrive as
-//!   [`CheckpointError::Backend`](mnemograph_core::checkpoint::CheckpointError::Backend), recoverable by
+//!   [`CheckpointError::Backend`](mnemograph_checkpoint::checkpoint::CheckpointError::Backend), recoverable by
 //!   downcast.
 //!
 //! ## Features

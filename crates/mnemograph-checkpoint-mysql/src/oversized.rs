@@ -8,8 +8,8 @@
 //! functions, which select the same rows as raw columns, each row in a packet of its own. This
 //! is the rare path: one or two more statements for a checkpoint holding large values.
 
-use mnemograph_core::checkpoint::serde::loads_typed;
-use mnemograph_core::checkpoint::{CheckpointError, PendingWrite};
+use mnemograph_checkpoint::checkpoint::serde::loads_typed;
+use mnemograph_checkpoint::checkpoint::{CheckpointError, PendingWrite};
 use serde_json::Value;
 use sqlx::mysql::MySqlRow;
 use sqlx::{MySqlPool, Row as _};

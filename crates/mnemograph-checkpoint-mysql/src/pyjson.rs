@@ -89,7 +89,7 @@ fn float_repr(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use mnemograph_core::checkpoint::serde::JsonObject;
+    use mnemograph_checkpoint::checkpoint::serde::JsonObject;
     use serde_json::json;
 
     use super::*;

@@ -1,4 +1,4 @@
-//! What the read cache ([`Remembering`](mnemograph_core::checkpoint::backend::Remembering)) needs of
+//! What the read cache ([`Remembering`](mnemograph_checkpoint::checkpoint::backend::Remembering)) needs of
 //! the full saver: the texts each commit stored, a parent check that also compares them, and two
 //! small reads in one round trip that tell whether a remembered checkpoint is still the latest,
 //! unchanged, with its pending writes.
@@ -11,9 +11,9 @@
 //! the texts stored, the tuple is that checkpoint with those writes; otherwise (another process
 //! wrote to the thread, pruned or deleted it, or the row was edited) the read is the full one.
 
-use mnemograph_core::checkpoint::backend::Fingerprinted;
-use mnemograph_core::checkpoint::serde::loads_typed;
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError, Commit, PendingWrite};
+use mnemograph_checkpoint::checkpoint::backend::Fingerprinted;
+use mnemograph_checkpoint::checkpoint::serde::loads_typed;
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, Commit, PendingWrite};
 use sqlx::Row as _;
 
 use crate::error::backend;

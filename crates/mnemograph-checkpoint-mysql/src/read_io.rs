@@ -1,7 +1,7 @@
 //! What a read cost the server, for the engine's saver span: the bytes of the rows received (the
 //! text and blob columns as they arrived) and the statements sent.
 
-use mnemograph_core::checkpoint::backend::record_io;
+use mnemograph_checkpoint::checkpoint::backend::record_io;
 
 /// A running tally of one read's I/O.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

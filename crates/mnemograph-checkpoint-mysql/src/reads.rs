@@ -1,6 +1,6 @@
 //! Reading checkpoints back, the same for the full and the shallow saver.
 
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError, CheckpointTuple, ListOptions};
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, CheckpointTuple, ListOptions};
 use sqlx::MySqlPool;
 
 use crate::delta::{self, DeltaState};

@@ -1,9 +1,9 @@
 //! Keeping the newest checkpoints of a thread: [`MySqlCheckpointer::prune`] and the
-//! [`prune`](mnemograph_core::checkpoint::Checkpointer::prune) of the full saver.
+//! [`prune`](mnemograph_checkpoint::checkpoint::Checkpointer::prune) of the full saver.
 //!
 //! [`MySqlCheckpointer::prune`]: crate::MySqlCheckpointer::prune
 
-use mnemograph_core::checkpoint::{CheckpointError, PruneStrategy};
+use mnemograph_checkpoint::checkpoint::{CheckpointError, PruneStrategy};
 use sqlx::{MySql, MySqlPool, Transaction};
 
 use crate::commit::delete::delete_rows;

@@ -1,14 +1,14 @@
 //! Turning rows of [`sql::select`](crate::sql::select) back into checkpoint tuples.
 
 use base64::Engine as _;
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::{
     CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple, PendingWrite,
 };
 use serde_json::Value;
 use sqlx::mysql::MySqlRow;
 use sqlx::{MySqlPool, Row as _};
 
-use mnemograph_core::checkpoint::serde::{self as codec, checkpoint_from_json, loads_typed};
+use mnemograph_checkpoint::checkpoint::serde::{self as codec, checkpoint_from_json, loads_typed};
 
 use crate::error::backend;
 use crate::read_io::ReadIo;

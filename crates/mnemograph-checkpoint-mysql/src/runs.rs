@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_checkpoint::checkpoint::CheckpointError;
 use sqlx::{MySql, MySqlPool, Row as _, Transaction};
 
 use crate::commit::delete::delete_rows;

@@ -4,8 +4,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use mnemograph_core::checkpoint::backend::{Delegate, Remembering};
-use mnemograph_core::checkpoint::DynCheckpointer;
+use mnemograph_checkpoint::checkpoint::backend::{Delegate, Remembering};
+use mnemograph_checkpoint::checkpoint::DynCheckpointer;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::MySqlPool;
 
@@ -39,7 +39,7 @@ use crate::{migrate, retention};
 /// # Ok(()) }
 /// ```
 ///
-/// [`Checkpointer`]: mnemograph_core::checkpoint::Checkpointer
+/// [`Checkpointer`]: mnemograph_checkpoint::checkpoint::Checkpointer
 #[derive(Clone)]
 pub struct MySqlCheckpointer {
     /// The saver behind the cache of the checkpoints it stored last (see
@@ -154,7 +154,7 @@ impl MySqlCheckpointer {
     /// another checkpoint and the read is the full one, so nothing newer is ever hidden.
     ///
     /// A turn with new input does not even ask (see
-    /// [`Checkpointer::remembered_latest`](mnemograph_core::checkpoint::Checkpointer::remembered_latest)):
+    /// [`Checkpointer::remembered_latest`](mnemograph_checkpoint::checkpoint::Checkpointer::remembered_latest)):
     /// once a row read back has shown that the server keeps the texts this saver stores
     /// (MariaDB; MySQL 8 renders JSON its own way, and there every turn reads), the run starts
     /// from the remembered checkpoint, and the parent check of its first transaction also
@@ -199,7 +199,7 @@ impl MySqlCheckpointer {
 
     /// A clone of this saver (same pool, connections and caches) whose every `put`, `commit` and
     /// `put_writes` first checks `fence` inside its own transaction, and is refused with
-    /// [`CheckpointError::Fenced`](mnemograph_core::checkpoint::CheckpointError::Fenced), storing
+    /// [`CheckpointError::Fenced`](mnemograph_checkpoint::checkpoint::CheckpointError::Fenced), storing
     /// nothing, when the fence does not hold. With a locking fence query, the fenced rows cannot
     /// change between the check and the `COMMIT`: this is how a writer that can lose its claim to
     /// another (a run taken over by another worker) is kept from storing over the new owner.

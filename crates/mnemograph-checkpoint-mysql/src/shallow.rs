@@ -4,11 +4,11 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
     Checkpointer, Commit, ExpectParent, ListOptions, PruneStrategy,
 };
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::value::ChannelValue;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::MySqlPool;
 

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use md5::{Digest, Md5};
-use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_checkpoint::checkpoint::CheckpointError;
 use sqlx::mysql::MySqlRow;
 use sqlx::Row as _;
 

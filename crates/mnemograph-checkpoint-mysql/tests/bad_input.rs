@@ -8,14 +8,14 @@
 
 mod support;
 
-use mnemograph_checkpoint_mysql::{Error, MySqlCheckpointer};
-use mnemograph_core::checkpoint::backend::{checkpoint_id, next_version, uuid6};
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::backend::{checkpoint_id, next_version, uuid6};
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
     CheckpointTuple, Checkpointer, ListOptions,
 };
-use mnemograph_core::messages::Message;
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::messages::Message;
+use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint_mysql::{Error, MySqlCheckpointer};
 
 /// This file's database; tests share it and keep apart by thread id.
 const DB: &str = "bad_input_test";
@@ -31,7 +31,7 @@ fn checkpoint(step: i64, messages: Vec<Message>) -> (Checkpoint, ChannelVersions
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(step),
-        ts: mnemograph_core::checkpoint::backend::now_iso(),
+        ts: mnemograph_checkpoint::checkpoint::backend::now_iso(),
         ..Default::default()
     };
     let version: std::sync::Arc<str> = next_version(Some(&step.max(0).to_string())).into();
@@ -254,7 +254,7 @@ async fn lost_channel_values(names: &[&str]) -> Vec<String> {
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(0),
-        ts: mnemograph_core::checkpoint::backend::now_iso(),
+        ts: mnemograph_checkpoint::checkpoint::backend::now_iso(),
         ..Default::default()
     };
     for name in names {

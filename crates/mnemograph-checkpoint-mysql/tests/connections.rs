@@ -6,9 +6,11 @@ mod support;
 
 use std::time::Duration;
 
+use mnemograph_checkpoint::checkpoint::{
+    CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
+};
+use mnemograph_checkpoint::value::ChannelValue;
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer};
-use mnemograph_core::value::ChannelValue;
 use sqlx::Connection as _;
 
 /// Puts a checkpoint at `step` under `at` whose channel `a` holds a new list; returns its address.

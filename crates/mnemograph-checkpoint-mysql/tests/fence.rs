@@ -7,12 +7,12 @@ mod support;
 
 use std::time::Duration;
 
-use mnemograph_checkpoint_mysql::{Fence, MySqlCheckpointer};
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::{
     ChainLink, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource, Checkpointer, Commit,
     ExpectParent, ListOptions,
 };
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint_mysql::{Fence, MySqlCheckpointer};
 use sqlx::{Connection, MySqlConnection};
 
 /// The claim table of the tests: one row per thread, naming who holds it under which token.

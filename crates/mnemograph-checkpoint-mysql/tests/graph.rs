@@ -6,8 +6,8 @@ mod support;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
+use mnemograph_checkpoint::checkpoint::{CheckpointSource, ListOptions};
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
-use mnemograph_core::checkpoint::{CheckpointSource, ListOptions};
 use mnemograph_core::prelude::*;
 
 #[derive(State, Clone, Default, Debug)]
@@ -84,7 +84,7 @@ async fn history_and_continuation_survive_a_new_connection() {
     let history = graph.get_state_history(&cfg, ListOptions::new()).await.unwrap();
     assert_eq!(history.len(), 8);
     assert_eq!(history[3].metadata.as_ref().unwrap().step, 3, "the second input continues the step count");
-    mnemograph_core::checkpoint::Checkpointer::delete_thread(&saver, &thread).await.unwrap();
+    mnemograph_checkpoint::checkpoint::Checkpointer::delete_thread(&saver, &thread).await.unwrap();
     assert_eq!(rows(&saver, "checkpoint_blobs", &thread).await, 0);
 }
 

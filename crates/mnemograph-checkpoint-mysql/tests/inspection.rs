@@ -34,7 +34,7 @@ fn text(row: &MySqlRow, column: &str) -> Option<String> {
 #[tokio::test]
 async fn chat_service_inspection_queries() {
     let Some(saver) = support::saver().await else { return };
-    let conversation_id = mnemograph_core::checkpoint::backend::uuid6(0);
+    let conversation_id = mnemograph_checkpoint::checkpoint::backend::uuid6(0);
     let thread_id = format!("conv_{conversation_id}");
     let graph = chat().compile_with(saver.clone()).unwrap();
     let cfg = RunConfig::thread(&thread_id);

@@ -12,12 +12,12 @@ mod support;
 
 use std::process::Command;
 
-use mnemograph_checkpoint_mysql::MySqlShallowCheckpointer;
-use mnemograph_core::checkpoint::backend::{checkpoint_id, next_version};
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::backend::{checkpoint_id, next_version};
+use mnemograph_checkpoint::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer, ListOptions,
 };
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint_mysql::MySqlShallowCheckpointer;
 use serde_json::{json, Value};
 
 /// The server URL with database `db`, in the plain form pymysql accepts.
@@ -93,7 +93,7 @@ async fn each_reads_what_the_other_wrote() {
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(0),
-        ts: mnemograph_core::checkpoint::backend::now_iso(),
+        ts: mnemograph_checkpoint::checkpoint::backend::now_iso(),
         ..Default::default()
     };
     for (channel, value) in
@@ -140,7 +140,7 @@ async fn shallow_savers_share_a_database() {
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(0),
-        ts: mnemograph_core::checkpoint::backend::now_iso(),
+        ts: mnemograph_checkpoint::checkpoint::backend::now_iso(),
         ..Default::default()
     };
     cp.channel_values.insert("log".into(), ChannelValue::new(vec!["rs"]));

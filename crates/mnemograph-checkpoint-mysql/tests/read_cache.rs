@@ -4,8 +4,8 @@
 
 mod support;
 
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, Checkpointer};
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
-use mnemograph_core::checkpoint::{CheckpointConfig, Checkpointer};
 use mnemograph_core::prelude::*;
 use mnemograph_test::echo::{echo_chat, say, tuple_view};
 
@@ -58,7 +58,8 @@ async fn pending_writes_another_process_saved_are_seen() {
     let at = CheckpointConfig::thread(&thread);
     let latest = saver.get_tuple(&at).await.unwrap().unwrap();
     assert!(latest.pending_writes.is_empty());
-    let write = ("messages".to_owned(), mnemograph_core::value::ChannelValue::new(vec![Message::human("w")]));
+    let write =
+        ("messages".to_owned(), mnemograph_checkpoint::value::ChannelValue::new(vec![Message::human("w")]));
     elsewhere(&saver).put_writes(&latest.config, vec![write], "their-task", "").await.unwrap();
     let again = saver.get_tuple(&at).await.unwrap().unwrap();
     assert_eq!(again.checkpoint.id, latest.checkpoint.id);

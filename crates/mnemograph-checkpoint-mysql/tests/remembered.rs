@@ -4,8 +4,8 @@
 
 mod support;
 
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, Checkpointer, ListOptions};
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
-use mnemograph_core::checkpoint::{CheckpointConfig, Checkpointer, ListOptions};
 use mnemograph_core::prelude::*;
 use mnemograph_test::echo::{echo_chat, say};
 use sqlx::mysql::MySqlPoolOptions;

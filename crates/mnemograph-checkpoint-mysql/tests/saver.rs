@@ -5,12 +5,12 @@ mod support;
 
 use std::time::Instant;
 
-use mnemograph_checkpoint_mysql::{Error, MySqlCheckpointer};
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource, Checkpointer,
     ListOptions,
 };
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint_mysql::{Error, MySqlCheckpointer};
 
 async fn put(
     saver: &MySqlCheckpointer,

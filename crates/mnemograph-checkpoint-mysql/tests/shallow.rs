@@ -3,14 +3,14 @@
 
 mod support;
 
-use mnemograph_checkpoint_mysql::{Error, MySqlCheckpointer, MySqlShallowCheckpointer};
-use mnemograph_core::checkpoint::backend::checkpoint_id;
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::backend::checkpoint_id;
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
     CheckpointTuple, Checkpointer, ListOptions, PruneStrategy,
 };
+use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint_mysql::{Error, MySqlCheckpointer, MySqlShallowCheckpointer};
 use mnemograph_core::prelude::*;
-use mnemograph_core::value::ChannelValue;
 
 /// A fresh database with the shallow tables.
 async fn shallow(label: &str) -> Option<(String, MySqlShallowCheckpointer)> {

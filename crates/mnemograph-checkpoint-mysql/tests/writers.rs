@@ -7,12 +7,12 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mnemograph_checkpoint_mysql::MySqlCheckpointer;
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::{
     ChainLink, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource, Checkpointer, Commit,
     ExpectParent, ListOptions,
 };
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint_mysql::MySqlCheckpointer;
 use sqlx::{Connection, MySqlConnection};
 use tokio::task::JoinSet;
 
@@ -208,7 +208,7 @@ async fn a_writer_waits_for_a_locked_parent_and_refuses_its_new_child() {
     put_next(&saver, &warm, 0).await.unwrap();
 
     // Another session locks the parent and stores a child of it, without committing.
-    let child_id = mnemograph_core::checkpoint::backend::checkpoint_id(0);
+    let child_id = mnemograph_checkpoint::checkpoint::backend::checkpoint_id(0);
     let mut other = MySqlConnection::connect_with(&support::options(&name)).await.unwrap();
     sqlx::query("BEGIN").execute(&mut other).await.unwrap();
     sqlx::query(

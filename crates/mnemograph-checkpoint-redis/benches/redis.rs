@@ -16,13 +16,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{black_box, criterion_main, Criterion};
-use mnemograph_checkpoint_redis::RedisCheckpointer;
-use mnemograph_core::checkpoint::backend::checkpoint_id;
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::backend::checkpoint_id;
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
 };
+use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint_redis::RedisCheckpointer;
 use mnemograph_core::prelude::*;
-use mnemograph_core::value::ChannelValue;
 use tokio::runtime::Runtime as TokioRuntime;
 
 /// Every bench thread id starts with this, so a run's leftovers are easy to find.

@@ -49,7 +49,7 @@ impl Default for RedisCheckpointerBuilder {
             refresh_on_read: false,
             shallow: false,
             response_timeout: Some(DEFAULT_RESPONSE_TIMEOUT),
-            read_cache: mnemograph_core::checkpoint::backend::DEFAULT_RECENT_CAPACITY,
+            read_cache: mnemograph_checkpoint::checkpoint::backend::DEFAULT_RECENT_CAPACITY,
         }
     }
 }

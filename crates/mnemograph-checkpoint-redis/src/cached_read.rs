@@ -1,4 +1,4 @@
-//! What the read cache ([`Remembering`](mnemograph_core::checkpoint::backend::Remembering)) needs of
+//! What the read cache ([`Remembering`](mnemograph_checkpoint::checkpoint::backend::Remembering)) needs of
 //! the Redis saver: what each commit stored, and one small script that tells whether a remembered
 //! checkpoint is still the one wanted, unchanged, with its pending writes.
 //!
@@ -10,8 +10,8 @@
 //! difference (another writer, a prune, a delete, expiry, a repair by hand) makes the read the
 //! full one.
 
-use mnemograph_core::checkpoint::backend::Fingerprinted;
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError, Commit, PendingWrite};
+use mnemograph_checkpoint::checkpoint::backend::Fingerprinted;
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, Commit, PendingWrite};
 
 use crate::cache::Stored;
 use crate::keys::Ns;

@@ -1,12 +1,12 @@
 //! [`RedisCheckpointer`]: the Redis saver with its read cache, and what it offers beside the
 //! [`Checkpointer`] calls (pinning, retention, its keys).
 //!
-//! [`Checkpointer`]: mnemograph_core::checkpoint::Checkpointer
+//! [`Checkpointer`]: mnemograph_checkpoint::checkpoint::Checkpointer
 
 use std::time::Duration;
 
-use mnemograph_core::checkpoint::backend::{Delegate, Remembering};
-use mnemograph_core::checkpoint::DynCheckpointer;
+use mnemograph_checkpoint::checkpoint::backend::{Delegate, Remembering};
+use mnemograph_checkpoint::checkpoint::DynCheckpointer;
 
 use crate::error::Result;
 use crate::keys::ThreadKeys;
@@ -17,7 +17,7 @@ use crate::saver::RedisStore;
 /// See the [crate documentation](crate) for the layout and guarantees. Cloning is cheap and the
 /// clones share the connection and the read cache.
 ///
-/// [`Checkpointer`]: mnemograph_core::checkpoint::Checkpointer
+/// [`Checkpointer`]: mnemograph_checkpoint::checkpoint::Checkpointer
 #[derive(Debug, Clone)]
 pub struct RedisCheckpointer {
     /// The saver behind the cache of the checkpoints it stored last (see
@@ -74,7 +74,7 @@ impl RedisCheckpointer {
     /// older ones, every pending write whose checkpoint is gone, and every channel value no
     /// remaining checkpoint reads. Returns how many checkpoints were removed (0 for a thread
     /// that does not exist); `keep_last == 0` deletes the thread, as
-    /// [`delete_thread`](mnemograph_core::checkpoint::Checkpointer::delete_thread) does.
+    /// [`delete_thread`](mnemograph_checkpoint::checkpoint::Checkpointer::delete_thread) does.
     ///
     /// One Lua script over the thread's keys (one cluster slot), so it is atomic: a concurrent
     /// `put` lands entirely before or after it. It reads every key of the thread, so its cost

@@ -1,8 +1,8 @@
 //! A commit in one `PUT_CHAIN` script: the first parent checked, then every link's writes and
 //! checkpoint stored, all or nothing.
 
-use mnemograph_core::checkpoint::backend::record_io;
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError, Commit, ExpectParent};
+use mnemograph_checkpoint::checkpoint::backend::record_io;
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, Commit, ExpectParent};
 
 use crate::cache::Stored;
 use crate::encode;

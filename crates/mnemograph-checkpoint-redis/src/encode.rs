@@ -1,9 +1,9 @@
 //! A checkpoint and pending writes encoded as the arguments of the writing scripts.
 
-use mnemograph_core::checkpoint::backend::write_index;
-use mnemograph_core::checkpoint::serde as codec;
-use mnemograph_core::checkpoint::{ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata};
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::checkpoint::backend::write_index;
+use mnemograph_checkpoint::checkpoint::serde as codec;
+use mnemograph_checkpoint::checkpoint::{ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata};
+use mnemograph_checkpoint::value::ChannelValue;
 
 use crate::error::RedisSaverError;
 use crate::keys::Ns;

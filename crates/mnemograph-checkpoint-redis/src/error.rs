@@ -1,10 +1,10 @@
 //! The crate's error type and how it maps onto [`CheckpointError`].
 
-use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_checkpoint::checkpoint::CheckpointError;
 
 /// A failure of the Redis saver.
 ///
-/// Through the [`Checkpointer`](mnemograph_core::checkpoint::Checkpointer) trait it arrives as a
+/// Through the [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer) trait it arrives as a
 /// [`CheckpointError`]: [`Redis`](Self::Redis) as [`CheckpointError::Backend`] (downcast the
 /// source to this type), [`Missing`](Self::Missing) and [`Corrupt`](Self::Corrupt) as
 /// [`CheckpointError::Corrupt`] whose message starts with the key and field (a corrupt value's

@@ -4,7 +4,7 @@
 //! thread. A call naming several threads is not atomic across them: their keys live in different
 //! slots, where no script or transaction can reach them together.
 
-use mnemograph_core::checkpoint::{CheckpointError, PruneStrategy};
+use mnemograph_checkpoint::checkpoint::{CheckpointError, PruneStrategy};
 
 use crate::error::{RedisSaverError, Result};
 use crate::keys::ThreadKeys;
@@ -38,7 +38,7 @@ impl RedisStore {
     }
 
     /// Copies every key of `source` to `target` (see
-    /// [`Checkpointer::copy_thread`](mnemograph_core::checkpoint::Checkpointer::copy_thread)):
+    /// [`Checkpointer::copy_thread`](mnemograph_checkpoint::checkpoint::Checkpointer::copy_thread)):
     /// the source's hashes read by one script, written under the target's keys by another that
     /// first checks the target has no checkpoint.
     pub(crate) async fn copy_thread_to(&self, source: &str, target: &str) -> Result<(), CheckpointError> {

@@ -1,4 +1,4 @@
-//! A [`Checkpointer`](mnemograph_core::checkpoint::Checkpointer) on plain Redis 6/7: no RedisJSON, no
+//! A [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer) on plain Redis 6/7: no RedisJSON, no
 //! RediSearch, so it runs on any managed Redis. Meant as the short-term "running snapshot" of a
 //! conversation (threads expire after 7 days by default), next to a SQL saver that keeps
 //! history for good.
@@ -7,7 +7,7 @@
 //! use std::time::Duration;
 //!
 //! use mnemograph_checkpoint_redis::RedisCheckpointer;
-//! use mnemograph_core::checkpoint::{CheckpointConfig, Checkpointer};
+//! use mnemograph_checkpoint::checkpoint::{CheckpointConfig, Checkpointer};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -52,16 +52,16 @@
 //!   of a thread and frees the values and pending writes only the older ones used, atomically
 //!   and without touching the thread's expiry.
 //! * **LangGraph's extended capabilities.**
-//!   [`delete_for_runs`](mnemograph_core::checkpoint::Checkpointer::delete_for_runs) (threads found
+//!   [`delete_for_runs`](mnemograph_checkpoint::checkpoint::Checkpointer::delete_for_runs) (threads found
 //!   with `SCAN`, then one script per thread),
-//!   [`copy_thread`](mnemograph_core::checkpoint::Checkpointer::copy_thread) (the source read by one
+//!   [`copy_thread`](mnemograph_checkpoint::checkpoint::Checkpointer::copy_thread) (the source read by one
 //!   script, the target written by another that refuses a target with checkpoints: the threads
-//!   live in different slots) and [`prune`](mnemograph_core::checkpoint::Checkpointer::prune) (the
+//!   live in different slots) and [`prune`](mnemograph_checkpoint::checkpoint::Checkpointer::prune) (the
 //!   retention script per thread). Each is atomic per thread, not across threads.
 //! * **Serialization** is LangGraph's: values are stored as the `(type, bytes)` pairs of
 //!   `dumps_typed` (msgpack) and checkpoints as the JSON document of the SQL savers.
 //! * **Bad data** is reported, never repaired: a missing or unreadable field fails the read with
-//!   [`CheckpointError::Corrupt`](mnemograph_core::checkpoint::CheckpointError::Corrupt) whose message
+//!   [`CheckpointError::Corrupt`](mnemograph_checkpoint::checkpoint::CheckpointError::Corrupt) whose message
 //!   names the key and field, and in readable form the thread, namespace, checkpoint and channel
 //!   they encode; nothing else of the thread is changed.
 //! * `list` over all threads (`config = None`) has to `SCAN` the keyspace; see its cost there.

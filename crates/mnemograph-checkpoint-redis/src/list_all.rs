@@ -7,7 +7,7 @@
 //! not one for a request path.
 
 use futures_util::future::try_join_all;
-use mnemograph_core::checkpoint::{CheckpointTuple, ListOptions};
+use mnemograph_checkpoint::checkpoint::{CheckpointTuple, ListOptions};
 
 use crate::error::Result;
 use crate::keys::ThreadKeys;

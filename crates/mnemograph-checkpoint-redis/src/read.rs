@@ -1,8 +1,8 @@
 //! Reading checkpoints back: the `READ` script's reply turned into [`CheckpointTuple`]s, with
 //! every missing or unreadable field reported by key and field.
 
-use mnemograph_core::checkpoint::serde as codec;
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointTuple, PendingWrite};
+use mnemograph_checkpoint::checkpoint::serde as codec;
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointTuple, PendingWrite};
 use redis::Value;
 
 use crate::error::{RedisSaverError, Result};

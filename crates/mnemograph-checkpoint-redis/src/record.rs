@@ -6,9 +6,9 @@
 //! `checkpoint`/`metadata` columns of the SQL savers, so a thread can be copied between stores
 //! value for value.
 
-use mnemograph_core::checkpoint::serde::{self as codec, JsonObject};
-use mnemograph_core::checkpoint::CheckpointMetadata;
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::checkpoint::serde::{self as codec, JsonObject};
+use mnemograph_checkpoint::checkpoint::CheckpointMetadata;
+use mnemograph_checkpoint::value::ChannelValue;
 use rmpv::{Utf8StringRef, ValueRef};
 use serde_json::Value;
 
@@ -132,7 +132,7 @@ pub(crate) fn decode_record(bytes: &[u8]) -> Result<Record, String> {
 
 #[cfg(test)]
 mod tests {
-    use mnemograph_core::checkpoint::CheckpointSource;
+    use mnemograph_checkpoint::checkpoint::CheckpointSource;
 
     use super::*;
 

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use mnemograph_core::checkpoint::backend::{record_io, Fingerprinted};
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::backend::{record_io, Fingerprinted};
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
     Checkpointer, Commit, ListOptions, PruneStrategy,
 };
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::value::ChannelValue;
 
 use crate::conn::Conn;
 use crate::encode;

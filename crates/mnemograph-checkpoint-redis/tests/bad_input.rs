@@ -11,14 +11,14 @@ mod support;
 
 use std::time::Duration;
 
-use mnemograph_checkpoint_redis::{RedisCheckpointer, ThreadKeys};
-use mnemograph_core::checkpoint::backend::{checkpoint_id, next_version, uuid6};
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::backend::{checkpoint_id, next_version, uuid6};
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
     CheckpointTuple, Checkpointer, ListOptions,
 };
-use mnemograph_core::messages::Message;
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::messages::Message;
+use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint_redis::{RedisCheckpointer, ThreadKeys};
 use support::{raw, saver_with};
 
 /// A saver with a key prefix of its own (`label` plus a uuid) and a short TTL, so whatever a
@@ -36,7 +36,7 @@ fn checkpoint(step: i64, messages: Vec<Message>) -> (Checkpoint, ChannelVersions
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(step),
-        ts: mnemograph_core::checkpoint::backend::now_iso(),
+        ts: mnemograph_checkpoint::checkpoint::backend::now_iso(),
         ..Default::default()
     };
     let version: std::sync::Arc<str> = next_version(Some(&step.max(0).to_string())).into();

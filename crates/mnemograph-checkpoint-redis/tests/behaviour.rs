@@ -5,13 +5,13 @@ mod support;
 
 use std::time::Duration;
 
-use mnemograph_checkpoint_redis::{RedisCheckpointer, RedisSaverError, ThreadKeys};
-use mnemograph_core::checkpoint::backend::checkpoint_id;
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::backend::checkpoint_id;
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
     Checkpointer, ListOptions,
 };
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint_redis::{RedisCheckpointer, RedisSaverError, ThreadKeys};
 use support::{deadlines, existing, raw, saver_with, thread};
 
 /// A LangGraph-shaped version with counter `n`.

@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use mnemograph_checkpoint::checkpoint::DynCheckpointer;
 use mnemograph_checkpoint_redis::RedisCheckpointer;
-use mnemograph_core::checkpoint::DynCheckpointer;
 
 /// Servers started by this test; killed and cleaned up on drop.
 struct LocalCluster {

@@ -8,8 +8,8 @@ use std::future::ready;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mnemograph_checkpoint::checkpoint::{DynCheckpointer, ListOptions};
 use mnemograph_checkpoint_redis::RedisCheckpointer;
-use mnemograph_core::checkpoint::{DynCheckpointer, ListOptions};
 use mnemograph_core::prelude::*;
 use mnemograph_core::Breakpoint;
 use support::{saver_with, thread};

@@ -7,8 +7,8 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointTuple, ListOptions};
 use mnemograph_checkpoint_redis::{RedisCheckpointer, RedisCheckpointerBuilder, ThreadKeys};
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointTuple, ListOptions};
 use mnemograph_core::prelude::*;
 use support::{deadlines, existing, raw, saver_with, thread};
 

@@ -4,10 +4,10 @@
 
 mod support;
 
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, Checkpointer};
+use mnemograph_checkpoint::value::ChannelValue;
 use mnemograph_checkpoint_redis::{RedisCheckpointer, RedisCheckpointerBuilder};
-use mnemograph_core::checkpoint::{CheckpointConfig, Checkpointer};
 use mnemograph_core::prelude::*;
-use mnemograph_core::value::ChannelValue;
 use mnemograph_test::echo::{echo_chat, say, tuple_view};
 use redis::AsyncCommands as _;
 use support::{raw, saver_with, thread};

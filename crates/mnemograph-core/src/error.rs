@@ -2,10 +2,10 @@
 
 use std::fmt;
 
-pub use crate::checkpoint::error::BoxError;
 use crate::checkpoint::CheckpointError;
 use crate::state::InvalidUpdate;
 use crate::value::ValueError;
+pub use mnemograph_checkpoint::BoxError;
 
 /// `Result` with mnemograph-core's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

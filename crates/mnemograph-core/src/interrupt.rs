@@ -222,6 +222,34 @@ pub(crate) fn interrupt_id(task_ns: &str, k: usize) -> String {
 mod tests {
     use super::*;
 
+    /// `[Interrupt(value={"q": 1}, id="abc")]`, as Python stores a node's `__interrupt__` write.
+    const INTERRUPT_LIST: &str =
+        "91c73e0293af6c616e6767726170682e7479706573a9496e7465727275707483a576616c756581a17101\
+a26964a3616263af726573706f6e73655f736368656d61c0";
+
+    #[test]
+    fn interrupts_encode_as_pythons_interrupt_objects() {
+        use crate::checkpoint::serde::{dumps_typed, loads_typed};
+        use crate::value::ChannelValue;
+
+        let stored: Vec<u8> = (0..INTERRUPT_LIST.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&INTERRUPT_LIST[i..i + 2], 16).unwrap())
+            .collect();
+        let list = vec![Interrupt { value: serde_json::json!({"q": 1}), id: "abc".to_owned() }];
+        assert_eq!(
+            dumps_typed(&ChannelValue::new(list.clone())).unwrap(),
+            ("msgpack".to_owned(), stored.clone())
+        );
+        let back: Vec<Interrupt> = loads_typed("msgpack", &stored).unwrap().decode().unwrap();
+        assert_eq!(back, list);
+        // In JSON an interrupt stays the plain map.
+        assert_eq!(
+            serde_json::to_value(&list[0]).unwrap(),
+            serde_json::json!({"value": {"q": 1}, "id": "abc"})
+        );
+    }
+
     #[test]
     fn scratchpad_returns_resumes_in_order_then_interrupts() {
         let mut sp = Scratchpad {

@@ -51,7 +51,6 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod checkpoint;
 mod command;
 mod config;
 mod constants;
@@ -63,12 +62,9 @@ mod pregel;
 mod retry;
 mod runtime;
 pub mod state;
-pub mod store;
 mod stream;
 mod typed_state;
-pub mod value;
 
-pub use checkpoint::saver::BoxFuture;
 pub use command::{Command, Goto, Input, IntoNodeOutput, NodeOutput, Push, Route};
 pub use config::{Durability, RunConfig, DEFAULT_RECURSION_LIMIT};
 pub use constants::{END, START};
@@ -81,6 +77,7 @@ pub use graph::invoke::GraphStream;
 pub use graph::node::{node, IntoNode};
 pub use graph::state_api::{SnapshotTask, StateSnapshot};
 pub use interrupt::{Breakpoint, Interrupt, NodeInterrupt, Resume, RunOutcome};
+pub use mnemograph_checkpoint::{checkpoint, store, value, BoxFuture};
 pub use pregel::node::BoxedNode;
 pub use retry::RetryPolicy;
 pub use runtime::Runtime;

@@ -17,7 +17,7 @@
 
 use std::time::Instant;
 
-use mnemograph_core::store::HashingEmbeddings;
+use mnemograph_checkpoint::store::HashingEmbeddings;
 use mnemograph_memory::{Memory, NewMemory, RetrieveQuery, SearchMode};
 use mnemograph_memory_milvus::{HybridFusion, MilvusConfig, MilvusMemory};
 use rand::{Rng, SeedableRng};

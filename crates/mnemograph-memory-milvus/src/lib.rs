@@ -3,13 +3,13 @@
 //! The Milvus driver of mnemograph's long-term memory: [`MilvusMemory`] is the
 //! [`Memory`](mnemograph_memory::Memory) API of mnemograph-memory over a Milvus collection (fields
 //! in [`fields`]), with dense and BM25 hybrid search, time decay, importance and per-user
-//! isolation, shared across processes; [`MilvusStore`] is mnemograph-core's
-//! [`Store`](mnemograph_core::store::Store) (LangGraph's `BaseStore`) on Milvus, for
+//! isolation, shared across processes; [`MilvusStore`] is mnemograph-checkpoint's
+//! [`Store`](mnemograph_checkpoint::store::Store) (LangGraph's `BaseStore`) on Milvus, for
 //! `CompiledGraph::with_store`. The policy (ranking, consolidation, compaction, retirement) lives in
 //! mnemograph-memory and is the same for every backend.
 //!
 //! ```no_run
-//! use mnemograph_core::store::HashingEmbeddings;
+//! use mnemograph_checkpoint::store::HashingEmbeddings;
 //! use mnemograph_memory::{Memory, NewMemory, RetrieveQuery};
 //! use mnemograph_memory_milvus::{MilvusConfig, MilvusMemory};
 //!

@@ -4,7 +4,7 @@ mod support;
 
 use std::sync::Arc;
 
-use mnemograph_core::store::{DynStore, HashingEmbeddings, InMemoryStore, IndexConfig};
+use mnemograph_checkpoint::store::{DynStore, HashingEmbeddings, InMemoryStore, IndexConfig};
 use mnemograph_memory::{EmbeddedMemory, Memory, MemoryHit, RetrieveQuery, SearchMode};
 use support::{dataset, memory_suite, store_suite, DIMS};
 
@@ -29,7 +29,7 @@ async fn without_newer_first_the_older_version_ranks_first() {
     }
 }
 
-async fn retrieve_moved<S: mnemograph_core::store::Store>(m: &EmbeddedMemory<S>) -> Vec<MemoryHit> {
+async fn retrieve_moved<S: mnemograph_checkpoint::store::Store>(m: &EmbeddedMemory<S>) -> Vec<MemoryHit> {
     m.save(memory_suite::moved_memories("mover")).await.unwrap();
     m.retrieve(RetrieveQuery::new("mover", "where do I live").now(dataset::NOW)).await.unwrap()
 }
@@ -143,8 +143,8 @@ async fn store_conformance_through_dyn_store() {
 
 /// Shared, distinct words of two texts (the terms BM25 can match between them).
 fn shared_words(a: &str, b: &str) -> usize {
-    let b = mnemograph_core::store::tokenize(b);
-    let mut a = mnemograph_core::store::tokenize(a);
+    let b = mnemograph_checkpoint::store::tokenize(b);
+    let mut a = mnemograph_checkpoint::store::tokenize(a);
     a.sort();
     a.dedup();
     a.iter().filter(|w| b.contains(w)).count()
@@ -201,11 +201,12 @@ fn hard_dataset_traps_outscore_facts_lexically_and_paraphrases_barely_overlap() 
                 assert_eq!(q.other_identifiers.len(), q.traps.len(), "{:?}", q.question);
                 // A word of the identifier that no other memory of the user has: BM25 gives it the
                 // highest IDF, and the question asks for it.
-                let asked = mnemograph_core::store::tokenize(&q.question);
-                let unique = mnemograph_core::store::tokenize(id).into_iter().filter(|w| {
+                let asked = mnemograph_checkpoint::store::tokenize(&q.question);
+                let unique = mnemograph_checkpoint::store::tokenize(id).into_iter().filter(|w| {
                     asked.contains(w)
                         && memories.iter().filter(|m| m.user_id == q.user).all(|m| {
-                            m.content == fact || !mnemograph_core::store::tokenize(&m.content).contains(w)
+                            m.content == fact
+                                || !mnemograph_checkpoint::store::tokenize(&m.content).contains(w)
                         })
                 });
                 assert!(unique.count() > 0, "{id:?} has no word only its fact holds");

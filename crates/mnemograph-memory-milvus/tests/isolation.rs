@@ -14,7 +14,7 @@ mod support;
 use std::collections::BTreeSet;
 
 use milvus::v2::prelude::*;
-use mnemograph_core::store::HashingEmbeddings;
+use mnemograph_checkpoint::store::HashingEmbeddings;
 use mnemograph_memory::{
     EmbeddedMemory, Error, Memory, MemoryRecord, NewMemory, RetrieveQuery, SearchMode, SessionScope,
 };

@@ -4,7 +4,7 @@
 
 mod support;
 
-use mnemograph_core::store::HashingEmbeddings;
+use mnemograph_checkpoint::store::HashingEmbeddings;
 use mnemograph_memory::{Memory, MemoryHit, NewMemory, RetrieveQuery, SearchMode};
 use mnemograph_memory_milvus::{fields, Analyzer, HybridFusion, MilvusConfig, MilvusMemory};
 use support::grpc_proxy::{Calls, GrpcProxy};
@@ -132,7 +132,7 @@ async fn milvus_existing_collection_keeps_its_analyzer() {
         // Reopened with another choice, the collection reports (and searches with) its own.
         let again = MilvusMemory::connect(
             m.config().clone().analyzer(Analyzer::Chinese),
-            mnemograph_core::store::HashingEmbeddings::new(support::DIMS),
+            mnemograph_checkpoint::store::HashingEmbeddings::new(support::DIMS),
         )
         .await
         .unwrap();
@@ -223,7 +223,7 @@ async fn milvus_collection_is_reopened_not_recreated() {
         // A second client on the same collection sees the row: connect does not drop or recreate.
         let again = mnemograph_memory_milvus::MilvusMemory::connect(
             m.config().clone(),
-            mnemograph_core::store::HashingEmbeddings::new(support::DIMS),
+            mnemograph_checkpoint::store::HashingEmbeddings::new(support::DIMS),
         )
         .await
         .unwrap();

@@ -4,7 +4,7 @@
 
 mod support;
 
-use mnemograph_core::store::{cosine_similarity, Embeddings};
+use mnemograph_checkpoint::store::{cosine_similarity, Embeddings};
 use mnemograph_memory::{EmbeddedMemory, Memory, MiniLmEmbeddings, SearchMode};
 use mnemograph_memory_milvus::MilvusMemory;
 use support::dataset;
@@ -202,7 +202,7 @@ async fn minilm_fusion_defaults_beat_plain_rrf_and_zero_keyword_weight_is_dense(
     use hard_recall::{HardReport, Mode};
     use mnemograph_memory::RerankConfig;
     let Some(m) = model("minilm_fusion_defaults") else { return };
-    let m: std::sync::Arc<dyn mnemograph_core::store::DynEmbeddings> = std::sync::Arc::new(m);
+    let m: std::sync::Arc<dyn mnemograph_checkpoint::store::DynEmbeddings> = std::sync::Arc::new(m);
     let run = |label: &'static str, rerank: RerankConfig| {
         let memory = EmbeddedMemory::from_arc(m.clone()).rerank(rerank);
         async move {

@@ -15,7 +15,7 @@ mod support;
 
 use std::sync::Arc;
 
-use mnemograph_core::store::{DynEmbeddings, HashingEmbeddings};
+use mnemograph_checkpoint::store::{DynEmbeddings, HashingEmbeddings};
 use mnemograph_memory::{EmbeddedMemory, RerankConfig};
 use mnemograph_memory_milvus::{HybridFusion, MilvusMemory};
 use support::bilingual_quality::{self as data, Dataset};
@@ -93,7 +93,7 @@ fn embedders(test: &str) -> Vec<Embedder> {
 mod models {
     use std::sync::{Arc, OnceLock};
 
-    use mnemograph_core::store::DynEmbeddings;
+    use mnemograph_checkpoint::store::DynEmbeddings;
     use mnemograph_memory::{MiniLmEmbeddings, MultilingualUseEmbeddings};
 
     use super::support::memo::Memoized;

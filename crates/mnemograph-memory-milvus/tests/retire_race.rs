@@ -4,7 +4,7 @@
 
 mod support;
 
-use mnemograph_core::store::HashingEmbeddings;
+use mnemograph_checkpoint::store::HashingEmbeddings;
 use mnemograph_memory::EmbeddedMemory;
 use support::{race_suite as suite, with_milvus, DIMS};
 

@@ -6,7 +6,7 @@
 mod support;
 
 use milvus::v2::prelude::*;
-use mnemograph_core::store::{Embeddings, HashingEmbeddings};
+use mnemograph_checkpoint::store::{Embeddings, HashingEmbeddings};
 use mnemograph_memory::{Memory, NewMemory, Retire, Retirement, RetrieveQuery, Sessions, SUPERSEDED_BY};
 use mnemograph_memory_milvus::{fields, MilvusMemory};
 use serde_json::json;

@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use milvus::v2::prelude::{ConsistencyLevel, QueryRequest};
-use mnemograph_core::prelude::*;
-use mnemograph_core::store::{
+use mnemograph_checkpoint::store::{
     namespace, HashingEmbeddings, InMemoryStore, IndexConfig, ListNamespaces, SearchItem, SearchQuery, Store,
     StoreError, TtlConfig,
 };
+use mnemograph_core::prelude::*;
 use mnemograph_memory_milvus::{MilvusStore, MilvusStoreConfig};
 use serde_json::{json, Value};
 use support::{store_suite, DIMS};
@@ -127,7 +127,7 @@ async fn store_milvus_conformance_list_namespaces() {
 async fn store_milvus_conformance_through_dyn_store() {
     with_store("dyn", Some(index(&["text"])), same, |s| async move {
         // Named by path, not imported: its methods would make every `s.put(..)` ambiguous.
-        let dynamic: Arc<dyn mnemograph_core::store::DynStore> = Arc::new(s);
+        let dynamic: Arc<dyn mnemograph_checkpoint::store::DynStore> = Arc::new(s);
         store_suite::crud(&dynamic).await;
         store_suite::search_filters(&dynamic).await;
         store_suite::semantic_ranking(&dynamic).await;

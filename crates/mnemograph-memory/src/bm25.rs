@@ -8,8 +8,8 @@ const K1: f64 = 1.2;
 /// Okapi BM25's length normalisation (the usual default, and Milvus's).
 const B: f64 = 0.75;
 
-/// Terms are mnemograph-core's [`tokenize`]: the same words the embedded store's hashing embeddings see.
-pub(crate) use mnemograph_core::store::tokenize;
+/// Terms are mnemograph-checkpoint's [`tokenize`]: the same words the embedded store's hashing embeddings see.
+pub(crate) use mnemograph_checkpoint::store::tokenize;
 
 /// The BM25 score of every document for `query`, in document order (0 when no term matches).
 pub(crate) fn scores(query: &str, docs: &[&str]) -> Vec<f64> {

@@ -73,7 +73,7 @@ impl ConsolidateReport {
 /// ([`compact_and_consolidate`](crate::compact_and_consolidate)).
 ///
 /// ```
-/// use mnemograph_core::store::HashingEmbeddings;
+/// use mnemograph_checkpoint::store::HashingEmbeddings;
 /// use mnemograph_memory::{Consolidator, EmbeddedMemory, Memory, NewMemory, RetrieveQuery, RuleDecider};
 ///
 /// # #[tokio::main(flavor = "current_thread")]

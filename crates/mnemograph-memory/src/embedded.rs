@@ -1,8 +1,10 @@
-//! [`EmbeddedMemory`]: the [`Memory`] API over a mnemograph-core [`Store`], with no server.
+//! [`EmbeddedMemory`]: the [`Memory`] API over a mnemograph-checkpoint [`Store`], with no server.
 
 use std::sync::Arc;
 
-use mnemograph_core::store::{DynEmbeddings, Embeddings, InMemoryStore, IndexConfig, SearchQuery, Store};
+use mnemograph_checkpoint::store::{
+    DynEmbeddings, Embeddings, InMemoryStore, IndexConfig, SearchQuery, Store,
+};
 use serde_json::{json, Map, Value};
 
 use crate::bm25;

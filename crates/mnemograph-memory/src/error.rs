@@ -1,7 +1,7 @@
 //! The crate's error type.
 
-use mnemograph_core::store::StoreError;
-use mnemograph_core::BoxError;
+use mnemograph_checkpoint::store::StoreError;
+use mnemograph_checkpoint::BoxError;
 
 /// Everything that can go wrong in long-term memory, whichever backend holds it.
 #[derive(Debug, thiserror::Error)]

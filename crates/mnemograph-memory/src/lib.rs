@@ -8,13 +8,13 @@
 //! sessions into summaries.
 //!
 //! This crate is the policy: the [`Memory`] API, ranking, consolidation, compaction, retirement and
-//! [`EmbeddedMemory`], a backend on a mnemograph-core [`Store`](mnemograph_core::store::Store) in
+//! [`EmbeddedMemory`], a backend on a mnemograph-core [`Store`](mnemograph_checkpoint::store::Store) in
 //! process, no server. The Milvus backend, `MilvusMemory`, is the driver crate
 //! mnemograph-memory-milvus; an agent written against [`Memory`] runs on either, and production
 //! switches by constructor.
 //!
 //! ```
-//! use mnemograph_core::store::HashingEmbeddings;
+//! use mnemograph_checkpoint::store::HashingEmbeddings;
 //! use mnemograph_memory::{EmbeddedMemory, Memory, NewMemory, RetrieveQuery, SessionScope};
 //!
 //! # #[tokio::main(flavor = "current_thread")]

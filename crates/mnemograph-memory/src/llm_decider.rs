@@ -1,12 +1,12 @@
 //! [`LlmDecider`]: a chat model judges which older memories a new one supersedes.
 //!
 //! Like [`LlmSummarizer`](crate::LlmSummarizer), it depends on no model crate: it asks through
-//! mnemograph-core's [`ChatCall`] (messages in, a reply out), which mnemograph-models' models give with
+//! mnemograph-checkpoint's [`ChatCall`] (messages in, a reply out), which mnemograph-models' models give with
 //! `as_chat_call()` and mnemograph-test's `FakeChatModel` implements. The decider
 //! owns the prompt and a strict parser, so a model that answers out of format fails with
 //! [`Error::MalformedDecision`] instead of retiring something by accident.
 
-use mnemograph_core::messages::{ChatCall, Message};
+use mnemograph_checkpoint::messages::{ChatCall, Message};
 use serde_json::Value;
 
 use crate::decide::{Candidate, SupersedeDecider, Supersession};

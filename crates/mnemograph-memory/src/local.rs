@@ -7,8 +7,8 @@ use std::sync::Arc;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config, DTYPE};
-use mnemograph_core::store::Embeddings;
-use mnemograph_core::BoxError;
+use mnemograph_checkpoint::store::Embeddings;
+use mnemograph_checkpoint::BoxError;
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
@@ -31,7 +31,7 @@ struct Inner {
 /// normalisation. Inference runs on tokio's blocking pool so it does not stall other tasks.
 ///
 /// ```no_run
-/// use mnemograph_core::store::Embeddings;
+/// use mnemograph_checkpoint::store::Embeddings;
 /// use mnemograph_memory::MiniLmEmbeddings;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {

@@ -35,7 +35,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use mnemograph_core::store::{cosine_similarity, DynEmbeddings};
+use mnemograph_checkpoint::store::{cosine_similarity, DynEmbeddings};
 
 use crate::error::{Error, Result};
 use crate::memory::rank;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 
-use mnemograph_core::store::{SearchQuery, Store};
+use mnemograph_checkpoint::store::{SearchQuery, Store};
 use serde_json::json;
 
 use crate::embedded::{record, EmbeddedMemory, RETIRED};
@@ -75,7 +75,7 @@ impl<S: Store> Sessions for EmbeddedMemory<S> {
 
 #[cfg(test)]
 mod tests {
-    use mnemograph_core::store::HashingEmbeddings;
+    use mnemograph_checkpoint::store::HashingEmbeddings;
 
     use super::*;
     use crate::record::NewMemory;

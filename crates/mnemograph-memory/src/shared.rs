@@ -9,7 +9,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use mnemograph_core::BoxFuture;
+use mnemograph_checkpoint::BoxFuture;
 
 use crate::error::Result;
 use crate::memory::Memory;
@@ -90,7 +90,7 @@ impl<T: Memory + Retire + Sessions> DynMemory for T {
 /// [`Memory`], [`Retire`] and [`Sessions`].
 ///
 /// ```
-/// use mnemograph_core::store::HashingEmbeddings;
+/// use mnemograph_checkpoint::store::HashingEmbeddings;
 /// use mnemograph_memory::{EmbeddedMemory, Memory, NewMemory, RetrieveQuery, SharedMemory};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> mnemograph_memory::Result<()> {
@@ -122,7 +122,7 @@ impl SharedMemory {
     }
 }
 
-impl<S: mnemograph_core::store::Store> From<crate::EmbeddedMemory<S>> for SharedMemory {
+impl<S: mnemograph_checkpoint::store::Store> From<crate::EmbeddedMemory<S>> for SharedMemory {
     fn from(memory: crate::EmbeddedMemory<S>) -> Self {
         Self::new(memory)
     }

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use mnemograph_core::BoxError;
+use mnemograph_checkpoint::BoxError;
 
 use std::collections::HashSet;
 
@@ -273,7 +273,7 @@ async fn compact<M: Memory, S: Summarizer>(
 
 #[cfg(test)]
 mod tests {
-    use mnemograph_core::store::HashingEmbeddings;
+    use mnemograph_checkpoint::store::HashingEmbeddings;
 
     use super::*;
     use crate::record::RetrieveQuery;

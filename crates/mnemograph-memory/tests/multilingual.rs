@@ -4,7 +4,7 @@
 //! when unset, fails under CI.
 #![cfg(feature = "local-embeddings")]
 
-use mnemograph_core::store::{cosine_similarity, Embeddings};
+use mnemograph_checkpoint::store::{cosine_similarity, Embeddings};
 use mnemograph_memory::{Error, MultilingualUseEmbeddings};
 use serde_json::Value;
 

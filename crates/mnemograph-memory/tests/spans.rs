@@ -1,7 +1,7 @@
 //! Memory calls are spans: `memory.save` and `memory.retrieve`, with the backend, the mode, the
 //! number of hits and the user id hashed, never in the clear.
 
-use mnemograph_core::store::HashingEmbeddings;
+use mnemograph_checkpoint::store::HashingEmbeddings;
 use mnemograph_memory::{EmbeddedMemory, Memory, NewMemory, RetrieveQuery, SearchMode};
 use mnemograph_test::SpanLog;
 

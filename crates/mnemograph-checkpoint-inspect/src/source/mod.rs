@@ -1,7 +1,7 @@
 //! Where checkpoints are read from: a MySQL database of `mnemograph-checkpoint-mysql` (LangGraph's
 //! tables) or a Redis server of `mnemograph-checkpoint-redis`, chosen by the URL scheme.
 //!
-//! Both read through the savers' public [`Checkpointer`](mnemograph_core::checkpoint::Checkpointer)
+//! Both read through the savers' public [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer)
 //! API. When a saver refuses to read a thread because something stored is corrupt (a blob that is
 //! not msgpack, an unknown serializer type), the source reads the raw records instead and
 //! decodes each value on its own, so the damage shows up next to the rest of the thread.
@@ -10,8 +10,8 @@ mod mysql;
 mod redis;
 mod thread;
 
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, DynCheckpointer, ListOptions};
 use mnemograph_checkpoint_mysql::redact;
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError, DynCheckpointer, ListOptions};
 
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;

@@ -216,10 +216,12 @@ fn text(row: &MySqlRow, column: &str) -> Result<Option<String>, sqlx::Error> {
 /// returned) when it is missing or not JSON.
 fn json_column(row: &MySqlRow, column: &str, problems: &mut Vec<String>) -> Json {
     match text(row, column) {
-        Ok(Some(t)) => mnemograph_core::checkpoint::serde::parse_json(t.as_bytes()).unwrap_or_else(|e| {
-            problems.push(format!("`{column}` is not JSON: {e}"));
-            Json::Null
-        }),
+        Ok(Some(t)) => {
+            mnemograph_checkpoint::checkpoint::serde::parse_json(t.as_bytes()).unwrap_or_else(|e| {
+                problems.push(format!("`{column}` is not JSON: {e}"));
+                Json::Null
+            })
+        }
         Ok(None) => {
             problems.push(format!("`{column}` is NULL"));
             Json::Null

@@ -8,9 +8,9 @@
 
 use std::time::Duration;
 
+use mnemograph_checkpoint::checkpoint::serde::parse_json;
 use mnemograph_checkpoint_mysql::redact;
 use mnemograph_checkpoint_redis::{RedisCheckpointer, ThreadKeys, DEFAULT_PREFIX};
-use mnemograph_core::checkpoint::serde::parse_json;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde_json::Value as Json;
 

@@ -11,7 +11,7 @@
 use std::io::Write as _;
 use std::process::Output;
 
-use mnemograph_core::messages::ToolCall;
+use mnemograph_checkpoint::messages::ToolCall;
 use mnemograph_core::prelude::*;
 use serde_json::json;
 
@@ -91,7 +91,7 @@ pub async fn populate<C: Checkpointer>(saver: C, thread_id: &str) -> String {
 
 /// A thread id no other test run uses.
 pub fn unique(label: &str) -> String {
-    format!("inspect-{label}-{}", mnemograph_core::checkpoint::backend::uuid6(0))
+    format!("inspect-{label}-{}", mnemograph_checkpoint::checkpoint::backend::uuid6(0))
 }
 
 /// Reports an unreachable server: a panic under CI, otherwise a printed skip and `None`.

@@ -1,6 +1,6 @@
 //! The `checkpoint_blobs` rows of a full-layout put: channel values whose version is new.
 
-use mnemograph_core::checkpoint::CheckpointConfig;
+use mnemograph_checkpoint::checkpoint::CheckpointConfig;
 
 use super::batches::{batches, MAX_PLACEHOLDERS};
 use crate::sql;

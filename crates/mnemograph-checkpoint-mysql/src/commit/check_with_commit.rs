@@ -23,7 +23,7 @@
 //! then commits nothing; waiting inside the script that ends with `COMMIT` would commit it after
 //! its caller gave up.
 
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError};
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError};
 use sqlx::MySqlPool;
 
 use super::newest::{first_id, newest_of_all};

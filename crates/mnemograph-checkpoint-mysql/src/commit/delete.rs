@@ -1,6 +1,6 @@
 //! Deleting a thread.
 
-use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_checkpoint::checkpoint::CheckpointError;
 use sqlx::{MySql, MySqlPool, Transaction};
 
 use crate::error::backend;

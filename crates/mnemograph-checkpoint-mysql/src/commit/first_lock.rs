@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError};
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError};
 use sqlx::pool::PoolConnection;
 use sqlx::{MySql, MySqlPool};
 

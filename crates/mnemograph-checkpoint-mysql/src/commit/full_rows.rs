@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError};
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError};
 
 use super::batches::{batches, MAX_PLACEHOLDERS};
 use super::blobs::{blob_statements, Blob};

@@ -1,6 +1,6 @@
 //! The lengths of the `VARCHAR` columns, checked before anything is sent (see [`fits`]).
 
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError};
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError};
 
 /// Length of the `VARCHAR(150)` columns: ids, channels, versions, type tags.
 pub(crate) const ID_LEN: usize = 150;

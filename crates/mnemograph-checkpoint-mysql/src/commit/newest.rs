@@ -1,6 +1,6 @@
 //! Reading the newest checkpoint of a namespace, as a plain read: what a conflict names.
 
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError};
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError};
 use sqlx::mysql::MySqlRow;
 use sqlx::Row as _;
 

@@ -24,7 +24,7 @@
 
 use std::borrow::Cow;
 
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError};
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError};
 use sqlx::Row as _;
 
 use super::check_with_commit;

@@ -1,10 +1,10 @@
 //! The pending writes of tasks, `checkpoint_writes` rows: `put_writes` of both savers, and the
 //! writes a link of a commit carries.
 
-use mnemograph_core::checkpoint::backend::{record_io, write_index};
-use mnemograph_core::checkpoint::serde::dumps_typed;
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError, WRITES_IDX_MAP};
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::checkpoint::backend::{record_io, write_index};
+use mnemograph_checkpoint::checkpoint::serde::dumps_typed;
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, WRITES_IDX_MAP};
+use mnemograph_checkpoint::value::ChannelValue;
 use sqlx::MySqlPool;
 
 use super::batches::{batches, MAX_PLACEHOLDERS};

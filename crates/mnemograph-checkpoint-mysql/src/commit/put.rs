@@ -4,12 +4,14 @@
 
 use std::sync::Arc;
 
-use mnemograph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed, metadata_to_json, JsonObject};
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::serde::{
+    checkpoint_to_json, dumps_typed, metadata_to_json, JsonObject,
+};
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, Commit, ExpectParent,
     WriteBatch,
 };
-use mnemograph_core::value::ChannelValue;
+use mnemograph_checkpoint::value::ChannelValue;
 use sqlx::MySqlPool;
 
 use super::blobs::Blob;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_checkpoint::checkpoint::CheckpointError;
 use sqlx::mysql::MySqlDatabaseError;
 
 use crate::error::Error;

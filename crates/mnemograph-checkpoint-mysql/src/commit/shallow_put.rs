@@ -1,8 +1,8 @@
 //! Storing a checkpoint in the shallow layout: checked and encoded into [`ShallowRows`], then
 //! written in one put transaction (see [`super::transaction`]).
 
-use mnemograph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed, metadata_to_json};
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::serde::{checkpoint_to_json, dumps_typed, metadata_to_json};
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
 };
 

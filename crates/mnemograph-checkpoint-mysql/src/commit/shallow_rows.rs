@@ -1,7 +1,7 @@
 //! The rows of a shallow-layout put (the namespace's one checkpoint row, its blobs, one per
 //! channel) and the statements that store them inside the put transaction.
 
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError};
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError};
 use sqlx::MySqlConnection;
 
 use super::batches::{batches, MAX_PLACEHOLDERS};

@@ -4,7 +4,7 @@
 //! What a put stores is handed over as a value ([`Body`]), and written by the module of its
 //! layout once the parent check has passed: [`super::full_rows`] or [`super::shallow_rows`].
 
-use mnemograph_core::checkpoint::{CheckpointConfig, CheckpointError};
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError};
 
 use super::check_with_commit::{self, Failure};
 use super::connections::{Lease, Writers};

@@ -22,7 +22,7 @@
 //! cancelled, or a `ROLLBACK` failed) marks its connection to be closed instead of pooled: the
 //! server rolls back a session's transaction when the session ends.
 
-use mnemograph_core::checkpoint::backend::record_io;
+use mnemograph_checkpoint::checkpoint::backend::record_io;
 use sqlx::mysql::{MySqlDatabaseError, MySqlRow};
 use sqlx::MySqlConnection;
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use mnemograph_core::checkpoint::backend::version_number;
+use mnemograph_checkpoint::checkpoint::backend::version_number;
 use sqlx::{MySql, Row as _, Transaction};
 
 use super::format::{self, DELTA_TYPE};

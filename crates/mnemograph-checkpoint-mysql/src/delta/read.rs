@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use mnemograph_core::checkpoint::backend::version_number;
-use mnemograph_core::checkpoint::CheckpointError;
+use mnemograph_checkpoint::checkpoint::backend::version_number;
+use mnemograph_checkpoint::checkpoint::CheckpointError;
 use sqlx::{MySqlPool, Row as _};
 
 use super::cache::Stored;

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use mnemograph_core::checkpoint::backend::version_number;
-use mnemograph_core::checkpoint::CheckpointConfig;
+use mnemograph_checkpoint::checkpoint::backend::version_number;
+use mnemograph_checkpoint::checkpoint::CheckpointConfig;
 use sqlx::MySqlConnection;
 
 use super::cache::Stored;

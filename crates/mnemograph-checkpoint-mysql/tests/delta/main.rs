@@ -14,16 +14,16 @@ mod lifecycle;
 
 use std::process::Command;
 
-use mnemograph_checkpoint_mysql::{DeltaChannels, MySqlCheckpointer};
-use mnemograph_core::checkpoint::backend::{checkpoint_id, next_version};
-use mnemograph_core::checkpoint::serde::dumps_typed;
-use mnemograph_core::checkpoint::{
+use mnemograph_checkpoint::checkpoint::backend::{checkpoint_id, next_version};
+use mnemograph_checkpoint::checkpoint::serde::dumps_typed;
+use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
     CheckpointTuple, Checkpointer, Commit, ExpectParent, ListOptions, PruneStrategy,
 };
-use mnemograph_core::messages::ToolCall;
+use mnemograph_checkpoint::messages::ToolCall;
+use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint_mysql::{DeltaChannels, MySqlCheckpointer};
 use mnemograph_core::prelude::*;
-use mnemograph_core::value::ChannelValue;
 
 /// Writes every checkpoint and write to two savers; reads from the first (the delta one), so a
 /// run exercises delta reads and the cache as a graph uses them.
@@ -228,7 +228,7 @@ async fn put_messages(
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(step),
-        ts: mnemograph_core::checkpoint::backend::now_iso(),
+        ts: mnemograph_checkpoint::checkpoint::backend::now_iso(),
         ..Checkpoint::default()
     };
     cp.channel_values.insert("messages".into(), messages);

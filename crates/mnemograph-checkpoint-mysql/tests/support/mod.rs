@@ -10,10 +10,10 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use mnemograph_checkpoint::checkpoint::backend::{checkpoint_id, next_version};
+use mnemograph_checkpoint::checkpoint::{ChannelVersions, Checkpoint};
+use mnemograph_checkpoint::value::ChannelValue;
 use mnemograph_checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
-use mnemograph_core::checkpoint::backend::{checkpoint_id, next_version};
-use mnemograph_core::checkpoint::{ChannelVersions, Checkpoint};
-use mnemograph_core::value::ChannelValue;
 use sqlx::{Connection, MySqlConnection};
 
 /// Used when `MYSQL_URL` is not set.
@@ -132,7 +132,7 @@ pub async fn drop_database(name: &str) {
 
 /// A thread id no other test or run uses.
 pub fn unique(label: &str) -> String {
-    format!("{label}-{}", mnemograph_core::checkpoint::backend::uuid6(0))
+    format!("{label}-{}", mnemograph_checkpoint::checkpoint::backend::uuid6(0))
 }
 
 /// [`url`] naming database `name` instead, with the URL parameters `params` (`k=v&...`) added.
@@ -163,7 +163,7 @@ pub fn checkpoint(step: i64, values: &[(&str, ChannelValue)]) -> (Checkpoint, Ch
     let mut cp = Checkpoint {
         v: 4,
         id: checkpoint_id(step),
-        ts: mnemograph_core::checkpoint::backend::now_iso(),
+        ts: mnemograph_checkpoint::checkpoint::backend::now_iso(),
         ..Checkpoint::default()
     };
     for (channel, value) in values {

@@ -6,8 +6,8 @@ use std::io::Write as _;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use mnemograph_checkpoint::checkpoint::backend::uuid6;
 use mnemograph_checkpoint_redis::{RedisCheckpointer, RedisCheckpointerBuilder, ThreadKeys};
-use mnemograph_core::checkpoint::backend::uuid6;
 
 /// `REDIS_URL`, or the local default.
 pub fn redis_url() -> String {

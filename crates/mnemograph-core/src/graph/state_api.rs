@@ -3,10 +3,10 @@
 use tracing::Instrument;
 
 use super::compiled::CompiledGraph;
-use crate::checkpoint::spans::{saver_span, SaverOp};
+use crate::checkpoint::backend::uuid6;
 use crate::checkpoint::{
-    uuid6, ChainLink, ChannelVersions, CheckpointConfig, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, Commit, ExpectParent, ListOptions, NULL_TASK_ID,
+    ChainLink, ChannelVersions, CheckpointConfig, CheckpointMetadata, CheckpointSource, CheckpointTuple,
+    Commit, ExpectParent, ListOptions, NULL_TASK_ID,
 };
 use crate::command::NodeOutput;
 use crate::config::RunConfig;
@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
 use crate::pregel::channels::writes;
 use crate::pregel::persist::{self, CheckpointCache, VersionText};
+use crate::pregel::saver_spans::{saver_span, SaverOp};
 use crate::pregel::task::{self, Task};
 use crate::State;
 
@@ -103,10 +104,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         Ok(snap)
     }
 
-    fn fill_subgraphs<'a>(
-        &'a self,
-        snap: &'a mut StateSnapshot<S>,
-    ) -> crate::checkpoint::BoxFuture<'a, Result<()>> {
+    fn fill_subgraphs<'a>(&'a self, snap: &'a mut StateSnapshot<S>) -> crate::BoxFuture<'a, Result<()>> {
         Box::pin(async move {
             let (Some(cfg), Some(saver)) = (snap.config.clone(), self.pregel.checkpointer.as_deref()) else {
                 return Ok(());

@@ -15,13 +15,13 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
-use crate::checkpoint::spans::{saver_span, SaverOp};
 use crate::checkpoint::{
     ChainLink, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, Commit,
     DynCheckpointer, ExpectParent, WriteBatch,
 };
 use crate::config::Durability;
 use crate::error::Result;
+use crate::pregel::saver_spans::{saver_span, SaverOp};
 
 /// Whether the run's first commit has succeeded: shared with its persistence, so that it can be
 /// told after the run failed.

@@ -11,6 +11,7 @@
 //! - [`persist`]: converting the channel table to and from LangGraph's checkpoint model;
 //! - [`version_text`]: the texts of a run's channel versions;
 //! - [`commit`]: saving checkpoints, refusing one whose parent is no longer the latest;
+//! - [`saver_spans`]: the spans of the engine's calls to its saver;
 //! - [`run`]: the superstep loop (IO, concurrency, retries, streaming).
 
 mod blocking;
@@ -21,6 +22,7 @@ pub(crate) mod persist;
 pub(crate) mod plan;
 pub(crate) mod run;
 pub(crate) mod runnable;
+pub(crate) mod saver_spans;
 mod step;
 pub(crate) mod task;
 pub(crate) mod version_text;

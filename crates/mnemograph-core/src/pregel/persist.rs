@@ -185,7 +185,7 @@ pub(crate) fn to_checkpoint<S: State, C>(
     Ok(Checkpoint {
         v: CHECKPOINT_VERSION,
         id,
-        ts: crate::checkpoint::now_iso(),
+        ts: crate::checkpoint::backend::now_iso(),
         channel_values: values,
         channel_versions: versions,
         versions_seen: seen,

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::checkpoint::{version_number, write_version_text, CheckpointError, VERSION_TEXT_LEN};
+use crate::checkpoint::backend::version_number;
+use crate::checkpoint::{write_version_text, CheckpointError, VERSION_TEXT_LEN};
 use crate::error::Result;
 
 /// Renders integer versions as LangGraph's strings, remembering each one so a version keeps the
@@ -69,7 +70,7 @@ impl VersionText {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::version_number;
+    use crate::checkpoint::backend::version_number;
 
     #[test]
     fn a_version_keeps_its_text_in_any_order() {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use futures_util::future::OptionFuture;
 use milvus::v2::prelude::*;
-use mnemograph_core::store::DynEmbeddings;
+use mnemograph_checkpoint::store::DynEmbeddings;
 use serde_json::{json, Value};
 
 use mnemograph_memory::backend::{is_retired, scored_ids, traced_retrieve, traced_save, validate_id};

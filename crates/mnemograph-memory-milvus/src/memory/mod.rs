@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use milvus::v2::prelude::*;
-use mnemograph_core::store::{DynEmbeddings, Embeddings};
+use mnemograph_checkpoint::store::{DynEmbeddings, Embeddings};
 
 use mnemograph_memory::backend::{validate_id, UserLocks};
 use mnemograph_memory::{

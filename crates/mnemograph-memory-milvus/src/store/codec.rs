@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use milvus::v2::prelude::ResultRow;
-use mnemograph_core::store::Item;
+use mnemograph_checkpoint::store::Item;
 use serde_json::Value;
 
 use mnemograph_memory::Error as MemoryError;
@@ -137,7 +137,7 @@ pub(crate) fn item_of(row_id: &str) -> &str {
 }
 
 /// The texts to embed for `value`: one per configured field that is present and not null (`"$"`
-/// is the whole document as JSON text; `"a.b"` a nested field), as mnemograph-core's `InMemoryStore`.
+/// is the whole document as JSON text; `"a.b"` a nested field), as mnemograph-checkpoint's `InMemoryStore`.
 pub(crate) fn texts_to_embed(fields: &[String], value: &Value) -> Vec<String> {
     fields
         .iter()

@@ -1,4 +1,4 @@
-//! [`MilvusStore`]: mnemograph-core's [`Store`] (LangGraph's `BaseStore`) in a Milvus collection.
+//! [`MilvusStore`]: mnemograph-checkpoint's [`Store`] (LangGraph's `BaseStore`) in a Milvus collection.
 //!
 //! One row per item and embedded field. The primary key `<namespace>/<key>#<part>` is derived from
 //! the item's address with an injective encoding (see `codec`), so a `put` of an existing key
@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use milvus::v2::prelude::*;
-use mnemograph_core::store::{
+use mnemograph_checkpoint::store::{
     DynEmbeddings, IndexConfig, Item, ListNamespaces, SearchItem, SearchQuery, Store, StoreError, TtlConfig,
 };
 
@@ -44,7 +44,7 @@ const PLACEHOLDER_DIMS: usize = 2;
 /// Where and how a [`MilvusStore`] keeps its items.
 ///
 /// ```
-/// use mnemograph_core::store::TtlConfig;
+/// use mnemograph_checkpoint::store::TtlConfig;
 /// use mnemograph_memory_milvus::MilvusStoreConfig;
 /// use std::time::Duration;
 ///
@@ -64,7 +64,7 @@ pub struct MilvusStoreConfig {
     pub collection: String,
     /// Read consistency (default strong: a `get` after a `put` must see it, as the trait requires).
     pub consistency: Consistency,
-    /// Expiry policy, as mnemograph-core's `InMemoryStore` (default: no TTL, reads refresh).
+    /// Expiry policy, as mnemograph-checkpoint's `InMemoryStore` (default: no TTL, reads refresh).
     pub ttl: TtlConfig,
     /// Byte limit of the *encoded* namespace (default 2048; labels outside `[A-Za-z0-9-]` take 3
     /// bytes per byte encoded). Longer namespaces are refused by `put`.
@@ -118,7 +118,7 @@ impl MilvusStoreConfig {
     }
 }
 
-/// mnemograph-core's [`Store`] in Milvus: LangGraph's `BaseStore` semantics (the same as `InMemoryStore`:
+/// mnemograph-checkpoint's [`Store`] in Milvus: LangGraph's `BaseStore` semantics (the same as `InMemoryStore`:
 /// validation, `created_at` kept on replace, prefix search, filters, semantic ranking, TTL) for
 /// data shared across processes.
 ///
@@ -127,7 +127,7 @@ impl MilvusStoreConfig {
 ///   (cosine; `score` is the similarity), widened until enough items pass the filter; items with no
 ///   embedded field follow, newest first, as in `InMemoryStore`.
 /// - **Filters** are evaluated by Milvus where that is exact enough (equality and ordering on
-///   scalars) and always re-checked with mnemograph-core's `matches_filter`, so results match
+///   scalars) and always re-checked with mnemograph-checkpoint's `matches_filter`, so results match
 ///   `InMemoryStore` (`$ne` and dotted names run client-side).
 /// - **TTL**: `expires_at` hides expired rows from every read; reads refresh it when configured;
 ///   writes delete expired rows every `sweep_interval`.
@@ -138,7 +138,7 @@ impl MilvusStoreConfig {
 /// search reaches at most Milvus's top-k cap (16384 rows). Cloning shares the connection.
 ///
 /// ```no_run
-/// use mnemograph_core::store::{namespace, HashingEmbeddings, IndexConfig, SearchQuery, Store};
+/// use mnemograph_checkpoint::store::{namespace, HashingEmbeddings, IndexConfig, SearchQuery, Store};
 /// use mnemograph_memory_milvus::{MilvusStore, MilvusStoreConfig};
 /// use serde_json::json;
 ///

@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::SystemTime;
 
 use milvus::v2::prelude::*;
-use mnemograph_core::store::{
+use mnemograph_checkpoint::store::{
     matches_filter, validate_filter, DynEmbeddings, ListNamespaces, NamespaceMatch, SearchItem, SearchQuery,
     StoreError,
 };
@@ -117,7 +117,7 @@ impl MilvusStore {
         expr: String,
         filter: &Map<String, Value>,
         want: usize,
-    ) -> Result<Vec<mnemograph_core::store::Item>, StoreError> {
+    ) -> Result<Vec<mnemograph_checkpoint::store::Item>, StoreError> {
         if !filter.is_empty() {
             // The documents are needed to re-check the filter anyway: one pass reads them all.
             let res = self.query(expr, &ITEM_FIELDS).await.map_err(backend)?;
@@ -144,7 +144,7 @@ impl MilvusStore {
     }
 
     /// The items of `stamps`' row ids, in that order (rows deleted meanwhile are skipped).
-    async fn fetch(&self, stamps: Stamps) -> Result<Vec<mnemograph_core::store::Item>, StoreError> {
+    async fn fetch(&self, stamps: Stamps) -> Result<Vec<mnemograph_checkpoint::store::Item>, StoreError> {
         if stamps.is_empty() {
             return Ok(Vec::new());
         }

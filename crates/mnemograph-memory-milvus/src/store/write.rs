@@ -3,7 +3,7 @@
 use std::time::{Duration, SystemTime};
 
 use milvus::v2::prelude::*;
-use mnemograph_core::store::{validate_namespace, DynEmbeddings, Item, StoreError};
+use mnemograph_checkpoint::store::{validate_namespace, DynEmbeddings, Item, StoreError};
 use serde_json::{json, Value};
 
 use super::codec::{

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use mnemograph_core::messages::Message;
+use mnemograph_checkpoint::messages::Message;
 use mnemograph_memory::{
     ConsolidateOptions, Consolidator, LlmDecider, Memory, MemoryRecord, Retire, RetrieveQuery, RuleDecider,
     SupersedeDecider,
@@ -64,11 +64,11 @@ impl UpdateReport {
 /// older version. It goes through the real prompt and parser, so it measures everything but a
 /// model's judgement: whether the candidate search surfaces the old fact, and what retiring it
 /// does to retrieval (the ceiling of a real model's result).
-pub fn oracle(questions: &[HardQuestion]) -> LlmDecider<impl mnemograph_core::messages::ChatCall> {
+pub fn oracle(questions: &[HardQuestion]) -> LlmDecider<impl mnemograph_checkpoint::messages::ChatCall> {
     let pairs: Arc<Vec<(String, String)>> = Arc::new(
         questions.iter().filter_map(|q| Some((q.marker.clone(), q.stale_marker.clone()?))).collect(),
     );
-    LlmDecider::new(mnemograph_core::messages::chat_fn(move |messages: Vec<Message>| {
+    LlmDecider::new(mnemograph_checkpoint::messages::chat_fn(move |messages: Vec<Message>| {
         let pairs = Arc::clone(&pairs);
         async move {
             let prompt = messages.last().map(Message::text).unwrap_or_default();

@@ -7,7 +7,7 @@ use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
 use milvus::v2::prelude::*;
-use mnemograph_core::store::HashingEmbeddings;
+use mnemograph_checkpoint::store::HashingEmbeddings;
 use mnemograph_memory_milvus::{fields, Consistency, MilvusConfig, MilvusMemory};
 
 use super::DIMS;

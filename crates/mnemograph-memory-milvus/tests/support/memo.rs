@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mnemograph_core::store::Embeddings;
-use mnemograph_core::BoxError;
+use mnemograph_checkpoint::store::Embeddings;
+use mnemograph_checkpoint::BoxError;
 
 /// Vectors by text, documents and queries apart (a model may embed them differently).
 #[derive(Default)]

@@ -1,6 +1,6 @@
 //! Behaviours every [`Memory`] backend must have; each function is one test.
 
-use mnemograph_core::BoxError;
+use mnemograph_checkpoint::BoxError;
 use mnemograph_memory::{
     compact_session, summarizer_fn, CompactOptions, Error, Memory, MemoryRecord, NewMemory, RetrieveQuery,
     SearchMode, SessionScope, ROLE_SUMMARY,

@@ -25,7 +25,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
 use futures_util::FutureExt;
-use mnemograph_core::store::{Embeddings, HashingEmbeddings};
+use mnemograph_checkpoint::store::{Embeddings, HashingEmbeddings};
 use mnemograph_memory_milvus::{Consistency, MilvusConfig, MilvusMemory};
 
 /// Dimension of the test embedder: large enough that bag-of-words collisions are rare.

@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures_util::{stream, StreamExt};
-use mnemograph_core::messages::Message;
-use mnemograph_core::store::{cosine_similarity, DynEmbeddings};
+use mnemograph_checkpoint::messages::Message;
+use mnemograph_checkpoint::store::{cosine_similarity, DynEmbeddings};
 use mnemograph_memory::{
     ConsolidateOptions, Consolidator, EmbeddedMemory, LlmDecider, Memory, MemoryHit, RerankConfig, Retire,
     RetrieveQuery, RuleDecider, SearchMode, SessionScope, SupersedeDecider,
@@ -292,13 +292,13 @@ pub async fn hot_path<M: Retire, D: SupersedeDecider>(memory: &M, data: &Dataset
 /// An LLM decider whose "model" answers from the ground truth: it names a candidate exactly when
 /// the new memory is the newer version of a changed fact and the candidate its outdated version.
 /// It goes through the real prompt and parser.
-pub fn oracle(data: &Dataset) -> LlmDecider<impl mnemograph_core::messages::ChatCall> {
+pub fn oracle(data: &Dataset) -> LlmDecider<impl mnemograph_checkpoint::messages::ChatCall> {
     // The user lines, as they appear (JSON-quoted) in the prompt; none needs escaping.
     let said = |c: &str| c.trim_start_matches("User: ").split('\n').next().unwrap_or_default().to_owned();
     let pairs: Arc<Vec<(String, String)>> = Arc::new(
         data.questions.iter().filter_map(|q| Some((said(&q.expected), said(q.stale.as_deref()?)))).collect(),
     );
-    LlmDecider::new(mnemograph_core::messages::chat_fn(move |messages: Vec<Message>| {
+    LlmDecider::new(mnemograph_checkpoint::messages::chat_fn(move |messages: Vec<Message>| {
         let pairs = Arc::clone(&pairs);
         async move {
             let prompt = messages.last().map(Message::text).unwrap_or_default();

@@ -5,8 +5,8 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use mnemograph_core::messages::{ChatCall, Message};
-use mnemograph_core::BoxError;
+use mnemograph_checkpoint::messages::{ChatCall, Message};
+use mnemograph_checkpoint::BoxError;
 
 /// Replies from a script; records every call's messages. An exhausted script is an error, so a
 /// test that calls the model more often than it meant to fails loudly.

@@ -1,7 +1,7 @@
 //! A conformance suite for mnemograph-core `Store`s: LangGraph `BaseStore` behaviours any backend must
 //! share. Each function takes an empty store and is one test.
 
-use mnemograph_core::store::{namespace, ListNamespaces, SearchQuery, Store, StoreError};
+use mnemograph_checkpoint::store::{namespace, ListNamespaces, SearchQuery, Store, StoreError};
 use serde_json::json;
 
 fn ns(labels: &[&str]) -> Vec<String> {

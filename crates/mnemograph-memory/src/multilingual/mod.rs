@@ -9,8 +9,8 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use mnemograph_core::store::Embeddings;
-use mnemograph_core::BoxError;
+use mnemograph_checkpoint::store::Embeddings;
+use mnemograph_checkpoint::BoxError;
 
 use crate::error::{Error, Result};
 use encoder::Encoder;
@@ -36,7 +36,7 @@ struct Inner {
 /// Inference runs on tokio's blocking pool so it does not stall other tasks.
 ///
 /// ```no_run
-/// use mnemograph_core::store::Embeddings;
+/// use mnemograph_checkpoint::store::Embeddings;
 /// use mnemograph_memory::MultilingualUseEmbeddings;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {

@@ -1,6 +1,6 @@
 //! [`Retire`] for [`EmbeddedMemory`]: rewrite the item with its marks.
 
-use mnemograph_core::store::Store;
+use mnemograph_checkpoint::store::Store;
 use serde_json::{Map, Value};
 
 use super::{mark, unmark, Retire, Retirement};

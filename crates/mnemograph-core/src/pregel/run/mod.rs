@@ -12,7 +12,6 @@ use super::persist::{self, CheckpointCache, VersionText};
 use super::plan::{ChannelKind, Layout};
 use super::runnable::Pregel;
 use super::task::{Task, TaskWrites};
-use crate::checkpoint::spans::{saver_span, SaverOp};
 use crate::checkpoint::{
     is_control_write, CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch, NULL_TASK_ID,
 };
@@ -20,6 +19,7 @@ use crate::command::{Command, Goto, Input};
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
 use crate::interrupt::{Breakpoint, Interrupt, NullResume, Resume, RunOutcome};
+use crate::pregel::saver_spans::{saver_span, SaverOp};
 use crate::runtime::{SideEvent, SideSink};
 use crate::state::FieldSet;
 use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes};
@@ -139,7 +139,7 @@ pub(crate) async fn run_from<S: State, C: Send + Sync + 'static>(
         // subscriber that records the span.
         match config.metadata.get("run_id").and_then(serde_json::Value::as_str) {
             Some(id) => span.record("run_id", id),
-            None => span.record("run_id", crate::checkpoint::uuid6(-2).as_str()),
+            None => span.record("run_id", crate::checkpoint::backend::uuid6(-2).as_str()),
         };
     }
     let outcome = async {

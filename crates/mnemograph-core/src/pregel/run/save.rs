@@ -4,12 +4,13 @@
 use tracing::Instrument;
 
 use super::{tasks, Loop};
-use crate::checkpoint::spans::{saver_span, SaverOp};
-use crate::checkpoint::{uuid6, CheckpointMetadata, CheckpointSource, WriteBatch};
+use crate::checkpoint::backend::uuid6;
+use crate::checkpoint::{CheckpointMetadata, CheckpointSource, WriteBatch};
 use crate::config::Durability;
 use crate::error::{Error, Result};
 use crate::pregel::channels::writes;
 use crate::pregel::persist;
+use crate::pregel::saver_spans::{saver_span, SaverOp};
 use crate::pregel::task::{Task, TaskWrites};
 use crate::stream::{StreamEvent, StreamMode};
 use crate::value::ChannelValue;
