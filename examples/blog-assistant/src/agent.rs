@@ -13,6 +13,7 @@ use mnemograph_core::{CompiledGraph, Runtime};
 use mnemograph_models::SharedChatModel;
 
 use crate::corpus::Corpus;
+use crate::pending::{PendingRounds, StageRound};
 use crate::tool_log::LogToolCalls;
 use crate::tool_output::{TruncateToolOutput, MAX_TOOL_CHARS, NOTE_CHARS};
 use crate::tools::blog_tools;
@@ -23,10 +24,12 @@ pub const SYSTEM_PROMPT: &str = "你是「黑白梦」博客的助手。回答�
 用户问起之前的对话时，根据对话历史回答。";
 
 /// The agent graph over `checkpointer`: nodes `patch_tool_calls.before_agent`,
-/// `trimming.before_model`, `model` and `tools`. `context_tokens` is the trimming budget.
-/// Around each tool call, [`LogToolCalls`] logs it and, inside it, [`TruncateToolOutput`] cuts
+/// `stage_round.before_agent`, `trimming.before_model`, `model`, `tools` and
+/// `stage_round.after_agent`. `context_tokens` is the trimming budget. Around each tool call,
+/// [`LogToolCalls`] logs it and notes it in `pending` and, inside it, [`TruncateToolOutput`] cuts
 /// its result to 2000 characters as the tools node produces it; the trimming middleware's own
 /// tool limit sits above that (room for the truncation note), so it never cuts a result twice.
+/// [`StageRound`] stages each completed round in `pending` for the commit that archives it.
 ///
 /// # Errors
 /// As `AgentBuilder::compile_with` (never, for this fixed shape).
@@ -34,13 +37,15 @@ pub fn build(
     model: SharedChatModel,
     corpus: &Arc<Corpus>,
     context_tokens: usize,
+    pending: &Arc<PendingRounds>,
     checkpointer: impl Checkpointer,
 ) -> mnemograph_core::Result<CompiledGraph<AgentState>> {
     create_agent(model, blog_tools(corpus))
         .system_prompt(SYSTEM_PROMPT)
         .middleware(PatchToolCalls)
+        .middleware(StageRound::new(Arc::clone(pending)))
         .middleware(TrimmingMiddleware::new(context_tokens).with_max_tool_chars(MAX_TOOL_CHARS + NOTE_CHARS))
-        .middleware(LogToolCalls)
+        .middleware(LogToolCalls::new(Arc::clone(pending)))
         .middleware(TruncateToolOutput)
         .compile_with(checkpointer)
 }

@@ -2,9 +2,11 @@
 //! unchanged: the official SDK clients and chat UIs talk to it as to a Python deployment.
 //!
 //! What the application keeps is its own work, as [`ArchiveHooks`]: before a run, a thread whose
-//! checkpoint is gone is rebuilt from the MySQL archive ([`recovery`](crate::recovery)) and the
-//! round is set to commit once, at its end ([`snapshot`]); after a completed run, its question,
-//! answer and citations are archived. What it stops writing is the rest of
+//! checkpoint is gone is rebuilt from the MySQL archive ([`recovery`](crate::recovery)), and the
+//! round is set to commit once, at its end ([`snapshot`]), and names its conversation, so that
+//! this commit archives its question, answer, citations and tool calls too
+//! ([`archiving_saver`](crate::archiving_saver)). A round the archive refuses is a failed run:
+//! the client gets the error, and neither store keeps the round. What it stops writing is the rest of
 //! [`routes`](crate::routes), [`sse`](crate::sse) and [`locks`](crate::locks): streaming, run
 //! bookkeeping, one run at a time per thread, cancellation and reconnection are the server's.
 //!
@@ -23,26 +25,31 @@ use mnemograph_server::{RunContext, RunEnd, RunHooks, Server};
 use serde_json::Value;
 
 use crate::archive::Archive;
+use crate::archiving_saver::ArchivingSaver;
 use crate::config::Config;
 use crate::corpus::Corpus;
 use crate::error::Result;
+use crate::pending::{Conversation, PendingRounds};
 use crate::recovery::{ensure_checkpoint, Recovery};
-use crate::round::RoundLog;
 use crate::{agent, model, snapshot};
 
 /// The graph id the assistant is served as.
 pub const GRAPH_ID: &str = "blog";
 
-/// Cold-start recovery before a run, the archive after it.
+/// Cold-start recovery and the round's conversation before a run; after it, what the run left
+/// pending is forgotten.
 #[derive(Debug, Clone)]
 pub struct ArchiveHooks {
+    /// The archive recovery reads.
     archive: Archive,
+    /// Where the agent stages rounds for the archiving commit.
+    pending: Arc<PendingRounds>,
 }
 
 impl ArchiveHooks {
-    /// Hooks archiving into `archive`.
-    pub fn new(archive: Archive) -> Self {
-        Self { archive }
+    /// Hooks rebuilding from `archive`, for an agent staging rounds in `pending`.
+    pub fn new(archive: Archive, pending: Arc<PendingRounds>) -> Self {
+        Self { archive, pending }
     }
 }
 
@@ -72,43 +79,28 @@ impl RunHooks<AgentState> for ArchiveHooks {
             if let Recovery::Rebuilt(n) = recovery {
                 tracing::info!(thread_id = %run.thread_id, messages = n, "thread rebuilt from the archive");
             }
-            // A round commits once, when it completes: a cancelled round leaves the snapshot as
-            // it was.
-            *config = config.clone().durability(Durability::Exit);
+            // A round commits once, when it completes, into both stores: a cancelled or failed
+            // round leaves both as they were.
+            let conversation = Conversation { user_id, session_id };
+            *config = conversation.configure(config.clone().durability(Durability::Exit));
             Ok(())
         })
     }
 
     fn after_run<'a>(
         &'a self,
-        graph: &'a CompiledGraph<AgentState>,
+        _graph: &'a CompiledGraph<AgentState>,
         run: &'a RunContext,
-        end: &'a RunEnd,
+        _end: &'a RunEnd,
     ) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            if *end != RunEnd::Success {
-                return;
-            }
-            let Ok((user_id, session_id)) = conversation(run) else { return };
-            let state = match graph.get_state(&RunConfig::thread(run.thread_id.as_str())).await {
-                Ok(s) => s,
-                Err(e) => {
-                    return tracing::warn!(thread_id = %run.thread_id, error = %e, "reading a finished round failed")
-                }
-            };
-            let Some((question, log)) = RoundLog::of_messages(&state.values.messages) else { return };
-            let Some(answer) = log.answer() else { return };
-            if let Err(e) =
-                self.archive.save_round(&user_id, &session_id, &question, answer, &log.citations()).await
-            {
-                tracing::warn!(thread_id = %run.thread_id, error = %e, "archiving a round failed");
-            }
-        })
+        // The run has ended: a round it staged and did not commit must not be archived later.
+        self.pending.discard(&run.thread_id);
+        Box::pin(async {})
     }
 }
 
 /// The assistant as a LangGraph API server: the agent as graph [`GRAPH_ID`] on the shallow
-/// Redis saver, with [`ArchiveHooks`] on the MySQL archive, authenticating with the config's
+/// Redis saver archiving each round into MySQL, with [`ArchiveHooks`], authenticating with the config's
 /// bearer tokens when it has them.
 ///
 /// # Errors
@@ -116,10 +108,14 @@ impl RunHooks<AgentState> for ArchiveHooks {
 /// table.
 pub async fn server(config: &Config) -> Result<Server> {
     let corpus = Arc::new(Corpus::builtin()?);
-    let saver = snapshot::connect_saver(config).await?;
+    let redis = snapshot::connect_saver(config).await?;
     let archive = Archive::connect(&config.mysql_url).await?;
-    let agent = agent::build(model::build(&config.model)?, &corpus, config.context_tokens, saver.clone())?;
-    let server = Server::new(saver).graph_with_hooks(GRAPH_ID, agent, ArchiveHooks::new(archive))?;
+    let pending = Arc::new(PendingRounds::default());
+    let saver = ArchivingSaver::new(redis, archive.clone(), Arc::clone(&pending));
+    let model = model::build(&config.model)?;
+    let agent = agent::build(model, &corpus, config.context_tokens, &pending, saver.clone())?;
+    let hooks = ArchiveHooks::new(archive, pending);
+    let server = Server::new(saver).graph_with_hooks(GRAPH_ID, agent, hooks)?;
     Ok(match &config.auth_tokens {
         Some(table) => server.with_auth(BearerTokens::parse(table)?),
         None => server,

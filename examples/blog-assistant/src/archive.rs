@@ -1,16 +1,19 @@
 //! The MySQL archive, `chat_messages`: every completed round's question and answer (with its
-//! citations), kept for good. It feeds `GET /history` and cold-start recovery; tool calls and
-//! tool results are deliberately not stored (they live only in the Redis checkpoint).
+//! citations), kept for good. It feeds `GET /history` and cold-start recovery. Tool results are
+//! deliberately not stored (they live only in the Redis checkpoint); which tools a round
+//! called, and how that went, is audited next to it ([`tool_audit`](crate::tool_audit)).
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use serde::Serialize;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
-use sqlx::{Connection, MySqlConnection, MySqlPool, Row};
+use sqlx::{Connection, MySql, MySqlConnection, MySqlPool, Row, Transaction};
 
 use crate::corpus::Citation;
 use crate::error::{Error, Result};
+use crate::pending::{Conversation, StagedRound};
+use crate::tool_audit;
 
 /// The table, created at start-up. `role` is only ever `human` or `ai`; `citations` is a JSON
 /// array on AI rows and NULL on human rows. Times are UTC with milliseconds.
@@ -63,7 +66,8 @@ pub struct Archive {
 }
 
 impl Archive {
-    /// Connects to `url`, creating its database when missing and the table when missing.
+    /// Connects to `url`, creating its database when missing and the tables (`chat_messages`,
+    /// `tool_invocations`) when missing.
     ///
     /// # Errors
     /// [`Error::Config`] for a URL without a usable database name, [`Error::Archive`] when the
@@ -90,11 +94,12 @@ impl Archive {
             .connect_with(options)
             .await?;
         sqlx::raw_sql(CREATE_TABLE).execute(&pool).await?;
+        sqlx::raw_sql(tool_audit::CREATE_TABLE).execute(&pool).await?;
         Ok(Self { pool })
     }
 
-    /// Appends one completed round, question and answer, in one transaction: both rows or
-    /// neither.
+    /// Appends one completed round without tool calls, question and answer, in one
+    /// transaction: both rows or neither.
     ///
     /// # Errors
     /// [`Error::Archive`]; nothing is written then.
@@ -106,28 +111,48 @@ impl Archive {
         answer: &str,
         citations: &[Citation],
     ) -> Result<()> {
-        let citations = serde_json::to_string(citations).unwrap_or_else(|_| "[]".to_owned());
+        let conversation = Conversation { user_id: user_id.to_owned(), session_id: session_id.to_owned() };
+        let round = StagedRound {
+            thread_id: crate::routes::thread_id(user_id, session_id),
+            conversation,
+            question: question.to_owned(),
+            answer: answer.to_owned(),
+            citations: citations.to_vec(),
+            tools: Vec::new(),
+        };
+        self.begin_round(&round).await?.commit().await?;
+        Ok(())
+    }
+
+    /// Writes `round` (question, answer, tool calls) in a transaction it leaves open: the
+    /// caller commits it once the snapshot is stored, or drops it to roll it back.
+    ///
+    /// # Errors
+    /// [`Error::Archive`]; the transaction is rolled back then.
+    pub async fn begin_round(&self, round: &StagedRound) -> Result<Transaction<'static, MySql>> {
+        let citations = serde_json::to_string(&round.citations).unwrap_or_else(|_| "[]".to_owned());
         let insert = "INSERT INTO chat_messages (user_id, session_id, role, content, citations, created_at) \
                       VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))";
+        let Conversation { user_id, session_id } = &round.conversation;
         let mut tx = self.pool.begin().await?;
         sqlx::query(insert)
             .bind(user_id)
             .bind(session_id)
             .bind("human")
-            .bind(question)
+            .bind(&round.question)
             .bind(None::<String>)
             .execute(&mut *tx)
             .await?;
-        sqlx::query(insert)
+        let answer = sqlx::query(insert)
             .bind(user_id)
             .bind(session_id)
             .bind("ai")
-            .bind(answer)
+            .bind(&round.answer)
             .bind(citations)
             .execute(&mut *tx)
             .await?;
-        tx.commit().await?;
-        Ok(())
+        tool_audit::insert(&mut tx, answer.last_insert_id(), &round.thread_id, &round.tools).await?;
+        Ok(tx)
     }
 
     /// The last `limit` messages of a thread, oldest first: what cold-start recovery reseeds.

@@ -32,6 +32,9 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// The model ended the round without an answer; the round is stored nowhere.
+    #[error("the model gave no answer; nothing was stored")]
+    NoAnswer,
     /// The MySQL archive failed.
     #[error("MySQL archive failed")]
     Archive(#[from] sqlx::Error),
@@ -50,8 +53,8 @@ pub enum Error {
     /// Binding or serving the socket failed.
     #[error("server I/O failed")]
     Io(#[from] std::io::Error),
-    /// The archive task panicked or was cancelled.
-    #[error("archive task did not finish")]
+    /// The task committing a round to both stores panicked or was cancelled.
+    #[error("the round's commit task did not finish")]
     Task(#[from] tokio::task::JoinError),
 }
 

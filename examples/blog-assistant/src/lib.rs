@@ -6,12 +6,16 @@
 //!   its latest checkpoint only, written once per completed round ([`snapshot`]), trimmed before
 //!   every model call and expiring 7 days after its last write;
 //! - **MySQL** (`chat_messages`) keeps every completed round's question, answer and citations
-//!   for good: it serves `GET /history` and rebuilds a thread whose checkpoint is gone.
+//!   for good, with its tool calls in `tool_invocations`: it serves `GET /history` and rebuilds
+//!   a thread whose checkpoint is gone.
+//!
+//! A completed round goes to both in one commit, or to neither ([`archiving_saver`]).
 //!
 //! Modules, one concept each: [`config`], [`corpus`] and [`tools`] (the blog and its two
 //! tools), [`tool_output`] and [`tool_log`] (around each tool call), [`model`]
 //! (OpenAI-compatible or offline), [`agent`] (the graph), [`snapshot`] (what Redis keeps),
-//! [`archive`], [`recovery`], [`locks`] (one round per thread at a time), [`round`] and [`sse`]
+//! [`archive`] and [`tool_audit`] (what MySQL keeps), [`pending`] and [`archiving_saver`] (a
+//! round into both stores), [`recovery`], [`locks`] (one round per thread at a time), [`round`] and [`sse`]
 //! (a round as events, stream safety), [`routes`], [`web`]. [`api`] serves the same agent over
 //! LangGraph's HTTP API instead (`cargo run -p blog-assistant --bin blog-langgraph-api`).
 
@@ -20,16 +24,19 @@
 pub mod agent;
 pub mod api;
 pub mod archive;
+pub mod archiving_saver;
 pub mod config;
 pub mod corpus;
 mod error;
 pub mod locks;
 pub mod model;
+pub mod pending;
 pub mod recovery;
 pub mod round;
 pub mod routes;
 pub mod snapshot;
 pub mod sse;
+pub mod tool_audit;
 pub mod tool_log;
 pub mod tool_output;
 pub mod tools;
@@ -42,6 +49,7 @@ use std::sync::Arc;
 
 use mnemograph_agent::AgentState;
 use mnemograph_core::CompiledGraph;
+use mnemograph_models::SharedChatModel;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -49,8 +57,10 @@ pub use config::{Config, ModelChoice};
 pub use error::{Error, Result};
 
 use crate::archive::Archive;
+use crate::archiving_saver::ArchivingSaver;
 use crate::corpus::Corpus;
 use crate::locks::ThreadLocks;
+use crate::pending::PendingRounds;
 
 /// The running service's shared parts; cheap to clone (one `Arc`).
 #[derive(Clone)]
@@ -69,6 +79,8 @@ struct Inner {
     corpus: Arc<Corpus>,
     /// One round at a time per thread.
     locks: ThreadLocks,
+    /// Rounds between their last node and their commit.
+    pending: Arc<PendingRounds>,
     /// How many threads were rebuilt from the archive since start-up.
     rebuilds: AtomicU64,
 }
@@ -86,13 +98,22 @@ impl App {
     /// # Errors
     /// An unreachable Redis or MySQL, a bad `MYSQL_URL`, or a model client that cannot be built.
     pub async fn connect(config: &Config) -> Result<Self> {
+        Self::connect_with_model(config, model::build(&config.model)?).await
+    }
+
+    /// As [`connect`](Self::connect), answering with `model` instead of the configured one.
+    ///
+    /// # Errors
+    /// An unreachable Redis or MySQL, or a bad `MYSQL_URL`.
+    pub async fn connect_with_model(config: &Config, model: SharedChatModel) -> Result<Self> {
         let corpus = Arc::new(Corpus::builtin()?);
-        let saver = snapshot::connect_saver(config).await?;
+        let redis = snapshot::connect_saver(config).await?;
         let archive = Archive::connect(&config.mysql_url).await?;
-        let model = model::build(&config.model)?;
-        let agent = agent::build(model, &corpus, config.context_tokens, saver)?;
+        let pending = Arc::new(PendingRounds::default());
+        let saver = ArchivingSaver::new(redis, archive.clone(), Arc::clone(&pending));
+        let agent = agent::build(model, &corpus, config.context_tokens, &pending, saver)?;
         let (locks, rebuilds) = (ThreadLocks::default(), AtomicU64::new(0));
-        Ok(Self { inner: Arc::new(Inner { agent, archive, corpus, locks, rebuilds }) })
+        Ok(Self { inner: Arc::new(Inner { agent, archive, corpus, locks, pending, rebuilds }) })
     }
 
     /// The agent graph (its checkpointer is the Redis saver).
@@ -113,6 +134,11 @@ impl App {
     /// The per-thread round locks.
     pub fn locks(&self) -> &ThreadLocks {
         &self.inner.locks
+    }
+
+    /// Rounds between their last node and their commit.
+    pub fn pending(&self) -> &Arc<PendingRounds> {
+        &self.inner.pending
     }
 
     /// How many threads were rebuilt from the archive since start-up.

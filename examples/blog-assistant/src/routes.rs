@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::archive::ArchivedMessage;
 use crate::error::{Error, Result};
+use crate::pending::Conversation;
 use crate::recovery::{ensure_checkpoint, Recovery};
 use crate::snapshot::round_config;
 use crate::sse::{round_events, Round};
@@ -83,7 +84,8 @@ async fn chat_stream(
     let session_id = check_id("session_id", body.session_id)?;
     let question = check_message(body.message)?;
     let thread_id = thread_id(&user_id, &session_id);
-    let config = round_config(&thread_id);
+    let conversation = Conversation { user_id: user_id.clone(), session_id: session_id.clone() };
+    let config = conversation.configure(round_config(&thread_id));
     let guard = app.locks().lock(&thread_id).await;
     if let Recovery::Rebuilt(n) =
         ensure_checkpoint(app.agent(), app.archive(), &config, &user_id, &session_id).await?
@@ -94,7 +96,7 @@ async fn chat_stream(
     let input = AgentStateUpdate::from(Message::human(question.as_str()));
     let run = app.agent().stream(Some(input), &config).modes([StreamMode::Messages, StreamMode::Updates]);
     let round = Round { user_id, session_id, thread_id, question };
-    Ok(Sse::new(round_events(round, app.archive().clone(), run, guard)).keep_alive(KeepAlive::default()))
+    Ok(Sse::new(round_events(round, run, guard)).keep_alive(KeepAlive::default()))
 }
 
 /// The archived bubbles of one session.

@@ -1,14 +1,13 @@
 //! The `POST /chat/stream` response body: the agent's run as Server-Sent Events, with a
 //! stream-safety rule.
 //!
-//! **Stream safety.** The whole round (the agent run, then the archive write) lives inside the
-//! response stream. When the client disconnects, hyper drops the body, which drops this stream:
-//! the `GraphStream` inside it is dropped, and dropping it aborts the agent run. The archive
-//! write is reached only after the run's stream has been iterated to its end, so a half-told
-//! answer is never archived. Once the run has completed, the write is spawned as its own task: a
-//! client leaving during the write cannot cut the transaction short. The run commits its checkpoint
-//! only when it completes (see [`crate::snapshot`]), so a cut-off or failed round leaves the
-//! Redis snapshot as it was before the round, too.
+//! **Stream safety.** The whole round lives inside the response stream. When the client
+//! disconnects, hyper drops the body, which drops this stream: the `GraphStream` inside it is
+//! dropped, and dropping it aborts the agent run. The run stores the round in Redis and the
+//! archive in one commit at its very end ([`crate::archiving_saver`]), which runs as its own task
+//! once started, so a half-told answer is stored nowhere and a client leaving during the commit
+//! cannot cut it short. `done` is sent only once that commit succeeded; a failed one (the
+//! archive refused the round, say) is an `error`, and both stores are as before the round.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -19,7 +18,6 @@ use futures_util::StreamExt;
 use mnemograph_agent::AgentState;
 use mnemograph_core::GraphStream;
 
-use crate::archive::Archive;
 use crate::locks::ThreadGuard;
 use crate::round::{RoundEvent, RoundLog};
 
@@ -40,7 +38,7 @@ pub struct Round {
 enum Phase {
     /// The agent is running.
     Running(GraphStream<AgentState>),
-    /// The run completed; the archive write is next.
+    /// The run completed and its round is stored: `done` is next.
     Completed,
     /// Nothing more to send.
     Finished,
@@ -50,8 +48,6 @@ enum Phase {
 struct Driver {
     /// The round.
     round: Round,
-    /// Where completed rounds go.
-    archive: Archive,
     /// Where the round is.
     phase: Phase,
     /// What the run produced.
@@ -66,13 +62,11 @@ struct Driver {
 /// `updates`); `thread` is held until the stream ends or is dropped.
 pub fn round_events(
     round: Round,
-    archive: Archive,
     run: GraphStream<AgentState>,
     thread: ThreadGuard,
 ) -> impl Stream<Item = Result<Event, Infallible>> + Send {
     let driver = Driver {
         round,
-        archive,
         phase: Phase::Running(run),
         log: RoundLog::default(),
         queue: VecDeque::new(),
@@ -111,7 +105,7 @@ impl Driver {
                 },
                 Phase::Completed => {
                     self.phase = Phase::Finished;
-                    let event = self.archive().await;
+                    let event = self.done();
                     self.queue.push_back(event);
                 }
                 Phase::Finished => return None,
@@ -119,26 +113,14 @@ impl Driver {
         }
     }
 
-    /// Archives the completed round; `done` on success, `error` otherwise.
-    async fn archive(&mut self) -> RoundEvent {
-        let Some(answer) = self.log.answer().map(str::to_owned) else {
-            return RoundEvent::Error {
-                message: "the model gave no answer; nothing was archived".to_owned(),
-            };
-        };
-        let (archive, round, citations) = (self.archive.clone(), self.round.clone(), self.log.citations());
-        let answer_copy = answer.clone();
-        let write = tokio::spawn(async move {
-            archive
-                .save_round(&round.user_id, &round.session_id, &round.question, &answer_copy, &citations)
-                .await
-        });
-        match write.await.map_err(crate::Error::from).and_then(|r| r) {
-            Ok(()) => RoundEvent::Done { thread_id: self.round.thread_id.clone(), answer },
-            Err(e) => {
-                tracing::error!(thread_id = %self.round.thread_id, error = %e.chain(), "archiving the round failed");
-                RoundEvent::Error { message: e.to_string() }
+    /// `done` for the stored round. The run fails without an answer (nothing is stored then),
+    /// so a completed run always has one.
+    fn done(&self) -> RoundEvent {
+        match self.log.answer() {
+            Some(answer) => {
+                RoundEvent::Done { thread_id: self.round.thread_id.clone(), answer: answer.to_owned() }
             }
+            None => RoundEvent::Error { message: crate::Error::NoAnswer.to_string() },
         }
     }
 }

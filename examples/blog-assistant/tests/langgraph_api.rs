@@ -1,8 +1,9 @@
 //! The assistant served over LangGraph's HTTP API by mnemograph-server, graph unchanged: a run
 //! answers and its round is archived in MySQL, a thread whose Redis checkpoint is gone is rebuilt
 //! from the archive before the next run, a thread without a session in its metadata is refused,
-//! and a user reaches only its own conversations, whatever its metadata says. Real Redis and
-//! MariaDB, as the other service tests.
+//! a round the archive refuses is a failed run that leaves the thread as it was, and a user
+//! reaches only its own conversations, whatever its metadata says. Real Redis and MariaDB, as the
+//! other service tests.
 
 mod support;
 
@@ -11,7 +12,7 @@ use std::time::Duration;
 use blog_assistant::{Config, ModelChoice};
 use mnemograph_core::checkpoint::Checkpointer;
 use serde_json::{json, Value};
-use support::{archived_rows, http_client, ids, mysql_url, start, SHARED_DB};
+use support::{archived_rows, fresh_database, http_client, ids, mysql_url, start, SHARED_DB};
 
 /// A POST as the user of `token`, which must succeed.
 async fn post(url: String, token: &str, body: Value) -> Value {
@@ -23,8 +24,13 @@ async fn post(url: String, token: &str, body: Value) -> Value {
 
 /// The API server with a bearer token `token-<user>` for each of `users`; its URL.
 async fn serve(redis_url: &str, users: &[&str]) -> (String, Config) {
+    serve_on(redis_url, &mysql_url(), users).await
+}
+
+/// As [`serve`], archiving into the database of `mysql_url`.
+async fn serve_on(redis_url: &str, mysql_url: &str, users: &[&str]) -> (String, Config) {
     let tokens: Vec<String> = users.iter().map(|u| format!("{u}:token-{u}")).collect();
-    let config = Config::offline(redis_url, mysql_url())
+    let config = Config::offline(redis_url, mysql_url)
         .with_model(ModelChoice::Offline { token_delay: Duration::ZERO })
         .with_auth_tokens(tokens.join(","));
     let server = blog_assistant::api::server(&config).await.expect("the API server starts");
@@ -122,4 +128,65 @@ async fn a_user_cannot_reach_another_users_conversation_through_metadata() {
         .await
         .unwrap();
     assert_eq!(read.status(), reqwest::StatusCode::NOT_FOUND);
+}
+
+/// The database of the refusal test, whose tables get a trigger: no other test uses it.
+const REFUSING_DATABASE: &str = "blog_assistant_test_refusing_api";
+
+/// The thread's messages as `GET /threads/{id}/state` shows them.
+async fn thread_messages(url: &str, token: &str, thread: &str) -> Value {
+    let state: Value = http_client()
+        .get(format!("{url}/threads/{thread}/state"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    state["values"]["messages"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_the_archive_refuses_is_reported_to_the_client_and_stored_nowhere() {
+    let Some(database) = fresh_database(REFUSING_DATABASE).await else { return };
+    let Some(t) = start(SHARED_DB).await else { return };
+    let (user, session) = ids("api-refused");
+    let (url, config) = serve_on(&t.redis_url, &database, &[&user]).await;
+    let archive = blog_assistant::archive::Archive::connect(&config.mysql_url).await.unwrap();
+    let token = format!("token-{user}");
+    let thread =
+        post(format!("{url}/threads"), &token, json!({ "metadata": { "session_id": session } })).await;
+    let tid = thread["thread_id"].as_str().unwrap().to_owned();
+    post(format!("{url}/threads/{tid}/runs/wait"), &token, ask("上下文剪裁是什么？")).await;
+    let before = thread_messages(&url, &token, &tid).await;
+    let count = |sql: &'static str| {
+        let pool = archive.pool().clone();
+        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&pool).await.unwrap() }
+    };
+    assert_eq!(count("SELECT COUNT(*) FROM chat_messages").await, 2);
+    assert_eq!(count("SELECT COUNT(*) FROM tool_invocations").await, 2);
+
+    // MySQL refuses the audit rows: the round's transaction fails after its two messages.
+    sqlx::raw_sql(
+        "CREATE TRIGGER refuse_audit BEFORE INSERT ON tool_invocations FOR EACH ROW \
+         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'the test refuses the audit'",
+    )
+    .execute(archive.pool())
+    .await
+    .expect("create the trigger");
+    let out = post(format!("{url}/threads/{tid}/runs/wait"), &token, ask("再说一遍")).await;
+    let error = out["__error__"]["message"].as_str().unwrap_or_else(|| panic!("no error reported: {out}"));
+    assert!(error.contains("MySQL archive failed"), "{out}");
+    assert_eq!(thread_messages(&url, &token, &tid).await, before, "the refused round changed the thread");
+    assert_eq!(count("SELECT COUNT(*) FROM chat_messages").await, 2, "half a round was archived");
+    assert_eq!(count("SELECT COUNT(*) FROM tool_invocations").await, 2);
+
+    // Accepted again, the retry is in both stores once.
+    sqlx::raw_sql("DROP TRIGGER refuse_audit").execute(archive.pool()).await.unwrap();
+    let out = post(format!("{url}/threads/{tid}/runs/wait"), &token, ask("再说一遍")).await;
+    let messages = out["messages"].as_array().unwrap_or_else(|| panic!("no messages: {out}"));
+    let asked = messages.iter().filter(|m| m["type"] == "human" && m["content"] == "再说一遍").count();
+    assert_eq!(asked, 1, "{out}");
+    assert_eq!(count("SELECT COUNT(*) FROM chat_messages").await, 4);
 }

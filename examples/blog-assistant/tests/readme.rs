@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use blog_assistant::corpus::Corpus;
 use blog_assistant::model::OfflineModel;
+use blog_assistant::pending::PendingRounds;
 use mnemograph_core::prelude::InMemoryCheckpointer;
 use mnemograph_models::ChatModelExt;
 
@@ -22,7 +23,9 @@ fn readme_mermaid() -> String {
 fn readme_mermaid_block_matches_the_agent_graph() {
     let corpus = Arc::new(Corpus::builtin().unwrap());
     let model = OfflineModel::new(Duration::ZERO).shared();
-    let agent = blog_assistant::agent::build(model, &corpus, 6000, InMemoryCheckpointer::new()).unwrap();
+    let pending = Arc::new(PendingRounds::default());
+    let agent =
+        blog_assistant::agent::build(model, &corpus, 6000, &pending, InMemoryCheckpointer::new()).unwrap();
     let drawn = agent.draw_mermaid();
     assert_eq!(
         readme_mermaid().trim_end(),

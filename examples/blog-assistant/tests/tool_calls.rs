@@ -3,9 +3,11 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use blog_assistant::corpus::Corpus;
-use blog_assistant::tool_log::TOOL_LOG_TARGET;
+use blog_assistant::pending::PendingRounds;
+use blog_assistant::tool_log::{LogToolCalls, TOOL_LOG_TARGET};
 use blog_assistant::tools::{article_output, GET_ARTICLE_CONTENT};
 use futures_util::StreamExt;
 use mnemograph_agent::{AgentStateUpdate, TOOLS_NODE};
@@ -13,6 +15,8 @@ use mnemograph_core::messages::{Message, MessageType, ToolCall};
 use mnemograph_core::prelude::InMemoryCheckpointer;
 use mnemograph_core::{RunConfig, StreamEvent, StreamMode};
 use mnemograph_models::{ChatModel, ChatModelExt, ChatRequest};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
@@ -78,8 +82,9 @@ async fn every_tool_call_is_logged_and_its_result_truncated_in_the_tools_output(
     let capture = Capture::default();
     let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
     let corpus = Arc::new(Corpus::builtin().unwrap());
-    let agent =
-        blog_assistant::agent::build(Scripted.shared(), &corpus, 6000, InMemoryCheckpointer::new()).unwrap();
+    let pending = Arc::new(PendingRounds::default());
+    let saver = InMemoryCheckpointer::new();
+    let agent = blog_assistant::agent::build(Scripted.shared(), &corpus, 6000, &pending, saver).unwrap();
     let input = AgentStateUpdate::from(Message::human("上下文剪裁"));
     let mut run = agent.stream(Some(input), &RunConfig::thread("t")).modes([StreamMode::Updates]);
     let mut produced = Vec::new();
@@ -104,14 +109,21 @@ async fn every_tool_call_is_logged_and_its_result_truncated_in_the_tools_output(
     );
     assert!(long.artifact().is_some_and(|a| a["citations"].as_array().is_some_and(|c| c.len() == 1)));
 
-    // One event per call, in order, with every field.
+    // Two events per call, in order: its start, then its end with every field.
     let events = capture.0.lock().unwrap().clone();
-    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events.len(), 4, "{events:?}");
     let expect = [
         ("call_missing", "no-such-article", "error", "WARN"),
         ("call_long", "context-trimming", "ok", "INFO"),
     ];
-    for (event, (call_id, id, outcome, level)) in events.iter().zip(expect) {
+    for (pair, (call_id, id, outcome, level)) in events.chunks(2).zip(expect) {
+        let (started, event) = (&pair[0], &pair[1]);
+        assert_eq!(started["message"], "tool call started", "{started:?}");
+        assert_eq!(started["call_id"], call_id, "{started:?}");
+        assert_eq!(started["tool"], GET_ARTICLE_CONTENT, "{started:?}");
+        assert_eq!(started["level"], "INFO", "{started:?}");
+        assert!(!started.contains_key("duration_ms"), "{started:?}");
+        assert_eq!(event["message"], "tool call", "{event:?}");
         assert_eq!(event["tool"], GET_ARTICLE_CONTENT, "{event:?}");
         assert_eq!(event["call_id"], call_id, "{event:?}");
         assert_eq!(serde_json::from_str::<Value>(&event["args"]).unwrap(), json!({ "id": id }));
@@ -119,4 +131,50 @@ async fn every_tool_call_is_logged_and_its_result_truncated_in_the_tools_output(
         assert_eq!(event["level"], level, "{event:?}");
         assert!(event["duration_ms"].parse::<u64>().is_ok(), "{event:?}");
     }
+}
+
+/// A tool that never returns.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct HangArgs {
+    /// Anything.
+    #[allow(dead_code, reason = "the tool never reads it")]
+    why: String,
+}
+
+/// Calls the hanging tool once.
+struct CallsHang;
+
+impl ChatModel for CallsHang {
+    async fn invoke(&self, _request: ChatRequest) -> mnemograph_models::Result<Message> {
+        Ok(Message::ai("").with_tool_calls(vec![ToolCall::new(
+            "hang",
+            json!({ "why": "test" }),
+            "call_hang",
+        )]))
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_tool_call_that_never_returns_still_logs_its_start() {
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let hang = mnemograph_models::tool("hang", "Never returns.", |_: HangArgs| async {
+        std::future::pending::<Result<String, std::convert::Infallible>>().await
+    });
+    let pending = Arc::new(PendingRounds::default());
+    let agent = mnemograph_agent::create_agent(CallsHang.shared(), [hang.into()])
+        .middleware(LogToolCalls::new(Arc::clone(&pending)))
+        .compile_with(InMemoryCheckpointer::new())
+        .unwrap();
+    let input = AgentStateUpdate::from(Message::human("hang"));
+    let config = RunConfig::thread("hung");
+    let run = agent.invoke(input, &config);
+    assert!(tokio::time::timeout(Duration::from_millis(300), run).await.is_err(), "the tool returned");
+
+    let events = capture.0.lock().unwrap().clone();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["message"], "tool call started");
+    assert_eq!(events[0]["call_id"], "call_hang");
+    assert_eq!(serde_json::from_str::<Value>(&events[0]["args"]).unwrap(), json!({ "why": "test" }));
+    assert!(pending.is_empty(), "an unfinished call was noted for the audit");
 }

@@ -46,9 +46,31 @@ pub fn redis_url(db: u8) -> String {
 
 /// `MYSQL_URL` (default local) pointed at [`TEST_DATABASE`].
 pub fn mysql_url() -> String {
+    mysql_url_of(TEST_DATABASE)
+}
+
+/// `MYSQL_URL` (default local) pointed at `database`.
+pub fn mysql_url_of(database: &str) -> String {
     let base =
         std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_test".to_owned());
-    with_path(&base, TEST_DATABASE)
+    with_path(&base, database)
+}
+
+/// Drops `database` so that the app creates it anew: for a test that changes its tables (a
+/// trigger refusing writes), on a database no other test uses. `None` (after printing why) when
+/// MariaDB is missing outside CI.
+pub async fn fresh_database(database: &str) -> Option<String> {
+    use sqlx::Connection as _;
+    let connect = sqlx::MySqlConnection::connect(&mysql_url_of("information_schema"));
+    let mut conn = match timeout(Duration::from_secs(5), connect).await {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            return unavailable(&format!("MariaDB is unreachable ({e}); start it or set MYSQL_URL"))
+        }
+        Err(_) => return unavailable("MariaDB did not answer within 5 s"),
+    };
+    sqlx::raw_sql(&format!("DROP DATABASE IF EXISTS `{database}`")).execute(&mut conn).await.expect("drop");
+    Some(mysql_url_of(database))
 }
 
 /// Reports a missing server: a panic under CI, otherwise a printed skip and `None`.
@@ -82,15 +104,26 @@ pub async fn start(redis_db: u8) -> Option<TestApp> {
 /// As [`start`], with the offline model streaming one token per `token_delay` (zero for tests
 /// that run many rounds).
 pub async fn start_with(redis_db: u8, token_delay: Duration) -> Option<TestApp> {
+    let model = blog_assistant::model::OfflineModel::new(token_delay);
+    start_custom(redis_db, &mysql_url(), mnemograph_models::ChatModelExt::shared(model)).await
+}
+
+/// The app over Redis database `redis_db` and the MySQL database of `mysql_url`, answering with
+/// `model`, served on a free port; `None` (after printing why) when a server is missing outside
+/// CI.
+pub async fn start_custom(
+    redis_db: u8,
+    mysql_url: &str,
+    model: mnemograph_models::SharedChatModel,
+) -> Option<TestApp> {
     let redis_url = redis_url(redis_db);
     if let Err(e) = ping_redis(&redis_url).await {
         return unavailable(&format!(
             "Redis at {redis_url} is unreachable ({e}); start redis-server or set REDIS_URL"
         ));
     }
-    let config = Config::offline(redis_url.as_str(), mysql_url())
-        .with_model(blog_assistant::ModelChoice::Offline { token_delay });
-    let app = match timeout(Duration::from_secs(15), App::connect(&config)).await {
+    let config = Config::offline(redis_url.as_str(), mysql_url);
+    let app = match timeout(Duration::from_secs(15), App::connect_with_model(&config, model)).await {
         Ok(Ok(app)) => app,
         Ok(Err(e)) => {
             let reason = format!("the app could not start ({}); start MariaDB or set MYSQL_URL", e.chain());

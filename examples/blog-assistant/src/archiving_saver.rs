@@ -1,0 +1,161 @@
+//! [`ArchivingSaver`]: the checkpointer of the agent, which stores a completed round in both
+//! stores or in neither.
+//!
+//! A round reaches the stores in one commit (see [`snapshot`](crate::snapshot)). When a round is
+//! staged for the committing thread ([`pending`](crate::pending)), the commit is:
+//!
+//! 1. open a MySQL transaction and insert the question, the answer and the tool calls;
+//! 2. commit the checkpoint to Redis (checked against the checkpoint the round started from);
+//! 3. commit the MySQL transaction.
+//!
+//! A failed insert (1) stops before Redis is touched, and a refused or failed Redis commit (2)
+//! rolls the transaction back: either way the commit fails, the run fails, the client gets an
+//! error and both stores hold what they held before the round, so asking again puts the
+//! question in the thread once. The order is what makes this hold under concurrency: the Redis
+//! commit is the one place where a concurrent round on another process is refused, and a
+//! refused round must not be in the archive; archiving after Redis (or restoring the previous
+//! snapshot after a failed archive) would instead race with such a round, since a restored
+//! snapshot can overwrite one committed in between.
+//!
+//! The three steps run in a task of their own, so a client leaving mid-commit (which drops the
+//! run) cannot stop them between 2 and 3. What is left is a process dying, or the MySQL
+//! `COMMIT` failing, between 2 and 3: the snapshot then holds a round the archive lacks, which
+//! the client was told failed. That window is one round trip, against a whole archive write
+//! when Redis was committed first.
+//!
+//! Every other commit (cold-start rebuilds, state updates through the API) passes through.
+
+use std::sync::Arc;
+
+use mnemograph_checkpoint_redis::RedisCheckpointer;
+use mnemograph_core::checkpoint::{
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
+    CheckpointTuple, Checkpointer, Commit, ListOptions, PruneStrategy,
+};
+use mnemograph_core::value::ChannelValue;
+
+use crate::archive::Archive;
+use crate::error::Error;
+use crate::pending::{PendingRounds, StagedRound};
+
+/// The Redis saver, archiving each staged round in the same commit; see the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct ArchivingSaver {
+    /// The snapshot store.
+    redis: RedisCheckpointer,
+    /// The archive.
+    archive: Archive,
+    /// Rounds waiting for their commit.
+    pending: Arc<PendingRounds>,
+}
+
+impl ArchivingSaver {
+    /// `redis`, archiving into `archive` the rounds staged in `pending`.
+    pub fn new(redis: RedisCheckpointer, archive: Archive, pending: Arc<PendingRounds>) -> Self {
+        Self { redis, archive, pending }
+    }
+
+    /// Steps 1 to 3 of the [module docs](self).
+    async fn commit_round(
+        redis: RedisCheckpointer,
+        archive: Archive,
+        round: StagedRound,
+        commit: Commit,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        let tx = archive.begin_round(&round).await.map_err(backend)?;
+        // On error `tx` is dropped here, which rolls it back.
+        let saved = Checkpointer::commit(&redis, commit).await?;
+        if let Err(e) = tx.commit().await {
+            tracing::error!(
+                thread_id = %round.thread_id,
+                error = %Error::from(e).chain(),
+                "the round is in Redis but its archive transaction did not commit"
+            );
+            return Err(CheckpointError::Backend("the archive transaction did not commit".into()));
+        }
+        Ok(saved)
+    }
+}
+
+/// A crate error as a checkpointer error, its chain kept as the source.
+fn backend(e: Error) -> CheckpointError {
+    CheckpointError::Backend(Box::new(e))
+}
+
+impl Checkpointer for ArchivingSaver {
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
+        Checkpointer::get_tuple(&self.redis, config).await
+    }
+
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: ListOptions,
+    ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
+        Checkpointer::list(&self.redis, config, options).await
+    }
+
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Result<CheckpointConfig, CheckpointError> {
+        Checkpointer::put(&self.redis, config, checkpoint, metadata, new_versions).await
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: Vec<(String, ChannelValue)>,
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<(), CheckpointError> {
+        Checkpointer::put_writes(&self.redis, config, writes, task_id, task_path).await
+    }
+
+    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
+        // A round ends with a checkpoint of the superstep loop, at the root, at the step whose
+        // last node staged it.
+        let last = commit.chain.last().map(|link| &link.metadata);
+        let step = last.filter(|m| m.source == CheckpointSource::Loop).map(|m| m.step);
+        let staged = match step {
+            Some(step) if commit.parent.checkpoint_ns.is_empty() => {
+                self.pending.take_staged(&commit.parent.thread_id, step)
+            }
+            _ => None,
+        };
+        let Some(round) = staged else { return Checkpointer::commit(&self.redis, commit).await };
+        let task = tokio::spawn(Self::commit_round(self.redis.clone(), self.archive.clone(), round, commit));
+        task.await.map_err(|e| backend(Error::from(e)))?
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        Checkpointer::delete_thread(&self.redis, thread_id).await
+    }
+
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        Checkpointer::delete_for_runs(&self.redis, run_ids).await
+    }
+
+    async fn copy_thread(
+        &self,
+        source_thread_id: &str,
+        target_thread_id: &str,
+    ) -> Result<(), CheckpointError> {
+        Checkpointer::copy_thread(&self.redis, source_thread_id, target_thread_id).await
+    }
+
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        Checkpointer::prune(&self.redis, thread_ids, strategy).await
+    }
+
+    fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
+        Checkpointer::remembered_latest(&self.redis, config)
+    }
+
+    fn get_next_version(&self, current: Option<&str>) -> String {
+        Checkpointer::get_next_version(&self.redis, current)
+    }
+}
