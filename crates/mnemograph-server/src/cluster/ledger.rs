@@ -32,12 +32,17 @@ use crate::sse::Frames;
 /// checkpoints anyway.
 const STOP_WAIT: Duration = Duration::from_secs(30);
 
+/// Where a run of this process is told to stop.
+pub(super) type StopSender = watch::Sender<Option<Stop>>;
+
 /// The cluster's shared records, and this process's view of the runs it is running.
 pub(crate) struct Ledger {
     pub(super) queue: MySqlRunQueue,
     pub(super) events: Events,
-    /// Stop senders of the runs this process is running, by run id.
-    pub(super) running: Mutex<HashMap<String, watch::Sender<Option<Stop>>>>,
+    /// Stop senders of the runs this process is running, by run id, with the attempt each
+    /// belongs to: a process that takes over a run it lost itself runs a second attempt while
+    /// the first one winds down, and only the second one's sender is live.
+    pub(super) running: Mutex<HashMap<String, (u32, StopSender)>>,
     /// Wakes this process's dispatcher: a run may start.
     pub(super) wake: Notify,
 }
@@ -434,7 +439,7 @@ impl Ledger {
     /// Delivers a stop request to a run of this process.
     pub(super) fn deliver_stop(&self, run_id: &str, how: Stop) {
         let running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(stop) = running.get(run_id) {
+        if let Some((_, stop)) = running.get(run_id) {
             stop.send_replace(Some(how));
         }
     }

@@ -152,7 +152,8 @@ impl Worker {
             None => return,
         };
         let (stop_tx, mut stop_rx) = watch::channel(asked);
-        self.ledger.running.lock().unwrap_or_else(PoisonError::into_inner).insert(run_id.to_owned(), stop_tx);
+        let running = (claim.attempt, stop_tx);
+        self.ledger.running.lock().unwrap_or_else(PoisonError::into_inner).insert(run_id.to_owned(), running);
         let (tx, rx) = mpsc::unbounded_channel::<(String, Value)>();
         let mut writer = tokio::spawn(write_events(self.ledger.clone(), run_id.to_owned(), rx));
         let lost = held.lost.clone();
@@ -221,7 +222,13 @@ impl Worker {
         if flushed.is_none() {
             writer.abort();
         }
-        self.ledger.running.lock().unwrap_or_else(PoisonError::into_inner).remove(run_id);
+        {
+            // A later attempt of the run in this process has a sender of its own, which stays.
+            let mut running = self.ledger.running.lock().unwrap_or_else(PoisonError::into_inner);
+            if running.get(run_id).is_some_and(|(attempt, _)| *attempt == claim.attempt) {
+                running.remove(run_id);
+            }
+        }
         let (Some(settled), Some(flushed)) = (settled, flushed) else { return };
         if let Err(e) = flushed {
             tracing::error!(run_id, error = %e, "a run's event writer failed");
