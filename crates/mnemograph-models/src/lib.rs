@@ -94,7 +94,6 @@
 
 mod chat_call;
 mod error;
-mod future;
 mod model;
 #[cfg(feature = "openai")]
 mod openai;
@@ -103,7 +102,7 @@ mod tools;
 
 pub use chat_call::ModelCall;
 pub use error::{Error, Result};
-pub use future::BoxFuture;
+pub use mnemograph_core::BoxFuture;
 pub use model::{
     collect_stream, ChatChunk, ChatModel, ChatModelExt, ChatRequest, ChunkAggregator, ChunkStream,
     DynChatModel, SharedChatModel, ToolCallChunk, ToolChoice, WithTools,

@@ -1,16 +1,14 @@
 //! The [`Checkpointer`] trait and its object-safe twin [`DynCheckpointer`].
 
 use std::future::Future;
-use std::pin::Pin;
+
+pub use futures_util::future::BoxFuture;
 
 use super::commit::{Commit, ExpectParent};
 use super::{
     next_version, ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError,
     CheckpointMetadata, CheckpointTuple, ListOptions, PruneStrategy,
 };
-
-/// A future returned by [`DynCheckpointer`].
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Stores checkpoints and pending writes (LangGraph's `BaseCheckpointSaver`).
 ///

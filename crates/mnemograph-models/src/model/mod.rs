@@ -17,8 +17,8 @@ pub use chunk::{ChatChunk, ChunkAggregator, ToolCallChunk};
 pub use request::{ChatRequest, ToolChoice};
 
 use crate::error::Result;
-use crate::future::BoxFuture;
 use crate::tools::ToolSpec;
+use mnemograph_core::BoxFuture;
 
 /// A stream of reply chunks, as [`ChatModel::stream`] returns it.
 pub type ChunkStream = Pin<Box<dyn Stream<Item = Result<ChatChunk>> + Send>>;

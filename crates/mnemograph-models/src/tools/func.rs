@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{Tool, ToolOutput, ToolSpec};
-use crate::future::BoxFuture;
+use mnemograph_core::BoxFuture;
 
 /// The erased body of a [`FnTool`].
 type Body = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<ToolOutput, BoxError>> + Send + Sync>;

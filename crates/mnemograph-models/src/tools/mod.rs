@@ -15,7 +15,7 @@ use serde_json::Value;
 pub use func::{tool, tool_with_schema, FnTool};
 pub use node::{tools_condition, HasMessages, ToolNode, ToolNodeMarker};
 
-use crate::future::BoxFuture;
+use mnemograph_core::BoxFuture;
 
 /// What a model is told about a tool: name, description and a JSON schema of its arguments
 /// (OpenAI's `function` object).
