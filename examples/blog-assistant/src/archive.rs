@@ -1,7 +1,7 @@
 //! The MySQL archive, `chat_messages`: every completed round's question and answer (with its
 //! citations), kept for good. It feeds `GET /history` and cold-start recovery. Tool results are
 //! deliberately not stored (they live only in the Redis checkpoint); which tools a round
-//! called, and how that went, is audited next to it ([`tool_audit`](crate::tool_audit)).
+//! called, and how that went, is audited next to it ([`crate::tool_audit`]).
 
 use std::str::FromStr;
 use std::time::Duration;
