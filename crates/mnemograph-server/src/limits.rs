@@ -58,9 +58,9 @@ impl Limits {
     /// The default [`Limits::max_store_items_per_user`]: 10,000 items.
     pub const DEFAULT_MAX_STORE_ITEMS_PER_USER: usize = 10_000;
 
-    /// The default [`Limits::max_unread_event_bytes`]: 8 MiB per stream, many times what a long
-    /// streamed reply sends.
-    pub const DEFAULT_MAX_UNREAD_EVENT_BYTES: usize = 8 * 1024 * 1024;
+    /// The default [`Limits::max_unread_event_bytes`]: 1 MiB per stream, as much as a run keeps
+    /// for late readers by default, so a slow reader holds no more than a late one reads.
+    pub const DEFAULT_MAX_UNREAD_EVENT_BYTES: usize = 1024 * 1024;
 
     /// Gives up on a live stream's queue beyond `bytes` of unread events.
     #[must_use]
