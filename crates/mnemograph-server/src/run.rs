@@ -61,6 +61,17 @@ struct Feed {
     overrun: Arc<AtomicBool>,
 }
 
+impl Events {
+    /// A new live reader's queue, fed from the next event on; `None` once the run has finished.
+    fn subscribe(&mut self) -> Option<Live> {
+        let feeds = self.live.as_mut()?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (unread, overrun) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+        feeds.push(Feed { tx, unread: unread.clone(), overrun: overrun.clone() });
+        Some(Live { rx, unread, overrun })
+    }
+}
+
 impl Feed {
     /// Sends `entry`; `false` once the reader is gone or its queue was given up.
     fn send(&self, entry: &Arc<Entry>, limit: usize) -> bool {
@@ -204,13 +215,7 @@ impl RunHandle {
         let (kept, live) = {
             let mut events = lock(&self.events);
             let kept = events.log.from(next);
-            let live = events.live.as_mut().map(|feeds| {
-                let (tx, rx) = mpsc::unbounded_channel();
-                let (unread, overrun) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
-                feeds.push(Feed { tx, unread: unread.clone(), overrun: overrun.clone() });
-                Live { rx, unread, overrun }
-            });
-            (kept, live)
+            (kept, events.subscribe())
         };
         let mut reader = Reader { run: self, next, live };
         let kept = futures_util::stream::iter(reader.fresh(kept));
@@ -291,18 +296,7 @@ impl Reader {
                         return Some(vec![self.lagged()]);
                     }
                     let kept = events.log.from(self.next);
-                    match events.live.as_mut() {
-                        Some(feeds) => {
-                            let (tx, rx) = mpsc::unbounded_channel();
-                            live.rx = rx;
-                            live.unread.store(0, Ordering::Release);
-                            live.overrun.store(false, Ordering::Release);
-                            let feed =
-                                Feed { tx, unread: live.unread.clone(), overrun: live.overrun.clone() };
-                            feeds.push(feed);
-                        }
-                        None => self.live = None,
-                    }
+                    self.live = events.subscribe();
                     kept
                 }
                 None => {

@@ -36,6 +36,19 @@ const CHECK_TRIES: u32 = 3;
 /// The wait after the first failed check; doubled after each.
 const CHECK_BACKOFF: Duration = Duration::from_millis(50);
 
+/// The condition on a `server_runs` row that the claim (run id, worker, attempt, bound in that
+/// order) still holds it with its lease running, ending with the lease's end so that a margin
+/// can be added to it; the one condition of both kinds of check.
+macro_rules! held {
+    () => {
+        "run_id = ? AND worker = ? AND attempt = ? AND status = 'running' AND lease_until > UTC_TIMESTAMP(6)"
+    };
+}
+
+/// The check before a write: [`held!`] with a margin of lease left.
+const HELD_WITH_MARGIN: &str =
+    concat!("SELECT 1 FROM server_runs WHERE ", held!(), " + INTERVAL ? MICROSECOND");
+
 /// `saver` writing `claim`'s run's checkpoints only while the claim holds, checked in each
 /// write's transaction against the run's row in the database of `queue`.
 pub(super) fn in_commit(saver: &MySqlCheckpointer, queue: &MySqlPool, claim: &Claim) -> MySqlCheckpointer {
@@ -45,13 +58,10 @@ pub(super) fn in_commit(saver: &MySqlCheckpointer, queue: &MySqlPool, claim: &Cl
         Some(database) => format!("`{}`.server_runs", database.replace('`', "``")),
         None => "server_runs".to_owned(),
     };
-    let fence = Fence::new(format!(
-        "SELECT COUNT(*) FROM {runs} WHERE run_id = ? AND worker = ? AND attempt = ? \
-         AND status = 'running' AND lease_until > UTC_TIMESTAMP(6) LOCK IN SHARE MODE"
-    ))
-    .bind(claim.run.run_id.as_str())
-    .bind(claim.worker.as_str())
-    .bind_int(i64::from(claim.attempt));
+    let fence = Fence::new(format!("SELECT COUNT(*) FROM {runs} WHERE {} LOCK IN SHARE MODE", held!()))
+        .bind(claim.run.run_id.as_str())
+        .bind(claim.worker.as_str())
+        .bind_int(i64::from(claim.attempt));
     saver.fenced(fence)
 }
 
@@ -115,16 +125,13 @@ impl Fenced {
     async fn holds(&self) -> bool {
         let mut backoff = CHECK_BACKOFF;
         for attempt in 1..=CHECK_TRIES {
-            let found = sqlx::query(
-                "SELECT 1 FROM server_runs WHERE run_id = ? AND worker = ? AND attempt = ? \
-                 AND status = 'running' AND lease_until > UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND",
-            )
-            .bind(&self.claim.run.run_id)
-            .bind(&self.claim.worker)
-            .bind(self.claim.attempt)
-            .bind(self.margin.as_micros() as u64)
-            .fetch_optional(&self.pool)
-            .await;
+            let found = sqlx::query(HELD_WITH_MARGIN)
+                .bind(&self.claim.run.run_id)
+                .bind(&self.claim.worker)
+                .bind(self.claim.attempt)
+                .bind(self.margin.as_micros() as u64)
+                .fetch_optional(&self.pool)
+                .await;
             match found {
                 Ok(row) => return row.is_some(),
                 Err(e) if attempt < CHECK_TRIES => {
