@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mnemograph_checkpoint::checkpoint::serde::{dumps_typed, metadata_from_json, metadata_to_json};
+use mnemograph_checkpoint::checkpoint::serde::dumps_typed;
 use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
 };
@@ -111,7 +111,7 @@ fn primitive(value: &Bound<'_, PyAny>) -> Result<Json, String> {
 pub(crate) fn metadata(json: &str) -> Result<CheckpointMetadata, BindingError> {
     let value: Json =
         serde_json::from_str(json).map_err(|e| BindingError::Input(format!("metadata: {e}")))?;
-    metadata_from_json(&value).map_err(|e| BindingError::Input(format!("metadata: {e}")))
+    CheckpointMetadata::from_json(&value).map_err(|e| BindingError::Input(format!("metadata: {e}")))
 }
 
 /// Parses a metadata filter (a JSON object).
@@ -139,7 +139,7 @@ pub(crate) fn config(
 pub(crate) fn tuple_to_py<'py>(py: Python<'py>, tuple: CheckpointTuple) -> PyResult<Bound<'py, PyTuple>> {
     let CheckpointTuple { config, checkpoint, metadata, parent_config, pending_writes } = tuple;
     let cp = checkpoint_to_py(py, checkpoint)?;
-    let metadata = metadata_to_json(&metadata).into_value().to_string();
+    let metadata = metadata.to_json().into_value().to_string();
     let writes = PyList::empty(py);
     for w in pending_writes {
         let (kind, payload) = value_to_py(py, &w.value)?;

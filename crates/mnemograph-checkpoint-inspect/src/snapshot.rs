@@ -85,7 +85,7 @@ impl Snapshot {
     /// Decodes a saver's tuple.
     pub fn from_tuple(t: &CheckpointTuple) -> Self {
         let cp = &t.checkpoint;
-        let metadata = t.metadata.to_json();
+        let metadata = t.metadata.to_json().into_map();
         Self {
             thread_id: t.config.thread_id.clone(),
             checkpoint_ns: t.config.checkpoint_ns.clone(),

@@ -86,13 +86,13 @@
 //! ## Requirements
 //! MySQL 8.0.19+ (row aliases in upserts) or MariaDB 10.7+ (`JSON_TABLE`, `VALUE()`).
 
+mod checkpointer;
 mod commit;
 mod copy;
 mod delta;
 mod error;
 mod exact;
 mod fence;
-mod full_store;
 mod keys;
 mod lock_error;
 mod migrate;
@@ -106,20 +106,20 @@ mod redact;
 mod retention;
 mod rows;
 mod runs;
-mod saver;
 mod script;
 mod shallow;
 mod sql;
 mod statement;
 mod texts;
+mod uncached;
 mod url_options;
 
+pub use checkpointer::MySqlCheckpointer;
 pub use delta::DeltaChannels;
 pub use error::{Error, Result};
 pub use fence::Fence;
 pub use lock_error::LockError;
 pub use redact::redact;
-pub use saver::MySqlCheckpointer;
 pub use shallow::MySqlShallowCheckpointer;
 
 /// Re-exported so callers can build [`MySqlCheckpointer::connect_with`]'s options without naming

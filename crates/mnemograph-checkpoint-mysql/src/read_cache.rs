@@ -1,4 +1,4 @@
-//! What the read cache ([`Remembering`](mnemograph_checkpoint::checkpoint::backend::Remembering)) needs of
+//! What the read cache ([`ReadCache`](mnemograph_checkpoint::checkpoint::backend::ReadCache)) needs of
 //! the full saver: the texts each commit stored, a parent check that also compares them, and two
 //! small reads in one round trip that tell whether a remembered checkpoint is still the latest,
 //! unchanged, with its pending writes.
@@ -18,12 +18,12 @@ use sqlx::Row as _;
 
 use crate::error::backend;
 use crate::exact::same;
-use crate::full_store::FullStore;
 use crate::keys::ns_hash;
 use crate::rows::{self, corrupt_at};
 use crate::script::fetch_together;
 use crate::statement::{Bind, Statement};
 use crate::texts::Texts;
+use crate::uncached::Uncached;
 
 /// The latest checkpoint of a namespace, or none when it is older than the one bound: its id, and
 /// its document and metadata as stored, to tell that the row is still the one written. A range
@@ -42,7 +42,7 @@ const WRITES_OF: &str = concat!(
     same!("checkpoint_id")
 );
 
-impl Fingerprinted for FullStore {
+impl Fingerprinted for Uncached {
     type Fingerprint = Texts;
 
     async fn commit_fingerprinted(
@@ -52,7 +52,7 @@ impl Fingerprinted for FullStore {
     ) -> Result<(CheckpointConfig, Vec<Texts>), CheckpointError> {
         // A parent this saver remembers may be where a run started without reading it back: its
         // row must still be the one stored, where the server lets that be told.
-        self.store().commit(commit, parent.filter(|_| self.texts.kept())).await
+        self.put_target().commit(commit, parent.filter(|_| self.texts.kept())).await
     }
 
     /// Both reads in one round trip. The writes are read for the remembered checkpoint before it

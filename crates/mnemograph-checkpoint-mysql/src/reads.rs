@@ -17,12 +17,12 @@ pub(crate) async fn get_tuple(
     layout: Layout,
     config: &CheckpointConfig,
 ) -> Result<Option<CheckpointTuple>, CheckpointError> {
-    get_tuple_remembering(pool, layout, config, None).await
+    get_tuple_cached(pool, layout, config, None).await
 }
 
 /// `get_tuple`, delta blobs resolved (full layout), and the values of delta channels recorded in
 /// `delta`'s cache for the next `put`.
-pub(crate) async fn get_tuple_remembering(
+pub(crate) async fn get_tuple_cached(
     pool: &MySqlPool,
     layout: Layout,
     config: &CheckpointConfig,

@@ -139,14 +139,9 @@ pub(crate) fn parse(row: &MySqlRow) -> Result<RawTuple, CheckpointError> {
     let corrupt = |what: String| corrupt_at(&thread_id, &checkpoint_id, what);
 
     let document: Value = parse_json(text("checkpoint")?.as_deref(), "checkpoint").map_err(&corrupt)?;
-    let metadata = match parse_json(text("metadata")?.as_deref(), "metadata").map_err(&corrupt)? {
-        // Its own `Corrupt` message names neither the thread nor the checkpoint.
-        Value::Object(m) => CheckpointMetadata::from_json(m).map_err(|e| match e {
-            CheckpointError::Corrupt(what) => corrupt(what),
-            other => corrupt(other.to_string()),
-        })?,
-        _ => return Err(corrupt("metadata is not an object".to_owned())),
-    };
+    let metadata = parse_json(text("metadata")?.as_deref(), "metadata").map_err(&corrupt)?;
+    // Its own message names neither the thread nor the checkpoint.
+    let metadata = CheckpointMetadata::from_json(&metadata).map_err(|e| corrupt(e.to_string()))?;
 
     let mut blobs = Vec::new();
     let values = aggregate(text("channel_values")?.as_deref());

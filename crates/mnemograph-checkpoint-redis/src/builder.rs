@@ -8,7 +8,7 @@ use redis::cluster_async::ClusterConnection;
 use crate::checkpointer::RedisCheckpointer;
 use crate::conn::Conn;
 use crate::error::{RedisSaverError, Result};
-use crate::saver::RedisStore;
+use crate::uncached::Uncached;
 
 /// The expiry a thread gets when none is configured: a conversation's running snapshot lives a
 /// week, long enough to pick the conversation up again, short enough that idle threads free
@@ -195,7 +195,7 @@ impl RedisCheckpointerBuilder {
             }
             Some(ttl) => u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
         };
-        let store = RedisStore::new(conn, self.prefix, ttl_ms, self.refresh_on_read, self.shallow);
+        let store = Uncached::new(conn, self.prefix, ttl_ms, self.refresh_on_read, self.shallow);
         Ok(RedisCheckpointer::new(store, self.read_cache))
     }
 }

@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use mnemograph_checkpoint::checkpoint::backend::{Delegate, Remembering};
+use mnemograph_checkpoint::checkpoint::backend::{Delegate, ReadCache};
 use mnemograph_checkpoint::checkpoint::DynCheckpointer;
 
 use crate::error::Result;
 use crate::keys::ThreadKeys;
-use crate::saver::RedisStore;
+use crate::uncached::Uncached;
 
 /// A [`Checkpointer`] on plain Redis 6/7 (no modules), single server or cluster.
 ///
@@ -22,33 +22,33 @@ use crate::saver::RedisStore;
 pub struct RedisCheckpointer {
     /// The saver behind the cache of the checkpoints it stored last (see
     /// [`RedisCheckpointerBuilder::read_cache`](crate::RedisCheckpointerBuilder::read_cache)).
-    layer: Remembering<RedisStore>,
+    layer: ReadCache<Uncached>,
 }
 
 impl RedisCheckpointer {
-    /// `store` behind a read cache of `read_cache` (thread, namespace) pairs.
-    pub(crate) fn new(store: RedisStore, read_cache: usize) -> Self {
-        Self { layer: Remembering::with_capacity(store, read_cache) }
+    /// `uncached` behind a read cache of `read_cache` (thread, namespace) pairs.
+    pub(crate) fn new(uncached: Uncached, read_cache: usize) -> Self {
+        Self { layer: ReadCache::with_capacity(uncached, read_cache) }
     }
 
     /// The saver under the cache.
-    pub(crate) fn store(&self) -> &RedisStore {
+    pub(crate) fn uncached(&self) -> &Uncached {
         self.layer.saver()
     }
 
     /// The keys that hold `thread_id`.
     pub fn thread_keys(&self, thread_id: &str) -> ThreadKeys {
-        self.store().thread_keys(thread_id)
+        self.uncached().thread_keys(thread_id)
     }
 
     /// Whether this saver keeps only the latest checkpoint per namespace.
     pub fn is_shallow(&self) -> bool {
-        self.store().is_shallow()
+        self.uncached().is_shallow()
     }
 
     /// The configured expiry; `None` when threads never expire.
     pub fn ttl(&self) -> Option<Duration> {
-        self.store().ttl()
+        self.uncached().ttl()
     }
 
     /// Removes the expiry of every key of `thread_id`, for good: later writes keep it unexpiring
@@ -58,7 +58,7 @@ impl RedisCheckpointer {
     /// # Errors
     /// [`RedisSaverError::Redis`](crate::RedisSaverError::Redis) when the server fails.
     pub async fn pin(&self, thread_id: &str) -> Result<bool> {
-        self.store().set_pinned(thread_id, true).await
+        self.uncached().set_pinned(thread_id, true).await
     }
 
     /// Undoes [`pin`](Self::pin): the thread expires again after this saver's TTL, counted from
@@ -67,7 +67,7 @@ impl RedisCheckpointer {
     /// # Errors
     /// [`RedisSaverError::Redis`](crate::RedisSaverError::Redis) when the server fails.
     pub async fn unpin(&self, thread_id: &str) -> Result<bool> {
-        self.store().set_pinned(thread_id, false).await
+        self.uncached().set_pinned(thread_id, false).await
     }
 
     /// Keeps the `keep_last` newest checkpoints of each namespace of `thread_id` and removes the
@@ -92,7 +92,7 @@ impl RedisCheckpointer {
         if keep_last == 0 {
             self.layer.forget_thread(thread_id);
         }
-        self.store().prune(thread_id, keep_last).await
+        self.uncached().prune(thread_id, keep_last).await
     }
 }
 

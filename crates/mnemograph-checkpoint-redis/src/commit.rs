@@ -4,15 +4,15 @@
 use mnemograph_checkpoint::checkpoint::backend::record_io;
 use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, Commit, ExpectParent};
 
-use crate::cache::Stored;
 use crate::encode;
 use crate::error::RedisSaverError;
 use crate::keys::Ns;
-use crate::read;
-use crate::saver::RedisStore;
+use crate::read_cache::Stored;
+use crate::reads;
 use crate::scripts::PUT_CHAIN_SCRIPT;
+use crate::uncached::Uncached;
 
-impl RedisStore {
+impl Uncached {
     /// Stores `commit` atomically: the script compares the parent with the namespace's newest
     /// checkpoint (when the commit expects it to be the latest) before it writes anything.
     /// Returns the last link's address and what each link stored, for the read cache.
@@ -68,7 +68,7 @@ impl RedisStore {
         if let redis::Value::Array(items) = reply {
             // `{0, newest member}`: the parent is no longer the newest; nothing was written.
             let newest = items.into_iter().nth(1).and_then(|m| redis::from_redis_value::<String>(m).ok());
-            let found = newest.and_then(|m| read::split_member(&m).map(|(_, id)| id.to_owned()));
+            let found = newest.and_then(|m| reads::split_member(&m).map(|(_, id)| id.to_owned()));
             return Err(CheckpointError::conflict(config, found));
         }
         Ok((commit.last(), stored))

@@ -8,10 +8,10 @@ use mnemograph_checkpoint::checkpoint::{CheckpointError, PruneStrategy};
 
 use crate::error::{RedisSaverError, Result};
 use crate::keys::ThreadKeys;
-use crate::saver::RedisStore;
 use crate::scripts::{COPY_READ_SCRIPT, COPY_WRITE_SCRIPT, DELETE_RUNS_SCRIPT};
+use crate::uncached::Uncached;
 
-impl RedisStore {
+impl Uncached {
     /// Deletes the checkpoints of `run_ids` in every thread under the prefix. Finding the threads
     /// walks the keyspace with `SCAN`, as `list(None, ..)` does: an operator's call.
     pub(crate) async fn delete_runs(&self, run_ids: &[String]) -> Result<()> {

@@ -67,8 +67,6 @@
 //! * `list` over all threads (`config = None`) has to `SCAN` the keyspace; see its cost there.
 
 mod builder;
-mod cache;
-mod cached_read;
 mod checkpointer;
 mod commit;
 mod conn;
@@ -77,13 +75,16 @@ mod error;
 mod extended;
 mod keys;
 mod list_all;
-mod prune;
-mod read;
+mod read_cache;
+mod reads;
 mod record;
-mod saver;
+mod retention;
 mod scripts;
+mod stored;
+mod uncached;
 
 pub use builder::{RedisCheckpointerBuilder, DEFAULT_PREFIX, DEFAULT_RESPONSE_TIMEOUT, DEFAULT_TTL};
 pub use checkpointer::RedisCheckpointer;
 pub use error::{RedisSaverError, Result};
 pub use keys::ThreadKeys;
+pub use stored::{StoredCheckpoint, StoredRecord, StoredThread, StoredValue, StoredWrite};

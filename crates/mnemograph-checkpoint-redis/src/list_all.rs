@@ -11,8 +11,8 @@ use mnemograph_checkpoint::checkpoint::{CheckpointTuple, ListOptions};
 
 use crate::error::Result;
 use crate::keys::ThreadKeys;
-use crate::read::{split_member, Select};
-use crate::saver::RedisStore;
+use crate::reads::{split_member, Select};
+use crate::uncached::Uncached;
 
 /// How many checkpoints are read concurrently while walking the merged list.
 const CHUNK: usize = 32;
@@ -30,7 +30,7 @@ struct Candidate {
     member: String,
 }
 
-impl RedisStore {
+impl Uncached {
     /// Every thread's checkpoints, newest first by id (ties by thread, then namespace).
     pub(crate) async fn list_all(&self, options: ListOptions) -> Result<Vec<CheckpointTuple>> {
         let limit = options.limit.unwrap_or(usize::MAX);

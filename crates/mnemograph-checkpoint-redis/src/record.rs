@@ -31,7 +31,7 @@ fn decode<const N: usize>(bytes: &[u8]) -> Result<([&str; N], &[u8]), String> {
     let mut rd = bytes;
     let value = rmpv::decode::read_value_ref(&mut rd).map_err(|e| format!("not msgpack: {e}"))?;
     if !rd.is_empty() {
-        return Err(format!("{} trailing bytes", rd.len()));
+        return Err(format!("{} trailing bytes after the msgpack value", rd.len()));
     }
     let ValueRef::Array(items) = value else { return Err("not an array".to_owned()) };
     if items.len() != N + 1 {
@@ -62,6 +62,19 @@ pub(crate) fn decode_blob(bytes: &[u8]) -> Result<Option<ChannelValue>, String> 
         return Ok(None);
     }
     value(kind, payload).map(Some)
+}
+
+/// The type name and payload of a `blob` field, not decoded (LangGraph's `"empty"` marker
+/// included).
+pub(crate) fn unwrap_blob(bytes: &[u8]) -> Result<(&str, &[u8]), String> {
+    let ([kind], payload) = decode::<1>(bytes)?;
+    Ok((kind, payload))
+}
+
+/// The channel, type name and payload of a `wr` field, not decoded.
+pub(crate) fn unwrap_write(bytes: &[u8]) -> Result<(&str, &str, &[u8]), String> {
+    let ([channel, _task_path, kind], payload) = decode::<3>(bytes)?;
+    Ok((channel, kind, payload))
 }
 
 /// A pending write as stored in the `wr` hash (task id and index are in the field name).
@@ -108,8 +121,7 @@ pub(crate) fn encode_record(
     metadata: &CheckpointMetadata,
     parent: Option<&str>,
 ) -> Vec<u8> {
-    let record =
-        RecordText { checkpoint, metadata: codec::metadata_to_json(metadata), parent_checkpoint_id: parent };
+    let record = RecordText { checkpoint, metadata: metadata.to_json(), parent_checkpoint_id: parent };
     // String keys and JSON values only: serializing cannot fail.
     serde_json::to_vec(&record).unwrap_or_default()
 }
@@ -121,7 +133,7 @@ pub(crate) fn decode_record(bytes: &[u8]) -> Result<Record, String> {
     let Value::Object(mut obj) = value else { return Err("not a JSON object".to_owned()) };
     let checkpoint = obj.remove("checkpoint").ok_or("no `checkpoint`")?;
     let metadata = obj.remove("metadata").ok_or("no `metadata`")?;
-    let metadata = codec::metadata_from_json(&metadata).map_err(|e| e.to_string())?;
+    let metadata = CheckpointMetadata::from_json(&metadata).map_err(|e| e.to_string())?;
     let parent = match obj.remove("parent_checkpoint_id") {
         None | Some(Value::Null) => None,
         Some(Value::String(id)) => Some(id),

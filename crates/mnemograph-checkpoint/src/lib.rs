@@ -44,5 +44,9 @@ pub mod messages;
 pub mod store;
 pub mod value;
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
 pub use checkpoint::error::BoxError;
 pub use checkpoint::saver::BoxFuture;

@@ -2,7 +2,7 @@
 
 use std::ops::{Deref, DerefMut};
 
-use crate::checkpoint::serde as serde_ext;
+use mnemograph_checkpoint::__private as serde_ext;
 
 /// A pending interrupt (LangGraph's `Interrupt(value, id)`).
 ///

@@ -62,8 +62,11 @@ mod pregel;
 mod retry;
 mod runtime;
 pub mod state;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 mod stream;
-mod typed_state;
 
 pub use command::{Command, Goto, Input, IntoNodeOutput, NodeOutput, Push, Route};
 pub use config::{Durability, RunConfig, DEFAULT_RECURSION_LIMIT};
@@ -81,8 +84,8 @@ pub use mnemograph_checkpoint::{checkpoint, store, value, BoxFuture};
 pub use pregel::node::BoxedNode;
 pub use retry::RetryPolicy;
 pub use runtime::Runtime;
+pub use state::State;
 pub use stream::{EventMetadata, StreamEvent, StreamMode, StreamModes, TaskEvent};
-pub use typed_state::State;
 
 #[cfg(feature = "macros")]
 pub use mnemograph_macros::State;

@@ -6,7 +6,7 @@
 //! strings, and checkpoint documents whose fields have the wrong JSON type. The entry points are
 //! [`loads_typed`], [`ChannelValue::decode`] (into many Rust types), [`ChannelValue::to_json`],
 //! [`dumps_typed`] of read-back values, [`checkpoint_from_json`] / [`checkpoint_to_json`],
-//! [`metadata_from_json`], and a compiled graph that reads a checkpoint and pending writes with
+//! [`CheckpointMetadata::from_json`], and a compiled graph that reads a checkpoint and pending writes with
 //! such values (`get_state`, resume). The property: never a panic, always a typed error or a
 //! value; a value accepted once can be written back and read again. Valid values round-trip.
 //!
@@ -23,8 +23,7 @@ mod strategies;
 use std::collections::{BTreeMap, HashMap};
 
 use mnemograph_core::checkpoint::serde::{
-    checkpoint_from_json, checkpoint_to_json, dumps_typed, loads_typed, metadata_from_json, parse_json,
-    SerdeError,
+    checkpoint_from_json, checkpoint_to_json, dumps_typed, loads_typed, parse_json, SerdeError,
 };
 use mnemograph_core::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointError, CheckpointMetadata, CheckpointSource,
@@ -382,13 +381,13 @@ proptest! {
                              path in prop::collection::vec(any::<prop::sample::Index>(), 1..3),
                              replacement in prop::option::of(arb_json())) {
         // Arbitrary JSON, and valid metadata with one field broken.
-        if let Err(e) = metadata_from_json(&meta) {
+        if let Err(e) = CheckpointMetadata::from_json(&meta) {
             prop_assert!(matches!(e, SerdeError::Metadata(_)), "{e:?}");
         }
-        let mut valid = Json::Object(CheckpointMetadata::new(CheckpointSource::Loop, step).to_json());
+        let mut valid = CheckpointMetadata::new(CheckpointSource::Loop, step).to_json().into_value();
         valid["writes"] = meta;
         corrupt_json(&mut valid, &path, replacement);
-        if let Err(e) = metadata_from_json(&valid) {
+        if let Err(e) = CheckpointMetadata::from_json(&valid) {
             prop_assert!(matches!(e, SerdeError::Metadata(_)), "{e:?}");
         }
     }

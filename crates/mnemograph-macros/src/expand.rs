@@ -106,17 +106,17 @@ fn apply(fields: &[FieldCode<'_>]) -> TokenStream {
         let (ident, name) = (field.ident, &field.name);
         let call = match &field.kind {
             Kind::LastValue => quote_spanned! {*span=>
-                ::mnemograph_core::state::last_value(#name, &mut self.#ident, #collected)
+                ::mnemograph_core::__private::last_value(#name, &mut self.#ident, #collected)
             },
             Kind::Reducer(path) => {
                 let (slot, item) = (local("slot"), local("item"));
                 let reducer = resolve_reducer(path);
                 // Spanned at the reducer path: a wrong signature or return type points there.
                 let body = quote_spanned! {path.span()=>
-                    ::mnemograph_core::state::ReducerOutput::into_reducer_result(#reducer(#slot, #item))
+                    ::mnemograph_core::__private::ReducerOutput::into_reducer_result(#reducer(#slot, #item))
                 };
                 quote_spanned! {*span=>
-                    ::mnemograph_core::state::reduce(
+                    ::mnemograph_core::__private::reduce(
                         #name, &mut self.#ident, #collected, |#slot, #item| #body
                     )
                 }
@@ -307,12 +307,12 @@ mod tests {
              { messages_writes . push ((value , write . overwrite)) ; }",
             "if let :: core :: option :: Option :: Some (value) = write . update . user_id . take () \
              { user_id_writes . push (value) ; }",
-            "if :: mnemograph_core :: state :: reduce (\"messages\" , & mut self . messages , messages_writes , \
-             | slot , item | :: mnemograph_core :: state :: ReducerOutput :: into_reducer_result \
+            "if :: mnemograph_core :: __private :: reduce (\"messages\" , & mut self . messages , messages_writes , \
+             | slot , item | :: mnemograph_core :: __private :: ReducerOutput :: into_reducer_result \
              (:: mnemograph_core :: messages :: add_messages (slot , item))) ? { written . insert (0) ; }",
             "(:: mnemograph_core :: state :: append (slot , item))) ? { written . insert (1) ; }",
             "(crate :: sum (slot , item))) ? { written . insert (2) ; }",
-            "if :: mnemograph_core :: state :: last_value (\"user_id\" , & mut self . user_id , user_id_writes) ? \
+            "if :: mnemograph_core :: __private :: last_value (\"user_id\" , & mut self . user_id , user_id_writes) ? \
              { written . insert (3) ; }",
         ] {
             assert!(apply.contains(expected), "missing {expected:?} in\n{apply}");

@@ -57,9 +57,9 @@
 //! doc comments). The update type and its builders take the struct's visibility.
 //!
 //! ```
-//! use mnemograph_core::state::{
-//!     append, last_value, reduce, Field, FieldSet, InvalidUpdate, ReducerOutput, StateWrite,
-//! };
+//! // `__private` holds what generated code calls; it is hidden and may change between releases.
+//! use mnemograph_core::__private::{last_value, reduce, ReducerOutput};
+//! use mnemograph_core::state::{append, Field, FieldSet, InvalidUpdate, StateWrite};
 //! use mnemograph_core::value::{ChannelValue, ValueError};
 //! use mnemograph_core::{IntoNodeOutput, NodeOutput, State};
 //!

@@ -221,7 +221,7 @@ fn snapshot_json<S: State>(s: &StateSnapshot<S>) -> Result<StateJson, ServerErro
         "values": state_json(&s.values)?,
         "next": s.next,
         "tasks": tasks,
-        "metadata": s.metadata.as_ref().map(|m| Value::Object(m.to_json())),
+        "metadata": s.metadata.as_ref().map(|m| m.to_json().into_value()),
         "created_at": s.created_at,
         "checkpoint": checkpoint,
         "parent_checkpoint": parent,

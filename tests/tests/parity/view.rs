@@ -1,7 +1,7 @@
 //! What `tests/python/parity.py` prints of a thread, computed on the Rust side: the state and the
 //! history, each snapshot reduced to the fields both implementations define.
 
-use mnemograph_core::checkpoint::serde::metadata_to_json;
+use mnemograph_core::checkpoint::CheckpointMetadata;
 use mnemograph_core::checkpoint::ListOptions;
 use mnemograph_core::prelude::*;
 use mnemograph_core::{Interrupt, StateSnapshot};
@@ -45,7 +45,7 @@ fn snapshot(s: &StateSnapshot<S>) -> Value {
         "next": next,
         "checkpoint_id": s.config.as_ref().and_then(|c| c.checkpoint_id.clone()),
         "parent_id": s.parent_config.as_ref().and_then(|c| c.checkpoint_id.clone()),
-        "metadata": s.metadata.as_ref().map(metadata_to_json),
+        "metadata": s.metadata.as_ref().map(CheckpointMetadata::to_json),
         "tasks": tasks,
         "interrupts": interrupts(&s.interrupts),
     })

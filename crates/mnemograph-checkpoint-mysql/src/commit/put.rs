@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use mnemograph_checkpoint::checkpoint::serde::{
-    checkpoint_to_json, dumps_typed, metadata_to_json, JsonObject,
-};
+use mnemograph_checkpoint::checkpoint::serde::{checkpoint_to_json, dumps_typed, JsonObject};
 use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, Commit, ExpectParent,
     WriteBatch,
@@ -29,7 +27,7 @@ use crate::texts::Texts;
 
 /// What a full-layout put writes to and updates: the saver's pool and kept connections, and its
 /// delta state.
-pub(crate) struct Store<'a> {
+pub(crate) struct PutTarget<'a> {
     /// The pool, for a put that is a single statement.
     pub(crate) pool: &'a MySqlPool,
     /// The connections kept for put transactions.
@@ -40,7 +38,7 @@ pub(crate) struct Store<'a> {
     pub(crate) fence: Option<&'a Fence>,
 }
 
-impl Store<'_> {
+impl PutTarget<'_> {
     /// A commit: one transaction for the whole chain, except in delta mode, where a chain of
     /// several checkpoints is stored one checkpoint per transaction (each delta is planned on the
     /// value the one before stored). With `parent_texts`, the parent's row must still hold them.
@@ -159,7 +157,7 @@ impl Store<'_> {
             blobs,
             planned,
             document: pyjson::dumps(document).map_err(invalid)?,
-            metadata: pyjson::dumps(&metadata_to_json(link.metadata)).map_err(invalid)?,
+            metadata: pyjson::dumps(&link.metadata.to_json()).map_err(invalid)?,
         })
     }
 }

@@ -1,7 +1,7 @@
 //! Storing a checkpoint in the shallow layout: checked and encoded into [`ShallowRows`], then
 //! written in one put transaction (see [`super::transaction`]).
 
-use mnemograph_checkpoint::checkpoint::serde::{checkpoint_to_json, dumps_typed, metadata_to_json};
+use mnemograph_checkpoint::checkpoint::serde::{checkpoint_to_json, dumps_typed};
 use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,
 };
@@ -46,8 +46,7 @@ pub(crate) async fn put(
         blobs.push((&**channel, kind, bytes));
     }
     let document = pyjson::dumps(&document).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
-    let metadata =
-        pyjson::dumps(&metadata_to_json(metadata)).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
+    let metadata = pyjson::dumps(&metadata.to_json()).map_err(|e| CheckpointError::Invalid(e.to_string()))?;
     let rows = ShallowRows {
         config,
         hash: ns_hash(&config.checkpoint_ns),

@@ -167,7 +167,7 @@ fn fingerprint(t: &CheckpointTuple) -> String {
         cp.channel_versions,
         cp.versions_seen,
         cp.updated_channels,
-        serde_json::Value::Object(t.metadata.to_json()),
+        t.metadata.to_json().into_value(),
     )
 }
 

@@ -1,5 +1,5 @@
 //! [`Delegate`]: a type that is a saver by handing every call to another one, such as a backend's
-//! public type over [`Remembering`](super::backend::Remembering) and its store.
+//! public type over [`ReadCache`](super::backend::ReadCache) and its store.
 
 use super::{
     ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata,

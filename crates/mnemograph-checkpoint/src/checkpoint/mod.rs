@@ -7,33 +7,30 @@
 //! (unchanged channels keep pointing at the value stored for their version).
 
 pub mod backend;
+mod channel_versions;
 mod commit;
 mod delegate;
 pub(crate) mod error;
 mod id;
-mod memory;
+mod in_memory;
 mod prune;
-mod remembering;
+mod read_cache;
 pub(crate) mod saver;
 pub mod serde;
 mod spans;
 mod time;
-mod version;
-mod versions;
+pub(crate) mod version;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub(crate) use backend::{next_version, write_index};
+pub use channel_versions::{ChannelVersions, Iter as ChannelVersionsIter};
 pub use commit::{ChainLink, Commit, ExpectParent, WriteBatch};
 pub use error::CheckpointError;
-pub use memory::InMemoryCheckpointer;
+pub use in_memory::InMemoryCheckpointer;
 pub use prune::PruneStrategy;
 pub use saver::{Checkpointer, DynCheckpointer};
-// For the engine, which renders versions into its own buffers.
-#[doc(hidden)]
-pub use version::{write_version_text, VERSION_TEXT_LEN};
-pub use versions::{ChannelVersions, Iter as ChannelVersionsIter};
 
 pub(crate) use crate::value::{ChannelValue, ValueError};
 
@@ -48,13 +45,6 @@ pub const NULL_TASK_ID: &str = "00000000-0000-0000-0000-000000000000";
 /// Writes to these channels are upserted; regular writes are insert-if-absent.
 pub const WRITES_IDX_MAP: [(&str, i64); 4] =
     [("__error__", -1), ("__scheduled__", -2), ("__interrupt__", -3), ("__resume__", -4)];
-
-/// Whether a pending write records what happened to its task (its error, interrupt or answers)
-/// rather than what it produced: LangGraph counts a task as finished once it wrote anything else.
-#[doc(hidden)]
-pub fn is_control_write(channel: &str) -> bool {
-    channel == "__error_source_node__" || WRITES_IDX_MAP.iter().any(|(c, _)| *c == channel)
-}
 
 /// Addresses a thread, a namespace within it, and optionally one checkpoint.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -160,35 +150,37 @@ impl CheckpointMetadata {
         Self { source, step, parents: BTreeMap::new(), extra: serde_json::Map::new() }
     }
 
-    /// The metadata as a JSON object, for filters and display: the user keys plus `source`,
-    /// `step` and `parents`, in `serde_json::Map`'s order. Savers write
-    /// [`metadata_to_json`](crate::checkpoint::serde::metadata_to_json), which keeps Python's key
-    /// order.
-    pub fn to_json(&self) -> serde_json::Map<String, serde_json::Value> {
-        let mut m = self.extra.clone();
-        m.insert("source".into(), self.source.as_str().into());
-        m.insert("step".into(), self.step.into());
-        let parents = self.parents.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect();
-        m.insert("parents".into(), serde_json::Value::Object(parents));
-        m
+    /// The metadata as LangGraph's JSON, as savers store it: the user keys (in
+    /// `serde_json::Map`'s order), then `source`, `step` and `parents` (in place when a user key
+    /// has the same name), in that order whatever serde_json's features. `.into_map()` gives a
+    /// `serde_json::Map`.
+    pub fn to_json(&self) -> serde::JsonObject {
+        let mut json: serde::JsonObject = self.extra.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        json.insert("source", self.source.as_str().into());
+        json.insert("step", self.step.into());
+        let parents = self.parents.iter().map(|(k, v)| (k.clone(), v.as_str().into())).collect();
+        json.insert("parents", serde_json::Value::Object(parents));
+        json
     }
 
-    /// Reads the JSON object LangGraph stores; unknown keys go to `extra`.
+    /// Reads the metadata JSON LangGraph stores; unknown keys go to `extra`.
     ///
     /// # Errors
-    /// [`CheckpointError::Corrupt`] when `source` or `step` is missing or malformed.
-    pub fn from_json(mut m: serde_json::Map<String, serde_json::Value>) -> Result<Self, CheckpointError> {
-        let corrupt = |what: &str| CheckpointError::Corrupt(format!("metadata: {what}"));
+    /// [`SerdeError::Metadata`](serde::SerdeError::Metadata) when it is not an object, `source`
+    /// or `step` is missing or malformed, or a parent is not a string.
+    pub fn from_json(json: &serde_json::Value) -> Result<Self, serde::SerdeError> {
+        let invalid = |what: &str| serde::SerdeError::Metadata(what.to_owned());
+        let mut m = json.as_object().ok_or_else(|| invalid("not a JSON object"))?.clone();
         let source = m
             .remove("source")
             .and_then(|v| v.as_str().and_then(CheckpointSource::parse))
-            .ok_or_else(|| corrupt("missing or unknown `source`"))?;
-        let step = m.remove("step").and_then(|v| v.as_i64()).ok_or_else(|| corrupt("missing `step`"))?;
+            .ok_or_else(|| invalid("missing or unknown `source`"))?;
+        let step = m.remove("step").and_then(|v| v.as_i64()).ok_or_else(|| invalid("missing `step`"))?;
         let parents = match m.remove("parents") {
             Some(serde_json::Value::Object(p)) => p
                 .into_iter()
-                .map(|(k, v)| Ok((k, v.as_str().ok_or_else(|| corrupt("non-string parent"))?.to_owned())))
-                .collect::<Result<_, CheckpointError>>()?,
+                .map(|(k, v)| Ok((k, v.as_str().ok_or_else(|| invalid("non-string parent"))?.to_owned())))
+                .collect::<Result<_, serde::SerdeError>>()?,
             _ => BTreeMap::new(),
         };
         Ok(Self { source, step, parents, extra: m })

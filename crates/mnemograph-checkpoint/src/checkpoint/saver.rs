@@ -22,9 +22,9 @@ use super::{
 /// [`copy_thread`](Self::copy_thread) and [`prune`](Self::prune), are optional: their defaults
 /// fail with [`CheckpointError::Unsupported`] and change nothing, as Python's
 /// `BaseCheckpointSaver` raises `NotImplementedError`. Every saver of this workspace implements
-/// them. Remembering the checkpoints a
+/// them. ReadCache the checkpoints a
 /// process stored, so that reading them back costs less, is a layer on top
-/// ([`Remembering`](super::backend::Remembering)), not part of it.
+/// ([`ReadCache`](super::backend::ReadCache)), not part of it.
 ///
 /// Implement it with `async fn`s; the engine uses it through [`DynCheckpointer`], which every
 /// implementation gets for free.
@@ -153,7 +153,7 @@ pub trait Checkpointer: Send + Sync + 'static {
     /// The latest checkpoint of `config`'s thread and namespace as this saver last stored it,
     /// from memory, without asking the backend; `None` (the default) when it remembers none.
     ///
-    /// A saver leaves this alone: the [`Remembering`](super::backend::Remembering) layer answers
+    /// A saver leaves this alone: the [`ReadCache`](super::backend::ReadCache) layer answers
     /// it for savers whose commit checks a remembered parent. The engine starts a run with new
     /// input from this tuple instead of reading the thread back, and its first commit, expecting
     /// that checkpoint to be the latest, checks what the read would have: a refusal sends the run

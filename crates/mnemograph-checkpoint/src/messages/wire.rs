@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::checkpoint::serde::{
-    deserialize_ext, message_from_ext, ExtRef, EXT_PYDANTIC_V2, PYDANTIC_V2_METHOD,
+    deserialize_ext, ext::ExtRef, message_from_ext, EXT_PYDANTIC_V2, PYDANTIC_V2_METHOD,
 };
 
 use super::content::Content;

@@ -31,18 +31,20 @@
 
 mod embed;
 mod filter;
+mod in_memory;
 mod item;
-mod memory;
 mod namespace;
+mod rules;
 
 use std::future::Future;
 use std::time::Duration;
 
 pub use embed::{cosine_similarity, tokenize, DynEmbeddings, Embeddings, HashingEmbeddings};
 pub use filter::{matches_filter, validate_filter};
+pub use in_memory::{InMemoryStore, IndexConfig, TtlConfig};
 pub use item::{Item, ListNamespaces, NamespaceMatch, SearchItem, SearchQuery};
-pub use memory::{InMemoryStore, IndexConfig, TtlConfig};
 pub use namespace::{namespace, validate_namespace};
+pub use rules::{texts_to_embed, validate_put};
 
 use crate::checkpoint::saver::BoxFuture;
 use crate::BoxError;

@@ -9,7 +9,7 @@ use super::lower::lower;
 use super::validate;
 use crate::checkpoint::Checkpointer;
 use crate::error::Result;
-use crate::pregel::runnable::Pregel;
+use crate::pregel::Pregel;
 use crate::State;
 
 impl<S: State, C: Send + Sync + 'static> StateGraph<S, C> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::draw::Drawing;
 use crate::checkpoint::{Checkpointer, DynCheckpointer};
 use crate::error::GraphIssue;
-use crate::pregel::runnable::Pregel;
+use crate::pregel::Pregel;
 use crate::State;
 
 /// What the builder knew of the graph, kept beside the plan.

@@ -14,7 +14,7 @@ use crate::constants::START;
 use crate::error::{Error, Result};
 use crate::interrupt::Interrupt;
 use crate::pregel::channels::writes;
-use crate::pregel::persist::{self, CheckpointCache, VersionText};
+use crate::pregel::checkpoint_codec::{self, CheckpointCache, VersionText};
 use crate::pregel::saver_spans::{saver_span, SaverOp};
 use crate::pregel::task::{self, Task};
 use crate::State;
@@ -150,8 +150,8 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     fn snapshot(&self, t: CheckpointTuple, apply_pending: bool) -> Result<StateSnapshot<S>> {
         let layout = &self.pregel.layout;
         let mut vt = VersionText::default();
-        let mut ch = persist::from_checkpoint(layout, &t.checkpoint, &mut vt)
-            .map_err(|e| persist::in_thread(e, &t.config.thread_id))?;
+        let mut ch = checkpoint_codec::from_checkpoint(layout, &t.checkpoint, &mut vt)
+            .map_err(|e| checkpoint_codec::in_thread(e, &t.config.thread_id))?;
         let ns = &t.config.checkpoint_ns;
         let mut tasks = ch.prepare_tasks(layout, &t.checkpoint.id, ns, t.metadata.step + 1)?;
         // As LangGraph reads a step's writes: a task finished when it recorded output (anything
@@ -167,8 +167,11 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
                 .iter()
                 .find(|w| w.channel == "__error__")
                 .map(|w| w.value.decode::<String>().unwrap_or_else(|_| "error".to_owned()));
-            let output: Vec<_> =
-                writes.iter().copied().filter(|w| !crate::checkpoint::is_control_write(&w.channel)).collect();
+            let output: Vec<_> = writes
+                .iter()
+                .copied()
+                .filter(|w| !mnemograph_checkpoint::__private::is_control_write(&w.channel))
+                .collect();
             let finished = apply_pending && !output.is_empty();
             let mut interrupts: Vec<Interrupt> = Vec::new();
             if !finished {
@@ -190,7 +193,9 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         let null: Vec<_> = t
             .pending_writes
             .iter()
-            .filter(|w| w.task_id == NULL_TASK_ID && !crate::checkpoint::is_control_write(&w.channel))
+            .filter(|w| {
+                w.task_id == NULL_TASK_ID && !mnemograph_checkpoint::__private::is_control_write(&w.channel)
+            })
             .collect();
         if !null.is_empty() {
             ch.apply_null_writes(layout, writes::pending_to_writes(layout, &null)?)?;
@@ -236,8 +241,8 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
         let mut vt = VersionText::default();
         let (mut ch, step, parent, saved_versions) = match &loaded {
             Some(t) => {
-                let ch = persist::from_checkpoint(layout, &t.checkpoint, &mut vt)
-                    .map_err(|e| persist::in_thread(e, &t.config.thread_id))?;
+                let ch = checkpoint_codec::from_checkpoint(layout, &t.checkpoint, &mut vt)
+                    .map_err(|e| checkpoint_codec::in_thread(e, &t.config.thread_id))?;
                 let saved = ch.versions.clone();
                 (ch, t.metadata.step, t.config.clone(), saved)
             }
@@ -287,7 +292,7 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
             saver.put_writes(&parent, pairs, task_id, UPDATE_TASK_PATH).await?;
         }
         let step = step + 1;
-        let mut cp = persist::to_checkpoint(
+        let mut cp = checkpoint_codec::to_checkpoint(
             layout,
             &ch,
             uuid6(step),

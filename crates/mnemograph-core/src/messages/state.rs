@@ -6,9 +6,10 @@
 //! magic.
 
 use super::{add_messages, Message};
+use crate::__private::{reduce, ReducerOutput};
 use crate::command::Input;
 use crate::command::{IntoNodeOutput, NodeOutput};
-use crate::state::{reduce, Field, FieldSet, InvalidUpdate, ReducerOutput, StateWrite};
+use crate::state::{Field, FieldSet, InvalidUpdate, StateWrite};
 use crate::value::{ChannelValue, ValueError};
 use crate::State;
 

@@ -23,7 +23,7 @@ use crate::config::Durability;
 use crate::error::Result;
 use crate::pregel::saver_spans::{saver_span, SaverOp};
 
-/// Whether the run's first commit has succeeded: shared with its persistence, so that it can be
+/// Whether the run's first commit has succeeded: shared with its committer, so that it can be
 /// told after the run failed.
 #[derive(Clone, Default)]
 pub(crate) struct Committed(Arc<AtomicBool>);
@@ -43,8 +43,8 @@ impl Committed {
 /// The result of a checkpoint save running in the background.
 type Inflight = JoinHandle<std::result::Result<CheckpointConfig, CheckpointError>>;
 
-/// The run's persistence: where checkpoints go and what was saved last.
-pub(crate) struct Persistence {
+/// The run's committer: where checkpoints go and what was saved last.
+pub(crate) struct Committer {
     /// The saver.
     pub(crate) saver: Arc<dyn DynCheckpointer>,
     /// The checkpoint save still running under `Durability::Async`.
@@ -67,8 +67,8 @@ pub(crate) struct Persistence {
     pub(crate) committed: Option<Committed>,
 }
 
-impl Persistence {
-    /// Persistence continuing from `saved`; `from_latest` when the run started from the thread's
+impl Committer {
+    /// Committer continuing from `saved`; `from_latest` when the run started from the thread's
     /// latest checkpoint rather than from an explicit one.
     pub(crate) fn new(
         saver: Arc<dyn DynCheckpointer>,

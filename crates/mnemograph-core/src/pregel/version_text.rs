@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use crate::checkpoint::backend::version_number;
-use crate::checkpoint::{write_version_text, CheckpointError, VERSION_TEXT_LEN};
+use crate::checkpoint::CheckpointError;
 use crate::error::Result;
+use mnemograph_checkpoint::__private::{write_version_text, VERSION_TEXT_LEN};
 
 /// Renders integer versions as LangGraph's strings, remembering each one so a version keeps the
 /// same text for the whole thread — blobs are keyed by that exact text.

@@ -17,13 +17,13 @@ use mnemograph_core::value::ChannelValue;
 /// The in-memory saver, answering `remembered_latest` with whatever the test set, and counting
 /// the reads the engine makes.
 #[derive(Default)]
-struct Remembering {
+struct RemembersLatest {
     inner: InMemoryCheckpointer,
     remembered: Mutex<Option<CheckpointTuple>>,
     reads: AtomicUsize,
 }
 
-impl Remembering {
+impl RemembersLatest {
     /// The thread's checkpoint at `config` (its latest when `config` has no id), as a saver
     /// remembers it: without pending writes.
     async fn latest(&self, config: &CheckpointConfig) -> CheckpointTuple {
@@ -41,7 +41,7 @@ impl Remembering {
     }
 }
 
-impl Checkpointer for Remembering {
+impl Checkpointer for RemembersLatest {
     async fn get_tuple(&self, c: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
         self.reads.fetch_add(1, Ordering::SeqCst);
         Checkpointer::get_tuple(&self.inner, c).await
@@ -103,8 +103,8 @@ fn texts(state: &MessagesState) -> Vec<String> {
     state.messages.iter().map(Message::text).collect()
 }
 
-/// `START -> reply -> END` on a shared `Remembering` saver; the node's call counter.
-fn chat(saver: &Arc<Remembering>) -> (CompiledGraph<MessagesState>, Arc<AtomicUsize>) {
+/// `START -> reply -> END` on a shared `RemembersLatest` saver; the node's call counter.
+fn chat(saver: &Arc<RemembersLatest>) -> (CompiledGraph<MessagesState>, Arc<AtomicUsize>) {
     let calls = Arc::new(AtomicUsize::new(0));
     let graph = StateGraph::<MessagesState>::new()
         .add_node("reply", reply(calls.clone()))
@@ -116,7 +116,7 @@ fn chat(saver: &Arc<Remembering>) -> (CompiledGraph<MessagesState>, Arc<AtomicUs
 }
 
 /// The thread's checkpoints, newest first, each the parent of the one before: one chain.
-async fn assert_one_chain(saver: &Remembering, thread: &str) -> usize {
+async fn assert_one_chain(saver: &RemembersLatest, thread: &str) -> usize {
     let history =
         Checkpointer::list(&saver.inner, Some(&CheckpointConfig::thread(thread)), ListOptions::new())
             .await
@@ -129,7 +129,7 @@ async fn assert_one_chain(saver: &Remembering, thread: &str) -> usize {
 
 #[tokio::test]
 async fn test_a_remembered_latest_checkpoint_spares_the_read() {
-    let saver = Arc::new(Remembering::default());
+    let saver = Arc::new(RemembersLatest::default());
     let (graph, calls) = chat(&saver);
     let config = RunConfig::thread("t");
     graph.invoke(say("one"), &config).await.unwrap();
@@ -144,7 +144,7 @@ async fn test_a_remembered_latest_checkpoint_spares_the_read() {
 
 #[tokio::test]
 async fn test_a_stale_remembered_checkpoint_is_run_again_from_the_latest() {
-    let saver = Arc::new(Remembering::default());
+    let saver = Arc::new(RemembersLatest::default());
     let (graph, calls) = chat(&saver);
     let config = RunConfig::thread("t");
     graph.invoke(say("one"), &config).await.unwrap();
@@ -165,7 +165,7 @@ async fn test_a_stale_remembered_checkpoint_is_run_again_from_the_latest() {
 async fn test_a_failure_on_a_stale_remembered_state_is_not_the_runs() {
     // Turn two's human message, removed in turn three: unknown in the stale state, where the
     // reducer refuses the removal; known in the latest one.
-    let saver = Arc::new(Remembering::default());
+    let saver = Arc::new(RemembersLatest::default());
     let (graph, _) = chat(&saver);
     let config = RunConfig::thread("t");
     graph.invoke(say("one"), &config).await.unwrap();
@@ -181,7 +181,7 @@ async fn test_a_failure_on_a_stale_remembered_state_is_not_the_runs() {
 
 #[tokio::test]
 async fn test_streams_and_conditional_starts_read_their_checkpoint() {
-    let saver = Arc::new(Remembering::default());
+    let saver = Arc::new(RemembersLatest::default());
     let (graph, _) = chat(&saver);
     let config = RunConfig::thread("t");
     graph.invoke(say("one"), &config).await.unwrap();

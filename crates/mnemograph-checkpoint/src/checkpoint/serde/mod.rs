@@ -66,10 +66,11 @@ mod convert;
 pub(crate) mod decode;
 mod document;
 mod error;
-mod ext;
+pub(crate) mod ext;
 mod msgpack;
 mod object;
 mod text;
+pub(crate) mod trees;
 
 pub use document::{checkpoint_from_json, checkpoint_to_json, Blob};
 pub use error::SerdeError;
@@ -79,11 +80,7 @@ pub use text::parse as parse_json;
 use decode::json_value;
 pub(crate) use decode::message_from_ext;
 pub(crate) use ext::{deserialize_ext, EXT_PYDANTIC_V2, PYDANTIC_V2_METHOD};
-// For the engine, which writes LangGraph's `Interrupt` as Python's serializer does.
-#[doc(hidden)]
-pub use ext::{langgraph_dataclass, ExtRef, EXT_CONSTRUCTOR_KW_ARGS};
 
-use crate::checkpoint::CheckpointMetadata;
 use crate::value::ChannelValue;
 
 /// Encodes a channel value or pending write as LangGraph's `(type, bytes)`; see the module docs.
@@ -128,7 +125,7 @@ fn live_tree(type_name: &str, bytes: &[u8]) -> Result<rmpv::Value, SerdeError> {
 }
 
 /// A value as a msgpack tree, ready for [`msgpack::write`].
-fn to_tree(value: &ChannelValue) -> Result<rmpv::Value, SerdeError> {
+pub(crate) fn to_tree(value: &ChannelValue) -> Result<rmpv::Value, SerdeError> {
     Ok(match value {
         ChannelValue::Null => rmpv::Value::Nil,
         ChannelValue::Live(live) => {
@@ -185,60 +182,6 @@ pub fn loads_typed(kind: &str, bytes: &[u8]) -> Result<ChannelValue, SerdeError>
         "" => Err(SerdeError::UnknownType(String::new())),
         _ => Ok(ChannelValue::encoded(kind, bytes.to_vec())),
     }
-}
-
-/// A map of state fields, each value encoded as [`dumps_typed`] would (so messages stay ext 5):
-/// the form of a `Send` argument and of the `__start__` channel's input.
-#[doc(hidden)]
-pub fn fields_tree<'a>(
-    fields: impl IntoIterator<Item = (&'a str, ChannelValue)>,
-) -> Result<rmpv::Value, SerdeError> {
-    let mut map = Vec::new();
-    for (name, value) in fields {
-        map.push((rmpv::Value::from(name), to_tree(&value)?));
-    }
-    Ok(rmpv::Value::Map(map))
-}
-
-/// LangGraph's `Send(node, arg)` as Python stores it in the tasks channel: ext 1
-/// `["langgraph.types", "Send", [node, arg]]`.
-#[doc(hidden)]
-pub fn send_value(node: &str, arg: rmpv::Value) -> Result<rmpv::Value, SerdeError> {
-    let args = rmpv::Value::Array(vec![rmpv::Value::from(node), arg]);
-    ext::constructor(ext::EXT_CONSTRUCTOR_POS_ARGS, "langgraph.types", "Send", args)
-}
-
-/// Python's `set(items)` as its serializer writes it: ext 0 `["builtins", "set", [items]]`.
-#[doc(hidden)]
-pub fn set_value(items: Vec<rmpv::Value>) -> Result<rmpv::Value, SerdeError> {
-    ext::constructor(ext::EXT_CONSTRUCTOR_SINGLE_ARG, "builtins", "set", rmpv::Value::Array(items))
-}
-
-/// A msgpack tree as an encoded channel value, written as [`dumps_typed`] would write it.
-#[doc(hidden)]
-pub fn tree_value(tree: &rmpv::Value) -> Result<ChannelValue, SerdeError> {
-    Ok(ChannelValue::encoded("msgpack", msgpack::write(tree)?))
-}
-
-/// LangGraph's metadata JSON, as savers store it: the user keys (in `serde_json::Map`'s order),
-/// then `source`, `step` and `parents` (in place when a user key has the same name), in that
-/// order whatever serde_json's features.
-pub fn metadata_to_json(metadata: &CheckpointMetadata) -> JsonObject {
-    let mut json: JsonObject = metadata.extra.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    json.insert("source", metadata.source.as_str().into());
-    json.insert("step", metadata.step.into());
-    let parents = metadata.parents.iter().map(|(k, v)| (k.clone(), v.as_str().into())).collect();
-    json.insert("parents", serde_json::Value::Object(parents));
-    json
-}
-
-/// Reads LangGraph's metadata JSON.
-///
-/// # Errors
-/// [`SerdeError::Metadata`] when it is not an object or `source`/`step` is missing or malformed.
-pub fn metadata_from_json(json: &serde_json::Value) -> Result<CheckpointMetadata, SerdeError> {
-    let map = json.as_object().ok_or_else(|| SerdeError::Metadata("not a JSON object".to_owned()))?;
-    CheckpointMetadata::from_json(map.clone()).map_err(|e| SerdeError::Metadata(e.to_string()))
 }
 
 #[cfg(test)]

@@ -53,6 +53,11 @@ impl JsonObject {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// The entries as a `serde_json::Map` (whose order depends on serde_json's features).
+    pub fn into_map(self) -> serde_json::Map<String, Json> {
+        self.entries.into_iter().collect()
+    }
+
     /// Removes `key`, keeping the order of the other entries, and returns its value.
     pub fn remove(&mut self, key: &str) -> Option<Json> {
         let at = self.entries.iter().position(|(k, _)| k == key)?;

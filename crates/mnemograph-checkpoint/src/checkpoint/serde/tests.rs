@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::decode::msgpack_to_json;
+use super::trees::{fields_tree, send_value, set_value};
 use super::*;
-use crate::checkpoint::{Checkpoint, CheckpointSource};
+use crate::checkpoint::{Checkpoint, CheckpointMetadata, CheckpointSource};
 use crate::messages::{Message, MessageType, ToolCall, ToolStatus, UsageMetadata};
 
 /// `HumanMessage("hi", id="h1")`, the 140-byte example of the reference.
@@ -397,11 +398,11 @@ fn encoded_scalars_are_inlined_and_nan_is_not() {
 fn metadata_round_trips() {
     let mut md = CheckpointMetadata::new(CheckpointSource::Loop, 2);
     md.extra.insert("run_id".into(), json!("r1"));
-    let json = metadata_to_json(&md);
+    let json = md.to_json();
     assert_eq!(json.get("source"), Some(&json!("loop")));
-    assert_eq!(metadata_from_json(&json.into_value()).unwrap(), md);
-    assert!(matches!(metadata_from_json(&json!({"step": 1})), Err(SerdeError::Metadata(_))));
-    assert!(matches!(metadata_from_json(&json!(3)), Err(SerdeError::Metadata(_))));
+    assert_eq!(CheckpointMetadata::from_json(&json.into_value()).unwrap(), md);
+    assert!(matches!(CheckpointMetadata::from_json(&json!({"step": 1})), Err(SerdeError::Metadata(_))));
+    assert!(matches!(CheckpointMetadata::from_json(&json!(3)), Err(SerdeError::Metadata(_))));
 }
 
 #[test]
@@ -409,7 +410,7 @@ fn metadata_keys_come_in_pythons_order() {
     let mut md = CheckpointMetadata::new(CheckpointSource::Input, -1);
     md.extra.insert("run_id".into(), json!("r1"));
     md.parents.insert(String::new(), "p".into());
-    let text = serde_json::to_string(&metadata_to_json(&md)).unwrap();
+    let text = serde_json::to_string(&md.to_json()).unwrap();
     assert_eq!(text, r#"{"run_id":"r1","source":"input","step":-1,"parents":{"":"p"}}"#);
 }
 

@@ -2,10 +2,10 @@
 //! source wrote, then resets. The sources seen are bits of one word, in the order given.
 
 use super::{ser, Channels};
-use crate::checkpoint::serde;
 use crate::error::Result;
 use crate::value::{ChannelValue, ValueError};
 use crate::State;
+use mnemograph_checkpoint::__private as serde;
 
 const fn full_mask(n: usize) -> u64 {
     if n >= 64 {

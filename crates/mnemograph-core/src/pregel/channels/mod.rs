@@ -10,8 +10,8 @@ mod branch;
 mod deferred;
 mod field;
 mod join;
+mod sends;
 mod start;
-mod tasks;
 pub(crate) mod writes;
 
 use std::collections::BTreeMap;
@@ -103,7 +103,7 @@ impl<S: State> Channels<S> {
             ChannelKind::Branch => branch::available(self, ch),
             ChannelKind::Deferred => deferred::available(self, ch),
             ChannelKind::Join { sources } => join::available(self, ch, sources),
-            ChannelKind::Tasks => tasks::available(self),
+            ChannelKind::Tasks => sends::available(self),
         }
     }
 
@@ -116,7 +116,7 @@ impl<S: State> Channels<S> {
             ChannelKind::Branch => branch::value(self, i),
             ChannelKind::Deferred => deferred::value(self, i),
             ChannelKind::Join { sources } => Some(join::value(self, i, sources)?),
-            ChannelKind::Tasks => Some(tasks::value(self)?),
+            ChannelKind::Tasks => Some(sends::value(self)?),
         })
     }
 
@@ -135,7 +135,7 @@ impl<S: State> Channels<S> {
             ChannelKind::Branch => branch::write(self, i),
             ChannelKind::Deferred => deferred::restore(self, i, value)?,
             ChannelKind::Join { sources } => join::restore(self, i, sources, value).map_err(corrupt)?,
-            ChannelKind::Tasks => tasks::restore(self, value)?,
+            ChannelKind::Tasks => sends::restore(self, value)?,
         }
         Ok(())
     }
@@ -168,12 +168,12 @@ impl<S: State> Channels<S> {
     /// Starts applying a step: the pending pushes became this step's tasks, so they leave the
     /// topic. Returns whether there were any.
     pub(crate) fn take_pushes(&mut self) -> bool {
-        tasks::take(self)
+        sends::take(self)
     }
 
     /// A task pushed `pushes` to the next step.
     pub(crate) fn write_pushes(&mut self, pushes: Vec<Push<S>>) {
-        tasks::write(self, pushes);
+        sends::write(self, pushes);
     }
 
     /// Ends a step's writes: the input is replaced or cleared, the pushes topic and the edges
@@ -190,7 +190,7 @@ impl<S: State> Channels<S> {
         if start::finish_step(self, layout.start_channel, input, next) {
             updated[layout.start_channel] = true;
         }
-        tasks::finish_step(self, layout.tasks_channel, had_pushes, updated[layout.tasks_channel], next);
+        sends::finish_step(self, layout.tasks_channel, had_pushes, updated[layout.tasks_channel], next);
         for (ch, spec) in layout.channels.iter().enumerate() {
             if spec.kind == ChannelKind::Branch {
                 branch::finish_step(self, ch, updated[ch], next);

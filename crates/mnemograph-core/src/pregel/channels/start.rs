@@ -4,10 +4,10 @@
 use serde_json::Value as Json;
 
 use super::{ser, Channels};
-use crate::checkpoint::serde;
 use crate::error::Result;
 use crate::value::ChannelValue;
 use crate::State;
+use mnemograph_checkpoint::__private as serde;
 
 /// The input triggers `__start__` for one superstep.
 pub(super) fn available<S: State>(ch: &Channels<S>) -> bool {

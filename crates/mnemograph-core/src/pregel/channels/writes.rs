@@ -1,7 +1,7 @@
 //! A task's writes as LangGraph's pending writes (`(channel, value)` pairs) and back, so a step
 //! interrupted midway resumes without re-running the tasks that finished.
 
-use super::{field, join, tasks};
+use super::{field, join, sends};
 use crate::checkpoint::PendingWrite;
 use crate::command::{Command, Goto};
 use crate::constants::{END, START};
@@ -29,7 +29,7 @@ pub(crate) fn writes_to_pending<S: State, C>(
         }
     }
     for p in &w.pushes {
-        out.push((String::from(&*layout.channels[layout.tasks_channel].name), tasks::pending(p)?));
+        out.push((String::from(&*layout.channels[layout.tasks_channel].name), sends::pending(p)?));
     }
     Ok(out)
 }
@@ -57,7 +57,7 @@ pub(crate) fn command_to_pending<S: State, C>(
                 if layout.node(&p.node).is_none() {
                     return Err(Error::UnknownNode(p.node.clone()));
                 }
-                out.push((String::from(&*layout.channels[layout.tasks_channel].name), tasks::pending(p)?));
+                out.push((String::from(&*layout.channels[layout.tasks_channel].name), sends::pending(p)?));
             }
         }
     }
@@ -83,7 +83,7 @@ pub(crate) fn pending_to_writes<S: State, C>(
                     w.joins.push((i, bit));
                 }
             }
-            ChannelKind::Tasks => w.pushes.push(tasks::from_pending(&pw.value)?),
+            ChannelKind::Tasks => w.pushes.push(sends::from_pending(&pw.value)?),
             ChannelKind::Start => {}
         }
     }

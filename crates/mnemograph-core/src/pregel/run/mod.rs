@@ -7,14 +7,12 @@ use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
 use super::channels::{writes, Channels};
-use super::commit::{Committed, Persistence};
-use super::persist::{self, CheckpointCache, VersionText};
+use super::checkpoint_codec::{self, CheckpointCache, VersionText};
+use super::commit::{Committed, Committer};
 use super::plan::{ChannelKind, Layout};
-use super::runnable::Pregel;
 use super::task::{Task, TaskWrites};
-use crate::checkpoint::{
-    is_control_write, CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch, NULL_TASK_ID,
-};
+use super::Pregel;
+use crate::checkpoint::{CheckpointSource, CheckpointTuple, PendingWrite, WriteBatch, NULL_TASK_ID};
 use crate::command::{Command, Goto, Input};
 use crate::config::{Durability, RunConfig};
 use crate::error::{Error, Result};
@@ -25,11 +23,12 @@ use crate::state::FieldSet;
 use crate::stream::{EventMetadata, StreamEvent, StreamMode, StreamModes};
 use crate::value::ChannelValue;
 use crate::State;
+use mnemograph_checkpoint::__private::is_control_write;
 
+mod execute;
+mod hand_off;
 pub(crate) mod remembered;
 mod running;
-mod save;
-mod tasks;
 
 /// Where stream events go, and which ones are wanted.
 pub(crate) struct Sink<S: State> {
@@ -61,7 +60,7 @@ struct Loop<'g, S: State, C> {
     ch: Channels<S>,
     step: i64,
     checkpoint_id: String,
-    persistence: Option<Persistence>,
+    committer: Option<Committer>,
     vt: VersionText,
     cache: CheckpointCache,
     /// Whether the current channel table has changes no checkpoint holds yet.
@@ -188,7 +187,7 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
     let context = graph.context_or_unit()?;
     let mut vt = VersionText::default();
     let mut pending: HashMap<String, Vec<PendingWrite>> = HashMap::new();
-    let (mut persistence, loaded) = match graph.checkpointer.clone() {
+    let (mut committer, loaded) = match graph.checkpointer.clone() {
         Some(saver) => {
             let cfg = config.checkpoint_config().ok_or(Error::MissingThreadId)?;
             let loaded = match preloaded {
@@ -198,17 +197,17 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
             started_at.clone_from(&loaded.as_ref().and_then(|t| t.config.checkpoint_id.clone()));
             let saved = loaded.as_ref().map_or(cfg, |t| t.config.clone());
             let from_latest = config.checkpoint_id.is_none();
-            let mut persistence = Persistence::new(saver, saved, config.durability, from_latest);
-            persistence.committed = committed;
-            (Some(persistence), loaded)
+            let mut committer = Committer::new(saver, saved, config.durability, from_latest);
+            committer.committed = committed;
+            (Some(committer), loaded)
         }
         None => (None, None),
     };
     let (ch, step, checkpoint_id) = match &loaded {
         Some(t) => {
-            let mut ch = persist::from_checkpoint(layout, &t.checkpoint, &mut vt)
+            let mut ch = checkpoint_codec::from_checkpoint(layout, &t.checkpoint, &mut vt)
                 .map_err(|e| with_thread(e, config))?;
-            if let Some(p) = persistence.as_mut() {
+            if let Some(p) = committer.as_mut() {
                 p.saved_versions = ch.versions.clone();
             }
             // Replaying an older checkpoint forks: its old pending writes are not re-applied.
@@ -235,7 +234,7 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
         ch,
         step,
         checkpoint_id,
-        persistence,
+        committer,
         vt,
         cache: CheckpointCache::default(),
         dirty: false,
@@ -349,7 +348,7 @@ async fn run_loaded<S: State, C: Send + Sync + 'static>(
 }
 
 fn with_thread(e: Error, config: &RunConfig) -> Error {
-    persist::in_thread(e, config.thread_id.as_deref().unwrap_or_default())
+    checkpoint_codec::in_thread(e, config.thread_id.as_deref().unwrap_or_default())
 }
 
 /// A whole state as single-field updates, one per field of `fields` (every field when `None`).
@@ -381,7 +380,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                     return Err(Error::AmbiguousResume);
                 }
                 // A subgraph's answer stays in its parent's writes, where Python looks for it.
-                if let Some(p) = self.persistence.as_ref().filter(|_| !self.config.resume_from_parent) {
+                if let Some(p) = self.committer.as_ref().filter(|_| !self.config.resume_from_parent) {
                     let write = vec![("__resume__".to_owned(), ChannelValue::new(v.clone()))];
                     let span = saver_span(SaverOp::PutWrites, &p.saved);
                     p.saver.put_writes(&p.saved, write, NULL_TASK_ID, "").instrument(span).await?;
@@ -432,7 +431,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             }
             None => None,
         };
-        if let Some(p) = self.persistence.as_ref().filter(|_| !forks && !self.config.resume_from_parent) {
+        if let Some(p) = self.committer.as_ref().filter(|_| !forks && !self.config.resume_from_parent) {
             // Regular writes are keyed by their position in the list, so the earlier ones are
             // saved again in front, where they already are; the resume value takes its own slot.
             let mut list: Vec<(String, ChannelValue)> =
@@ -471,7 +470,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         if command.is_empty() && resume.is_none() {
             return Err(Error::EmptyInput);
         }
-        if resume.is_some() && self.persistence.is_none() {
+        if resume.is_some() && self.committer.is_none() {
             return Err(Error::NoCheckpointer);
         }
         let layout = self.layout;
@@ -523,7 +522,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                         // A task that failed or was interrupted left only special writes: run it
                         // again (with its resume values, if any).
                         let refs: Vec<&PendingWrite> =
-                            ws.iter().filter(|w| !crate::checkpoint::is_control_write(&w.channel)).collect();
+                            ws.iter().filter(|w| !is_control_write(&w.channel)).collect();
                         if !refs.is_empty() {
                             t.writes = Some(writes::pending_to_writes(self.layout, &refs)?);
                         }
@@ -531,7 +530,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 }
                 pending.clear();
             }
-            if let Some(p) = self.persistence.as_mut().filter(|p| p.holds()) {
+            if let Some(p) = self.committer.as_mut().filter(|p| p.holds()) {
                 // The held input checkpoint goes with this step's only if the step just routes
                 // the input (the START task alone): no code of the user's runs in between.
                 let routes_only = tasks.len() == 1 && self.layout.nodes[tasks[0].node].node.is_none();
@@ -575,10 +574,10 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     }
 
     async fn finish(mut self, stop: Stop) -> Result<RunOutcome<S>> {
-        if self.dirty && self.persistence.as_ref().is_some_and(|p| p.durability == Durability::Exit) {
+        if self.dirty && self.committer.as_ref().is_some_and(|p| p.durability == Durability::Exit) {
             self.save(CheckpointSource::Loop, &[]).await?;
         }
-        if let Some(p) = self.persistence.as_mut() {
+        if let Some(p) = self.committer.as_mut() {
             // A run returns only once its last checkpoint is durable, whatever the mode.
             p.flush().await?;
         }

@@ -19,7 +19,7 @@
 use crate::checkpoint::CheckpointTuple;
 use crate::command::Input;
 use crate::config::{Durability, RunConfig};
-use crate::pregel::runnable::Pregel;
+use crate::pregel::Pregel;
 use crate::State;
 
 /// The remembered checkpoint to start `input` from, and a copy of the input for a second

@@ -1,4 +1,4 @@
-//! [`RecentCheckpoints`]: the memory half of [`Remembering`](super::Remembering), the checkpoint
+//! [`RecentCheckpoints`]: the memory half of [`ReadCache`](super::ReadCache), the checkpoint
 //! stored last per (thread, namespace), bounded, with the saver's fingerprint of its stored form.
 
 use std::collections::HashMap;

@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use mnemograph_checkpoint::checkpoint::backend::{Delegate, Remembering};
+use mnemograph_checkpoint::checkpoint::backend::{Delegate, ReadCache};
 use mnemograph_checkpoint::checkpoint::DynCheckpointer;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPoolOptions};
 use sqlx::MySqlPool;
@@ -12,7 +12,7 @@ use sqlx::MySqlPool;
 use crate::delta::{DeltaChannels, DeltaState};
 use crate::error::Result;
 use crate::fence::Fence;
-use crate::full_store::FullStore;
+use crate::uncached::Uncached;
 use crate::url_options::{url_options, WriterOptions};
 use crate::{migrate, retention};
 
@@ -44,18 +44,18 @@ use crate::{migrate, retention};
 pub struct MySqlCheckpointer {
     /// The saver behind the cache of the checkpoints it stored last (see
     /// [`with_read_cache`](Self::with_read_cache)).
-    layer: Remembering<FullStore>,
+    layer: ReadCache<Uncached>,
 }
 
 impl fmt::Debug for MySqlCheckpointer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The pool's own Debug prints its options, which include the password.
-        let store = self.store();
+        let uncached = self.uncached();
         f.debug_struct("MySqlCheckpointer")
-            .field("connections", &store.pool.size())
-            .field("idle", &store.pool.num_idle())
-            .field("writers", &store.writers)
-            .field("delta", &store.delta.as_ref().map(|d| &d.config))
+            .field("connections", &uncached.pool.size())
+            .field("idle", &uncached.pool.num_idle())
+            .field("writers", &uncached.writers)
+            .field("delta", &uncached.delta.as_ref().map(|d| &d.config))
             .field("read_cache", &self.layer.capacity())
             .finish()
     }
@@ -115,7 +115,7 @@ impl MySqlCheckpointer {
     /// Uses an existing pool (e.g. the application's own).
     pub fn from_pool(pool: MySqlPool) -> Self {
         let writers = WriterOptions::default().writers(&pool);
-        Self { layer: Remembering::new(FullStore::new(pool, writers)) }
+        Self { layer: ReadCache::new(Uncached::new(pool, writers)) }
     }
 
     /// How many connections this saver keeps open for its put transactions (default 4; 0 keeps
@@ -135,13 +135,13 @@ impl MySqlCheckpointer {
 
     /// The saver with its kept write connections made anew from `options`.
     fn with_writers(mut self, options: &WriterOptions) -> Self {
-        let store = self.layer.saver_mut();
-        store.writers = options.writers(&store.pool);
+        let uncached = self.layer.saver_mut();
+        uncached.writers = options.writers(&uncached.pool);
         self
     }
 
     /// The saver under the read cache.
-    fn store(&self) -> &FullStore {
+    fn uncached(&self) -> &Uncached {
         self.layer.saver()
     }
 
@@ -162,7 +162,7 @@ impl MySqlCheckpointer {
     /// there, and the run reads the thread and starts again.
     #[must_use]
     pub fn with_read_cache(self, threads: usize) -> Self {
-        Self { layer: Remembering::with_capacity(self.layer.into_saver(), threads) }
+        Self { layer: ReadCache::with_capacity(self.layer.into_saver(), threads) }
     }
 
     /// Stores these channels as deltas (opt-in, Rust-only), a full snapshot every
@@ -229,12 +229,12 @@ impl MySqlCheckpointer {
 
     /// The delta settings, `None` in plain mode.
     pub fn delta(&self) -> Option<&DeltaChannels> {
-        self.store().delta.as_ref().map(|d| &d.config)
+        self.uncached().delta.as_ref().map(|d| &d.config)
     }
 
     /// The connection pool.
     pub fn pool(&self) -> &MySqlPool {
-        &self.store().pool
+        &self.uncached().pool
     }
 
     /// Creates or upgrades the tables: LangGraph's 22 migrations, recorded in
@@ -273,7 +273,7 @@ impl MySqlCheckpointer {
         let mut tx = self.pool().begin().await?;
         let removed = retention::keep_last(&mut tx, thread_id, keep_last).await?;
         tx.commit().await?;
-        if let Some(delta) = &self.store().delta {
+        if let Some(delta) = &self.uncached().delta {
             // A cached base may be gone; a delta on it would fall back to a snapshot anyway.
             delta.forget_thread(thread_id);
         }

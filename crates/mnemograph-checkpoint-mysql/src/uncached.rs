@@ -1,4 +1,4 @@
-//! [`FullStore`]: the full saver under [`MySqlCheckpointer`](crate::MySqlCheckpointer)'s read
+//! [`Uncached`]: the full saver under [`MySqlCheckpointer`](crate::MySqlCheckpointer)'s read
 //! cache, every checkpoint of every thread kept, and its [`Checkpointer`] implementation.
 
 use std::sync::Arc;
@@ -11,11 +11,11 @@ use mnemograph_checkpoint::value::ChannelValue;
 use sqlx::MySqlPool;
 
 use crate::commit::connections::Writers;
-use crate::commit::put::Store;
+use crate::commit::put::PutTarget;
 use crate::commit::{delete, pending_writes};
 use crate::delta::DeltaState;
 use crate::fence::Fence;
-use crate::reads::{get_tuple_remembering, list};
+use crate::reads::{get_tuple_cached, list};
 use crate::sql::Layout;
 use crate::texts::TextsSeen;
 use crate::{copy, retention, runs};
@@ -23,7 +23,7 @@ use crate::{copy, retention, runs};
 /// The full saver without its read cache. Cloning is cheap: clones share the pool, the kept
 /// connections and the delta cache.
 #[derive(Clone)]
-pub(crate) struct FullStore {
+pub(crate) struct Uncached {
     /// Shared by clones; every call takes a connection only for its own statements.
     pub(crate) pool: MySqlPool,
     /// Connections kept for put transactions (see [`crate::commit::connections`]).
@@ -37,7 +37,7 @@ pub(crate) struct FullStore {
     pub(crate) fence: Option<Arc<Fence>>,
 }
 
-impl FullStore {
+impl Uncached {
     /// A saver on `pool`, putting through `writers`, in plain mode.
     pub(crate) fn new(pool: MySqlPool, writers: Arc<Writers>) -> Self {
         Self { pool, writers, delta: None, texts: Arc::default(), fence: None }
@@ -52,8 +52,8 @@ impl FullStore {
     }
 
     /// What a put of this saver writes to and updates.
-    pub(crate) fn store(&self) -> Store<'_> {
-        Store {
+    pub(crate) fn put_target(&self) -> PutTarget<'_> {
+        PutTarget {
             pool: &self.pool,
             writers: &self.writers,
             delta: self.delta.as_deref(),
@@ -62,9 +62,9 @@ impl FullStore {
     }
 }
 
-impl Checkpointer for FullStore {
+impl Checkpointer for Uncached {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        get_tuple_remembering(&self.pool, Layout::Full, config, self.delta.as_deref()).await
+        get_tuple_cached(&self.pool, Layout::Full, config, self.delta.as_deref()).await
     }
 
     async fn list(
@@ -99,7 +99,7 @@ impl Checkpointer for FullStore {
     /// Atomic: the parent row is locked inside the put transaction, and the whole chain is one
     /// transaction (one per checkpoint in delta mode).
     async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
-        Ok(self.store().commit(&commit, None).await?.0)
+        Ok(self.put_target().commit(&commit, None).await?.0)
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {

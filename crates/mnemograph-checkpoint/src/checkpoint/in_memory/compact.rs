@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::checkpoint::versions::cmp_shared;
+use crate::checkpoint::channel_versions::cmp_shared;
 use crate::checkpoint::{ChannelVersions, Checkpoint};
 
 /// A checkpoint without its id (the saver's key for it) and values, as stored.

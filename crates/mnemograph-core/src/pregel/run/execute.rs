@@ -82,7 +82,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 scratchpad: parking_lot::Mutex::new(scratchpad),
                 available,
                 checkpoint_id: Arc::clone(&checkpoint_id),
-                checkpointer: self.persistence.as_ref().map(|p| Arc::clone(&p.saver)),
+                checkpointer: self.committer.as_ref().map(|p| Arc::clone(&p.saver)),
                 store: self.store.clone(),
                 parents: self.config.parents.clone(),
                 recursion_limit: self.config.recursion_limit,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::compact::Compact;
 use super::sorted::Sorted;
-use crate::checkpoint::versions::cmp_shared;
+use crate::checkpoint::channel_versions::cmp_shared;
 use crate::checkpoint::{
     ChannelValue, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
     PendingWrite,

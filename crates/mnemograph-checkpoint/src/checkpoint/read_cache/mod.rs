@@ -1,4 +1,4 @@
-//! [`Remembering`]: a layer over a saver that remembers the checkpoint it stored last per thread,
+//! [`ReadCache`]: a layer over a saver that remembers the checkpoint it stored last per thread,
 //! so that reading it back, or starting the next run from it, costs less.
 //!
 //! A run starts by reading the latest checkpoint of its thread, which is usually the one the same
@@ -28,10 +28,10 @@ use super::{
     PruneStrategy,
 };
 
-/// How many (thread, namespace) pairs [`Remembering`] keeps by default.
+/// How many (thread, namespace) pairs [`ReadCache`] keeps by default.
 pub const DEFAULT_RECENT_CAPACITY: usize = 1024;
 
-/// What a saver offers so that [`Remembering`] can keep its checkpoints: a fingerprint of what it
+/// What a saver offers so that [`ReadCache`] can keep its checkpoints: a fingerprint of what it
 /// stored for each, and a cheap check that a checkpoint is still stored that way.
 pub trait Fingerprinted: Checkpointer {
     /// What the saver compares with a stored checkpoint to tell it is unchanged (its stored bytes,
@@ -84,7 +84,7 @@ pub trait Fingerprinted: Checkpointer {
 ///
 /// # Example
 /// ```
-/// use mnemograph_checkpoint::checkpoint::backend::{Fingerprinted, Remembering};
+/// use mnemograph_checkpoint::checkpoint::backend::{Fingerprinted, ReadCache};
 /// use mnemograph_checkpoint::checkpoint::{
 ///     ChainLink, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
 ///     CheckpointTuple, Checkpointer, Commit, ExpectParent, InMemoryCheckpointer, PendingWrite,
@@ -131,7 +131,7 @@ pub trait Fingerprinted: Checkpointer {
 /// }
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let saver = Remembering::new(ById(InMemoryCheckpointer::new()));
+/// let saver = ReadCache::new(ById(InMemoryCheckpointer::new()));
 /// let link = ChainLink::new(
 ///     Checkpoint { id: "1".into(), ..Checkpoint::default() },
 ///     CheckpointMetadata::new(CheckpointSource::Input, -1),
@@ -144,14 +144,14 @@ pub trait Fingerprinted: Checkpointer {
 /// assert_eq!(latest.checkpoint.id, "1");
 /// # });
 /// ```
-pub struct Remembering<S: Fingerprinted> {
+pub struct ReadCache<S: Fingerprinted> {
     /// The saver.
     saver: S,
     /// What it stored last, shared by clones.
     recent: Arc<RecentCheckpoints<S::Fingerprint>>,
 }
 
-impl<S: Fingerprinted> Remembering<S> {
+impl<S: Fingerprinted> ReadCache<S> {
     /// `saver`, remembering [`DEFAULT_RECENT_CAPACITY`] (thread, namespace) pairs.
     pub fn new(saver: S) -> Self {
         Self::with_capacity(saver, DEFAULT_RECENT_CAPACITY)
@@ -207,15 +207,15 @@ impl<S: Fingerprinted> Remembering<S> {
     }
 }
 
-impl<S: Fingerprinted + Clone> Clone for Remembering<S> {
+impl<S: Fingerprinted + Clone> Clone for ReadCache<S> {
     fn clone(&self) -> Self {
         Self { saver: self.saver.clone(), recent: Arc::clone(&self.recent) }
     }
 }
 
-impl<S: Fingerprinted + fmt::Debug> fmt::Debug for Remembering<S> {
+impl<S: Fingerprinted + fmt::Debug> fmt::Debug for ReadCache<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Remembering")
+        f.debug_struct("ReadCache")
             .field("saver", &self.saver)
             .field("capacity", &self.recent.capacity())
             .field("remembered", &self.recent.len())
@@ -223,7 +223,7 @@ impl<S: Fingerprinted + fmt::Debug> fmt::Debug for Remembering<S> {
     }
 }
 
-impl<S: Fingerprinted> Checkpointer for Remembering<S> {
+impl<S: Fingerprinted> Checkpointer for ReadCache<S> {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
         if let Some(entry) = self.recent.candidate(config) {
             let id = entry.checkpoint.id.as_str();

@@ -3,13 +3,13 @@
 
 use tracing::Instrument;
 
-use super::{tasks, Loop};
+use super::{execute, Loop};
 use crate::checkpoint::backend::uuid6;
 use crate::checkpoint::{CheckpointMetadata, CheckpointSource, WriteBatch};
 use crate::config::Durability;
 use crate::error::{Error, Result};
 use crate::pregel::channels::writes;
-use crate::pregel::persist;
+use crate::pregel::checkpoint_codec;
 use crate::pregel::saver_spans::{saver_span, SaverOp};
 use crate::pregel::task::{Task, TaskWrites};
 use crate::stream::{StreamEvent, StreamMode};
@@ -31,7 +31,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         resumed: Option<Vec<serde_json::Value>>,
         defer: bool,
     ) -> Result<()> {
-        let Some(p) = self.persistence.as_ref().filter(|p| p.durability != Durability::Exit) else {
+        let Some(p) = self.committer.as_ref().filter(|p| p.durability != Durability::Exit) else {
             return Ok(());
         };
         let mut pairs = writes::writes_to_pending(self.layout, writes)?;
@@ -40,7 +40,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         }
         // LangGraph records the answers before the task's output.
         if let Some(answers) = resumed {
-            pairs.insert(0, tasks::resume_write(answers));
+            pairs.insert(0, execute::resume_write(answers));
         }
         if defer {
             self.deferred =
@@ -58,7 +58,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
     /// resumed run does not repeat their task. Returns `e`, the run's failure. Called once, where
     /// every failure of the superstep loop arrives.
     pub(super) async fn save_deferred(&mut self, e: Error) -> Error {
-        let Some(p) = self.persistence.as_mut() else { return e };
+        let Some(p) = self.committer.as_mut() else { return e };
         if let Err(saving) = p.store_held().await {
             tracing::warn!(error = %saving, "input checkpoint of a failed run not saved");
             return e;
@@ -80,7 +80,7 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         t: &Task<S>,
         pairs: Vec<(String, ChannelValue)>,
     ) -> Result<()> {
-        let Some(p) = self.persistence.as_ref().filter(|p| p.durability != Durability::Exit) else {
+        let Some(p) = self.committer.as_ref().filter(|p| p.durability != Durability::Exit) else {
             return Ok(());
         };
         let span = saver_span(SaverOp::PutWrites, &p.saved);
@@ -109,15 +109,15 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
                 });
             }
         }
-        match &self.persistence {
+        match &self.committer {
             Some(p) if p.durability != Durability::Exit => self.save(source, updated).await,
             _ => Ok(()),
         }
     }
 
     pub(super) async fn save(&mut self, source: CheckpointSource, updated: &[usize]) -> Result<()> {
-        let Some(p) = self.persistence.as_mut() else { return Ok(()) };
-        let cp = persist::to_checkpoint(
+        let Some(p) = self.committer.as_mut() else { return Ok(()) };
+        let cp = checkpoint_codec::to_checkpoint(
             self.layout,
             &self.ch,
             self.checkpoint_id.clone(),
@@ -132,8 +132,13 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             cp.updated_channels = None;
         }
         // `new_versions`: channels whose version moved since the last saved checkpoint.
-        let new_versions =
-            persist::new_versions(self.layout, &self.ch, &p.saved_versions, &mut self.vt, &mut self.cache);
+        let new_versions = checkpoint_codec::new_versions(
+            self.layout,
+            &self.ch,
+            &p.saved_versions,
+            &mut self.vt,
+            &mut self.cache,
+        );
         let mut metadata = CheckpointMetadata::new(source, self.step);
         metadata.parents.clone_from(&self.config.parents);
         for (k, v) in &self.config.metadata {

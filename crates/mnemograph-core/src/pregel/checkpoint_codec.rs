@@ -11,6 +11,7 @@ use crate::checkpoint::{ChannelVersions, Checkpoint, CHECKPOINT_VERSION};
 use crate::error::{Error, Result};
 use crate::value::ChannelValue;
 use crate::State;
+use mnemograph_checkpoint::__private::channel_versions_from_sorted;
 
 /// The `versions_seen` key under which the versions at the last resume are kept.
 const INTERRUPT: &str = "__interrupt__";
@@ -86,7 +87,7 @@ fn entries<'a>(
 ) -> ChannelVersions {
     scratch.clear();
     scratch.extend(order.iter().copied().filter(|k| version(*k) > 0));
-    ChannelVersions::from_sorted(scratch.iter().map(|&k| (Arc::clone(name(k)), vt.text(version(k)))))
+    channel_versions_from_sorted(scratch.iter().map(|&k| (Arc::clone(name(k)), vt.text(version(k)))))
 }
 
 /// The versions of the channels whose version moved past `saved` (their versions at the last

@@ -136,8 +136,7 @@ impl ChannelVersions {
     ///
     /// An iterator over a slice (`slice.iter().map(..)`) has a known length, so the array is
     /// allocated once, at its size, and written in place.
-    #[doc(hidden)]
-    pub fn from_sorted<I>(entries: I) -> Self
+    pub(crate) fn from_sorted<I>(entries: I) -> Self
     where
         I: IntoIterator<Item = Entry>,
         I::IntoIter: ExactSizeIterator,

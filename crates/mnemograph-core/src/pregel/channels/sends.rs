@@ -4,12 +4,12 @@
 use serde_json::Value as Json;
 
 use super::{ser, Channels};
-use crate::checkpoint::serde;
 use crate::checkpoint::CheckpointError;
 use crate::command::Push;
 use crate::error::{Error, Result};
 use crate::value::ChannelValue;
 use crate::State;
+use mnemograph_checkpoint::__private as serde;
 
 /// Pending pushes trigger push tasks.
 pub(super) fn available<S: State>(ch: &Channels<S>) -> bool {

@@ -1,12 +1,16 @@
-//! The [`State`] trait: a typed struct whose fields are the graph's channels.
+//! The [`State`] trait, a typed struct whose fields are the graph's channels, and the parts it is
+//! described with.
 //!
-//! `#[derive(State)]` implements it; the trait is also meant to be implemented by hand (see the
-//! `hand_written_state` test in `tests/`), so nothing the derive does is magic. The parts it is
-//! described with are in [`state`](crate::state).
+//! `#[derive(State)]` implements the trait; it is also meant to be implemented by hand (see the
+//! `hand_written_state` test in `tests/`), so nothing the derive does is magic. A reducer function
+//! takes `(&mut T, T)` and returns `()` or `Result<(), E: Display>`; [`append`] is one.
+
+mod parts;
+
+pub use parts::{Field, FieldKind, FieldSet, InvalidUpdate, StateWrite};
 
 use std::fmt;
 
-use crate::state::{Field, FieldSet, InvalidUpdate, StateWrite};
 use crate::value::{ChannelValue, ValueError};
 
 /// A typed graph state: a struct whose fields are channels.
@@ -76,4 +80,9 @@ pub trait State: Clone + Default + Send + Sync + 'static {
     fn field_index(name: &str) -> Option<usize> {
         Self::FIELDS.iter().position(|f| f.name == name)
     }
+}
+
+/// The `append` reducer: extends a list with the written items.
+pub fn append<T>(left: &mut Vec<T>, right: Vec<T>) {
+    left.extend(right);
 }

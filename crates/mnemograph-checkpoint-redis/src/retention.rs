@@ -1,10 +1,10 @@
 //! Retention: the script behind [`RedisCheckpointer::prune`](crate::RedisCheckpointer::prune).
 
 use crate::error::Result;
-use crate::saver::RedisStore;
 use crate::scripts::PRUNE_SCRIPT;
+use crate::uncached::Uncached;
 
-impl RedisStore {
+impl Uncached {
     /// Keeps the `keep_last` newest checkpoints of each namespace of `thread_id` (see
     /// [`RedisCheckpointer::prune`](crate::RedisCheckpointer::prune)).
     pub(crate) async fn prune(&self, thread_id: &str, keep_last: usize) -> Result<u64> {

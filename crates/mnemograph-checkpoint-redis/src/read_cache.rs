@@ -1,4 +1,4 @@
-//! What the read cache ([`Remembering`](mnemograph_checkpoint::checkpoint::backend::Remembering)) needs of
+//! What the read cache ([`ReadCache`](mnemograph_checkpoint::checkpoint::backend::ReadCache)) needs of
 //! the Redis saver: what each commit stored, and one small script that tells whether a remembered
 //! checkpoint is still the one wanted, unchanged, with its pending writes.
 //!
@@ -13,13 +13,23 @@
 use mnemograph_checkpoint::checkpoint::backend::Fingerprinted;
 use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, Commit, PendingWrite};
 
-use crate::cache::Stored;
 use crate::keys::Ns;
-use crate::read;
-use crate::saver::RedisStore;
+use crate::reads;
 use crate::scripts::READ_CACHED_SCRIPT;
+use crate::uncached::Uncached;
 
-impl Fingerprinted for RedisStore {
+/// What was stored for a remembered checkpoint, to compare with what the server holds.
+#[derive(Debug)]
+pub(crate) struct Stored {
+    /// Its member of the thread's index.
+    pub(crate) member: String,
+    /// Its record (document, metadata, parent).
+    pub(crate) record: Vec<u8>,
+    /// Its blob references.
+    pub(crate) refs: String,
+}
+
+impl Fingerprinted for Uncached {
     type Fingerprint = Stored;
 
     /// The parent's stored form is not compared: the script checks its place only, so a run
@@ -51,8 +61,8 @@ impl Fingerprinted for RedisStore {
             .arg(ns.lex_max());
         let reply: redis::Value =
             call.invoke_async(&mut self.conn()).await.map_err(crate::RedisSaverError::from)?;
-        let Some(writes) = read::parse_cached_reply(reply)? else { return Ok(None) };
-        let at = read::readable(&config.thread_id, &stored.member);
-        Ok(Some(read::pending_writes(&keys, &at, writes)?))
+        let Some(writes) = reads::parse_cached_reply(reply)? else { return Ok(None) };
+        let at = reads::readable(&config.thread_id, &stored.member);
+        Ok(Some(reads::pending_writes(&keys, &at, writes)?))
     }
 }

@@ -1,9 +1,5 @@
-//! What a [`State`](crate::State) is made of: its fields, which fields an update writes, the
-//! writes of a superstep, and the reducers.
-//!
-//! The helpers only the derive's generated code calls (`last_value`, `reduce`, `ReducerOutput`) are
-//! public for that code and hidden from these docs. A reducer function takes `(&mut T, T)` and
-//! returns `()` or `Result<(), E: Display>`.
+//! The parts a [`State`](crate::State) is described with: its fields, which fields an update
+//! writes, the writes of a superstep, and what a rejected superstep reports.
 
 use std::fmt;
 
@@ -121,116 +117,9 @@ pub enum InvalidUpdate {
     },
 }
 
-/// Collects the non-`None` writes of one field and checks LastValue's one-write rule.
-///
-/// Used by the derive: `values` are the field's writes in task-path order.
-///
-/// # Errors
-/// [`InvalidUpdate::ConcurrentWrites`] when there is more than one.
-#[doc(hidden)]
-pub fn last_value<T>(field: &'static str, slot: &mut T, values: Vec<T>) -> Result<bool, InvalidUpdate> {
-    let mut values = values.into_iter();
-    match (values.next(), values.next()) {
-        (None, _) => Ok(false),
-        (Some(v), None) => {
-            *slot = v;
-            Ok(true)
-        }
-        (Some(_), Some(_)) => Err(InvalidUpdate::ConcurrentWrites { field }),
-    }
-}
-
-/// Folds one field's writes with its reducer, honouring overwrites as LangGraph does.
-///
-/// `values` are `(value, is_overwrite)` in task-path order. Used by the derive.
-///
-/// # Errors
-/// [`InvalidUpdate`] when two overwrites arrive or the reducer fails.
-#[doc(hidden)]
-pub fn reduce<T, R>(
-    field: &'static str,
-    slot: &mut T,
-    values: Vec<(T, bool)>,
-    mut reducer: R,
-) -> Result<bool, InvalidUpdate>
-where
-    R: FnMut(&mut T, T) -> Result<(), String>,
-{
-    if values.is_empty() {
-        return Ok(false);
-    }
-    let mut seen_overwrite = false;
-    for (value, overwrite) in values {
-        if overwrite {
-            if seen_overwrite {
-                return Err(InvalidUpdate::ConcurrentOverwrites { field });
-            }
-            *slot = value;
-            seen_overwrite = true;
-        } else if !seen_overwrite {
-            reducer(slot, value).map_err(|reason| InvalidUpdate::Reducer { field, reason })?;
-        }
-    }
-    Ok(true)
-}
-
-/// What a reducer function may return: nothing, or a `Result` whose error is reported as
-/// [`InvalidUpdate::Reducer`].
-#[doc(hidden)]
-pub trait ReducerOutput {
-    /// Converts to the engine's form.
-    fn into_reducer_result(self) -> Result<(), String>;
-}
-
-impl ReducerOutput for () {
-    fn into_reducer_result(self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-impl<E: fmt::Display> ReducerOutput for Result<(), E> {
-    fn into_reducer_result(self) -> Result<(), String> {
-        self.map_err(|e| e.to_string())
-    }
-}
-
-/// The `append` reducer: extends a list with the written items.
-pub fn append<T>(left: &mut Vec<T>, right: Vec<T>) {
-    left.extend(right);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn last_value_accepts_one_write_and_rejects_two() {
-        let mut slot = 0;
-        assert_eq!(last_value("x", &mut slot, vec![]), Ok(false));
-        assert_eq!(last_value("x", &mut slot, vec![3]), Ok(true));
-        assert_eq!(slot, 3);
-        assert_eq!(
-            last_value("x", &mut slot, vec![1, 2]),
-            Err(InvalidUpdate::ConcurrentWrites { field: "x" })
-        );
-    }
-
-    #[test]
-    fn overwrite_replaces_and_suppresses_later_writes() {
-        let mut slot = vec![1];
-        let add = |l: &mut Vec<i32>, r: Vec<i32>| {
-            l.extend(r);
-            Ok(())
-        };
-        let writes = vec![(vec![2], false), (vec![9], true), (vec![3], false)];
-        assert_eq!(reduce("x", &mut slot, writes, add), Ok(true));
-        assert_eq!(slot, vec![9]);
-        let writes = vec![(vec![9], true), (vec![8], true)];
-        assert_eq!(
-            reduce("x", &mut slot, writes, add),
-            Err(InvalidUpdate::ConcurrentOverwrites { field: "x" })
-        );
-    }
 
     #[test]
     fn field_set_iterates_in_order() {

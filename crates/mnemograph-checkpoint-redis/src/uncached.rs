@@ -1,4 +1,4 @@
-//! [`RedisStore`]: the saver under [`RedisCheckpointer`](crate::RedisCheckpointer)'s read cache:
+//! [`Uncached`]: the saver under [`RedisCheckpointer`](crate::RedisCheckpointer)'s read cache:
 //! pinning, reads, and the [`Checkpointer`] implementation.
 
 use std::time::Duration;
@@ -14,13 +14,13 @@ use crate::conn::Conn;
 use crate::encode;
 use crate::error::{RedisSaverError, Result};
 use crate::keys::{Ns, ThreadKeys};
-use crate::read::{self, RawEntry, Select};
+use crate::reads::{self, RawEntry, Select};
 use crate::scripts::{PIN_SCRIPT, PUT_WRITES_SCRIPT, READ_SCRIPT};
 
 /// The [`Checkpointer`] on plain Redis 6/7 (no modules), single server or cluster, without the
 /// read cache. Cloning is cheap and the clones share the connection.
 #[derive(Debug, Clone)]
-pub(crate) struct RedisStore {
+pub(crate) struct Uncached {
     /// The connection (multiplexed; cloned per call).
     conn: Conn,
     /// Prepended to every key.
@@ -36,7 +36,7 @@ pub(crate) struct RedisStore {
 /// How many checkpoints a filtered `list` reads per round trip before filtering.
 const FILTER_PAGE: usize = 64;
 
-impl RedisStore {
+impl Uncached {
     /// A saver on `conn`; the builder has checked the settings.
     pub(crate) fn new(conn: Conn, prefix: String, ttl_ms: u64, refresh_on_read: bool, shallow: bool) -> Self {
         Self { conn, prefix, ttl_ms, refresh_on_read, shallow }
@@ -105,7 +105,7 @@ impl RedisStore {
             Select::Members(members) => call.arg("members").arg(members),
         };
         let reply: redis::Value = call.invoke_async(&mut self.conn.clone()).await?;
-        let entries = read::parse_reply(reply)?;
+        let entries = reads::parse_reply(reply)?;
         record_io("redis", entries.iter().map(RawEntry::bytes).sum(), 1);
         Ok(entries)
     }
@@ -136,12 +136,12 @@ impl RedisStore {
             return full(self.read(&keys, Select::Members(vec![ns.member(pinned)]), true).await?);
         }
         let Some(filter) = &options.filter else {
-            return full(self.read(&keys, read::range(&ns, before, options.limit), true).await?);
+            return full(self.read(&keys, reads::range(&ns, before, options.limit), true).await?);
         };
         // Filtered: read records a page at a time, then values for the matches only, so
         // non-matching checkpoints never ship their (possibly large) values.
         let mut out = Vec::new();
-        let mut select = read::range(&ns, before, Some(FILTER_PAGE));
+        let mut select = reads::range(&ns, before, Some(FILTER_PAGE));
         loop {
             let page = self.read(&keys, select, false).await?;
             let mut matches = Vec::new();
@@ -170,13 +170,13 @@ impl RedisStore {
     }
 }
 
-impl Checkpointer for RedisStore {
+impl Checkpointer for Uncached {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
         let keys = self.thread_keys(&config.thread_id);
         let ns = Ns::new(&config.checkpoint_ns);
         let select = match &config.checkpoint_id {
             Some(id) => Select::Members(vec![ns.member(id)]),
-            None => read::range(&ns, None, Some(1)),
+            None => reads::range(&ns, None, Some(1)),
         };
         let entries = self.read(&keys, select, true).await?;
         let tuple = entries.into_iter().next().map(|e| e.into_tuple(&keys, &config.thread_id)).transpose()?;

@@ -10,8 +10,8 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::{
-    cosine_similarity, matches_filter, validate_filter, validate_namespace, DynEmbeddings, Embeddings, Item,
-    ListNamespaces, SearchItem, SearchQuery, Store, StoreError,
+    cosine_similarity, matches_filter, texts_to_embed, validate_filter, validate_put, DynEmbeddings,
+    Embeddings, Item, ListNamespaces, SearchItem, SearchQuery, Store, StoreError,
 };
 
 /// Which model embeds documents and which of their fields (LangGraph's `IndexConfig`).
@@ -163,19 +163,7 @@ impl InMemoryStore {
 
     /// The texts to embed for a document, one per configured field that is present.
     fn texts(&self, value: &Value) -> Vec<String> {
-        let Some(index) = &self.index else { return Vec::new() };
-        index
-            .fields
-            .iter()
-            .filter_map(|f| {
-                let v = if f == "$" { Some(value) } else { f.split('.').try_fold(value, |v, p| v.get(p)) };
-                match v? {
-                    Value::Null => None,
-                    Value::String(s) => Some(s.clone()),
-                    other => Some(other.to_string()),
-                }
-            })
-            .collect()
+        self.index.as_ref().map_or_else(Vec::new, |index| texts_to_embed(&index.fields, value))
     }
 }
 
@@ -189,17 +177,6 @@ fn sweep(inner: &mut Inner, now: Instant) -> usize {
     });
     inner.last_sweep = Some(now);
     removed
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 impl Store for InMemoryStore {
@@ -227,10 +204,7 @@ impl Store for InMemoryStore {
         value: Value,
         ttl: Option<Duration>,
     ) -> Result<(), StoreError> {
-        validate_namespace(namespace)?;
-        if !value.is_object() {
-            return Err(StoreError::InvalidValue { kind: json_kind(&value) });
-        }
+        validate_put(namespace, &value)?;
         // Embed before taking the lock: the model may be slow or remote.
         let texts = self.texts(&value);
         let vectors = match (&self.index, texts.is_empty()) {
