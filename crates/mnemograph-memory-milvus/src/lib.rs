@@ -48,6 +48,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod collection;
 mod error;
 mod filter;
 mod memory;

@@ -246,6 +246,8 @@ pub struct MilvusConfig {
     pub fusion: HybridFusion,
 }
 
+crate::collection::target_setters!(MilvusConfig);
+
 impl MilvusConfig {
     /// The defaults above, for the server at `url`.
     pub fn new(url: impl Into<String>) -> Self {
@@ -268,28 +270,10 @@ impl MilvusConfig {
             fusion: HybridFusion::default(),
         }
     }
-    /// Sets the collection.
-    #[must_use]
-    pub fn collection(mut self, name: impl Into<String>) -> Self {
-        self.collection = name.into();
-        self
-    }
-    /// Sets the token.
-    #[must_use]
-    pub fn token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(token.into());
-        self
-    }
     /// Sets the metric.
     #[must_use]
     pub fn metric(mut self, metric: Metric) -> Self {
         self.metric = metric;
-        self
-    }
-    /// Sets the read consistency.
-    #[must_use]
-    pub fn consistency(mut self, consistency: Consistency) -> Self {
-        self.consistency = consistency;
         self
     }
     /// Sets the reranking.

@@ -14,6 +14,7 @@ use mnemograph_memory::{
     Error as MemoryError, MemoryRecord, NewerFirst, RetrieveQuery, SessionScope, SharedMemory, SUPERSEDED_BY,
 };
 
+use crate::collection::{self, Collection};
 use crate::error::Result;
 use crate::filter::Filter;
 use crate::schema::{fields, HybridFusion, Metric, MilvusConfig};
@@ -99,11 +100,7 @@ impl MilvusMemory {
     /// # Errors
     /// As [`connect`](Self::connect).
     pub async fn connect_arc(config: MilvusConfig, embed: Arc<dyn DynEmbeddings>) -> Result<Self> {
-        let mut connect = ConnectConfig::new().uri(config.url.clone());
-        if let Some(token) = &config.token {
-            connect = connect.token(token.clone());
-        }
-        let client = ClientV2::new(&connect).await?;
+        let client = collection::connect(&config.url, config.token.as_deref()).await?;
         let mut memory = Self {
             client,
             config,
@@ -189,13 +186,8 @@ impl MilvusMemory {
         Ok(self.server_version.get_or_init(|| answer.version().to_owned()).clone())
     }
 
-    async fn has_collection(&self) -> Result<bool> {
-        let req = HasCollectionRequest::builder().collection_name(&self.config.collection).build()?;
-        Ok(self.client.has_collection(req).await?.exists())
-    }
-
     async fn ensure_collection(&self) -> Result<()> {
-        if !self.has_collection().await? {
+        if !self.collection().exists().await? {
             let candidates = if self.config.bm25 {
                 self.config.analyzer.candidates()
             } else {
@@ -203,9 +195,7 @@ impl MilvusMemory {
             };
             first_accepted(&candidates, |analyzer| self.create_collection(analyzer)).await?;
         }
-        let load = LoadCollectionRequest::builder().collection_name(&self.config.collection).build()?;
-        self.client.load_collection(load).await?;
-        Ok(())
+        self.collection().load().await
     }
 
     /// Creates the collection with `analyzer` on `content`.
@@ -219,13 +209,7 @@ impl MilvusMemory {
         if self.config.partition_key {
             req = req.num_partitions(self.config.num_partitions);
         }
-        if let Err(e) = self.client.create_collection(req.build()?).await {
-            // Another process may have created it first; that is success.
-            if !self.has_collection().await? {
-                return Err(e.into());
-            }
-        }
-        Ok(())
+        self.collection().create(req.build()?).await
     }
 
     /// What the collection's description says about its `content` analyzer and the `retired`
@@ -251,9 +235,12 @@ impl MilvusMemory {
     /// # Errors
     /// [`Error::Milvus`](crate::Error::Milvus).
     pub async fn drop_collection(&self) -> Result<()> {
-        let req = DropCollectionRequest::builder().collection_name(&self.config.collection).build()?;
-        self.client.drop_collection(req).await?;
-        Ok(())
+        self.collection().drop().await
+    }
+
+    /// The memory's collection.
+    fn collection(&self) -> Collection<'_> {
+        Collection { client: &self.client, name: &self.config.collection }
     }
 
     /// Seals the rows written so far into indexed segments.
@@ -265,9 +252,7 @@ impl MilvusMemory {
     /// # Errors
     /// [`Error::Milvus`](crate::Error::Milvus).
     pub async fn flush(&self) -> Result<()> {
-        let req = FlushRequest::builder().collection_names([self.config.collection.as_str()]).build()?;
-        self.client.flush(req).await?;
-        Ok(())
+        self.collection().flush().await
     }
 
     /// How many memories `user_id` has.

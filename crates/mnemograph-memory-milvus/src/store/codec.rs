@@ -13,7 +13,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use milvus::v2::prelude::ResultRow;
 use mnemograph_checkpoint::store::Item;
-use serde_json::Value;
 
 use mnemograph_memory::Error as MemoryError;
 
@@ -136,22 +135,6 @@ pub(crate) fn item_of(row_id: &str) -> &str {
     row_id.rsplit_once('#').map_or(row_id, |(item, _)| item)
 }
 
-/// The texts to embed for `value`: one per configured field that is present and not null (`"$"`
-/// is the whole document as JSON text; `"a.b"` a nested field), as mnemograph-checkpoint's `InMemoryStore`.
-pub(crate) fn texts_to_embed(fields: &[String], value: &Value) -> Vec<String> {
-    fields
-        .iter()
-        .filter_map(|f| {
-            let v = if f == "$" { Some(value) } else { f.split('.').try_fold(value, |v, p| v.get(p)) };
-            match v? {
-                Value::Null => None,
-                Value::String(s) => Some(s.clone()),
-                other => Some(other.to_string()),
-            }
-        })
-        .collect()
-}
-
 /// Milliseconds since the epoch (0 before it, saturating far after it).
 pub(crate) fn millis(t: SystemTime) -> i64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -234,14 +217,6 @@ mod tests {
         for bad in ["~", "~4", "~ZZ", "~FF", "~+1", "~é"] {
             assert!(decode_label(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn texts_follow_index_fields() {
-        let doc = serde_json::json!({"text": "hi", "meta": {"n": 2}, "none": null});
-        let fields: Vec<String> = ["text", "meta.n", "none", "missing"].map(str::to_owned).into();
-        assert_eq!(texts_to_embed(&fields, &doc), ["hi", "2"]);
-        assert_eq!(texts_to_embed(&["$".to_owned()], &doc).len(), 1);
     }
 
     #[test]

@@ -33,6 +33,7 @@ use mnemograph_checkpoint::store::{
 use self::codec::{fields, Clock};
 use mnemograph_memory::Error as MemoryError;
 
+use crate::collection::{self, Collection};
 use crate::error::{Error, Result};
 use crate::schema::Consistency;
 
@@ -73,6 +74,8 @@ pub struct MilvusStoreConfig {
     pub key_max_bytes: u32,
 }
 
+crate::collection::target_setters!(MilvusStoreConfig);
+
 impl MilvusStoreConfig {
     /// The defaults above, for the server at `url`.
     pub fn new(url: impl Into<String>) -> Self {
@@ -85,24 +88,6 @@ impl MilvusStoreConfig {
             namespace_max_bytes: 2048,
             key_max_bytes: 1024,
         }
-    }
-    /// Sets the collection.
-    #[must_use]
-    pub fn collection(mut self, name: impl Into<String>) -> Self {
-        self.collection = name.into();
-        self
-    }
-    /// Sets the token.
-    #[must_use]
-    pub fn token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(token.into());
-        self
-    }
-    /// Sets the read consistency.
-    #[must_use]
-    pub fn consistency(mut self, consistency: Consistency) -> Self {
-        self.consistency = consistency;
-        self
     }
     /// Sets the expiry policy.
     #[must_use]
@@ -193,11 +178,7 @@ impl MilvusStore {
             }
             .into());
         }
-        let mut connect = ConnectConfig::new().uri(config.url.clone());
-        if let Some(token) = &config.token {
-            connect = connect.token(token.clone());
-        }
-        let client = ClientV2::new(&connect).await?;
+        let client = collection::connect(&config.url, config.token.as_deref()).await?;
         let store =
             Self { client, config, index, clock: Arc::default(), last_sweep: Arc::new(Mutex::new(None)) };
         store.ensure_collection().await?;
@@ -218,13 +199,9 @@ impl MilvusStore {
         self.index.as_ref().map_or(PLACEHOLDER_DIMS, |i| DynEmbeddings::dims(&*i.embed))
     }
 
-    async fn has_collection(&self) -> Result<bool> {
-        let req = HasCollectionRequest::builder().collection_name(&self.config.collection).build()?;
-        Ok(self.client.has_collection(req).await?.exists())
-    }
-
     async fn ensure_collection(&self) -> Result<()> {
-        if !self.has_collection().await? {
+        let collection = self.collection();
+        if !collection.exists().await? {
             let req = CreateCollectionRequest::builder()
                 .collection_name(&self.config.collection)
                 .schema(self.schema())
@@ -241,16 +218,9 @@ impl MilvusStore {
                         ])),
                     IndexParam::new().field_name(fields::NAMESPACE).index_type(IndexType::Trie),
                 ]);
-            if let Err(e) = self.client.create_collection(req.build()?).await {
-                // Another process may have created it first; that is success.
-                if !self.has_collection().await? {
-                    return Err(e.into());
-                }
-            }
+            collection.create(req.build()?).await?;
         }
-        let load = LoadCollectionRequest::builder().collection_name(&self.config.collection).build()?;
-        self.client.load_collection(load).await?;
-        Ok(())
+        collection.load().await
     }
 
     fn schema(&self) -> CollectionSchema {
@@ -280,9 +250,7 @@ impl MilvusStore {
     /// # Errors
     /// [`Error::Milvus`].
     pub async fn drop_collection(&self) -> Result<()> {
-        let req = DropCollectionRequest::builder().collection_name(&self.config.collection).build()?;
-        self.client.drop_collection(req).await?;
-        Ok(())
+        self.collection().drop().await
     }
 
     /// Seals the rows written so far into indexed segments (after a bulk import; see
@@ -291,9 +259,12 @@ impl MilvusStore {
     /// # Errors
     /// [`Error::Milvus`].
     pub async fn flush(&self) -> Result<()> {
-        let req = FlushRequest::builder().collection_names([self.config.collection.as_str()]).build()?;
-        self.client.flush(req).await?;
-        Ok(())
+        self.collection().flush().await
+    }
+
+    /// The store's collection.
+    fn collection(&self) -> Collection<'_> {
+        Collection { client: &self.client, name: &self.config.collection }
     }
 
     /// Deletes expired rows now (writes also do it every `sweep_interval`); returns how many rows

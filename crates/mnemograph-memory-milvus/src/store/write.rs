@@ -3,12 +3,11 @@
 use std::time::{Duration, SystemTime};
 
 use milvus::v2::prelude::*;
-use mnemograph_checkpoint::store::{validate_namespace, DynEmbeddings, Item, StoreError};
+use mnemograph_checkpoint::store::{texts_to_embed, validate_put, DynEmbeddings, Item, StoreError};
 use serde_json::{json, Value};
 
 use super::codec::{
-    self, duration_millis, encode_namespace, fields, item_id, row_id, texts_to_embed, to_item, ALL_FIELDS,
-    ITEM_FIELDS,
+    self, duration_millis, encode_namespace, fields, item_id, row_id, to_item, ALL_FIELDS, ITEM_FIELDS,
 };
 use super::expr::{item_rows, Expr};
 use super::{backend, MilvusStore};
@@ -125,10 +124,7 @@ impl MilvusStore {
         value: Value,
         ttl: Option<Duration>,
     ) -> Result<(), StoreError> {
-        validate_namespace(namespace)?;
-        if !value.is_object() {
-            return Err(StoreError::InvalidValue { kind: json_kind(&value) });
-        }
+        validate_put(namespace, &value)?;
         let ns = encode_namespace(namespace);
         if ns.len() > self.config.namespace_max_bytes as usize {
             return Err(StoreError::InvalidNamespace {
@@ -198,15 +194,4 @@ fn placeholder(dims: usize) -> Vec<f32> {
         *first = 1.0;
     }
     v
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
