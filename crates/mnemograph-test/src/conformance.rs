@@ -27,6 +27,7 @@ use mnemograph_core::checkpoint::{
 use mnemograph_core::value::ChannelValue;
 use serde_json::{json, Value};
 
+mod bad_input;
 mod chain;
 mod conflict;
 mod copy;
@@ -38,6 +39,11 @@ mod runs;
 mod values;
 mod writes;
 
+pub use bad_input::{
+    hostile_thread_ids_and_namespaces_round_trip_exactly, long_multi_byte_thread_ids_round_trip,
+    multi_megabyte_values_round_trip, odd_channel_names_keep_their_values, save_step, step_view,
+    thread_ids_are_compared_exactly, Bystander, StepView,
+};
 pub use chain::{
     commit_keeps_special_characters_verbatim, commit_links_each_checkpoint_to_the_one_before,
     commit_on_a_moved_parent_conflicts, commit_stores_writes_then_checkpoint,
@@ -162,6 +168,11 @@ macro_rules! checkpointer_conformance {
             commit_links_each_checkpoint_to_the_one_before,
             commit_on_a_moved_parent_conflicts,
             commit_keeps_special_characters_verbatim,
+            hostile_thread_ids_and_namespaces_round_trip_exactly,
+            thread_ids_are_compared_exactly,
+            long_multi_byte_thread_ids_round_trip,
+            odd_channel_names_keep_their_values,
+            multi_megabyte_values_round_trip,
         }
     };
     (@tests $mode:tt $factory:path; $($test:ident),* $(,)?) => {
