@@ -1,0 +1,54 @@
+//! The tables, exactly as LangGraph's SQLite saver creates them, so either side's `setup` finds
+//! the other's database ready.
+
+use sqlx::SqlitePool;
+
+use crate::error::{Error, Result};
+
+/// LangGraph's `SqliteSaver.setup()` script: the `checkpoints` and `writes` tables with their
+/// primary keys. `IF NOT EXISTS` makes it a no-op on a database either side set up.
+const CREATE_TABLES: &str = "
+CREATE TABLE IF NOT EXISTS checkpoints (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    parent_checkpoint_id TEXT,
+    type TEXT,
+    checkpoint BLOB,
+    metadata BLOB,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+);
+CREATE TABLE IF NOT EXISTS writes (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    task_path TEXT NOT NULL DEFAULT '',
+    idx INTEGER NOT NULL,
+    channel TEXT NOT NULL,
+    type TEXT,
+    value BLOB,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+);
+";
+
+/// Creates the tables when missing, and adds `task_path` to a `writes` table from before that
+/// column (as LangGraph's `setup` does). One transaction, so two processes starting at once do
+/// not trip over each other.
+pub(crate) async fn setup(pool: &SqlitePool) -> Result<()> {
+    let failed = |e| Error::driver("setup", e);
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(failed)?;
+    sqlx::raw_sql(CREATE_TABLES).execute(&mut *tx).await.map_err(failed)?;
+    let has_task_path: bool =
+        sqlx::query_scalar("SELECT COUNT(*) > 0 FROM pragma_table_info('writes') WHERE name = 'task_path'")
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(failed)?;
+    if !has_task_path {
+        sqlx::raw_sql("ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''")
+            .execute(&mut *tx)
+            .await
+            .map_err(failed)?;
+    }
+    tx.commit().await.map_err(failed)
+}
