@@ -27,3 +27,30 @@ pub async fn fresh_saver(name: &str) -> (PathBuf, SqliteCheckpointer) {
     let saver = SqliteCheckpointer::connect(path.to_str().expect("a UTF-8 path")).await.expect("open");
     (path, saver)
 }
+
+use mnemograph_checkpoint::checkpoint::backend::{checkpoint_id, next_version, now_iso};
+use mnemograph_checkpoint::checkpoint::{
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
+};
+use mnemograph_checkpoint::value::ChannelValue;
+
+/// Saves a checkpoint at `step` holding `log` on `parent`, every channel new; returns its address.
+pub async fn put_log(
+    saver: &SqliteCheckpointer,
+    parent: &CheckpointConfig,
+    step: i64,
+    log: ChannelValue,
+) -> Result<CheckpointConfig, mnemograph_checkpoint::checkpoint::CheckpointError> {
+    let mut cp = Checkpoint { v: 4, id: checkpoint_id(step), ts: now_iso(), ..Checkpoint::default() };
+    cp.channel_values.insert("log".into(), log);
+    cp.channel_versions.insert("log".into(), next_version(None).into());
+    let new_versions = cp.channel_versions.clone();
+    let metadata = CheckpointMetadata::new(CheckpointSource::Loop, step);
+    saver.put(parent, cp, metadata, new_versions).await
+}
+
+/// The `log` channel of the latest checkpoint of `config`, decoded.
+pub async fn latest_log(saver: &SqliteCheckpointer, config: &CheckpointConfig) -> Vec<String> {
+    let tuple = saver.get_tuple(config).await.expect("get_tuple").expect("a checkpoint");
+    tuple.checkpoint.channel_values["log"].decode().expect("a list of strings")
+}
