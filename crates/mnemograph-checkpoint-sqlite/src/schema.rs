@@ -34,9 +34,13 @@ const CREATE_TABLES: [&str; 2] = [
 
 /// Creates the tables when missing, and adds `task_path` to a `writes` table from before that
 /// column (as LangGraph's `setup` does). One transaction, so two processes starting at once do
-/// not trip over each other.
+/// not trip over each other. A database already set up is only read: opening it takes no write
+/// lock, and works on a read-only file.
 pub(crate) async fn setup(pool: &SqlitePool) -> Result<()> {
     let failed = |e| Error::driver("setup", e);
+    if is_current(pool).await.map_err(failed)? {
+        return Ok(());
+    }
     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await.map_err(failed)?;
     // Prepared statements one by one rather than one script: a script's future cannot be shown
     // to be `Send`, which would make `connect`'s not `Send` either.
@@ -55,6 +59,16 @@ pub(crate) async fn setup(pool: &SqlitePool) -> Result<()> {
             .map_err(failed)?;
     }
     tx.commit().await.map_err(failed)
+}
+
+/// Whether both tables exist and `writes` has `task_path`.
+async fn is_current(pool: &SqlitePool) -> std::result::Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN ('checkpoints', 'writes')) = 2 \
+         AND EXISTS (SELECT 1 FROM pragma_table_info('writes') WHERE name = 'task_path')",
+    )
+    .fetch_one(pool)
+    .await
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ mod support;
 
 use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, Checkpointer, ListOptions};
 use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint_sqlite::{Error, SqliteCheckpointer};
 use serde_json::json;
 use support::{fresh_saver, latest_log, put_log};
 
@@ -133,4 +134,21 @@ async fn writes_without_a_checkpoint_are_refused() {
     assert!(matches!(err, CheckpointError::Invalid(_)), "{err:?}");
     let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM writes").fetch_one(saver.pool()).await.unwrap();
     assert_eq!(count, 0);
+}
+
+/// A database opened read-only (`mode=ro`) reads as usual; a write is a driver error naming the
+/// operation, and changes nothing.
+#[tokio::test]
+async fn a_read_only_database_reads_and_refuses_writes() {
+    let (path, saver) = fresh_saver("read-only").await;
+    let config = CheckpointConfig::thread("t");
+    let saved = put_log(&saver, &config, 0, ChannelValue::new(vec!["kept"])).await.unwrap();
+    let url = format!("sqlite://{}?mode=ro", path.display());
+    let reader = SqliteCheckpointer::connect(&url).await.expect("open read-only");
+    assert_eq!(latest_log(&reader, &config).await, ["kept"]);
+    let err = put_log(&reader, &saved, 1, ChannelValue::new(vec!["new"])).await.expect_err("read-only");
+    let CheckpointError::Backend(source) = &err else { panic!("{err:?}") };
+    let ours = source.downcast_ref::<Error>().expect("this crate's error");
+    assert!(matches!(ours, Error::Sqlx { operation: "put", .. }), "{ours:?}");
+    assert_eq!(latest_log(&saver, &config).await, ["kept"]);
 }

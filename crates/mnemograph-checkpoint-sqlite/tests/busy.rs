@@ -43,6 +43,11 @@ async fn a_held_write_lock_ends_in_a_typed_busy_error() {
     let delete = tokio::time::timeout(guard, saver.delete_thread("t")).await.expect("delete gave up");
     assert!(ours(&delete.expect_err("the lock is held")).is_busy());
 
+    // Opening the set-up database only reads it, so a new saver opens while the lock is held.
+    let opened =
+        tokio::time::timeout(guard, SqliteCheckpointer::connect(target)).await.expect("open gave up");
+    assert_eq!(latest_log(&opened.expect("open while another writes"), &thread).await, ["first"]);
+
     // Readers are not blocked by a writer in WAL mode, and nothing was half-written.
     assert_eq!(latest_log(&saver, &thread).await, ["first"]);
     let tuple = saver.get_tuple(&first).await.unwrap().unwrap();
