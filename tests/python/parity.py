@@ -1,7 +1,8 @@
 """The Python half of tests/tests/parity: paused threads handed between Python LangGraph and Rust.
 
 Usage: parity.py URL THREAD CASE OP_JSON
-Builds the graph of CASE on LangGraph's own MySQL saver (PyMySQLSaver at URL), performs OP_JSON
+Builds the graph of CASE on LangGraph's own MySQL saver (PyMySQLSaver at URL), or on its SQLite
+saver (SqliteSaver) when URL is `sqlite:PATH`, performs OP_JSON
 on THREAD (an operation, or null to only read), then prints one JSON object: the thread's state
 and history as `view` describes them. The Rust test builds the same graphs node for node
 (tests/tests/parity/cases.rs) and prints the same view, so the two can be compared field by field
@@ -33,6 +34,7 @@ from typing import Annotated, Optional
 from typing_extensions import TypedDict
 
 from langgraph.checkpoint.mysql.pymysql import PyMySQLSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send, interrupt
 
@@ -225,7 +227,11 @@ def main() -> None:
     if op and op.get("fail"):
         os.environ["PARITY_FAIL"] = "1"
     config = {"configurable": {"thread_id": thread}}
-    with PyMySQLSaver.from_conn_string(url) as saver:
+    if url.startswith("sqlite:"):
+        opened = SqliteSaver.from_conn_string(url[len("sqlite:"):])
+    else:
+        opened = PyMySQLSaver.from_conn_string(url)
+    with opened as saver:
         g = graph(case, saver)
         if op:
             try:

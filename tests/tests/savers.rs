@@ -2,7 +2,7 @@
 //! subgraphs and durability": test against every saver that exists).
 //!
 //! Each scenario is an `async fn(saver)`; `on_every_saver!` instantiates it for the in-memory,
-//! MySQL and Redis savers. Without a reachable MySQL/Redis the live variants print `SKIPPED` and
+//! MySQL, Redis and SQLite savers (SQLite on a file of this test process). Without a reachable MySQL/Redis the live variants print `SKIPPED` and
 //! pass, unless `CI` is set: then they fail.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -68,6 +68,15 @@ async fn redis() -> Option<Saver> {
     }
 }
 
+async fn sqlite() -> Option<Saver> {
+    // One file for the test process; every scenario uses threads of its own.
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("savers-{}.sqlite", std::process::id()));
+    let saver =
+        mnemograph_checkpoint_sqlite::SqliteCheckpointer::connect(path.to_str().expect("a UTF-8 path"));
+    Some(Arc::new(saver.await.expect("open the SQLite file")))
+}
+
 fn thread(label: &str) -> RunConfig {
     RunConfig::thread(format!("e2e-{label}-{}", uuid6(0)))
 }
@@ -77,6 +86,7 @@ macro_rules! on_every_saver {
         mod in_memory { $( #[tokio::test] async fn $scenario() { if let Some(s) = super::memory().await { super::$scenario(s).await } } )* }
         mod on_mysql { $( #[tokio::test] async fn $scenario() { if let Some(s) = super::mysql().await { super::$scenario(s).await } } )* }
         mod on_redis { $( #[tokio::test] async fn $scenario() { if let Some(s) = super::redis().await { super::$scenario(s).await } } )* }
+        mod on_sqlite { $( #[tokio::test] async fn $scenario() { if let Some(s) = super::sqlite().await { super::$scenario(s).await } } )* }
     };
 }
 

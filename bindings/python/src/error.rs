@@ -18,6 +18,9 @@ pub enum BindingError {
     /// Connecting to Redis failed.
     #[error(transparent)]
     Redis(#[from] mnemograph_checkpoint_redis::RedisSaverError),
+    /// Opening the SQLite database failed.
+    #[error(transparent)]
+    Sqlite(#[from] mnemograph_checkpoint_sqlite::Error),
     /// A value handed over from Python has no form the savers can store.
     #[error("{0}")]
     Input(String),
@@ -34,7 +37,7 @@ impl BindingError {
                 CheckpointError::Decode { .. } | CheckpointError::Corrupt(_) => "CorruptError",
                 _ => "BackendError",
             },
-            Self::MySql(_) | Self::Redis(_) => "BackendError",
+            Self::MySql(_) | Self::Redis(_) | Self::Sqlite(_) => "BackendError",
             Self::Input(_) => "InvalidInputError",
         }
     }

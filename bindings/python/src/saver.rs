@@ -11,6 +11,7 @@ use futures_util::FutureExt;
 use mnemograph_checkpoint::checkpoint::{DynCheckpointer, InMemoryCheckpointer, ListOptions, PruneStrategy};
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
 use mnemograph_checkpoint_redis::RedisCheckpointer;
+use mnemograph_checkpoint_sqlite::SqliteCheckpointer;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -23,6 +24,7 @@ enum Backend {
     Memory(Arc<InMemoryCheckpointer>),
     MySql(Arc<MySqlCheckpointer>),
     Redis(Arc<RedisCheckpointer>),
+    Sqlite(Arc<SqliteCheckpointer>),
 }
 
 impl Backend {
@@ -31,6 +33,7 @@ impl Backend {
             Self::Memory(s) => s.clone(),
             Self::MySql(s) => s.clone(),
             Self::Redis(s) => s.clone(),
+            Self::Sqlite(s) => s.clone(),
         }
     }
 }
@@ -215,6 +218,17 @@ impl NativeSaver {
         })
     }
 
+    /// Opens (creating when missing) a SQLite database: a file path, a `sqlite://` URL or
+    /// `:memory:`; its tables are created when missing.
+    #[staticmethod]
+    #[pyo3(signature = (target, blocking=false))]
+    fn sqlite<'py>(py: Python<'py>, target: String, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+        run(py, blocking, async move {
+            let saver = SqliteCheckpointer::connect(&target).await?;
+            Ok(Self::new(Backend::Sqlite(Arc::new(saver))))
+        })
+    }
+
     /// Creates or upgrades the MySQL tables (LangGraph's migrations); returns how many ran.
     /// Nothing to do for the other backends.
     #[pyo3(signature = (blocking=false))]
@@ -394,13 +408,14 @@ impl NativeSaver {
         self.backend.saver().get_next_version(current)
     }
 
-    /// The backend's name: `"memory"`, `"mysql"` or `"redis"`.
+    /// The backend's name: `"memory"`, `"mysql"`, `"redis"` or `"sqlite"`.
     #[getter]
     fn backend(&self) -> &'static str {
         match self.backend {
             Backend::Memory(_) => "memory",
             Backend::MySql(_) => "mysql",
             Backend::Redis(_) => "redis",
+            Backend::Sqlite(_) => "sqlite",
         }
     }
 }

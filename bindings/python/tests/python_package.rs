@@ -63,7 +63,7 @@ fn langgraph_conformance_suite_passes_every_capability_on_every_saver() {
     println!("{out}");
     // `scripts/test.sh` prints the report after the tests, which capture this test's output.
     std::fs::write(REPORT, &out).expect("write the conformance report");
-    for saver in ["InMemorySaver", "MySQLSaver", "RedisSaver"] {
+    for saver in ["InMemorySaver", "MySQLSaver", "RedisSaver", "SQLiteSaver"] {
         let report = out.split(&format!("Checkpointer Validation: mnemograph {saver}")).nth(1);
         let report = report.unwrap_or_else(|| panic!("no report for {saver}:\n{out}"));
         let result = report.lines().find(|l| l.contains("Result:")).unwrap_or_default();
@@ -76,7 +76,7 @@ fn python_graphs_run_on_every_saver_as_on_langgraphs_in_memory_saver() {
     let Some((python, server, redis)) = peer() else { return };
     let out = run(&python, "graphs.py", &[&server, &redis]);
     println!("{out}");
-    assert_eq!(out.lines().filter(|l| l.starts_with("ok ")).count(), 6, "3 savers x invoke/ainvoke:\n{out}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("ok ")).count(), 8, "4 savers x invoke/ainvoke:\n{out}");
 }
 
 #[test]

@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 
 use mnemograph_checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
 use mnemograph_checkpoint_redis::RedisCheckpointer;
+use mnemograph_checkpoint_sqlite::{connect_options, SqliteCheckpointer};
 use mnemograph_core::checkpoint::DynCheckpointer;
 use redis::aio::ConnectionManager;
-use sqlx::{Connection, MySqlConnection};
+use sqlx::{Connection, MySqlConnection, SqliteConnection};
 
 use crate::error::{Error, Result};
 
@@ -47,6 +48,12 @@ pub enum Backend {
         url: String,
         /// Key prefix, unique to one harness run.
         prefix: String,
+    },
+    /// [`SqliteCheckpointer`] on the database file `path`. There is no server: a killed worker's
+    /// file locks go with its process, and what it committed is in the file (or its WAL).
+    Sqlite {
+        /// The database file, unique to one harness run.
+        path: String,
     },
 }
 
@@ -85,17 +92,29 @@ impl Backend {
         Self::Redis { url, prefix }
     }
 
-    /// `mysql` or `redis`.
+    /// A SQLite file of its own in the system's temporary directory.
+    pub fn sqlite_in_temp_dir() -> Self {
+        let name = format!(
+            "crash-test-{}-{}.sqlite",
+            std::process::id(),
+            mnemograph_core::checkpoint::backend::uuid6(0)
+        );
+        Self::Sqlite { path: std::env::temp_dir().join(name).to_string_lossy().into_owned() }
+    }
+
+    /// `mysql`, `redis` or `sqlite`.
     pub fn name(&self) -> &'static str {
         match self {
             Self::MySql { .. } => "mysql",
             Self::Redis { .. } => "redis",
+            Self::Sqlite { .. } => "sqlite",
         }
     }
 
     fn url(&self) -> &str {
         match self {
             Self::MySql { url, .. } | Self::Redis { url, .. } => url,
+            Self::Sqlite { path } => path,
         }
     }
 
@@ -108,6 +127,7 @@ impl Backend {
             Self::Redis { url, prefix } => {
                 vec!["backend=redis".into(), format!("url={url}"), format!("prefix={prefix}")]
             }
+            Self::Sqlite { path } => vec!["backend=sqlite".into(), format!("path={path}")],
         }
     }
 
@@ -116,7 +136,8 @@ impl Backend {
         match get("backend")?.as_str() {
             "mysql" => Ok(Self::MySql { url: get("url")?, database: get("database")? }),
             "redis" => Ok(Self::Redis { url: get("url")?, prefix: get("prefix")? }),
-            _ => Err(Error::Argument { name: "backend", problem: "must be `mysql` or `redis`" }),
+            "sqlite" => Ok(Self::Sqlite { path: get("path")? }),
+            _ => Err(Error::Argument { name: "backend", problem: "must be `mysql`, `redis` or `sqlite`" }),
         }
     }
 
@@ -168,6 +189,9 @@ impl Backend {
                     .with_connection_manager(manager)?;
                 Ok((Arc::new(saver), Sessions(vec![id])))
             }
+            Self::Sqlite { path } => {
+                Ok((Arc::new(SqliteCheckpointer::connect(path).await?), Sessions::default()))
+            }
         }
     }
 
@@ -210,6 +234,10 @@ impl Backend {
                     .with_connection_manager(manager.clone())?;
                 Ok(Harness { saver: Arc::new(saver), probe: Probe::Redis(manager) })
             }
+            Self::Sqlite { path } => {
+                let saver = SqliteCheckpointer::connect(path).await?;
+                Ok(Harness { saver: Arc::new(saver), probe: Probe::Sqlite(path.clone()) })
+            }
         }
     }
 }
@@ -221,6 +249,8 @@ enum Probe {
     MySql(sqlx::MySqlPool),
     /// `CLIENT LIST ID ...`.
     Redis(ConnectionManager),
+    /// No sessions to ask about; the file at this path is checked instead.
+    Sqlite(String),
 }
 
 impl std::fmt::Debug for Probe {
@@ -228,6 +258,7 @@ impl std::fmt::Debug for Probe {
         f.write_str(match self {
             Self::MySql(_) => "Probe::MySql",
             Self::Redis(_) => "Probe::Redis",
+            Self::Sqlite(_) => "Probe::Sqlite",
         })
     }
 }
@@ -247,6 +278,23 @@ impl std::fmt::Debug for Harness {
 }
 
 impl Harness {
+    /// For SQLite, that the file a killed worker left opens on a fresh connection and passes
+    /// `PRAGMA integrity_check`; for the servers, nothing.
+    ///
+    /// # Errors
+    /// [`Error::Integrity`] when the check reports damage; [`Error::Sql`] when the file does not
+    /// open.
+    pub async fn check_file(&self) -> Result<()> {
+        let Probe::Sqlite(path) = &self.probe else { return Ok(()) };
+        let mut conn = SqliteConnection::connect_with(&connect_options(path)?).await?;
+        let report: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut conn).await?;
+        conn.close().await?;
+        match report.as_str() {
+            "ok" => Ok(()),
+            _ => Err(Error::Integrity { path: path.into(), report }),
+        }
+    }
+
     /// Waits until the server has closed every session in `sessions`.
     ///
     /// # Errors
@@ -274,6 +322,8 @@ impl Harness {
                     let listed: String = cmd.query_async(&mut manager.clone()).await?;
                     !listed.trim().is_empty()
                 }
+                // A SQLite worker announces no sessions; its process is gone once reaped.
+                Probe::Sqlite(_) => false,
             };
             if !open {
                 return Ok(());

@@ -327,6 +327,7 @@ impl Driver<'_> {
             return Err(self.failed(spec, status, stderr).await);
         };
         self.harness.wait_closed(&sessions, SESSIONS_TIMEOUT).await?;
+        self.harness.check_file().await?;
         Ok(ended)
     }
 

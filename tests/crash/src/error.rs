@@ -33,6 +33,9 @@ pub enum Error {
     /// Setting up the MySQL saver failed.
     #[error("MySQL saver setup failed")]
     MySqlSaver(#[from] mnemograph_checkpoint_mysql::Error),
+    /// Opening the SQLite saver failed.
+    #[error("SQLite saver failed")]
+    SqliteSaver(#[from] mnemograph_checkpoint_sqlite::Error),
     /// Setting up the Redis saver failed.
     #[error("Redis saver setup failed")]
     RedisSaver(#[from] mnemograph_checkpoint_redis::RedisSaverError),
@@ -86,6 +89,15 @@ pub enum Error {
         what: &'static str,
         /// How long the harness waited.
         seconds: u64,
+    },
+    /// The SQLite file a killed worker wrote is damaged: `PRAGMA integrity_check` on a fresh
+    /// connection reported something other than `ok`.
+    #[error("{path} fails PRAGMA integrity_check after a kill: {report}")]
+    Integrity {
+        /// The database file.
+        path: PathBuf,
+        /// What the check reported.
+        report: String,
     },
     /// A killed worker's server sessions were still open after the harness gave up waiting.
     #[error("server sessions {sessions} of a killed worker still open after {seconds} s")]

@@ -4,7 +4,7 @@
 //! The harness ([`driver::run`]) starts the `crash-worker` binary on a fresh thread of the
 //! [`workload`] (rounds of fan-out to seven parallel tasks, static and `Push`-mapped, folding into
 //! reducer channels) with one durability [`mode`] (`sync`, `async` or `exit`) on a real saver
-//! (MySQL or Redis), kills it with SIGKILL at a point [`aim`] draws, waits until the server has
+//! (MySQL, Redis or SQLite), kills it with SIGKILL at a point [`aim`] draws, waits until the server has
 //! closed its sessions ([`backend`]), records what the saver holds ([`checks::Observation`]), and
 //! starts a new worker that resumes the thread from its latest checkpoint (or starts the run again
 //! when nothing is stored); until a worker completes the run. Nodes record each execution in a

@@ -31,6 +31,10 @@ fn causes(e: &dyn std::error::Error) -> String {
 async fn crash_run(backend: Backend, mode: Mode) {
     let plan = Plan::from_env().expect("CRASH_* variables");
     let exe = std::path::Path::new(env!("CARGO_BIN_EXE_crash-worker"));
+    let file = match &backend {
+        Backend::Sqlite { path } => Some(path.clone()),
+        _ => None,
+    };
     let summary = match driver::run(exe, backend, mode, &plan).await {
         Ok(summary) => summary,
         Err(e @ Error::Unreachable { .. }) => {
@@ -46,6 +50,10 @@ async fn crash_run(backend: Backend, mode: Mode) {
     assert!(summary.coverage.kills >= plan.kills, "only {} kills: {summary}", summary.coverage.kills);
     let missing: Vec<&str> = summary.missing().iter().map(|b| b.name()).collect();
     assert!(missing.is_empty(), "{mode}: no kill landed in bucket(s) {}: {summary}", missing.join(", "));
+    // A passing run's SQLite file goes, as its journals do.
+    for path in file.iter().flat_map(|p| ["", "-wal", "-shm"].map(|suffix| format!("{p}{suffix}"))) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -76,4 +84,19 @@ async fn redis_async_keeps_its_promises_across_sigkills() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_exit_keeps_its_promises_across_sigkills() {
     crash_run(Backend::redis_from_env(), Mode::Exit).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_sync_keeps_its_promises_across_sigkills() {
+    crash_run(Backend::sqlite_in_temp_dir(), Mode::Sync).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_async_keeps_its_promises_across_sigkills() {
+    crash_run(Backend::sqlite_in_temp_dir(), Mode::Async).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_exit_keeps_its_promises_across_sigkills() {
+    crash_run(Backend::sqlite_in_temp_dir(), Mode::Exit).await;
 }

@@ -14,10 +14,12 @@ use crate::{python, rust, setup, DATABASE};
 
 /// `(case, channel)`: rows whose bytes differ between the two implementations by design, each
 /// explained in `docs/getting-started.md`; they are compared by what they mean instead.
-const DOCUMENTED: &[(&str, &str)] = &[
+pub(crate) const DOCUMENTED: &[(&str, &str)] = &[
     // A `Push` carries a whole state, so its `Send` argument names every field of the state;
     // Python's names the keys the node passed. Compared as the Sends with empty fields left out.
     ("push_failure", "__pregel_tasks"),
+    // The same for the push of a `Command(goto=...)` given as input.
+    ("command", "__pregel_tasks"),
     // An error is stored as its message; Python stores the exception's `repr`. Compared as "an
     // error was recorded".
     ("push_failure", "__error__"),
@@ -25,12 +27,12 @@ const DOCUMENTED: &[(&str, &str)] = &[
 
 /// A join barrier's value is a Python `set`, whose order follows the process's hash seed: compared
 /// as its sorted members.
-fn is_set(channel: &str) -> bool {
+pub(crate) fn is_set(channel: &str) -> bool {
     channel.starts_with("join:")
 }
 
 /// A documented row's blob (see [`DOCUMENTED`]), or a set, as what both sides agree on.
-fn meaning(channel: &str, kind: &str, blob: &[u8]) -> Value {
+pub(crate) fn meaning(channel: &str, kind: &str, blob: &[u8]) -> Value {
     if channel == "__error__" {
         return json!("an error");
     }
@@ -62,7 +64,7 @@ fn meaning(channel: &str, kind: &str, blob: &[u8]) -> Value {
 
 /// Replaces every id-shaped run of bytes (a 36-character uuid or 32 hex digits) with zeros of
 /// the same length, so two values that differ only in ids compare equal.
-fn mask(bytes: &[u8]) -> Vec<u8> {
+pub(crate) fn mask(bytes: &[u8]) -> Vec<u8> {
     let hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
     let is_uuid = |w: &[u8]| {
         w.len() == 36
@@ -86,12 +88,12 @@ fn mask(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-fn mask_text(text: &str) -> String {
+pub(crate) fn mask_text(text: &str) -> String {
     String::from_utf8(mask(text.as_bytes())).expect("masking keeps UTF-8")
 }
 
 /// A channel version without its random suffix: `"000…0003.0.123"` → `"000…0003"`.
-fn version_prefix(v: &Value) -> Value {
+pub(crate) fn version_prefix(v: &Value) -> Value {
     match v.as_str() {
         Some(s) => json!(s.split('.').next().unwrap_or(s)),
         None => v.clone(),
@@ -99,7 +101,7 @@ fn version_prefix(v: &Value) -> Value {
 }
 
 /// A checkpoint document with its id, timestamp and version suffixes masked.
-fn checkpoint_doc(text: &str) -> Value {
+pub(crate) fn checkpoint_doc(text: &str) -> Value {
     let mut doc: Value = serde_json::from_str(text).expect("a checkpoint document");
     let obj = doc.as_object_mut().expect("an object");
     obj.remove("id");
@@ -209,7 +211,7 @@ async fn rows(pool: &sqlx::MySqlPool, thread: &str, case: &str) -> Value {
     json!({"checkpoints": checkpoints, "blobs": blobs, "writes": writes})
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

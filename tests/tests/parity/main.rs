@@ -11,9 +11,14 @@
 //! in both directions (Rust first, Python first). Needs `LANGGRAPH_PYTHON` (set by
 //! `scripts/test.sh`) and MariaDB/MySQL at `MYSQL_URL`; without them the tests print why and
 //! pass, unless `CI` is set.
+//!
+//! `sqlite.rs` runs every case, both ways and row for row, on SQLite: Python's `SqliteSaver` and
+//! `SqliteCheckpointer` sharing one database file.
 
 mod bytes;
 mod cases;
+mod sqlite;
+mod sqlite_rows;
 mod view;
 
 use std::collections::BTreeMap;

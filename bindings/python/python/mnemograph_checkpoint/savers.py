@@ -361,3 +361,37 @@ class RedisSaver(RustSaver):
     async def asetup(self) -> int:
         """Nothing to create on Redis; kept so that code written for other savers runs."""
         return 0
+
+
+class SQLiteSaver(RustSaver):
+    """Checkpoints in one SQLite file, in the tables and bytes of ``langgraph-checkpoint-sqlite``.
+
+    ``SQLiteSaver.connect(target)`` opens (creating when missing) a file path, a ``sqlite://``
+    URL or ``":memory:"`` and creates the tables; LangGraph's ``SqliteSaver`` and this saver
+    continue each other's threads in the same file. A write that waits longer than the busy
+    timeout for another connection's lock raises ``BackendError``.
+    """
+
+    @classmethod
+    def connect(cls, target: str, *, serde: SerializerProtocol | None = None) -> SQLiteSaver:
+        """Opens the database ``target``."""
+        return cls(NativeSaver.sqlite(target, blocking=True), serde=serde)
+
+    @classmethod
+    async def aconnect(cls, target: str, *, serde: SerializerProtocol | None = None) -> SQLiteSaver:
+        """Opens the database ``target``."""
+        return cls(await NativeSaver.sqlite(target), serde=serde)
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, target: str, *, serde: SerializerProtocol | None = None) -> Iterator[SQLiteSaver]:
+        """LangGraph's constructor: a context manager yielding an open saver."""
+        yield cls.connect(target, serde=serde)
+
+    @classmethod
+    @asynccontextmanager
+    async def afrom_conn_string(
+        cls, target: str, *, serde: SerializerProtocol | None = None
+    ) -> AsyncIterator[SQLiteSaver]:
+        """The async form of ``from_conn_string``."""
+        yield await cls.aconnect(target, serde=serde)

@@ -1,10 +1,11 @@
 """Runs LangGraph's checkpointer conformance suite on the mnemograph savers.
 
 Usage: python conformance.py --mysql mysql://root@127.0.0.1:3306 --redis redis://127.0.0.1:6379/
-       [--only memory,mysql,redis] [--report FILE]
+       [--only memory,mysql,redis,sqlite] [--report FILE]
 
 Each capability suite gets a fresh saver: the MySQL one a database emptied for it, the Redis one
-a key prefix of its own (its keys are deleted afterwards). Prints LangGraph's report for every
+a key prefix of its own (its keys are deleted afterwards), the SQLite one a new file in a
+temporary directory. Prints LangGraph's report for every
 saver and exits 1 unless every base and extended capability is detected and passes.
 """
 
@@ -14,13 +15,14 @@ import argparse
 import asyncio
 import json
 import sys
+import tempfile
 import uuid
 
 import redis
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 
-from mnemograph_checkpoint import InMemorySaver, MySQLSaver, RedisSaver
+from mnemograph_checkpoint import InMemorySaver, MySQLSaver, RedisSaver, SQLiteSaver
 from support import fresh_database
 
 DATABASE = "graph_py_conformance"
@@ -64,6 +66,14 @@ def registrations(args: argparse.Namespace) -> list:
             client.close()
 
         out.append(redis_saver)
+    if "sqlite" in wanted:
+
+        @checkpointer_test(name="mnemograph SQLiteSaver")
+        async def sqlite_saver():
+            with tempfile.TemporaryDirectory() as directory:
+                yield await SQLiteSaver.aconnect(f"{directory}/conformance.sqlite")
+
+        out.append(sqlite_saver)
     return out
 
 
@@ -71,7 +81,7 @@ async def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mysql", default="mysql://root@127.0.0.1:3306")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/")
-    parser.add_argument("--only", default="memory,mysql,redis")
+    parser.add_argument("--only", default="memory,mysql,redis,sqlite")
     parser.add_argument("--report")
     args = parser.parse_args()
     ok = True

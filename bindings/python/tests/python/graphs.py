@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import operator
+import shutil
 import sys
+import tempfile
 import uuid
 from typing import Annotated, TypedDict
 
@@ -24,7 +26,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import Command, interrupt
 
-from mnemograph_checkpoint import InMemorySaver, MySQLSaver, RedisSaver
+from mnemograph_checkpoint import InMemorySaver, MySQLSaver, RedisSaver, SQLiteSaver
 from support import fresh_database
 
 
@@ -138,10 +140,12 @@ async def main() -> int:
     mysql = MySQLSaver.connect(mysql_url)
     mysql.setup()
     prefix = f"graphs-{uuid.uuid4().hex}"
+    directory = tempfile.mkdtemp(prefix="graphs-")
     savers = {
         "InMemorySaver": (InMemorySaver(), InMemorySaver()),
         "MySQLSaver": (mysql, await MySQLSaver.aconnect(mysql_url)),
         "RedisSaver": (RedisSaver.connect(redis_url, ttl=600, key_prefix=prefix), await RedisSaver.aconnect(redis_url, ttl=600, key_prefix=prefix)),
+        "SQLiteSaver": (SQLiteSaver.connect(f"{directory}/sync.sqlite"), await SQLiteSaver.aconnect(f"{directory}/async.sqlite")),
     }
     failed = 0
     for name, (sync_saver, async_saver) in savers.items():
@@ -154,6 +158,7 @@ async def main() -> int:
                 for i, (a, b) in enumerate(zip(result, reference_sync)):
                     if a != b:
                         print(f"  item {i}:\n    got      {a}\n    expected {b}")
+    shutil.rmtree(directory)
     return 1 if failed else 0
 
 

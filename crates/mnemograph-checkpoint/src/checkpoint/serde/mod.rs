@@ -1,6 +1,6 @@
 //! LangGraph's `JsonPlusSerializer`, byte-compatible with Python: the `(type, bytes)` pairs
-//! savers store for channel values and pending writes, and the checkpoint JSON document of the
-//! SQL savers.
+//! savers store for channel values and pending writes, the checkpoint JSON document of the
+//! SQL savers, and the whole checkpoint as one msgpack value (the SQLite saver's).
 //!
 //! # Wire format
 //!
@@ -69,12 +69,14 @@ mod error;
 pub(crate) mod ext;
 mod msgpack;
 mod object;
+mod packed;
 mod text;
 pub(crate) mod trees;
 
 pub use document::{checkpoint_from_json, checkpoint_to_json, Blob};
 pub use error::SerdeError;
 pub use object::JsonObject;
+pub use packed::{checkpoint_from_msgpack, checkpoint_to_msgpack};
 pub use text::parse as parse_json;
 
 use decode::json_value;
