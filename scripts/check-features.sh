@@ -81,6 +81,7 @@ lean mnemograph-telemetry opentelemetry-otlp tonic prost reqwest rustls
 # (the engine) must not be in what they build for a dependent.
 engine_free_failed=0
 for package in mnemograph-checkpoint mnemograph-checkpoint-mysql mnemograph-checkpoint-redis \
+  mnemograph-checkpoint-postgres \
   mnemograph-checkpoint-inspect mnemograph-memory mnemograph-memory-milvus mnemograph-python; do
   if grep -qE '^mnemograph-core v' <<<"$(cargo_tree -p "$package" -e normal,build --prefix none)"; then
     echo "error: $package builds mnemograph-core; what pulls it:" >&2
