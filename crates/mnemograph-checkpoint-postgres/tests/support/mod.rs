@@ -162,3 +162,18 @@ pub fn checkpoint(step: i64, values: &[(&str, ChannelValue)]) -> (Checkpoint, Ch
     let new_versions = cp.channel_versions.clone();
     (cp, new_versions)
 }
+
+/// Runs `tests/python/peer.py` with LangGraph's PostgresSaver on database `db`; its JSON output.
+/// `None` when there is no Python peer (see [`python_peer`]).
+pub fn python(test: &str, db: &str, args: &[&str]) -> Option<serde_json::Value> {
+    let python = python_peer(test)?;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/peer.py");
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(url_for(db))
+        .args(args)
+        .output()
+        .expect("run the Python peer");
+    assert!(out.status.success(), "peer.py {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    Some(serde_json::from_slice(&out.stdout).expect("peer.py prints JSON"))
+}
