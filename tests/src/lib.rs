@@ -28,6 +28,31 @@ pub fn mysql_server() -> String {
     }
 }
 
+/// The PostgreSQL URL of the tests (`DATABASE_URL`, by default the loopback server's
+/// `graph_test`).
+pub fn postgres_url() -> String {
+    std::env::var("DATABASE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/graph_test".into())
+}
+
+/// `postgres://user@host:port` of [`postgres_url`], without database or options, for tests that
+/// make databases of their own.
+pub fn postgres_server() -> String {
+    server_of(&postgres_url())
+}
+
+/// `scheme://user@host:port` of a database URL.
+fn server_of(url: &str) -> String {
+    let base = url.split('?').next().unwrap_or(url).to_owned();
+    let after_scheme = base.find("://").map_or(0, |i| i + 3);
+    match base[after_scheme..].find('/') {
+        Some(slash) => base[..after_scheme + slash].to_owned(),
+        None => base,
+    }
+}
+
 /// Says why a test cannot run and lets it pass; under [`ci`] it fails instead.
 ///
 /// # Panics
