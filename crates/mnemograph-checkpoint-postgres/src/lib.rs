@@ -49,6 +49,13 @@
 //! - **Writes.** `put` and `commit` are one transaction; a commit expecting the latest parent
 //!   checks it under an advisory lock of its thread and namespace, so racing writers of one
 //!   thread cannot fork it. `put_writes` is one statement.
+//! - **LangGraph's extended capabilities.**
+//!   [`delete_for_runs`](mnemograph_checkpoint::checkpoint::Checkpointer::delete_for_runs) (one
+//!   statement; reads every row's metadata: a job's call),
+//!   [`copy_thread`](mnemograph_checkpoint::checkpoint::Checkpointer::copy_thread) (rows copied by
+//!   the server, ids kept; a target with checkpoints is refused) and
+//!   [`prune`](mnemograph_checkpoint::checkpoint::Checkpointer::prune) (`KeepLatest` as
+//!   LangGraph's saver prunes, or `Delete`), each one transaction.
 //! - **U+0000.** Postgres text and JSONB cannot hold it (LangGraph's saver fails on it). Ids,
 //!   channels and metadata holding it are stored escaped, behind the noncharacter U+FDD0, and
 //!   read back as they were; a text channel value holding it is stored as a blob rather than
@@ -66,11 +73,14 @@
 //! | `tls-native-tls` | no | TLS via the platform library instead |
 
 mod commit;
+mod copy;
 mod delete;
 mod document;
 mod error;
 mod migrations;
+mod prune;
 mod reads;
+mod runs;
 mod saver;
 mod select;
 mod text;

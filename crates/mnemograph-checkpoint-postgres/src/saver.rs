@@ -5,14 +5,14 @@ use std::str::FromStr;
 
 use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    Checkpointer, Commit, ListOptions,
+    Checkpointer, Commit, ListOptions, PruneStrategy,
 };
 use mnemograph_checkpoint::value::ChannelValue;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 
 use crate::error::{backend, Result};
-use crate::{commit, delete, migrations, reads, writes};
+use crate::{commit, copy, delete, migrations, prune, reads, runs, writes};
 
 /// A [`Checkpointer`] storing checkpoints in PostgreSQL, in the tables and row format of
 /// LangGraph's Python saver (`langgraph-checkpoint-postgres`): a Python process and a Rust
@@ -128,5 +128,24 @@ impl Checkpointer for PostgresCheckpointer {
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
         delete::delete_thread(&self.pool, thread_id).await
+    }
+
+    /// One statement; blobs stay for `prune` to remove.
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
+        runs::delete_for_runs(&self.pool, run_ids).await
+    }
+
+    /// One transaction, the rows copied by the server.
+    async fn copy_thread(
+        &self,
+        source_thread_id: &str,
+        target_thread_id: &str,
+    ) -> Result<(), CheckpointError> {
+        copy::copy_thread(&self.pool, source_thread_id, target_thread_id).await
+    }
+
+    /// One transaction for all the threads, on one snapshot.
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
+        prune::prune(&self.pool, thread_ids, strategy).await
     }
 }

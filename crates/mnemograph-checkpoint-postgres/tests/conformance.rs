@@ -12,4 +12,4 @@ async fn saver() -> Option<PostgresCheckpointer> {
     support::saver().await
 }
 
-mnemograph_test::checkpointer_conformance!(base optional saver);
+mnemograph_test::checkpointer_conformance!(optional saver);
