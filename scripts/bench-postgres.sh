@@ -79,38 +79,43 @@ import json, statistics, sys
 from collections import defaultdict
 
 lines = [json.loads(l) for l in open(sys.argv[1])]
-by = defaultdict(list)
+# (workload, concurrency, impl) -> {round: line}
+by = defaultdict(dict)
 for l in lines:
-    key = (l["workload"], l.get("concurrency"), l["impl"])
-    by[key].append(l)
+    by[(l["workload"], l.get("concurrency"), l["impl"])][l["round"]] = l
 
-def med(xs):
-    return statistics.median(xs), min(xs), max(xs)
+def spread(xs, unit, digits):
+    m = statistics.median(xs)
+    return f"{m:,.{digits}f} {unit} ({min(xs):,.{digits}f}–{max(xs):,.{digits}f})"
 
-def fmt(v, unit, digits=2):
-    m, lo, hi = v
-    return f"{m:,.{digits}f} {unit} ({lo:,.{digits}f}–{hi:,.{digits}f})"
+def row(name, key, figure, unit, digits, python_over_rust):
+    rust, py = by[key + ("rust",)], by[key + ("python",)]
+    if not rust:
+        return
+    r = [figure(l) for l in rust.values()]
+    p = [figure(l) for l in py.values()]
+    # The ratio of each round, then their median: both sides ran back to back in it.
+    ratios = [
+        (figure(py[k]) / figure(rust[k])) if python_over_rust else (figure(rust[k]) / figure(py[k]))
+        for k in rust if k in py
+    ]
+    ratio = spread(ratios, "×", 1) if ratios else ""
+    print(f"| {name} | {spread(r, unit, digits)} | {spread(p, unit, digits) if p else '–'} | {ratio} |")
 
-print("| workload | Rust | Python | Python / Rust |")
+print("| workload | Rust | Python | ratio (per round, median) |")
 print("|---|---|---|---|")
-rust, py = by[("chat_postgres", None, "rust")], by[("chat_postgres", None, "python")]
-if rust and py:
-    r, p = med([l["us"] / 1e3 for l in rust]), med([l["us"] / 1e3 for l in py])
-    print(f"| chat turn, mean of {rust[0]['turns']} | {fmt(r, 'ms')} | {fmt(p, 'ms')} | {p[0] / r[0]:.1f}× |")
-    r, p = med([l["us_median"] / 1e3 for l in rust]), med([l["us_median"] / 1e3 for l in py])
-    print(f"| chat turn, median | {fmt(r, 'ms')} | {fmt(p, 'ms')} | {p[0] / r[0]:.1f}× |")
-    print(f"| thread size after {rust[0]['turns']} turns | {rust[0]['thread_bytes']:,} B | {py[0]['thread_bytes']:,} B | |")
-for (workload, c, impl), rows in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
-    if workload != "concurrent/postgres" or impl != "rust":
-        continue
-    py = by[(workload, c, "python")]
-    r = med([l["turns_per_s"] for l in rows])
-    p = med([l["turns_per_s"] for l in py]) if py else None
-    ratio = f"{r[0] / p[0]:.1f}× more turns/s" if p else ""
-    ptxt = fmt(p, "turns/s", 0) if p else "–"
-    print(f"| {c} threads at once ({rows[0]['turns'] // c} turns each) | {fmt(r, 'turns/s', 0)} | {ptxt} | {ratio} |")
+chat = ("chat_postgres", None)
+if by[chat + ("rust",)]:
+    turns = next(iter(by[chat + ("rust",)].values()))["turns"]
+    row(f"chat turn, mean of {turns} (Python / Rust)", chat, lambda l: l["us"] / 1e3, "ms", 2, True)
+    row("chat turn, median (Python / Rust)", chat, lambda l: l["us_median"] / 1e3, "ms", 2, True)
+    row(f"thread size after {turns} turns", chat, lambda l: l["thread_bytes"] / 1e6, "MB", 3, True)
+for c in sorted({k[1] for k in by if k[0] == "concurrent/postgres"}):
+    key = ("concurrent/postgres", c)
+    each = next(iter(by[key + ("rust",)].values()))["turns"] // c
+    row(f"{c} threads at once, {each} turns each (Rust / Python)", key, lambda l: l["turns_per_s"], "turns/s", 0, False)
 commits = [l["us_median"] / 1e3 for l in lines if l["workload"] == "postgres_commit"]
 if commits:
-    print(f"| one durable commit (reference) | {fmt(med(commits), 'ms')} | | |")
+    print(f"| one durable commit (reference) | {spread(commits, 'ms', 2)} | | |")
 PY
 echo "results: $out"
