@@ -2,7 +2,8 @@
 //!
 //! The server is `DATABASE_URL` (default `postgres://postgres@127.0.0.1:5432/graph_test`). When
 //! it cannot be reached a test prints why and passes, unless `CI` is set: then the test fails, so
-//! a CI run never goes green without having talked to the server.
+//! a CI run never goes green without having talked to the server; under `CI` the variable itself
+//! must be set (`scripts/test.sh` sets it), so that a run never tests a server it was not given.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -21,7 +22,13 @@ pub const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/graph_test";
 
 /// The server URL under test.
 pub fn url() -> String {
-    std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| DEFAULT_URL.to_owned())
+    match std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()) {
+        Some(url) => url,
+        None => {
+            assert!(!ci(), "DATABASE_URL is required when CI is set (scripts/test.sh sets it)");
+            DEFAULT_URL.to_owned()
+        }
+    }
 }
 
 fn ci() -> bool {
