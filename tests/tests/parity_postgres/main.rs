@@ -53,8 +53,7 @@ async fn setup() -> Option<(PostgresCheckpointer, String)> {
         skip("Python LangGraph", "LANGGRAPH_PYTHON is not set (scripts/python-peer.sh makes one)");
         return None;
     };
-    if std::env::var("DATABASE_URL").is_ok_and(|u| u.is_empty()) || std::env::var_os("DATABASE_URL").is_none()
-    {
+    if !std::env::var("DATABASE_URL").is_ok_and(|u| !u.is_empty()) {
         skip("PostgreSQL", "DATABASE_URL is not set (scripts/test.sh sets it)");
         return None;
     }
