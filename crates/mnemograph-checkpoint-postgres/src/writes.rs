@@ -32,31 +32,12 @@ pub(crate) async fn put_writes(
     task_id: &str,
     task_path: &str,
 ) -> Result<(), CheckpointError> {
-    let checkpoint_id = config
-        .checkpoint_id
-        .as_deref()
-        .ok_or_else(|| CheckpointError::Invalid("put_writes needs a checkpoint id".to_owned()))?;
+    let checkpoint_id = checkpoint_id(config)?;
     if writes.is_empty() {
         return Ok(());
     }
-    let upsert = writes.iter().all(|(channel, _)| WRITES_IDX_MAP.iter().any(|(c, _)| c == channel));
-    let mut rows = Rows::default();
-    for (position, (channel, value)) in writes.iter().enumerate() {
-        let idx = i32::try_from(write_index(channel, position)).map_err(|_| {
-            CheckpointError::Invalid(format!("too many writes in one batch ({})", writes.len()))
-        })?;
-        let (kind, bytes) = dumps_typed(value).map_err(Error::Codec)?;
-        if upsert {
-            // One statement cannot update a row twice; the last write of a special channel
-            // wins, as when each is stored in turn.
-            rows.remove(idx);
-        }
-        rows.idx.push(idx);
-        rows.channels.push(escape(channel).into_owned());
-        rows.kinds.push(kind);
-        rows.blobs.push(bytes);
-    }
-    sqlx::query(if upsert { UPSERT } else { INSERT })
+    let rows = Rows::of(writes)?;
+    sqlx::query(if rows.upsert { UPSERT } else { INSERT })
         .bind(escape(&config.thread_id))
         .bind(escape(&config.checkpoint_ns))
         .bind(escape(checkpoint_id))
@@ -72,16 +53,48 @@ pub(crate) async fn put_writes(
     Ok(())
 }
 
-/// The columns that differ between a batch's rows.
+/// The checkpoint writes are stored against.
+pub(crate) fn checkpoint_id(config: &CheckpointConfig) -> Result<&str, CheckpointError> {
+    config
+        .checkpoint_id
+        .as_deref()
+        .ok_or_else(|| CheckpointError::Invalid("put_writes needs a checkpoint id".to_owned()))
+}
+
+/// The columns that differ between a batch's rows, in stored form.
 #[derive(Debug, Default)]
-struct Rows {
-    idx: Vec<i32>,
-    channels: Vec<String>,
-    kinds: Vec<String>,
-    blobs: Vec<Vec<u8>>,
+pub(crate) struct Rows {
+    /// Whether the batch replaces what is stored (special channels only) or keeps it.
+    pub(crate) upsert: bool,
+    pub(crate) idx: Vec<i32>,
+    pub(crate) channels: Vec<String>,
+    pub(crate) kinds: Vec<String>,
+    pub(crate) blobs: Vec<Vec<u8>>,
 }
 
 impl Rows {
+    /// The rows of a batch: LangGraph's indexes, the values encoded.
+    pub(crate) fn of(writes: &[(String, ChannelValue)]) -> Result<Self, CheckpointError> {
+        let upsert = writes.iter().all(|(channel, _)| WRITES_IDX_MAP.iter().any(|(c, _)| c == channel));
+        let mut rows = Rows { upsert, ..Rows::default() };
+        for (position, (channel, value)) in writes.iter().enumerate() {
+            let idx = i32::try_from(write_index(channel, position)).map_err(|_| {
+                CheckpointError::Invalid(format!("too many writes in one batch ({})", writes.len()))
+            })?;
+            let (kind, bytes) = dumps_typed(value).map_err(Error::Codec)?;
+            if upsert {
+                // One statement cannot update a row twice; the last write of a special channel
+                // wins, as when each is stored in turn.
+                rows.remove(idx);
+            }
+            rows.idx.push(idx);
+            rows.channels.push(escape(channel).into_owned());
+            rows.kinds.push(kind);
+            rows.blobs.push(bytes);
+        }
+        Ok(rows)
+    }
+
     /// Drops the row at `idx`, if any.
     fn remove(&mut self, idx: i32) {
         if let Some(i) = self.idx.iter().position(|&x| x == idx) {
