@@ -46,9 +46,10 @@
 //!   them in `checkpoint_migrations`, so Python's `setup()` finds nothing to do, and the other way
 //!   round.
 //! - **Reads** are one statement per call: each checkpoint row with its blobs and pending writes.
-//! - **Writes.** `put` and `commit` are one transaction; a commit expecting the latest parent
-//!   checks it under an advisory lock of its thread and namespace, so racing writers of one
-//!   thread cannot fork it. `put_writes` is one statement.
+//! - **Writes.** `put` and `commit` are one transaction, each checkpoint with its blobs and the
+//!   writes it carries one statement; a commit expecting the latest parent checks it under an
+//!   advisory lock of its thread and namespace, so racing writers of one thread cannot fork it.
+//!   `put_writes` is one statement.
 //! - **LangGraph's extended capabilities.**
 //!   [`delete_for_runs`](mnemograph_checkpoint::checkpoint::Checkpointer::delete_for_runs) (one
 //!   statement; reads every row's metadata: a job's call),
