@@ -2,7 +2,8 @@
 //!
 //! `tests/savers.rs` runs the engine's persistence behaviours — interrupts and resume, pending
 //! writes after a failure, time travel, subgraphs, durability modes, a multi-turn conversation —
-//! against every saver: in memory, MySQL/MariaDB (`MYSQL_URL`) and Redis (`REDIS_URL`).
+//! against every saver: in memory, MySQL/MariaDB (`MYSQL_URL`), Redis (`REDIS_URL`) and
+//! PostgreSQL (`DATABASE_URL`).
 //!
 //! This library holds what those tests share about where the servers are.
 
