@@ -80,7 +80,8 @@ lean mnemograph-telemetry opentelemetry-otlp tonic prost reqwest rustls
 # contract, the store and the messages of mnemograph-checkpoint, never a graph; mnemograph-core
 # (the engine) must not be in what they build for a dependent.
 engine_free_failed=0
-for package in mnemograph-checkpoint mnemograph-checkpoint-mysql mnemograph-checkpoint-redis mnemograph-checkpoint-sqlite \
+for package in mnemograph-checkpoint mnemograph-checkpoint-mysql mnemograph-checkpoint-redis \
+  mnemograph-checkpoint-sqlite mnemograph-checkpoint-postgres \
   mnemograph-checkpoint-inspect mnemograph-memory mnemograph-memory-milvus mnemograph-python; do
   if grep -qE '^mnemograph-core v' <<<"$(cargo_tree -p "$package" -e normal,build --prefix none)"; then
     echo "error: $package builds mnemograph-core; what pulls it:" >&2

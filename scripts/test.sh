@@ -68,6 +68,29 @@ ensure_mariadb() {
   export MYSQL_URL="${MYSQL_URL:-mysql://root@127.0.0.1:3306/graph_test}"
 }
 
+ensure_postgres() {
+  local version
+  if ! pg_isready -h 127.0.0.1 -p 5432 -q >/dev/null 2>&1; then
+    echo "== starting PostgreSQL"
+    if [ -z "$(ls /etc/postgresql 2>/dev/null)" ]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    fi
+    version=$(ls /etc/postgresql | sort -V | tail -1)
+    # A fresh Debian cluster asks for passwords over TCP; the tests connect over loopback without
+    # one, as on a developer's machine.
+    local hba=/etc/postgresql/$version/main/pg_hba.conf
+    grep -q '^host all all 127.0.0.1/32 trust' "$hba" || sed -i '1i host all all 127.0.0.1/32 trust' "$hba"
+    pg_ctlcluster --skip-systemctl-redirect "$version" main start
+    wait_for PostgreSQL "pg_isready -h 127.0.0.1 -p 5432 -q"
+  fi
+  export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/graph_test}"
+  local db=${DATABASE_URL##*/}
+  db=${db%%\?*}
+  if ! psql "$DATABASE_URL" -qc 'SELECT 1' >/dev/null 2>&1; then
+    psql "${DATABASE_URL%/*}/postgres" -qc "CREATE DATABASE \"$db\"" >/dev/null
+  fi
+}
+
 ensure_redis() {
   if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
     echo "== starting Redis"
@@ -106,6 +129,7 @@ ensure_milvus() {
 
 [ -d crates/mnemograph-checkpoint-mysql ] && ensure_mariadb
 [ -d crates/mnemograph-checkpoint-redis ] && ensure_redis
+[ -d crates/mnemograph-checkpoint-postgres ] && ensure_postgres
 [ -d crates/mnemograph-memory-milvus ] && ensure_milvus
 
 # Debian's Chromium and ChromeDriver for the blog assistant's browser test (installed when missing).

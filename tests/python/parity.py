@@ -1,8 +1,8 @@
 """The Python half of tests/tests/parity: paused threads handed between Python LangGraph and Rust.
 
 Usage: parity.py URL THREAD CASE OP_JSON
-Builds the graph of CASE on LangGraph's own MySQL saver (PyMySQLSaver at URL), or on its SQLite
-saver (SqliteSaver) when URL is `sqlite:PATH`, performs OP_JSON
+Builds the graph of CASE on LangGraph's own saver at URL (PyMySQLSaver, PostgresSaver for a
+postgres:// URL, or SqliteSaver for `sqlite:PATH`), performs OP_JSON
 on THREAD (an operation, or null to only read), then prints one JSON object: the thread's state
 and history as `view` describes them. The Rust test builds the same graphs node for node
 (tests/tests/parity/cases.rs) and prints the same view, so the two can be compared field by field
@@ -222,16 +222,24 @@ def perform(g, config, op: dict) -> None:
         raise SystemExit(f"unknown op {kind}")
 
 
+def open_saver(url: str):
+    """LangGraph's saver for URL: its PostgresSaver for a postgres:// URL, its SqliteSaver for
+    `sqlite:PATH`, else PyMySQLSaver."""
+    if url.startswith("sqlite:"):
+        return SqliteSaver.from_conn_string(url[len("sqlite:") :])
+    if url.startswith(("postgres://", "postgresql://")):
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        return PostgresSaver.from_conn_string(url)
+    return PyMySQLSaver.from_conn_string(url)
+
+
 def main() -> None:
     url, thread, case, op = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
     if op and op.get("fail"):
         os.environ["PARITY_FAIL"] = "1"
     config = {"configurable": {"thread_id": thread}}
-    if url.startswith("sqlite:"):
-        opened = SqliteSaver.from_conn_string(url[len("sqlite:"):])
-    else:
-        opened = PyMySQLSaver.from_conn_string(url)
-    with opened as saver:
+    with open_saver(url) as saver:
         g = graph(case, saver)
         if op:
             try:

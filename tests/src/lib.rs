@@ -2,8 +2,8 @@
 //!
 //! `tests/savers.rs` runs the engine's persistence behaviours — interrupts and resume, pending
 //! writes after a failure, time travel, subgraphs, durability modes, a multi-turn conversation —
-//! against every saver: in memory, MySQL/MariaDB (`MYSQL_URL`), Redis (`REDIS_URL`) and SQLite
-//! (a file of the test process).
+//! against every saver: in memory, MySQL/MariaDB (`MYSQL_URL`), Redis (`REDIS_URL`), PostgreSQL
+//! (`DATABASE_URL`) and SQLite (a file of the test process).
 //!
 //! This library holds what those tests share about where the servers are.
 
@@ -22,6 +22,31 @@ pub fn mysql_url() -> String {
 pub fn mysql_server() -> String {
     let url = mysql_url();
     let base = url.split('?').next().unwrap_or(&url).to_owned();
+    let after_scheme = base.find("://").map_or(0, |i| i + 3);
+    match base[after_scheme..].find('/') {
+        Some(slash) => base[..after_scheme + slash].to_owned(),
+        None => base,
+    }
+}
+
+/// The PostgreSQL URL of the tests (`DATABASE_URL`, by default the loopback server's
+/// `graph_test`).
+pub fn postgres_url() -> String {
+    std::env::var("DATABASE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/graph_test".into())
+}
+
+/// `postgres://user@host:port` of [`postgres_url`], without database or options, for tests that
+/// make databases of their own.
+pub fn postgres_server() -> String {
+    server_of(&postgres_url())
+}
+
+/// `scheme://user@host:port` of a database URL.
+fn server_of(url: &str) -> String {
+    let base = url.split('?').next().unwrap_or(url).to_owned();
     let after_scheme = base.find("://").map_or(0, |i| i + 3);
     match base[after_scheme..].find('/') {
         Some(slash) => base[..after_scheme + slash].to_owned(),

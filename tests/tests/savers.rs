@@ -2,8 +2,9 @@
 //! subgraphs and durability": test against every saver that exists).
 //!
 //! Each scenario is an `async fn(saver)`; `on_every_saver!` instantiates it for the in-memory,
-//! MySQL, Redis and SQLite savers (SQLite on a file of this test process). Without a reachable MySQL/Redis the live variants print `SKIPPED` and
-//! pass, unless `CI` is set: then they fail.
+//! MySQL, Redis, Postgres and SQLite savers (SQLite on a file of this test process). Without a
+//! reachable MySQL/Redis/Postgres (`DATABASE_URL`) the live variants print `SKIPPED` and pass,
+//! unless `CI` is set: then they fail.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -77,6 +78,37 @@ async fn sqlite() -> Option<Saver> {
     Some(Arc::new(saver.await.expect("open the SQLite file")))
 }
 
+async fn postgres() -> Option<Saver> {
+    let Some(url) = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()) else {
+        return skip("PostgreSQL", "DATABASE_URL is not set");
+    };
+    // The database must exist before connecting to it; create it through the server's own.
+    let (server, db) = url.rsplit_once('/').unwrap_or((&url, "graph_test"));
+    let db = db.split('?').next().unwrap_or("graph_test");
+    let admin =
+        match mnemograph_checkpoint_postgres::PostgresCheckpointer::connect(&format!("{server}/postgres"))
+            .await
+        {
+            Ok(admin) => admin,
+            Err(e) => return skip("PostgreSQL", &e.to_string()),
+        };
+    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+        .bind(db)
+        .fetch_one(admin.pool())
+        .await
+        .expect("pg_database");
+    if !exists {
+        // Another test may create it at the same moment; `connect` below fails if neither did.
+        let _ = sqlx::raw_sql(&format!("CREATE DATABASE \"{db}\"")).execute(admin.pool()).await;
+    }
+    let saver = match mnemograph_checkpoint_postgres::PostgresCheckpointer::connect(&url).await {
+        Ok(s) => s,
+        Err(e) => return skip("PostgreSQL", &e.to_string()),
+    };
+    saver.setup().await.expect("setup");
+    Some(Arc::new(saver))
+}
+
 fn thread(label: &str) -> RunConfig {
     RunConfig::thread(format!("e2e-{label}-{}", uuid6(0)))
 }
@@ -87,6 +119,7 @@ macro_rules! on_every_saver {
         mod on_mysql { $( #[tokio::test] async fn $scenario() { if let Some(s) = super::mysql().await { super::$scenario(s).await } } )* }
         mod on_redis { $( #[tokio::test] async fn $scenario() { if let Some(s) = super::redis().await { super::$scenario(s).await } } )* }
         mod on_sqlite { $( #[tokio::test] async fn $scenario() { if let Some(s) = super::sqlite().await { super::$scenario(s).await } } )* }
+        mod on_postgres { $( #[tokio::test] async fn $scenario() { if let Some(s) = super::postgres().await { super::$scenario(s).await } } )* }
     };
 }
 

@@ -15,6 +15,9 @@ pub enum BindingError {
     /// Connecting to or setting up MySQL failed.
     #[error(transparent)]
     MySql(#[from] mnemograph_checkpoint_mysql::Error),
+    /// Connecting to or setting up Postgres failed.
+    #[error(transparent)]
+    Postgres(#[from] mnemograph_checkpoint_postgres::Error),
     /// Connecting to Redis failed.
     #[error(transparent)]
     Redis(#[from] mnemograph_checkpoint_redis::RedisSaverError),
@@ -37,7 +40,7 @@ impl BindingError {
                 CheckpointError::Decode { .. } | CheckpointError::Corrupt(_) => "CorruptError",
                 _ => "BackendError",
             },
-            Self::MySql(_) | Self::Redis(_) | Self::Sqlite(_) => "BackendError",
+            Self::MySql(_) | Self::Postgres(_) | Self::Redis(_) | Self::Sqlite(_) => "BackendError",
             Self::Input(_) => "InvalidInputError",
         }
     }

@@ -1,8 +1,8 @@
 //! # mnemograph-python
 //!
 //! The native half of the Python package `mnemograph-checkpoint`: LangGraph
-//! `BaseCheckpointSaver`s backed by this workspace's MySQL, Redis, SQLite and in-memory savers. Build and
-//! install the wheel with `maturin` (see the crate's README), then, in Python:
+//! `BaseCheckpointSaver`s backed by this workspace's MySQL, Postgres, Redis, SQLite and in-memory
+//! savers. Build and install the wheel with `maturin` (see the crate's README), then, in Python:
 //!
 //! ```python
 //! from langgraph.graph import StateGraph

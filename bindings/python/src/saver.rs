@@ -10,6 +10,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use mnemograph_checkpoint::checkpoint::{DynCheckpointer, InMemoryCheckpointer, ListOptions, PruneStrategy};
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+use mnemograph_checkpoint_postgres::PostgresCheckpointer;
 use mnemograph_checkpoint_redis::RedisCheckpointer;
 use mnemograph_checkpoint_sqlite::SqliteCheckpointer;
 use pyo3::exceptions::PyRuntimeError;
@@ -25,6 +26,7 @@ enum Backend {
     MySql(Arc<MySqlCheckpointer>),
     Redis(Arc<RedisCheckpointer>),
     Sqlite(Arc<SqliteCheckpointer>),
+    Postgres(Arc<PostgresCheckpointer>),
 }
 
 impl Backend {
@@ -34,6 +36,7 @@ impl Backend {
             Self::MySql(s) => s.clone(),
             Self::Redis(s) => s.clone(),
             Self::Sqlite(s) => s.clone(),
+            Self::Postgres(s) => s.clone(),
         }
     }
 }
@@ -187,6 +190,16 @@ impl NativeSaver {
         })
     }
 
+    /// Connects to PostgreSQL (`postgres://user:password@host:port/database`).
+    #[staticmethod]
+    #[pyo3(signature = (url, blocking=false))]
+    fn postgres<'py>(py: Python<'py>, url: String, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
+        run(py, blocking, async move {
+            let saver = PostgresCheckpointer::connect(&url).await?;
+            Ok(Self::new(Backend::Postgres(Arc::new(saver))))
+        })
+    }
+
     /// Connects to Redis; threads expire `ttl_seconds` after their last write (never when
     /// `None`), under keys starting with `key_prefix`.
     #[staticmethod]
@@ -229,21 +242,33 @@ impl NativeSaver {
         })
     }
 
-    /// Creates or upgrades the MySQL tables (LangGraph's migrations); returns how many ran.
-    /// Nothing to do for the other backends.
+    /// Creates or upgrades the MySQL or Postgres tables (LangGraph's migrations); returns how
+    /// many ran. Nothing to do for the other backends.
     #[pyo3(signature = (blocking=false))]
     fn setup<'py>(&self, py: Python<'py>, blocking: bool) -> PyResult<Bound<'py, PyAny>> {
         let mysql = match &self.backend {
             Backend::MySql(s) => Some(s.clone()),
             _ => None,
         };
+        let postgres = match &self.backend {
+            Backend::Postgres(s) => Some(s.clone()),
+            _ => None,
+        };
         let setup = async move {
-            let Some(saver) = mysql else { return Ok(0) };
-            // sqlx's migration future cannot be shown to be `Send` (a higher-ranked lifetime
-            // in its executor bound), so it runs to the end on a blocking thread of the runtime.
+            // sqlx's migration futures cannot be shown to be `Send` (a higher-ranked lifetime
+            // in their executor bound), so they run to the end on a blocking thread of the runtime.
             let runtime = tokio::runtime::Handle::current();
-            match tokio::task::spawn_blocking(move || runtime.block_on(saver.setup())).await {
-                Ok(migrations) => Ok(migrations?),
+            let migrate = move || -> Result<usize, BindingError> {
+                if let Some(saver) = mysql {
+                    return Ok(runtime.block_on(saver.setup())?);
+                }
+                if let Some(saver) = postgres {
+                    return Ok(runtime.block_on(saver.setup())?);
+                }
+                Ok(0)
+            };
+            match tokio::task::spawn_blocking(migrate).await {
+                Ok(migrations) => migrations,
                 Err(e) => std::panic::resume_unwind(e.into_panic()),
             }
         };
@@ -408,7 +433,7 @@ impl NativeSaver {
         self.backend.saver().get_next_version(current)
     }
 
-    /// The backend's name: `"memory"`, `"mysql"`, `"redis"` or `"sqlite"`.
+    /// The backend's name: `"memory"`, `"mysql"`, `"postgres"`, `"redis"` or `"sqlite"`.
     #[getter]
     fn backend(&self) -> &'static str {
         match self.backend {
@@ -416,6 +441,7 @@ impl NativeSaver {
             Backend::MySql(_) => "mysql",
             Backend::Redis(_) => "redis",
             Backend::Sqlite(_) => "sqlite",
+            Backend::Postgres(_) => "postgres",
         }
     }
 }

@@ -71,6 +71,27 @@ fn langgraph_conformance_suite_passes_every_capability_on_every_saver() {
     }
 }
 
+/// The Postgres saver on its own, so that the other savers' suite needs no Postgres server:
+/// `DATABASE_URL` names the server (the script makes its own database there).
+#[test]
+fn langgraph_conformance_suite_passes_every_capability_on_the_postgres_saver() {
+    let Some((python, _, _)) = peer() else { return };
+    let Ok(url) = std::env::var("DATABASE_URL") else {
+        skip("DATABASE_URL is not set");
+        return;
+    };
+    let server = match url.rsplit_once('/') {
+        Some((server, _db)) if server.contains("://") && !server.ends_with('/') => server.to_owned(),
+        _ => url.trim_end_matches('/').to_owned(),
+    };
+    let out = run(&python, "conformance.py", &["--only", "postgres", "--postgres", &server]);
+    println!("{out}");
+    let report = out.split("Checkpointer Validation: mnemograph PostgresSaver").nth(1);
+    let report = report.unwrap_or_else(|| panic!("no report for PostgresSaver:\n{out}"));
+    let result = report.lines().find(|l| l.contains("Result:")).unwrap_or_default();
+    assert!(result.contains("FULL (8/8)"), "PostgresSaver: {result}\n{out}");
+}
+
 #[test]
 fn python_graphs_run_on_every_saver_as_on_langgraphs_in_memory_saver() {
     let Some((python, server, redis)) = peer() else { return };

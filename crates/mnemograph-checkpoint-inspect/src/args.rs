@@ -23,7 +23,7 @@ pub use self::cli::DEFAULT_THREAD_LIMIT;
 /// A parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Args {
-    /// Where the checkpoints are, e.g. `mysql://root@127.0.0.1/app`.
+    /// Where the checkpoints are, e.g. `mysql://root@127.0.0.1/app` or `postgres://postgres@127.0.0.1/app`.
     pub url: String,
     /// Print JSON instead of text.
     pub json: bool,

@@ -16,8 +16,8 @@ pub enum Error {
     /// `--help`.
     #[error("{}", command_line_message(.0))]
     CommandLine(clap::Error),
-    /// The URL does not start with `mysql://`, `redis://` or `rediss://`.
-    #[error("unsupported URL `{url}` (expected mysql://, redis:// or rediss://)")]
+    /// The URL does not start with `mysql://`, `postgres://`, `redis://` or `rediss://`.
+    #[error("unsupported URL `{url}` (expected mysql://, postgres://, redis:// or rediss://)")]
     UnsupportedScheme {
         /// The URL, password removed.
         url: String,

@@ -1,7 +1,7 @@
 //! # mnemograph-checkpoint-inspect
 //!
-//! An operator's view of the checkpoints mnemograph-core writes (and LangGraph's Python MySQL saver
-//! writes): list threads, walk a thread's history one line per checkpoint, decode a whole
+//! An operator's view of the checkpoints mnemograph-core writes (and LangGraph's Python MySQL and
+//! Postgres savers write): list threads, walk a thread's history one line per checkpoint, decode a whole
 //! checkpoint (msgpack blobs and LangChain messages included) to JSON, and draw the path a thread
 //! actually ran. The binary is a thin shell over [`run`]:
 //!
@@ -50,7 +50,7 @@
 //! ## Layout
 //! - [`args`]: the command line, parsed by clap (usage errors exit with 2); [`completions`]:
 //!   the shell completion scripts generated from it (`checkpoint-inspect completions bash`).
-//! - [`source`]: MySQL and Redis readers. They use the savers' `Checkpointer::list`/`get_tuple`,
+//! - [`source`]: MySQL, Postgres and Redis readers. They use the savers' `Checkpointer::list`/`get_tuple`,
 //!   direct queries where the savers have no API (listing threads), and a raw read path that
 //!   decodes value by value when a saver refuses a thread because something stored is corrupt.
 //! - [`decode`]: stored values to JSON; undecodable bytes are kept as base64 with the reason.

@@ -15,9 +15,9 @@ fn usage_errors_exit_with_two() {
     let (code, err) = stderr(&[]);
     assert_eq!(code, Some(2));
     assert!(err.contains("error: missing <URL> argument") && err.contains("--help"), "{err}");
-    let (code, err) = stderr(&["postgres://h/db", "threads"]);
+    let (code, err) = stderr(&["mongodb://h/db", "threads"]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("unsupported URL `postgres://h/db`"), "{err}");
+    assert!(err.contains("unsupported URL `mongodb://h/db`"), "{err}");
     let (code, err) = stderr(&["mysql://h/db", "history", "t", "--limit", "-3"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("`--limit` expects a positive number"), "{err}");

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use mnemograph_checkpoint::checkpoint::serde::{metadata_from_json, metadata_to_json, parse_json};
+use mnemograph_checkpoint::checkpoint::serde::parse_json;
 use mnemograph_checkpoint::checkpoint::CheckpointMetadata;
 use serde::Serialize;
 use serde_json::ser::{Formatter, Serializer};
@@ -14,18 +14,16 @@ use crate::error::{Error, Result};
 /// `": "`, non-ASCII text written as it is, floats as Python's `repr` prints them.
 pub(crate) fn encode(metadata: &CheckpointMetadata) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(128);
-    metadata_to_json(metadata)
-        .serialize(&mut Serializer::with_formatter(&mut out, PythonFormatter))
-        .map_err(|e| {
-            Error::Codec(mnemograph_checkpoint::checkpoint::serde::SerdeError::Encode(e.to_string()))
-        })?;
+    metadata.to_json().serialize(&mut Serializer::with_formatter(&mut out, PythonFormatter)).map_err(
+        |e| Error::Codec(mnemograph_checkpoint::checkpoint::serde::SerdeError::Encode(e.to_string())),
+    )?;
     Ok(out)
 }
 
 /// Reads the metadata column (JSON text in UTF-8, whichever side wrote it).
 pub(crate) fn decode(bytes: &[u8]) -> std::result::Result<CheckpointMetadata, String> {
     let json = parse_json(bytes).map_err(|e| e.to_string())?;
-    metadata_from_json(&json).map_err(|e| e.to_string())
+    CheckpointMetadata::from_json(&json).map_err(|e| e.to_string())
 }
 
 /// A [`Formatter`] producing the layout of Python's `json.dumps` with `ensure_ascii=False`. The

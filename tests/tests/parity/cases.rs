@@ -69,8 +69,8 @@ async fn worker(s: S, rt: Runtime) -> Result<SUpdate> {
     Ok(SUpdate::log(vec![format!("w{item}")]))
 }
 
-/// The graph of `case` on `saver`.
-pub(crate) fn graph(case: &str, saver: impl mnemograph_core::checkpoint::Checkpointer) -> CompiledGraph<S> {
+/// The graph of `case` on `saver` (MySQL's, SQLite's or Postgres', as the parity target running it has).
+pub(crate) fn graph(case: &str, saver: impl Checkpointer) -> CompiledGraph<S> {
     let g = StateGraph::<S>::new();
     let g = match case {
         "interrupt_node" => g.add_node("ask", ask).add_edge(START, "ask").add_edge("ask", END),

@@ -1,6 +1,6 @@
 """LangGraph checkpoint savers backed by the mnemograph Rust savers.
 
-``MySQLSaver``, ``RedisSaver``, ``SQLiteSaver`` and ``InMemorySaver`` are ``BaseCheckpointSaver``s with the sync
+``MySQLSaver``, ``PostgresSaver``, ``RedisSaver``, ``SQLiteSaver`` and ``InMemorySaver`` are ``BaseCheckpointSaver``s with the sync
 and async methods, including LangGraph's extended ``delete_for_runs``, ``copy_thread`` and
 ``prune``. Pass one to ``compile(checkpointer=...)``::
 
@@ -25,7 +25,14 @@ from mnemograph_checkpoint.errors import (
     InvalidInputError,
     UnsupportedError,
 )
-from mnemograph_checkpoint.savers import InMemorySaver, MySQLSaver, RedisSaver, RustSaver, SQLiteSaver
+from mnemograph_checkpoint.savers import (
+    InMemorySaver,
+    MySQLSaver,
+    PostgresSaver,
+    RedisSaver,
+    RustSaver,
+    SQLiteSaver,
+)
 
 __all__ = [
     "BackendError",
@@ -35,6 +42,7 @@ __all__ = [
     "InMemorySaver",
     "InvalidInputError",
     "MySQLSaver",
+    "PostgresSaver",
     "RedisSaver",
     "RustSaver",
     "SQLiteSaver",

@@ -317,6 +317,46 @@ class MySQLSaver(RustSaver):
         return await self._native.setup()
 
 
+class PostgresSaver(RustSaver):
+    """Checkpoints in PostgreSQL, in the tables of ``langgraph-checkpoint-postgres``.
+
+    Connect with ``PostgresSaver.connect(url)`` (or ``await PostgresSaver.aconnect(url)``), then
+    call ``setup()`` once per database to create or upgrade the tables.
+    """
+
+    @classmethod
+    def connect(cls, url: str, *, serde: SerializerProtocol | None = None) -> PostgresSaver:
+        """Connects to ``postgres://user:password@host:port/database``."""
+        return cls(NativeSaver.postgres(url, blocking=True), serde=serde)
+
+    @classmethod
+    async def aconnect(cls, url: str, *, serde: SerializerProtocol | None = None) -> PostgresSaver:
+        """Connects to ``postgres://user:password@host:port/database``."""
+        return cls(await NativeSaver.postgres(url), serde=serde)
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, url: str, *, serde: SerializerProtocol | None = None) -> Iterator[PostgresSaver]:
+        """LangGraph's constructor: a context manager yielding a connected saver."""
+        yield cls.connect(url, serde=serde)
+
+    @classmethod
+    @asynccontextmanager
+    async def afrom_conn_string(
+        cls, url: str, *, serde: SerializerProtocol | None = None
+    ) -> AsyncIterator[PostgresSaver]:
+        """The async form of ``from_conn_string``."""
+        yield await cls.aconnect(url, serde=serde)
+
+    def setup(self) -> int:
+        """Creates or upgrades the tables; returns the number of migrations that ran."""
+        return self._native.setup(blocking=True)
+
+    async def asetup(self) -> int:
+        """Creates or upgrades the tables; returns the number of migrations that ran."""
+        return await self._native.setup()
+
+
 class RedisSaver(RustSaver):
     """Checkpoints on plain Redis (no modules), each thread's keys written atomically.
 

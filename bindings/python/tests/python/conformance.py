@@ -1,11 +1,12 @@
 """Runs LangGraph's checkpointer conformance suite on the mnemograph savers.
 
 Usage: python conformance.py --mysql mysql://root@127.0.0.1:3306 --redis redis://127.0.0.1:6379/
-       [--only memory,mysql,redis,sqlite] [--report FILE]
+       [--postgres postgres://postgres@127.0.0.1:5432]
+       [--only memory,mysql,redis,sqlite (the default), postgres] [--report FILE]
 
-Each capability suite gets a fresh saver: the MySQL one a database emptied for it, the Redis one
-a key prefix of its own (its keys are deleted afterwards), the SQLite one a new file in a
-temporary directory. Prints LangGraph's report for every
+Each capability suite gets a fresh saver: the MySQL and Postgres ones a database emptied for it,
+the Redis one a key prefix of its own (its keys are deleted afterwards), the SQLite one a new file
+in a temporary directory. Prints LangGraph's report for every
 saver and exits 1 unless every base and extended capability is detected and passes.
 """
 
@@ -22,7 +23,7 @@ import redis
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 
-from mnemograph_checkpoint import InMemorySaver, MySQLSaver, RedisSaver, SQLiteSaver
+from mnemograph_checkpoint import InMemorySaver, MySQLSaver, PostgresSaver, RedisSaver, SQLiteSaver
 from support import fresh_database
 
 DATABASE = "graph_py_conformance"
@@ -32,6 +33,15 @@ def emptied_database(server: str) -> str:
     url, conn = fresh_database(server, DATABASE)
     conn.close()
     return url
+
+
+def emptied_postgres_database(server: str) -> str:
+    import psycopg
+
+    with psycopg.connect(f"{server.rstrip('/')}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {DATABASE}")
+    return f"{server.rstrip('/')}/{DATABASE}"
 
 
 def registrations(args: argparse.Namespace) -> list:
@@ -53,6 +63,15 @@ def registrations(args: argparse.Namespace) -> list:
             yield saver
 
         out.append(mysql)
+    if "postgres" in wanted:
+
+        @checkpointer_test(name="mnemograph PostgresSaver")
+        async def postgres():
+            saver = await PostgresSaver.aconnect(emptied_postgres_database(args.postgres))
+            await saver.asetup()
+            yield saver
+
+        out.append(postgres)
     if "redis" in wanted:
 
         @checkpointer_test(name="mnemograph RedisSaver")
@@ -81,6 +100,7 @@ async def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mysql", default="mysql://root@127.0.0.1:3306")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/")
+    parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--only", default="memory,mysql,redis,sqlite")
     parser.add_argument("--report")
     args = parser.parse_args()

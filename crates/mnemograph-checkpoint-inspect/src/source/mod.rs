@@ -1,5 +1,6 @@
-//! Where checkpoints are read from: a MySQL database of `mnemograph-checkpoint-mysql` (LangGraph's
-//! tables) or a Redis server of `mnemograph-checkpoint-redis`, chosen by the URL scheme.
+//! Where checkpoints are read from: a MySQL database of `mnemograph-checkpoint-mysql` or a
+//! PostgreSQL database of `mnemograph-checkpoint-postgres` (LangGraph's tables, either), or a
+//! Redis server of `mnemograph-checkpoint-redis`, chosen by the URL scheme.
 //!
 //! Both read through the savers' public [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer)
 //! API. When a saver refuses to read a thread because something stored is corrupt (a blob that is
@@ -7,6 +8,7 @@
 //! decodes each value on its own, so the damage shows up next to the rest of the thread.
 
 mod mysql;
+mod postgres;
 mod redis;
 mod thread;
 
@@ -17,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;
 
 pub use self::mysql::MySqlSource;
+pub use self::postgres::PostgresSource;
 pub use self::redis::RedisSource;
 pub use self::thread::ThreadInfo;
 
@@ -28,6 +31,8 @@ pub enum Source {
     MySql(MySqlSource),
     /// `redis://` or `rediss://`
     Redis(RedisSource),
+    /// `postgres://` or `postgresql://`
+    Postgres(PostgresSource),
 }
 
 impl Source {
@@ -41,6 +46,7 @@ impl Source {
         match scheme.as_deref() {
             Some("mysql" | "mariadb") => Ok(Self::MySql(MySqlSource::connect(url).await?)),
             Some("redis" | "rediss") => Ok(Self::Redis(RedisSource::connect(url).await?)),
+            Some("postgres" | "postgresql") => Ok(Self::Postgres(PostgresSource::connect(url).await?)),
             _ => Err(Error::UnsupportedScheme { url: redact(url) }),
         }
     }
@@ -53,6 +59,7 @@ impl Source {
         match self {
             Self::MySql(s) => s.threads(limit).await,
             Self::Redis(s) => s.threads(limit).await,
+            Self::Postgres(s) => s.threads(limit).await,
         }
     }
 
@@ -96,6 +103,7 @@ impl Source {
         match self {
             Self::MySql(s) => &s.saver,
             Self::Redis(s) => &s.saver,
+            Self::Postgres(s) => &s.saver,
         }
     }
 
@@ -110,6 +118,7 @@ impl Source {
         match self {
             Self::MySql(s) => s.raw(thread_id, ns, only, limit).await,
             Self::Redis(s) => s.raw(thread_id, ns, only, limit).await,
+            Self::Postgres(s) => s.raw(thread_id, ns, only, limit).await,
         }
     }
 
@@ -118,6 +127,7 @@ impl Source {
         match self {
             Self::MySql(s) => s.backend(source),
             Self::Redis(s) => s.backend(source),
+            Self::Postgres(s) => s.backend(source),
         }
     }
 

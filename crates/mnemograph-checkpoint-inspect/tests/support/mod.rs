@@ -2,7 +2,8 @@
 //! built binary.
 //!
 //! Servers: `MYSQL_URL` (default `mysql://root@127.0.0.1:3306/graph_test`; the tests use their own
-//! database `inspect_test` on that server) and `REDIS_URL` (default `redis://127.0.0.1:6379/`; the
+//! database `inspect_test` on that server), `DATABASE_URL` (PostgreSQL, default
+//! `postgres://postgres@127.0.0.1:5432/graph_test`; likewise database `inspect_test`) and `REDIS_URL` (default `redis://127.0.0.1:6379/`; the
 //! tests use their own key prefix). When a server is unreachable a test prints `SKIPPED: ...` and
 //! passes, unless `CI` is set: then it fails.
 

@@ -30,6 +30,7 @@ const HOSTILE: [&str; 18] = [
 ];
 
 /// A thread whose reads must not change while others are attacked.
+#[derive(Debug)]
 pub struct Bystander {
     /// Its address.
     pub config: CheckpointConfig,
@@ -267,7 +268,7 @@ pub async fn multi_megabyte_values_round_trip(saver: &dyn DynCheckpointer) {
     let tuple = s.get(&config).await;
     assert_eq!(
         decoded!(tuple, "text", Vec<String>),
-        [big.clone()],
+        std::slice::from_ref(&big),
         "the checkpoint value came back otherwise"
     );
     let writes = tuple.pending_writes.iter().map(|w| w.value.decode::<Vec<String>>().expect("decodes"));

@@ -1,0 +1,132 @@
+//! The write path: a [`Commit`]'s checkpoints and writes in one transaction, each link (the
+//! writes it carries for its parent, its blobs, its checkpoint row) in one statement.
+//!
+//! A commit expecting the latest parent takes a transaction-scoped advisory lock named after its
+//! thread and namespace before it reads the latest checkpoint, so two of this crate's writers of
+//! one thread compare and store one after the other, and the loser sees the winner's checkpoint
+//! and stores nothing. Writers of other threads do not wait (two threads whose names hash alike
+//! only share the lock's queue). A commit of one link expecting nothing (LangGraph's `put`) is
+//! its one statement, atomic without a transaction around it.
+
+use mnemograph_checkpoint::checkpoint::{ChainLink, CheckpointConfig, CheckpointError, Commit, ExpectParent};
+use sqlx::{PgConnection, PgPool};
+
+use crate::document::rows;
+use crate::error::backend;
+use crate::text::{escape, unescape};
+use crate::writes::{checkpoint_id, Rows};
+
+/// One link: the writes against its parent, then its blobs, then its checkpoint row. Written out
+/// twice, for the two ways LangGraph stores a batch of writes: keeping what is stored (regular
+/// channels) or replacing it (a batch of special channels only). Empty arrays insert nothing.
+macro_rules! link_statement {
+    ($on_write_conflict:literal) => {
+        concat!(
+            "WITH writes AS (
+    INSERT INTO checkpoint_writes
+        (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+    SELECT $1::text, $2::text, $3::text, $4::text, $5::text, w.idx, w.channel, w.type, w.blob
+    FROM UNNEST($6::int4[], $7::text[], $8::text[], $9::bytea[]) AS w(idx, channel, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ",
+            $on_write_conflict,
+            "
+), blobs AS (
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT $1::text, $2::text, b.channel, b.version, b.type, b.blob
+    FROM UNNEST($10::text[], $11::text[], $12::text[], $13::bytea[]) AS b(channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+)
+INSERT INTO checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+VALUES ($1::text, $2::text, $14, $3::text, $15::jsonb, $16::jsonb)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata"
+        )
+    };
+}
+
+const LINK_KEEPING_WRITES: &str = link_statement!("DO NOTHING");
+const LINK_REPLACING_WRITES: &str =
+    link_statement!("DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob");
+
+const LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))";
+
+const LATEST: &str = "SELECT checkpoint_id FROM checkpoints
+WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1";
+
+/// Stores `commit`; returns the address of its last checkpoint.
+pub(crate) async fn commit(pool: &PgPool, commit: &Commit) -> Result<CheckpointConfig, CheckpointError> {
+    if commit.chain.is_empty() {
+        return Err(CheckpointError::empty_chain());
+    }
+    if commit.expect == ExpectParent::Any && commit.chain.len() == 1 {
+        let mut conn = pool.acquire().await.map_err(backend)?;
+        put(&mut conn, &commit.parent, &commit.chain[0]).await?;
+        return Ok(commit.last());
+    }
+    let mut tx = pool.begin().await.map_err(backend)?;
+    if commit.expect == ExpectParent::Latest {
+        let parent = &commit.parent;
+        let (thread_id, checkpoint_ns) = (escape(&parent.thread_id), escape(&parent.checkpoint_ns));
+        sqlx::query(LOCK).bind(&thread_id).bind(&checkpoint_ns).execute(&mut *tx).await.map_err(backend)?;
+        let found: Option<String> = sqlx::query_scalar(LATEST)
+            .bind(&thread_id)
+            .bind(&checkpoint_ns)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(backend)?
+            .map(unescape);
+        if found != parent.checkpoint_id {
+            return Err(CheckpointError::conflict(parent, found));
+        }
+    }
+    for (parent, link) in commit.links() {
+        put(&mut tx, &parent, link).await?;
+    }
+    tx.commit().await.map_err(backend)?;
+    Ok(commit.last())
+}
+
+/// One link's writes, blobs and checkpoint row, in one statement on `conn`.
+async fn put(
+    conn: &mut PgConnection,
+    parent: &CheckpointConfig,
+    link: &ChainLink,
+) -> Result<(), CheckpointError> {
+    let (writes, task_id, task_path) = match &link.writes {
+        Some(batch) if !batch.writes.is_empty() => {
+            checkpoint_id(parent)?;
+            (Rows::of(&batch.writes)?, batch.task_id.as_str(), batch.task_path.as_str())
+        }
+        _ => (Rows::default(), "", ""),
+    };
+    let rows = rows(&link.checkpoint, &link.metadata, &link.new_versions)?;
+    let mut blobs = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (channel, version, kind, bytes) in rows.blobs {
+        blobs.0.push(channel);
+        blobs.1.push(version);
+        blobs.2.push(kind);
+        blobs.3.push(bytes);
+    }
+    sqlx::query(if writes.upsert { LINK_REPLACING_WRITES } else { LINK_KEEPING_WRITES })
+        .bind(escape(&parent.thread_id))
+        .bind(escape(&parent.checkpoint_ns))
+        .bind(parent.checkpoint_id.as_deref().map(escape))
+        .bind(escape(task_id))
+        .bind(escape(task_path))
+        .bind(&writes.idx)
+        .bind(&writes.channels)
+        .bind(&writes.kinds)
+        .bind(&writes.blobs)
+        .bind(&blobs.0)
+        .bind(&blobs.1)
+        .bind(&blobs.2)
+        .bind(&blobs.3)
+        .bind(escape(&link.checkpoint.id))
+        .bind(&rows.document)
+        .bind(&rows.metadata)
+        .execute(&mut *conn)
+        .await
+        .map_err(backend)?;
+    Ok(())
+}

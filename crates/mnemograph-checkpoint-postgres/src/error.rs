@@ -1,0 +1,89 @@
+//! The crate's error type.
+
+use mnemograph_checkpoint::checkpoint::serde::SerdeError;
+use mnemograph_checkpoint::checkpoint::CheckpointError;
+
+/// A failure of the Postgres checkpointer.
+///
+/// Through the [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer) trait it arrives
+/// wrapped in [`CheckpointError::Backend`]; get it back with a downcast:
+///
+/// ```
+/// use mnemograph_checkpoint::checkpoint::CheckpointError;
+/// use mnemograph_checkpoint_postgres::Error;
+///
+/// fn is_connection_problem(err: &CheckpointError) -> bool {
+///     match err {
+///         CheckpointError::Backend(source) => matches!(
+///             source.downcast_ref::<Error>(),
+///             Some(Error::Sqlx(sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut))
+///         ),
+///         _ => false,
+///     }
+/// }
+/// # let _ = is_connection_problem;
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The driver failed: connection, TLS, pool timeout, or a statement the server rejected.
+    #[error("postgres driver error")]
+    Sqlx(#[from] sqlx::Error),
+    /// A schema migration failed. The migrations before it stay applied and recorded; running
+    /// [`setup`](crate::PostgresCheckpointer::setup) again resumes at `version`.
+    #[error("schema migration v{version} failed")]
+    Migrate {
+        /// The migration that failed (its row in `checkpoint_migrations` was not written).
+        version: usize,
+        /// What the server said.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// The database records a migration newer than any this crate knows: a newer LangGraph
+    /// saver migrated it, and this one may not write what that schema expects.
+    #[error("the database is at schema v{found}, newer than v{known}, the latest this saver knows")]
+    SchemaTooNew {
+        /// The highest version in `checkpoint_migrations`.
+        found: i64,
+        /// The highest version this crate applies.
+        known: usize,
+    },
+    /// A channel value, pending write or checkpoint document could not be encoded. (Stored data
+    /// that cannot be decoded is reported as
+    /// [`CheckpointError::Corrupt`](mnemograph_checkpoint::checkpoint::CheckpointError::Corrupt).)
+    #[error("checkpoint serialization failed")]
+    Codec(#[from] SerdeError),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<Error> for CheckpointError {
+    fn from(err: Error) -> Self {
+        CheckpointError::Backend(Box::new(err))
+    }
+}
+
+/// Lets `?` turn a driver error straight into the trait's error.
+pub(crate) fn backend(err: sqlx::Error) -> CheckpointError {
+    Error::Sqlx(err).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_errors_downcast_back() {
+        let err: CheckpointError = Error::Sqlx(sqlx::Error::PoolTimedOut).into();
+        let CheckpointError::Backend(source) = &err else { panic!("{err:?}") };
+        assert!(matches!(source.downcast_ref::<Error>(), Some(Error::Sqlx(sqlx::Error::PoolTimedOut))));
+    }
+
+    #[test]
+    fn sources_are_not_repeated_in_messages() {
+        let err = Error::Migrate { version: 7, source: sqlx::Error::PoolClosed };
+        assert_eq!(err.to_string(), "schema migration v7 failed");
+        assert!(std::error::Error::source(&err).is_some());
+    }
+}
