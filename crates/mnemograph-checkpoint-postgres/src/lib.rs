@@ -73,23 +73,23 @@
 //! | `tls-rustls` | yes | TLS via rustls (`sslmode=require` etc. in the URL) |
 //! | `tls-native-tls` | no | TLS via the platform library instead |
 
+mod checkpointer;
 mod commit;
 mod copy;
 mod delete;
 mod document;
 mod error;
 mod migrations;
-mod prune;
 mod reads;
+mod retention;
 mod runs;
-mod saver;
 mod select;
 mod text;
 mod tuple;
 mod writes;
 
+pub use checkpointer::PostgresCheckpointer;
 pub use error::{Error, Result};
-pub use saver::PostgresCheckpointer;
 
 /// The form in which this saver stores a text (an id, namespace, channel or JSON string) in a
 /// column: the text itself, unless it holds U+0000 or starts with U+FDD0 (see the crate docs).

@@ -54,21 +54,21 @@
 //!   recoverable by downcast ([`Error::is_busy`]).
 
 mod carry;
+mod checkpointer;
 mod copy;
 mod error;
 mod filter;
 mod metadata_text;
 mod options;
-mod read;
+mod reads;
 mod remove;
 mod rows;
-mod saver;
 mod schema;
 mod write;
 
+pub use checkpointer::SqliteCheckpointer;
 pub use error::{Error, Result};
 pub use options::{connect_options, DEFAULT_BUSY_TIMEOUT};
-pub use saver::SqliteCheckpointer;
 
 /// Re-exported so callers can build [`SqliteCheckpointer::connect_with`]'s options without naming
 /// sqlx in their own manifest.

@@ -12,7 +12,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 
 use crate::error::{backend, Result};
-use crate::{commit, copy, delete, migrations, prune, reads, runs, writes};
+use crate::{commit, copy, delete, migrations, reads, retention, runs, writes};
 
 /// A [`Checkpointer`] storing checkpoints in PostgreSQL, in the tables and row format of
 /// LangGraph's Python saver (`langgraph-checkpoint-postgres`): a Python process and a Rust
@@ -146,6 +146,6 @@ impl Checkpointer for PostgresCheckpointer {
 
     /// One transaction for all the threads, on one snapshot.
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
-        prune::prune(&self.pool, thread_ids, strategy).await
+        retention::prune(&self.pool, thread_ids, strategy).await
     }
 }

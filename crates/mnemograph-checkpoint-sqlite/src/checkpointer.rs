@@ -10,7 +10,7 @@ use sqlx::SqlitePool;
 
 use crate::error::{Error, Result};
 use crate::options::{connect_options, pool_options};
-use crate::{copy, read, remove, schema, write};
+use crate::{copy, reads, remove, schema, write};
 
 /// A [`Checkpointer`] storing checkpoints in one SQLite file, in the tables and bytes of
 /// LangGraph's Python SQLite saver (`langgraph-checkpoint-sqlite`): a Python process and a Rust
@@ -90,7 +90,7 @@ impl SqliteCheckpointer {
 
 impl Checkpointer for SqliteCheckpointer {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        read::get_tuple(&self.pool, config).await
+        reads::get_tuple(&self.pool, config).await
     }
 
     async fn list(
@@ -98,7 +98,7 @@ impl Checkpointer for SqliteCheckpointer {
         config: Option<&CheckpointConfig>,
         options: ListOptions,
     ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        read::list(&self.pool, config, options).await
+        reads::list(&self.pool, config, options).await
     }
 
     async fn put(
