@@ -37,8 +37,8 @@ out="$CARGO_TARGET_DIR/bench-postgres/$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
 results="$out/results.jsonl"
 
-cargo build --release -q -p mnemograph-checkpoint-postgres --example chat_turns
-rust_bin="$CARGO_TARGET_DIR/release/examples/chat_turns"
+cargo build --release -q -p mnemograph-checkpoint-postgres --example postgres_turns
+rust_bin="$CARGO_TARGET_DIR/release/examples/postgres_turns"
 for db in graph_bench_pg_rs graph_bench_pg_py; do
   psql "$server/postgres" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" >/dev/null
 done

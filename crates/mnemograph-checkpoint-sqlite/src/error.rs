@@ -3,7 +3,7 @@
 use mnemograph_checkpoint::checkpoint::serde::SerdeError;
 use mnemograph_checkpoint::checkpoint::CheckpointError;
 
-/// A failure of the SQLite checkpointer.
+/// A failure of the SQLite checkpointer or store.
 ///
 /// Through the [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer) trait it arrives
 /// wrapped in [`CheckpointError::Backend`]; get it back with a downcast:
@@ -43,6 +43,17 @@ pub enum Error {
         /// What the driver said.
         #[source]
         source: sqlx::Error,
+    },
+    /// A row of the store's `store` table does not decode: its value is not a JSON object, or a
+    /// timestamp is unreadable. Other items read and write as before.
+    #[error("store item {key:?} in namespace {namespace:?} is corrupt: {reason}")]
+    CorruptItem {
+        /// The item's namespace, as the `prefix` column holds it.
+        namespace: String,
+        /// The item's key.
+        key: String,
+        /// What does not decode.
+        reason: String,
     },
     /// A channel value or pending write could not be encoded. (Stored data that cannot be decoded
     /// is reported as [`CheckpointError::Corrupt`] instead.)

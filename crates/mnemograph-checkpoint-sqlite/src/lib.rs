@@ -2,7 +2,9 @@
 //!
 //! A SQLite [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer) storing checkpoints
 //! in the tables and bytes of LangGraph's Python SQLite saver (`langgraph-checkpoint-sqlite`), so
-//! a thread written by one language is continued by the other, interrupted threads included.
+//! a thread written by one language is continued by the other, interrupted threads included; and
+//! [`SqliteStore`], a long-term memory [`Store`](mnemograph_checkpoint::store::Store) in the tables
+//! of LangGraph's Python `SqliteStore`.
 //!
 //! ```
 //! use mnemograph_checkpoint::checkpoint::backend::{checkpoint_id, next_version, now_iso};
@@ -49,6 +51,8 @@
 //! - **Bad rows.** A row that does not decode is
 //!   [`CheckpointError::Corrupt`](mnemograph_checkpoint::checkpoint::CheckpointError::Corrupt),
 //!   naming the thread and checkpoint; other threads read and write as before.
+//! - **The store** keeps items in `store` and their vectors in `store_vectors`, migrated as
+//!   LangGraph numbers its migrations; one file can hold checkpoints and store side by side.
 //! - **Errors** are [`Error`]; through the trait they arrive as
 //!   [`CheckpointError::Backend`](mnemograph_checkpoint::checkpoint::CheckpointError::Backend),
 //!   recoverable by downcast ([`Error::is_busy`]).
@@ -64,11 +68,13 @@ mod reads;
 mod remove;
 mod rows;
 mod schema;
+mod store;
 mod write;
 
 pub use checkpointer::SqliteCheckpointer;
 pub use error::{Error, Result};
 pub use options::{connect_options, DEFAULT_BUSY_TIMEOUT};
+pub use store::{SqliteStore, SqliteStoreBuilder};
 
 /// Re-exported so callers can build [`SqliteCheckpointer::connect_with`]'s options without naming
 /// sqlx in their own manifest.

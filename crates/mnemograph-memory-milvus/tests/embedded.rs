@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use mnemograph_checkpoint::store::{DynStore, HashingEmbeddings, InMemoryStore, IndexConfig};
 use mnemograph_memory::{EmbeddedMemory, Memory, MemoryHit, RetrieveQuery, SearchMode};
-use support::{dataset, memory_suite, store_suite, DIMS};
+use mnemograph_test::store_conformance as store_suite;
+use support::{dataset, memory_suite, DIMS};
 
 fn memory() -> EmbeddedMemory {
     EmbeddedMemory::new(HashingEmbeddings::new(DIMS))
@@ -131,6 +132,16 @@ async fn store_conformance_semantic_ranking() {
 #[tokio::test]
 async fn store_conformance_list_namespaces() {
     store_suite::list_namespaces(&InMemoryStore::new()).await;
+}
+
+#[tokio::test]
+async fn store_conformance_newest_write_first() {
+    store_suite::newest_write_first(&InMemoryStore::new()).await;
+}
+
+#[tokio::test]
+async fn store_conformance_replacing_re_embeds() {
+    store_suite::replacing_re_embeds(&indexed_store()).await;
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! The bilingual memory-quality benchmark (tests/support/bilingual_quality.rs, run by
 //! tests/support/quality_bench.rs): recall@3, top-1, stale-beats-new and cross-user hits for
-//! each embedder, search mode and write path, in process and on Milvus (`MILVUS_URL`). The
+//! each embedder, search mode and write path, in process, in a SQLite file and on Milvus
+//! (`MILVUS_URL`). The
 //! figures are printed with `--nocapture`; docs/benchmarks/memory-quality.md has them.
 //!
 //! Checked: no configuration ever returns another user's memory or a retired one; and the main
@@ -15,7 +16,8 @@ mod support;
 
 use std::sync::Arc;
 
-use mnemograph_checkpoint::store::{DynEmbeddings, HashingEmbeddings};
+use mnemograph_checkpoint::store::{DynEmbeddings, HashingEmbeddings, IndexConfig};
+use mnemograph_checkpoint_sqlite::SqliteStore;
 use mnemograph_memory::{EmbeddedMemory, RerankConfig};
 use mnemograph_memory_milvus::{HybridFusion, MilvusMemory};
 use support::bilingual_quality::{self as data, Dataset};
@@ -298,6 +300,28 @@ async fn main_command_defaults_meet_bilingual_targets() {
     let memory = EmbeddedMemory::from_arc(Arc::clone(&embedder.model)).rerank(main_rerank());
     let row = main_command("embedded", &embedder, &memory, &data::build(USERS)).await;
     assert_targets(&row);
+}
+
+/// The main command's memory kept in a SQLite file (its default without `--ephemeral`) answers
+/// exactly as the in-process one: the same figures on the whole bilingual set, row for row.
+#[tokio::test]
+async fn sqlite_main_command_defaults_match_in_process() {
+    let Some(embedder) = models::multilingual("sqlite_main_command_defaults") else { return };
+    let data = data::build(USERS);
+    let memory = EmbeddedMemory::from_arc(Arc::clone(&embedder.model)).rerank(main_rerank());
+    let in_process = main_command("embedded", &embedder, &memory, &data).await;
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("quality-{}.sqlite", std::process::id()));
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+    let index = IndexConfig::from_arc(Arc::clone(&embedder.model)).fields(["content"]);
+    let store = SqliteStore::builder().index(index).connect(path.to_str().unwrap()).await.unwrap();
+    let on_file =
+        EmbeddedMemory::with_store(store).embeddings(Arc::clone(&embedder.model)).rerank(main_rerank());
+    let file_row = main_command("embedded", &embedder, &on_file, &data).await;
+    assert_eq!(file_row.line(), in_process.line(), "\n{}", Row::HEADER);
+    assert_targets(&file_row);
 }
 
 /// The same on Milvus (the first [`MILVUS_USERS`] users, to keep CI short).

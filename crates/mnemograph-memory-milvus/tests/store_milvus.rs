@@ -19,8 +19,9 @@ use mnemograph_checkpoint::store::{
 };
 use mnemograph_core::prelude::*;
 use mnemograph_memory_milvus::{MilvusStore, MilvusStoreConfig};
+use mnemograph_test::store_conformance as store_suite;
 use serde_json::{json, Value};
-use support::{store_suite, DIMS};
+use support::DIMS;
 
 /// The server URL, or `None` (printing why) when it is not configured or not reachable.
 fn server(test: &str) -> Option<String> {

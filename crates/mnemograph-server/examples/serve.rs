@@ -8,8 +8,10 @@
 //! their events stay and how often they are freed (an hour, a minute and a minute by default);
 //! `EVENT_LOG_BYTES` how many bytes of droppable events each run keeps for late readers (1 MiB).
 //!
-//! Threads are checkpointed in memory, in MySQL/MariaDB when `MYSQL_URL` is set, or in Redis
-//! when `REDIS_CHECKPOINTS_URL` is set (`redis://host:port/`). With
+//! Threads are checkpointed in memory, in MySQL/MariaDB when `MYSQL_URL` is set, in Redis when
+//! `REDIS_CHECKPOINTS_URL` is set (`redis://host:port/`), in PostgreSQL when `DATABASE_URL` is a
+//! `postgres://` URL, or in a SQLite file when `SQLITE_PATH` is set, which then holds the store's
+//! items too (otherwise the store is in memory). With
 //! `CLUSTER=1` as well (and `REDIS_URL`, default `redis://127.0.0.1:6379/`; the `cluster`
 //! feature), the process joins the cluster on that database: start several, on different ports,
 //! and any of them serves any thread (`CLUSTER_WORKERS` runs at once per process, 64 by default).
@@ -150,6 +152,24 @@ fn guarded(server: Server) -> Server {
     server.cors_origins(list("CORS_ORIGINS"))
 }
 
+/// The server on `DATABASE_URL` (when it names Postgres), on `SQLITE_PATH`, or in memory.
+async fn local_or_postgres() -> std::result::Result<Server, Box<dyn std::error::Error>> {
+    if let Some(url) = std::env::var("DATABASE_URL").ok().filter(|u| u.starts_with("postgres")) {
+        let saver = mnemograph_checkpoint_postgres::PostgresCheckpointer::connect(&url).await?;
+        saver.setup().await?;
+        return Ok(Server::new(saver));
+    }
+    match std::env::var("SQLITE_PATH") {
+        Ok(path) => {
+            let saver = mnemograph_checkpoint_sqlite::SqliteCheckpointer::connect(&path).await?;
+            let store =
+                mnemograph_checkpoint_sqlite::SqliteStore::builder().from_pool(saver.pool().clone()).await?;
+            Ok(Server::new(saver).with_store(store))
+        }
+        Err(_) => Ok(Server::new(InMemoryCheckpointer::new())),
+    }
+}
+
 const HELP: &str = "usage: serve [--no-auth] [ADDRESS]   (ADDRESS defaults to 127.0.0.1:2024)
 
 Serves the graphs `chain`, `pause` and `talk` over LangGraph's API.
@@ -161,6 +181,8 @@ environment:
   MYSQL_URL      checkpoints in MySQL/MariaDB (CLUSTER=1 joins the cluster on it; REDIS_URL,
                  CLUSTER_WORKERS)
   REDIS_CHECKPOINTS_URL  checkpoints in Redis
+  DATABASE_URL   postgres://…: checkpoints in PostgreSQL
+  SQLITE_PATH    checkpoints and store items in this SQLite file
   TALK_TOKENS    tokens per reply of `talk` (2000)
   RUN_RETENTION_SECS, EVENT_RETENTION_SECS, SWEEP_SECS
                  how long finished runs and their events stay, how often they are freed
@@ -207,7 +229,7 @@ async fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         }
         Err(_) => match std::env::var("REDIS_CHECKPOINTS_URL") {
             Ok(url) => Server::new(mnemograph_checkpoint_redis::RedisCheckpointer::connect(&url).await?),
-            Err(_) => Server::new(InMemoryCheckpointer::new()),
+            Err(_) => local_or_postgres().await?,
         },
     };
     let server = server

@@ -27,6 +27,8 @@
 //! With the `otlp` feature, the `otlp` module is an OTLP receiver on loopback and a reader of the span
 //! trees it got, for tests of what a program exports.
 //!
+//! [`store_conformance`] is the same for long-term memory [`Store`](mnemograph_core::store::Store)s.
+//!
 //! [`echo`] holds an echo chat graph and [`echo::tuple_view`], a full view of a checkpoint tuple,
 //! for tests that compare two reads of one checkpoint (a cached read against the full one).
 
@@ -39,6 +41,7 @@ mod fake_model;
 #[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
 pub mod otlp;
 mod span_log;
+pub mod store_conformance;
 
 pub use fake_model::FakeChatModel;
 pub use span_log::SpanLog;

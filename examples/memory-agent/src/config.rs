@@ -2,20 +2,26 @@
 //! connecting to them with clear errors.
 //!
 //! The rule is explicit: a server is used only when its variable is set. With nothing set the
-//! agent runs fully in process (offline model, embedded memory, in-memory checkpointer).
+//! agent needs no server: offline model, and checkpoints and memories in two SQLite files under
+//! the data directory ([`default_data_dir`]), so a second run remembers the first; `--ephemeral`
+//! ([`Config::ephemeral`]) keeps them in process instead.
 
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
+use mnemograph_checkpoint_postgres::PostgresCheckpointer;
 use mnemograph_checkpoint_redis::RedisCheckpointer;
+use mnemograph_checkpoint_sqlite::{SqliteCheckpointer, SqliteStore};
 use mnemograph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer};
+use mnemograph_core::store::IndexConfig;
 use mnemograph_memory::EmbeddedMemory;
 use mnemograph_memory_milvus::{Consistency, MilvusConfig, MilvusMemory};
 use mnemograph_models::{ChatModelExt, OpenAiChatModel, OpenAiConfig, SharedChatModel};
 
 pub use crate::connect::CONNECT_TIMEOUT;
-use crate::connect::{create_database, Service, MILVUS_HINT, MYSQL_HINT, REDIS_HINT};
+use crate::connect::{create_database, Service, MILVUS_HINT, MYSQL_HINT, POSTGRES_HINT, REDIS_HINT};
 use crate::embedder::EmbedderChoice;
 use crate::error::{redact, Error, Result};
 use crate::memory::AgentMemory;
@@ -27,6 +33,28 @@ pub const DEFAULT_COLLECTION: &str = "memory_agent";
 pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
 /// Redis key prefix of the agent's checkpoints.
 pub const DEFAULT_REDIS_PREFIX: &str = "memory-agent";
+/// The file of checkpoints in the data directory.
+pub const CHECKPOINTS_FILE: &str = "checkpoints.sqlite";
+/// The file of long-term memories in the data directory.
+pub const MEMORIES_FILE: &str = "memories.sqlite";
+
+/// Where the agent keeps its files when no server is named: `memory-agent` in the platform's
+/// data directory, read through `var`. On Linux and other Unix systems that is `$XDG_DATA_HOME`,
+/// else `$HOME/.local/share`; on macOS `$HOME/Library/Application Support`; on Windows
+/// `%APPDATA%`. `None` when the variables it needs are unset (or relative, which the XDG rules
+/// say to ignore).
+pub fn default_data_dir(var: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let absolute = |v: Option<String>| v.map(PathBuf::from).filter(|p| p.is_absolute());
+    let base = if cfg!(windows) {
+        absolute(var("APPDATA"))
+    } else if cfg!(target_os = "macos") {
+        absolute(var("HOME")).map(|h| h.join("Library").join("Application Support"))
+    } else {
+        absolute(var("XDG_DATA_HOME"))
+            .or_else(|| absolute(var("HOME")).map(|h| h.join(".local").join("share")))
+    };
+    base.map(|b| b.join("memory-agent"))
+}
 
 /// The chat model.
 #[derive(Debug, Clone)]
@@ -42,8 +70,14 @@ pub enum ModelChoice {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MemoryChoice {
-    /// In process, lost on exit (no `MILVUS_URL`).
+    /// In process, lost on exit (`--ephemeral`).
     Embedded,
+    /// In process, kept in a SQLite file (no `MILVUS_URL`): records, vectors and all, in the
+    /// tables of LangGraph's `SqliteStore`.
+    File {
+        /// The database file, created when missing.
+        path: PathBuf,
+    },
     /// A Milvus collection.
     Milvus {
         /// `MILVUS_URL`, e.g. `http://127.0.0.1:19530`.
@@ -59,8 +93,18 @@ pub enum MemoryChoice {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CheckpointerChoice {
-    /// In process, lost on exit.
+    /// In process, lost on exit (`--ephemeral`).
     InMemory,
+    /// LangGraph's SQLite tables in a file (no server named).
+    Sqlite {
+        /// The database file, created when missing.
+        path: PathBuf,
+    },
+    /// LangGraph's Postgres tables (`DATABASE_URL=postgres://…`); migrated when needed.
+    Postgres {
+        /// The URL, naming a database.
+        url: String,
+    },
     /// LangGraph's MySQL tables (`MYSQL_URL`); the database is created when missing.
     MySql {
         /// The URL, naming a database.
@@ -80,6 +124,10 @@ pub enum CheckpointerChoice {
 pub enum CheckpointerKind {
     /// In memory, even if a URL is set.
     Memory,
+    /// The SQLite file in the data directory, even if a URL is set.
+    Sqlite,
+    /// `DATABASE_URL` (a `postgres://` URL).
+    Postgres,
     /// `MYSQL_URL`.
     MySql,
     /// `REDIS_URL`.
@@ -91,11 +139,13 @@ impl FromStr for CheckpointerKind {
     fn from_str(s: &str) -> Result<Self> {
         match s {
             "memory" => Ok(Self::Memory),
+            "sqlite" => Ok(Self::Sqlite),
+            "postgres" => Ok(Self::Postgres),
             "mysql" => Ok(Self::MySql),
             "redis" => Ok(Self::Redis),
             other => Err(Error::Invalid {
                 what: "--checkpointer",
-                reason: format!("`{other}` is not one of memory, mysql, redis"),
+                reason: format!("`{other}` is not one of memory, sqlite, postgres, mysql, redis"),
             }),
         }
     }
@@ -113,6 +163,8 @@ pub struct Config {
     pub embedder: EmbedderChoice,
     /// Short-term memory.
     pub checkpointer: CheckpointerChoice,
+    /// Where the SQLite files are, when the agent keeps any.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Config {
@@ -124,7 +176,37 @@ impl Config {
             memory: MemoryChoice::Embedded,
             embedder: EmbedderChoice::default(),
             checkpointer: CheckpointerChoice::InMemory,
+            data_dir: None,
         }
+    }
+
+    /// The same servers, with what would go to files kept in process instead, lost on exit
+    /// (`--ephemeral`).
+    #[must_use]
+    pub fn ephemeral(mut self) -> Self {
+        if matches!(self.memory, MemoryChoice::File { .. }) {
+            self.memory = MemoryChoice::Embedded;
+        }
+        if matches!(self.checkpointer, CheckpointerChoice::Sqlite { .. }) {
+            self.checkpointer = CheckpointerChoice::InMemory;
+        }
+        self.data_dir = None;
+        self
+    }
+
+    /// Keeps in files in `dir` what no server holds (`--data-dir`): the memories unless Milvus
+    /// has them, the checkpoints unless a server has them.
+    #[must_use]
+    pub fn in_data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        if matches!(self.memory, MemoryChoice::Embedded | MemoryChoice::File { .. }) {
+            self.memory = MemoryChoice::File { path: dir.join(MEMORIES_FILE) };
+        }
+        if matches!(self.checkpointer, CheckpointerChoice::InMemory | CheckpointerChoice::Sqlite { .. }) {
+            self.checkpointer = CheckpointerChoice::Sqlite { path: dir.join(CHECKPOINTS_FILE) };
+        }
+        self.data_dir = Some(dir);
+        self
     }
 
     /// Replaces the model.
@@ -161,10 +243,12 @@ impl Config {
     }
 
     /// Reads settings through `var` (empty values count as unset). `checkpointer` picks one when
-    /// both `MYSQL_URL` and `REDIS_URL` are set, or forces the in-memory one.
+    /// several of `DATABASE_URL` (`postgres://`), `MYSQL_URL` and `REDIS_URL` are set, or forces
+    /// the in-memory or SQLite one. What no server holds goes to files in [`default_data_dir`];
+    /// without one (no `HOME`), it stays in process.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when both checkpointer URLs are set and none is picked, when the
+    /// [`Error::Invalid`] when several checkpointer URLs are set and none is picked, when the
     /// picked one has no URL, or when the embedding settings are invalid
     /// ([`EmbedderChoice::from_lookup`]).
     pub fn from_lookup(
@@ -172,6 +256,7 @@ impl Config {
         checkpointer: Option<CheckpointerKind>,
     ) -> Result<Self> {
         let var = |k: &str| var(k).filter(|v| !v.trim().is_empty());
+        let data_dir = default_data_dir(var);
         let model = match var("OPENAI_API_KEY") {
             None => ModelChoice::Offline,
             Some(key) => {
@@ -185,38 +270,87 @@ impl Config {
             }
         };
         let embedder = EmbedderChoice::from_lookup(var)?;
-        let memory = match var("MILVUS_URL") {
-            None => MemoryChoice::Embedded,
-            Some(url) => MemoryChoice::Milvus {
+        let memory = match (var("MILVUS_URL"), &data_dir) {
+            (None, None) => MemoryChoice::Embedded,
+            (None, Some(dir)) => MemoryChoice::File { path: dir.join(MEMORIES_FILE) },
+            (Some(url), _) => MemoryChoice::Milvus {
                 url,
                 token: var("MILVUS_TOKEN"),
                 collection: var("MILVUS_COLLECTION").unwrap_or_else(|| DEFAULT_COLLECTION.to_owned()),
             },
         };
-        let (mysql, redis) = (var("MYSQL_URL"), var("REDIS_URL"));
-        let needs = |name: &'static str| Error::Invalid {
-            what: "--checkpointer",
-            reason: format!("it needs {name} to be set"),
+        let checkpointer = Self::checkpointer_from(&var, checkpointer, data_dir.as_deref())?;
+        let data_dir = data_dir.filter(|_| {
+            matches!(memory, MemoryChoice::File { .. })
+                || matches!(checkpointer, CheckpointerChoice::Sqlite { .. })
+        });
+        Ok(Self { model, memory, embedder, checkpointer, data_dir })
+    }
+
+    /// The checkpointer the environment names, or the one `kind` picks.
+    fn checkpointer_from(
+        var: &impl Fn(&str) -> Option<String>,
+        kind: Option<CheckpointerKind>,
+        data_dir: Option<&Path>,
+    ) -> Result<CheckpointerChoice> {
+        let local = || match data_dir {
+            Some(dir) => CheckpointerChoice::Sqlite { path: dir.join(CHECKPOINTS_FILE) },
+            None => CheckpointerChoice::InMemory,
         };
-        let redis_choice = |url| CheckpointerChoice::Redis { url, prefix: DEFAULT_REDIS_PREFIX.to_owned() };
-        let checkpointer = match (checkpointer, mysql, redis) {
-            (Some(CheckpointerKind::Memory), _, _) | (None, None, None) => CheckpointerChoice::InMemory,
-            (Some(CheckpointerKind::MySql), None, _) => return Err(needs("MYSQL_URL")),
-            (Some(CheckpointerKind::Redis), _, None) => return Err(needs("REDIS_URL")),
-            (Some(CheckpointerKind::MySql) | None, Some(url), None)
-            | (Some(CheckpointerKind::MySql), Some(url), Some(_)) => CheckpointerChoice::MySql { url },
-            (Some(CheckpointerKind::Redis) | None, None, Some(url))
-            | (Some(CheckpointerKind::Redis), Some(_), Some(url)) => redis_choice(url),
-            (None, Some(_), Some(_)) => {
-                return Err(Error::Invalid {
-                    what: "environment",
-                    reason:
-                        "both MYSQL_URL and REDIS_URL are set; choose one with --checkpointer mysql|redis"
-                            .to_owned(),
-                })
+        // `DATABASE_URL` is a common name: it counts only when it names Postgres.
+        let postgres =
+            var("DATABASE_URL").filter(|u| u.starts_with("postgres://") || u.starts_with("postgresql://"));
+        let servers = [
+            (CheckpointerKind::Postgres, "DATABASE_URL", postgres),
+            (CheckpointerKind::MySql, "MYSQL_URL", var("MYSQL_URL")),
+            (CheckpointerKind::Redis, "REDIS_URL", var("REDIS_URL")),
+        ];
+        let server = |kind: CheckpointerKind, url: String| match kind {
+            CheckpointerKind::Postgres => CheckpointerChoice::Postgres { url },
+            CheckpointerKind::MySql => CheckpointerChoice::MySql { url },
+            _ => CheckpointerChoice::Redis { url, prefix: DEFAULT_REDIS_PREFIX.to_owned() },
+        };
+        match kind {
+            Some(CheckpointerKind::Memory) => Ok(CheckpointerChoice::InMemory),
+            Some(CheckpointerKind::Sqlite) => match data_dir {
+                Some(dir) => Ok(CheckpointerChoice::Sqlite { path: dir.join(CHECKPOINTS_FILE) }),
+                None => Err(Error::Invalid {
+                    what: "--checkpointer",
+                    reason: "sqlite needs a data directory: set HOME or XDG_DATA_HOME, or pass --data-dir"
+                        .to_owned(),
+                }),
+            },
+            Some(picked) => {
+                let (_, name, url) =
+                    servers.into_iter().find(|(k, _, _)| *k == picked).expect("every server kind is listed");
+                let url = url.ok_or_else(|| Error::Invalid {
+                    what: "--checkpointer",
+                    reason: format!("it needs {name} to be set"),
+                })?;
+                Ok(server(picked, url))
             }
-        };
-        Ok(Self { model, memory, embedder, checkpointer })
+            None => {
+                let mut set: Vec<(CheckpointerKind, &str, String)> =
+                    servers.into_iter().filter_map(|(k, n, u)| Some((k, n, u?))).collect();
+                match set.len() {
+                    0 => Ok(local()),
+                    1 => {
+                        let (kind, _, url) = set.remove(0);
+                        Ok(server(kind, url))
+                    }
+                    _ => {
+                        let names: Vec<&str> = set.iter().map(|(_, n, _)| *n).collect();
+                        Err(Error::Invalid {
+                            what: "environment",
+                            reason: format!(
+                                "{} are all set; choose one with --checkpointer postgres|mysql|redis",
+                                names.join(" and ")
+                            ),
+                        })
+                    }
+                }
+            }
+        }
     }
 
     /// The chat model.
@@ -244,6 +378,17 @@ impl Config {
             MemoryChoice::Embedded => {
                 return Ok(EmbeddedMemory::from_arc(embedder).rerank(self.embedder.rerank()).into());
             }
+            MemoryChoice::File { path } => {
+                let index = IndexConfig::from_arc(Arc::clone(&embedder)).fields(["content"]);
+                let builder = SqliteStore::builder().index(index);
+                let store =
+                    open_file("SQLite memory", path, |target| async move { builder.connect(&target).await })
+                        .await?;
+                return Ok(EmbeddedMemory::with_store(store)
+                    .embeddings(embedder)
+                    .rerank(self.embedder.rerank())
+                    .into());
+            }
             MemoryChoice::Milvus { url, token, collection } => (url, token, collection),
         };
         let svc = Service { name: "Milvus", url, default_port: 19530, hint: MILVUS_HINT };
@@ -270,6 +415,20 @@ impl Config {
     pub async fn connect_checkpointer(&self) -> Result<Arc<dyn DynCheckpointer>> {
         match &self.checkpointer {
             CheckpointerChoice::InMemory => Ok(Arc::new(InMemoryCheckpointer::new())),
+            CheckpointerChoice::Sqlite { path } => {
+                let saver = open_file("SQLite checkpoints", path, |target| async move {
+                    SqliteCheckpointer::connect(&target).await
+                })
+                .await?;
+                Ok(Arc::new(saver))
+            }
+            CheckpointerChoice::Postgres { url } => {
+                let svc = Service { name: "Postgres", url, default_port: 5432, hint: POSTGRES_HINT };
+                svc.probe().await?;
+                let saver = svc.timed(PostgresCheckpointer::connect(url)).await?;
+                svc.timed(saver.setup()).await?;
+                Ok(Arc::new(saver))
+            }
             CheckpointerChoice::MySql { url } => {
                 let svc = Service { name: "MySQL", url, default_port: 3306, hint: MYSQL_HINT };
                 svc.probe().await?;
@@ -298,14 +457,19 @@ impl Config {
             ModelChoice::OpenAi(c) => format!("{} at {}", c.model, c.base_url),
         };
         let memory = match &self.memory {
-            MemoryChoice::Embedded => "embedded, in process (set MILVUS_URL for Milvus)".to_owned(),
+            MemoryChoice::Embedded => {
+                "embedded, in process, lost on exit (set MILVUS_URL for Milvus)".to_owned()
+            }
+            MemoryChoice::File { path } => format!("embedded, kept in {}", path.display()),
             MemoryChoice::Milvus { url, collection, .. } => {
                 format!("Milvus at {}, collection `{collection}`", redact(url))
             }
         };
         let memory = format!("{memory}; embeddings: {}", self.embedder.describe());
         let checkpointer = match &self.checkpointer {
-            CheckpointerChoice::InMemory => "in memory (set MYSQL_URL or REDIS_URL to persist)".into(),
+            CheckpointerChoice::InMemory => "in memory, lost on exit".into(),
+            CheckpointerChoice::Sqlite { path } => format!("SQLite, kept in {}", path.display()),
+            CheckpointerChoice::Postgres { url } => format!("Postgres at {}", redact(url)),
             CheckpointerChoice::MySql { url } => format!("MySQL at {}", redact(url)),
             CheckpointerChoice::Redis { url, prefix } => {
                 format!("Redis at {}, key prefix `{prefix}`", redact(url))
@@ -315,6 +479,24 @@ impl Config {
     }
 }
 
+/// Opens a SQLite file with `open`, creating its directory first; failures name the file.
+async fn open_file<T, E, F>(what: &'static str, path: &Path, open: impl FnOnce(String) -> F) -> Result<T>
+where
+    F: std::future::Future<Output = Result<T, E>>,
+    E: Into<mnemograph_core::BoxError>,
+{
+    let failed = |source: mnemograph_core::BoxError| Error::Backend {
+        service: what,
+        url: path.display().to_string(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| failed(e.into()))?;
+    }
+    let target = path.to_str().ok_or_else(|| failed("the path is not UTF-8".into()))?;
+    open(target.to_owned()).await.map_err(|e| failed(e.into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,11 +504,42 @@ mod tests {
     use crate::test_env::lookup;
 
     #[test]
-    fn nothing_set_means_everything_in_process() {
-        let c = Config::from_lookup(lookup(&[("MYSQL_URL", " ")]), None).unwrap();
+    fn nothing_set_means_files_in_the_data_directory() {
+        let c = Config::from_lookup(lookup(&[("MYSQL_URL", " "), ("HOME", "/home/ada")]), None).unwrap();
         assert!(matches!(c.model, ModelChoice::Offline));
-        assert_eq!(c.memory, MemoryChoice::Embedded);
-        assert_eq!(c.checkpointer, CheckpointerChoice::InMemory);
+        if cfg!(not(any(windows, target_os = "macos"))) {
+            let dir = PathBuf::from("/home/ada/.local/share/memory-agent");
+            assert_eq!(c.memory, MemoryChoice::File { path: dir.join(MEMORIES_FILE) });
+            assert_eq!(c.checkpointer, CheckpointerChoice::Sqlite { path: dir.join(CHECKPOINTS_FILE) });
+            assert_eq!(c.data_dir, Some(dir));
+            let xdg = Config::from_lookup(lookup(&[("HOME", "/home/ada"), ("XDG_DATA_HOME", "/data")]), None);
+            assert_eq!(xdg.unwrap().data_dir, Some(PathBuf::from("/data/memory-agent")));
+            // A relative XDG_DATA_HOME is ignored, as the XDG rules say.
+            let relative =
+                Config::from_lookup(lookup(&[("HOME", "/home/ada"), ("XDG_DATA_HOME", "data")]), None);
+            assert_eq!(
+                relative.unwrap().data_dir,
+                Some(PathBuf::from("/home/ada/.local/share/memory-agent"))
+            );
+        }
+        let gone = c.clone().ephemeral();
+        assert_eq!(
+            (gone.memory, gone.checkpointer, gone.data_dir),
+            (MemoryChoice::Embedded, CheckpointerChoice::InMemory, None)
+        );
+        let moved = c.in_data_dir("/tmp/agent");
+        assert_eq!(
+            moved.memory,
+            MemoryChoice::File { path: PathBuf::from("/tmp/agent").join(MEMORIES_FILE) }
+        );
+        // Without a home there is no data directory: everything stays in process.
+        let homeless = Config::from_lookup(lookup(&[]), None).unwrap();
+        assert_eq!(
+            (homeless.memory, homeless.checkpointer),
+            (MemoryChoice::Embedded, CheckpointerChoice::InMemory)
+        );
+        let err = Config::from_lookup(lookup(&[]), Some(CheckpointerKind::Sqlite)).unwrap_err();
+        assert!(err.to_string().contains("--data-dir"), "{err}");
     }
 
     #[test]
@@ -352,6 +565,14 @@ mod tests {
         let both = [("MYSQL_URL", "mysql://root@h/db"), ("REDIS_URL", "redis://h/")];
         let err = Config::from_lookup(lookup(&both), None).unwrap_err();
         assert!(err.to_string().contains("--checkpointer"), "{err}");
+        let pg = [("DATABASE_URL", "postgres://u@h/db"), ("REDIS_URL", "redis://h/")];
+        let err = Config::from_lookup(lookup(&pg), None).unwrap_err().to_string();
+        assert!(err.contains("DATABASE_URL and REDIS_URL"), "{err}");
+        let c = Config::from_lookup(lookup(&pg), Some(CheckpointerKind::Postgres)).unwrap();
+        assert_eq!(c.checkpointer, CheckpointerChoice::Postgres { url: "postgres://u@h/db".into() });
+        // A DATABASE_URL naming another database is not ours to use.
+        let c = Config::from_lookup(lookup(&[("DATABASE_URL", "sqlite://x.db")]), None).unwrap();
+        assert!(!matches!(c.checkpointer, CheckpointerChoice::Postgres { .. }), "{c:?}");
         let c = Config::from_lookup(lookup(&both), Some(CheckpointerKind::MySql)).unwrap();
         assert!(matches!(c.checkpointer, CheckpointerChoice::MySql { .. }));
         let err = Config::from_lookup(lookup(&[]), Some(CheckpointerKind::Redis)).unwrap_err();

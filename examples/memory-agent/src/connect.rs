@@ -16,11 +16,16 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What to do when Milvus does not answer.
 pub(crate) const MILVUS_HINT: &str =
-    "start one with `bash scripts/milvus-lite.sh`, or unset MILVUS_URL to keep memories in process";
+    "start one with `bash scripts/milvus-lite.sh`, or unset MILVUS_URL to keep memories in the data directory";
 /// What to do when MySQL does not answer.
-pub(crate) const MYSQL_HINT: &str = "start MariaDB/MySQL, or unset MYSQL_URL to keep checkpoints in memory";
+pub(crate) const MYSQL_HINT: &str =
+    "start MariaDB/MySQL, or unset MYSQL_URL to keep checkpoints in the data directory";
+/// What to do when Postgres does not answer.
+pub(crate) const POSTGRES_HINT: &str =
+    "start PostgreSQL, or unset DATABASE_URL to keep checkpoints in the data directory";
 /// What to do when Redis does not answer.
-pub(crate) const REDIS_HINT: &str = "start Redis, or unset REDIS_URL to keep checkpoints in memory";
+pub(crate) const REDIS_HINT: &str =
+    "start Redis, or unset REDIS_URL to keep checkpoints in the data directory";
 
 /// A server named by an environment variable, for error messages.
 pub(crate) struct Service<'a> {

@@ -86,8 +86,9 @@ pub use compact::{
     compact_user, compact_users, render_compaction, CompactPolicy, CompactReason, SessionCompaction,
 };
 pub use config::{
-    CheckpointerChoice, CheckpointerKind, Config, MemoryChoice, ModelChoice, CONNECT_TIMEOUT,
-    DEFAULT_COLLECTION, DEFAULT_MODEL, DEFAULT_REDIS_PREFIX,
+    default_data_dir, CheckpointerChoice, CheckpointerKind, Config, MemoryChoice, ModelChoice,
+    CHECKPOINTS_FILE, CONNECT_TIMEOUT, DEFAULT_COLLECTION, DEFAULT_MODEL, DEFAULT_REDIS_PREFIX,
+    MEMORIES_FILE,
 };
 pub use consolidate::{AgentConsolidator, Clock, RULE_SIMILARITY};
 pub use demo::{

@@ -1,43 +1,54 @@
 //! `memory-agent`: an agent that remembers across sessions.
 //!
 //! Needs no services: `cargo run -p memory-agent` plays a scripted conversation with an offline
-//! model, embedded long-term memory and in-memory checkpoints. `OPENAI_API_KEY`, `MILVUS_URL`,
-//! `MYSQL_URL` and `REDIS_URL` switch in the real thing; `--interactive` chats on stdin;
-//! `compact` summarizes users' ended sessions in Milvus.
+//! model, in process. `--interactive` chats on stdin and keeps checkpoints and memories in SQLite
+//! files under the data directory, so the next run remembers; `compact` summarizes users' ended
+//! sessions there. `OPENAI_API_KEY`, `MILVUS_URL`, `DATABASE_URL`, `MYSQL_URL` and `REDIS_URL`
+//! switch in servers; `--ephemeral` keeps everything in process.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use memory_agent::{
     build_graph, render_checkpoint, render_compaction, render_recalled, run_demo, thread_id, Agent,
-    CheckpointerKind, CompactPolicy, Config, Error, MemoryChoice, ModelChoice, Result, Settings,
-    OFFLINE_NOTICE,
+    CheckpointerChoice, CheckpointerKind, CompactPolicy, Config, Error, MemoryChoice, ModelChoice, Result,
+    Settings, OFFLINE_NOTICE,
 };
 use mnemograph_core::prelude::*;
 
 const USAGE: &str = "\
-usage: memory-agent [--interactive] [--user ID] [--session ID] [--checkpointer memory|mysql|redis]
+usage: memory-agent [--interactive] [--user ID] [--session ID] [--checkpointer KIND]
+                    [--data-dir DIR | --ephemeral]
        memory-agent compact --user ID [--user ID ...] [--older-than-days N] [--max-exchanges N]
        memory-agent --mermaid
 
-  (default)          play a scripted conversation: two sessions of one user, then another user,
-                     then compaction of the sessions idle 5+ days and a question about one
+  (default)          play a scripted conversation in process: two sessions of one user, then
+                     another user, then compaction of the sessions idle 5+ days and a question
+                     about one (its clock jumps days ahead, so it keeps nothing)
   --interactive      chat on stdin; commands: /user ID, /session ID, /size, /compact, /quit
   --user ID          interactive user (default `me`)
   --session ID       interactive session (default `default`); thread = USER:SESSION
-  --checkpointer K   which checkpointer when both MYSQL_URL and REDIS_URL are set, or `memory`
+  --checkpointer K   sqlite (the data directory), postgres, mysql or redis when several URLs
+                     are set, or memory
+  --data-dir DIR     keep checkpoints and memories in DIR (default: the data directory below)
+  --ephemeral        keep them in process: the next run starts empty
   --mermaid          print the graph as a Mermaid diagram and exit
 
-  compact            summarize the named users' ended and long sessions in Milvus with the
-                     configured model, retiring the exchanges each summary replaces
+  compact            summarize the named users' ended and long sessions with the configured
+                     model, retiring the exchanges each summary replaces
   --user ID          a user to compact (repeat for more)
   --older-than-days N  a session idle N days has ended: all of it is summarized (default 7)
   --max-exchanges N  a session with more exchanges is long: all but its newest 4 (default 20)
 
+data directory (what no server holds): $XDG_DATA_HOME/memory-agent, else
+  ~/.local/share/memory-agent (macOS: ~/Library/Application Support/memory-agent), with
+  checkpoints.sqlite and memories.sqlite
+
 environment (each server is used only when its variable is set):
   OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL   real OpenAI-compatible model (else offline)
-  MILVUS_URL, MILVUS_TOKEN, MILVUS_COLLECTION     long-term memory in Milvus (else in process)
-  MYSQL_URL | REDIS_URL                           checkpoints in MySQL or Redis (else in memory)
+  MILVUS_URL, MILVUS_TOKEN, MILVUS_COLLECTION     long-term memory in Milvus (else the data directory)
+  DATABASE_URL=postgres://… | MYSQL_URL | REDIS_URL   checkpoints on that server (else the data directory)
   MEMORY_MAX_CONTEXT_TOKENS                       token budget of each model request (default 2000)
   MEMORY_COMPACT_AFTER_DAYS                       --interactive compacts sessions idle this long";
 
@@ -65,6 +76,10 @@ struct Args {
     session: String,
     /// `--checkpointer`, when given.
     checkpointer: Option<CheckpointerKind>,
+    /// `--data-dir`, when given.
+    data_dir: Option<PathBuf>,
+    /// `--ephemeral`.
+    ephemeral: bool,
     /// Every `--user` of `compact`.
     users: Vec<String>,
     /// `compact --older-than-days`.
@@ -74,6 +89,20 @@ struct Args {
 }
 
 impl Args {
+    /// The backends: the environment's, kept in `--data-dir` or in process as asked. `checkpointer`
+    /// overrides `--checkpointer`.
+    fn config(&self, checkpointer: Option<CheckpointerKind>) -> Result<Config> {
+        let kind = checkpointer.or(self.checkpointer);
+        let mut config = Config::from_env(kind)?;
+        if let Some(dir) = &self.data_dir {
+            config = config.in_data_dir(dir);
+            if kind == Some(CheckpointerKind::Memory) {
+                config = config.with_checkpointer(CheckpointerChoice::InMemory);
+            }
+        }
+        Ok(if self.ephemeral { config.ephemeral() } else { config })
+    }
+
     /// The policy of `compact`: the defaults, overridden by its flags.
     fn compact_policy(&self) -> CompactPolicy {
         let mut policy = CompactPolicy::default();
@@ -93,6 +122,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>> {
         user: "me".to_owned(),
         session: "default".to_owned(),
         checkpointer: None,
+        data_dir: None,
+        ephemeral: false,
         users: Vec::new(),
         older_than_days: None,
         max_exchanges: None,
@@ -114,6 +145,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>> {
             "--user" => a.user = value("--user")?,
             "--session" => a.session = value("--session")?,
             "--checkpointer" => a.checkpointer = Some(value("--checkpointer")?.parse()?),
+            "--data-dir" => a.data_dir = Some(PathBuf::from(value("--data-dir")?)),
+            "--ephemeral" => a.ephemeral = true,
             "--older-than-days" if a.mode == Mode::Compact => {
                 a.older_than_days = Some(number("--older-than-days", value("--older-than-days")?)?);
             }
@@ -129,6 +162,12 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>> {
             }
         }
         first = false;
+    }
+    if a.ephemeral && a.data_dir.is_some() {
+        return Err(Error::Invalid {
+            what: "arguments",
+            reason: "--ephemeral keeps nothing, so it takes no --data-dir".to_owned(),
+        });
     }
     Ok(Some(a))
 }
@@ -184,10 +223,21 @@ async fn run() -> Result<()> {
     if args.mode == Mode::Compact {
         return compact(&args).await;
     }
-    let config = Config::from_env(args.checkpointer)?;
+    let mut config = args.config(None)?;
+    if args.mode == Mode::Demo {
+        // The script sets the agent's clock days ahead: what it saves must not outlive it.
+        config = config.ephemeral();
+    }
     let agent = Agent::connect_with(&config, &settings).await?;
     let [model, memory, checkpointer] = config.describe();
     println!("memory-agent: START → retrieve → call_model → save_memory → END");
+    match (&config.data_dir, args.mode) {
+        (Some(dir), _) => println!("  data:        {} (--ephemeral keeps nothing)", dir.display()),
+        (None, Mode::Demo) => println!(
+            "  data:        in process: the scripted demo keeps nothing (--interactive keeps what you say)"
+        ),
+        (None, _) => println!("  data:        in process: nothing is kept after this run"),
+    }
     println!("  model:       {model}");
     println!("  long-term:   {memory}");
     println!("  short-term:  {checkpointer}");
@@ -214,12 +264,12 @@ async fn compact(args: &Args) -> Result<()> {
         });
     }
     // Compaction reads and writes long-term memory only: no checkpointer server is needed.
-    let config = Config::from_env(Some(CheckpointerKind::Memory))?;
+    let config = args.config(Some(CheckpointerKind::Memory))?;
     if matches!(config.memory, MemoryChoice::Embedded) {
         return Err(Error::Invalid {
             what: "compact",
-            reason: "it needs MILVUS_URL: embedded long-term memory lives inside one process, so a new \
-                     process has nothing to compact (use /compact in --interactive instead)"
+            reason: "it needs memories that outlive a process: drop --ephemeral (they are kept in the \
+                     data directory), or set MILVUS_URL"
                 .to_owned(),
         });
     }
@@ -354,6 +404,11 @@ mod tests {
         assert!(parse(&["--user"]).unwrap_err().to_string().contains("--user"));
         assert!(parse(&["--checkpointer", "pg"]).unwrap_err().to_string().contains("pg"));
         assert!(parse(&["--verbose"]).unwrap_err().to_string().contains("--verbose"));
+        let a = parse(&["--data-dir", "/tmp/a"]).unwrap().unwrap();
+        assert_eq!(a.data_dir, Some(PathBuf::from("/tmp/a")));
+        assert!(parse(&["--ephemeral"]).unwrap().unwrap().ephemeral);
+        let err = parse(&["--ephemeral", "--data-dir", "/tmp/a"]).unwrap_err().to_string();
+        assert!(err.contains("--ephemeral"), "{err}");
     }
 
     #[test]

@@ -2,8 +2,10 @@
 
 mod support;
 
+use std::path::Path;
+
 use memory_agent::OFFLINE_NOTICE;
-use support::binary as agent;
+use support::{binary as agent, binary_in, fresh_dir};
 
 #[test]
 fn runs_offline_with_no_environment() {
@@ -139,11 +141,73 @@ fn compact_needs_users_and_milvus_and_settings_are_checked() {
     };
     let stderr = run(&["compact"], &[]);
     assert!(stderr.contains("error: invalid compact: name the users to compact with --user ID"), "{stderr}");
-    let stderr = run(&["compact", "--user", "ada"], &[]);
-    assert!(stderr.contains("it needs MILVUS_URL"), "{stderr}");
+    let stderr = run(&["compact", "--user", "ada", "--ephemeral"], &[]);
+    assert!(stderr.contains("it needs memories that outlive a process"), "{stderr}");
     let stderr = run(&[], &[("MEMORY_MAX_CONTEXT_TOKENS", "lots")]);
     assert!(
         stderr.contains("invalid MEMORY_MAX_CONTEXT_TOKENS: `lots` is not a positive number"),
         "{stderr}"
     );
+}
+
+/// The interactive mode with its data under `data_home`, as `user`, on `script`; returns stdout.
+fn chat_in(data_home: &Path, args: &[&str], script: &str) -> String {
+    use std::io::Write;
+    let mut child = binary_in(data_home)
+        .arg("--interactive")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+#[test]
+fn a_second_run_remembers_the_first_and_compact_reaches_it() {
+    let home = fresh_dir("remember");
+    let data = home.join("memory-agent");
+    let first = chat_in(
+        &home,
+        &["--session", "monday"],
+        "My ticket number is WX-48213.\nI'm allergic to peanuts.\n/quit\n",
+    );
+    assert!(first.contains(&format!("data:        {}", data.display())), "{first}");
+    assert!(
+        data.join(memory_agent::CHECKPOINTS_FILE).is_file()
+            && data.join(memory_agent::MEMORIES_FILE).is_file()
+    );
+
+    // A new process, a new session: the ticket comes from long-term memory on disk.
+    let second = chat_in(&home, &["--session", "friday"], "What was my ticket number?\n/quit\n");
+    assert!(
+        second.contains("ai> You told me in session monday: \"My ticket number is WX-48213.\""),
+        "{second}"
+    );
+    // And Monday's thread itself was checkpointed to disk.
+    let size = chat_in(&home, &["--session", "monday"], "/size\n/quit\n");
+    assert!(size.contains("thread me:monday holds 4 messages"), "{size}");
+
+    // `compact`, a third process, summarizes the first run's session.
+    let out = binary_in(&home).args(["compact", "--user", "me", "--older-than-days", "0"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("compacted me:monday (idle 0.0 days): 2 exchanges -> 1 summary"), "{stdout}");
+    let after = chat_in(&home, &["--session", "sunday"], "What was my ticket number?\n/quit\n");
+    assert!(after.contains("Summary of 2 exchanges") && after.contains("WX-48213"), "{after}");
+
+    // `--ephemeral` neither reads nor writes the files.
+    let ephemeral = chat_in(&home, &["--ephemeral", "--session", "x"], "What was my ticket number?\n/quit\n");
+    assert!(ephemeral.contains("data:        in process") && !ephemeral.contains("WX-48213"), "{ephemeral}");
+    // `--data-dir` puts them elsewhere.
+    let elsewhere = fresh_dir("elsewhere");
+    let moved =
+        chat_in(&home, &["--data-dir", elsewhere.to_str().unwrap()], "What was my ticket number?\n/quit\n");
+    assert!(!moved.contains("WX-48213"), "{moved}");
+    assert!(elsewhere.join(memory_agent::MEMORIES_FILE).is_file());
 }

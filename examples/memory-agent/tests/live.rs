@@ -1,6 +1,7 @@
-//! The scripted demo on real servers: Milvus for long-term memory (`MILVUS_URL`), MySQL
-//! (`MYSQL_URL`, default `mysql://root@127.0.0.1:3306/graph_test`) and Redis (`REDIS_URL`,
-//! default `redis://127.0.0.1:6379/`) for checkpoints. Each test uses its own collection, database
+//! The scripted demo on real backends: SQLite files (no server), Milvus for long-term memory
+//! (`MILVUS_URL`), MySQL (`MYSQL_URL`, default `mysql://root@127.0.0.1:3306/graph_test`),
+//! Postgres (`DATABASE_URL`, default `postgres://postgres@127.0.0.1:5432/graph_test`) and Redis
+//! (`REDIS_URL`, default `redis://127.0.0.1:6379/`) for checkpoints. Each test uses its own collection, database
 //! or key prefix and removes it afterwards. An unreachable server skips the test, unless `CI` is
 //! set.
 
@@ -34,7 +35,7 @@ async fn demo_and_restart(agent: &Agent, config: &Config, suffix: &str) -> Resul
         assert_eq!(state.values.messages.len(), 8, "ada's monday thread survives a restart");
         assert_eq!(state.values.user_id, "ada");
     }
-    if matches!(config.memory, MemoryChoice::Milvus { .. }) {
+    if matches!(config.memory, MemoryChoice::Milvus { .. } | MemoryChoice::File { .. }) {
         let turn = restarted.chat("ada", &format!("sunday{suffix}"), "What's my dog's name?").await?;
         assert!(turn.answer.contains("Biscuit"), "long-term memory survives a restart: {turn:?}");
         restarted.forget_thread("ada", &format!("sunday{suffix}")).await?;
@@ -66,6 +67,31 @@ async fn milvus_memory_runs_the_demo() {
     let outcome = demo_and_restart(&agent, &config, "").await;
     // Clean up whatever happened, then report.
     drop_collection(&agent).await;
+    outcome.unwrap();
+}
+
+#[tokio::test]
+async fn sqlite_files_run_the_demo_and_survive_a_restart() {
+    let config = Config::embedded().in_data_dir(support::fresh_dir("live-sqlite"));
+    assert!(matches!(config.memory, MemoryChoice::File { .. }), "{config:?}");
+    assert!(matches!(config.checkpointer, CheckpointerChoice::Sqlite { .. }), "{config:?}");
+    let agent = Agent::connect(&config).await.expect("SQLite needs no server");
+    demo_and_restart(&agent, &config, "").await.unwrap();
+}
+
+#[tokio::test]
+async fn postgres_checkpointer_runs_the_demo() {
+    let url = std::env::var("DATABASE_URL")
+        .ok()
+        .filter(|u| u.starts_with("postgres"))
+        .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/graph_test".into());
+    let config = Config::embedded().with_checkpointer(CheckpointerChoice::Postgres { url });
+    let Some(agent) = connect("Postgres", &config).await else { return };
+    let suffix = format!("-{}", support::unique("t"));
+    let outcome = demo_and_restart(&agent, &config, &suffix).await;
+    for &(user, session, _) in SCRIPT {
+        agent.forget_thread(user, &format!("{session}{suffix}")).await.expect("delete the test thread");
+    }
     outcome.unwrap();
 }
 
@@ -127,7 +153,7 @@ async fn the_compact_command_compacts_a_milvus_session() {
             agent.chat("ada", "s1", text).await?;
         }
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_memory-agent"));
-        for var in ["OPENAI_API_KEY", "MILVUS_TOKEN", "MYSQL_URL", "REDIS_URL"] {
+        for var in ["OPENAI_API_KEY", "MILVUS_TOKEN", "MYSQL_URL", "REDIS_URL", "DATABASE_URL"] {
             cmd.env_remove(var);
         }
         let out = cmd

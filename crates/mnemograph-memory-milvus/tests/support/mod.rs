@@ -19,7 +19,6 @@ pub mod memory_suite;
 pub mod quality_bench;
 pub mod race_suite;
 pub mod scripted;
-pub mod store_suite;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;

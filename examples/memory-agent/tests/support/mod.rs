@@ -165,9 +165,25 @@ pub fn with_database(url: &str, name: &str) -> String {
     format!("{scheme}://{authority}/{name}{query}")
 }
 
-/// The binary with every backend variable removed: the embedded defaults.
+/// The binary with every backend variable removed (the embedded defaults) and a data directory
+/// of its own, so no test reads what another left, nor touches the user's.
 pub fn binary() -> std::process::Command {
+    binary_in(&fresh_dir("data"))
+}
+
+/// A new, empty directory for one test's files.
+pub fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("memory-agent").join(unique(name));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the test directory");
+    dir
+}
+
+/// [`binary`] whose platform data directory (`XDG_DATA_HOME`) is `data_home`: runs given the
+/// same one share their files.
+pub fn binary_in(data_home: &std::path::Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_memory-agent"));
+    cmd.env("XDG_DATA_HOME", data_home);
     for var in [
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
@@ -175,6 +191,7 @@ pub fn binary() -> std::process::Command {
         "MILVUS_URL",
         "MYSQL_URL",
         "REDIS_URL",
+        "DATABASE_URL",
         "MEMORY_MAX_CONTEXT_TOKENS",
         "MEMORY_COMPACT_AFTER_DAYS",
         "RUST_LOG",

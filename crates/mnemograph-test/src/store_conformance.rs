@@ -1,7 +1,9 @@
-//! A conformance suite for mnemograph-core `Store`s: LangGraph `BaseStore` behaviours any backend must
-//! share. Each function takes an empty store and is one test.
+//! The store conformance suite: the LangGraph `BaseStore` behaviours every
+//! [`Store`] backend shares (the in-memory, Milvus and SQLite
+//! stores run it). Each function takes an empty store and is one test; the functions use
+//! separate namespaces, so several may also share one store.
 
-use mnemograph_checkpoint::store::{namespace, ListNamespaces, SearchQuery, Store, StoreError};
+use mnemograph_core::store::{namespace, ListNamespaces, SearchQuery, Store, StoreError};
 use serde_json::json;
 
 fn ns(labels: &[&str]) -> Vec<String> {
@@ -90,4 +92,34 @@ pub async fn list_namespaces<S: Store>(s: &S) {
         list(ListNamespaces::new().prefix(["ln"]).limit(1).offset(2)).await,
         [ns(&["ln", "u2", "prefs"])]
     );
+}
+
+/// A search without a query lists the newest write first, a replaced item counting as new, and
+/// `count` agrees with what a search sees.
+pub async fn newest_write_first<S: Store>(s: &S) {
+    let n = ns(&["conf", "order"]);
+    for key in ["a", "b", "c"] {
+        s.put(&n, key, json!({"key": key}), None).await.unwrap();
+    }
+    s.put(&n, "a", json!({"key": "a", "again": true}), None).await.unwrap();
+    let keys: Vec<String> =
+        s.search(&n, SearchQuery::new()).await.unwrap().into_iter().map(|h| h.item.key).collect();
+    assert_eq!(keys, ["a", "c", "b"]);
+    assert_eq!(s.count(&n).await.unwrap(), 3);
+    s.delete(&n, "c").await.unwrap();
+    assert_eq!(s.count(&n).await.unwrap(), 2);
+}
+
+/// Replacing an indexed item re-embeds it: a search ranks it by its new text, never its old one.
+/// For stores configured with an index over `text`.
+pub async fn replacing_re_embeds<S: Store>(s: &S) {
+    let n = ns(&["conf", "reembed"]);
+    s.put(&n, "x", json!({"text": "drinks green tea every afternoon"}), None).await.unwrap();
+    s.put(&n, "y", json!({"text": "rides a red bike to work"}), None).await.unwrap();
+    s.put(&n, "x", json!({"text": "plays the cello on sundays"}), None).await.unwrap();
+    let hits = s.search(&n, SearchQuery::new().query("what tea do they drink")).await.unwrap();
+    assert_eq!(hits.len(), 2, "one hit per item, however many vectors it had");
+    let cello =
+        s.search(&n, SearchQuery::new().query("which instrument, the cello?").limit(1)).await.unwrap();
+    assert_eq!(cello[0].key, "x");
 }

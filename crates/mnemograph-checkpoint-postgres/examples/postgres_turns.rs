@@ -4,9 +4,9 @@
 //! `scripts/bench-postgres.sh` can set the two side by side:
 //!
 //! ```sh
-//! cargo run --release -p mnemograph-checkpoint-postgres --example chat_turns -- chat 200
-//! cargo run --release -p mnemograph-checkpoint-postgres --example chat_turns -- concurrent 64 10
-//! cargo run --release -p mnemograph-checkpoint-postgres --example chat_turns -- commit 200
+//! cargo run --release -p mnemograph-checkpoint-postgres --example postgres_turns -- chat 200
+//! cargo run --release -p mnemograph-checkpoint-postgres --example postgres_turns -- concurrent 64 10
+//! cargo run --release -p mnemograph-checkpoint-postgres --example postgres_turns -- commit 200
 //! ```
 //!
 //! - `chat N`: one thread, N turns one after another; `us` is the mean turn, `us_median` the
@@ -73,7 +73,7 @@ async fn main() -> std::result::Result<(), Failure> {
         Some("chat") => chat(&url, number(1, 200)?).await?,
         Some("concurrent") => concurrent(&url, number(1, 8)?, number(2, 10)?).await?,
         Some("commit") => commit(&url, number(1, 200)?).await?,
-        _ => return Err("usage: chat_turns chat N | concurrent C T | commit N".into()),
+        _ => return Err("usage: postgres_turns chat N | concurrent C T | commit N".into()),
     };
     println!("{line}");
     Ok(())

@@ -1,0 +1,147 @@
+//! Reads over many items: `search` (filtered, optionally ranked by similarity), `count` and
+//! `list_namespaces`.
+
+use std::collections::HashMap;
+
+use mnemograph_checkpoint::store::{
+    cosine_similarity, matches_filter, validate_filter, DynEmbeddings, ListNamespaces, SearchItem,
+    SearchQuery, StoreError,
+};
+
+use super::items::{decode, now_text, ItemRow, ITEM_COLUMNS, LIVE};
+use super::{under, SqliteStore};
+use crate::error::{Error, Result};
+
+pub(super) async fn search(
+    store: &SqliteStore,
+    namespace_prefix: &[String],
+    query: SearchQuery,
+) -> Result<Vec<SearchItem>, StoreError> {
+    if let Some(filter) = &query.filter {
+        validate_filter(filter)?;
+    }
+    let query_vector = match (&store.index, &query.query) {
+        (Some(index), Some(q)) => {
+            Some(DynEmbeddings::embed_query(&*index.embed, q).await.map_err(StoreError::Embedding)?)
+        }
+        _ => None,
+    };
+    let failed = |e| Error::driver("store search", e);
+    let (condition, args) = under(namespace_prefix);
+    // Newest write first: `updated_at` is unique among one process's writes; `rowid` orders the
+    // rest (rows of the same second that SQLite's CURRENT_TIMESTAMP stamped, say).
+    let mut sql = format!(
+        "SELECT {ITEM_COLUMNS} FROM store WHERE {condition} AND {LIVE} ORDER BY updated_at DESC, rowid DESC"
+    );
+    // Without a filter or ranking, SQLite can page; otherwise every candidate is needed.
+    let pages_in_sql = query.filter.is_none() && query_vector.is_none();
+    if pages_in_sql {
+        sql.push_str(" LIMIT ? OFFSET ?");
+    }
+    let mut statement = sqlx::query_as::<_, ItemRow>(&sql);
+    for arg in &args {
+        statement = statement.bind(arg);
+    }
+    statement = statement.bind(now_text());
+    if pages_in_sql {
+        statement = statement
+            .bind(i64::try_from(query.limit).unwrap_or(i64::MAX))
+            .bind(i64::try_from(query.offset).unwrap_or(i64::MAX));
+    }
+    let rows = statement.fetch_all(&store.pool).await.map_err(failed)?;
+    let mut items = Vec::with_capacity(rows.len());
+    for row in rows {
+        let item = decode(row)?;
+        if let Some(filter) = &query.filter {
+            if !matches_filter(&item.value, filter)? {
+                continue;
+            }
+        }
+        items.push(item);
+    }
+    let Some(query_vector) = query_vector else {
+        let page = if pages_in_sql {
+            items
+        } else {
+            items.into_iter().skip(query.offset).take(query.limit).collect()
+        };
+        return Ok(page.into_iter().map(|item| SearchItem { item, score: None }).collect());
+    };
+    let scores = if store.has_vectors && !items.is_empty() {
+        best_scores(store, namespace_prefix, &query_vector).await?
+    } else {
+        HashMap::new()
+    };
+    // Scored items best first, then unscored ones, each newest first (the order they came in).
+    let mut hits: Vec<SearchItem> = items
+        .into_iter()
+        .map(|item| {
+            let score = scores.get(&(item.namespace.join("."), item.key.clone())).copied();
+            SearchItem { item, score }
+        })
+        .collect();
+    hits.sort_by(|a, b| match (a.score, b.score) {
+        (Some(x), Some(y)) => y.total_cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    Ok(hits.into_iter().skip(query.offset).take(query.limit).collect())
+}
+
+/// The best cosine similarity to `query` among each item's vectors, by `(prefix, key)`. A
+/// vector of another length (written with another model) scores nothing rather than failing
+/// the search.
+async fn best_scores(
+    store: &SqliteStore,
+    namespace_prefix: &[String],
+    query: &[f32],
+) -> Result<HashMap<(String, String), f64>> {
+    let (condition, args) = under(namespace_prefix);
+    let sql = format!("SELECT prefix, key, embedding FROM store_vectors WHERE {condition}");
+    let mut statement = sqlx::query_as::<_, (String, String, Option<Vec<u8>>)>(&sql);
+    for arg in &args {
+        statement = statement.bind(arg);
+    }
+    let rows = statement.fetch_all(&store.pool).await.map_err(|e| Error::driver("store search", e))?;
+    let mut best: HashMap<(String, String), f64> = HashMap::new();
+    let mut vector = Vec::with_capacity(query.len());
+    for (prefix, key, blob) in rows {
+        let Some(blob) = blob.filter(|b| b.len() == query.len() * 4) else { continue };
+        vector.clear();
+        vector.extend(blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+        let score = cosine_similarity(query, &vector);
+        best.entry((prefix, key)).and_modify(|s| *s = s.max(score)).or_insert(score);
+    }
+    Ok(best)
+}
+
+pub(super) async fn count(store: &SqliteStore, namespace_prefix: &[String]) -> Result<usize> {
+    let (condition, args) = under(namespace_prefix);
+    let sql = format!("SELECT COUNT(*) FROM store WHERE {condition} AND {LIVE}");
+    let mut statement = sqlx::query_scalar::<_, i64>(&sql);
+    for arg in &args {
+        statement = statement.bind(arg);
+    }
+    let n = statement
+        .bind(now_text())
+        .fetch_one(&store.pool)
+        .await
+        .map_err(|e| Error::driver("store count", e))?;
+    Ok(usize::try_from(n).unwrap_or(0))
+}
+
+pub(super) async fn list_namespaces(
+    store: &SqliteStore,
+    options: ListNamespaces,
+) -> Result<Vec<Vec<String>>> {
+    let prefixes: Vec<String> =
+        sqlx::query_scalar(&format!("SELECT DISTINCT prefix FROM store WHERE {LIVE}"))
+            .bind(now_text())
+            .fetch_all(&store.pool)
+            .await
+            .map_err(|e| Error::driver("store list_namespaces", e))?;
+    let namespaces: Vec<Vec<String>> =
+        prefixes.iter().map(|p| p.split('.').map(str::to_owned).collect()).collect();
+    Ok(options.apply(namespaces.iter().map(Vec::as_slice)))
+}
