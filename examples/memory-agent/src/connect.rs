@@ -29,7 +29,7 @@ pub(crate) const REDIS_HINT: &str =
 
 /// A server named by an environment variable, for error messages.
 pub(crate) struct Service<'a> {
-    /// `MySQL`, `Redis` or `Milvus`.
+    /// `MySQL`, `Postgres`, `Redis` or `Milvus`.
     pub(crate) name: &'static str,
     /// The URL from the environment (redacted before it is printed).
     pub(crate) url: &'a str,
