@@ -42,14 +42,7 @@ async fn saver() -> Option<RedisCheckpointer> {
 #[tokio::test]
 async fn a_real_thread_reads_back_decoded() {
     let Some(saver) = saver().await else { return };
-    let thread = unique("redis");
-    let drawing = populate(saver.clone(), &thread).await;
-    check_interrupted_thread(&url(), &thread, &drawing);
-    resume(saver.clone(), &thread).await;
-    check_resumed_thread(&url(), &thread);
-    if !keep_threads() {
-        saver.delete_thread(&thread).await.expect("delete");
-    }
+    check_real_thread(saver, &url(), "redis").await;
 }
 
 #[tokio::test]

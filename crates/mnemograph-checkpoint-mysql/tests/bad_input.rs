@@ -1,8 +1,10 @@
 //! Hostile and broken input against a real MariaDB/MySQL (`MYSQL_URL`), in the database
 //! `bad_input_test`: ids at and past the column limits, values larger than the server accepts in
 //! one packet, and rows corrupted behind the saver's back. Hostile ids, namespaces and channel
-//! names are the shared suite's (`mnemograph_test::conformance`, run by `tests/conformance.rs`). Whatever happens to the thread under attack, an unrelated
-//! thread must read exactly as before and the tables must still be there.
+//! names are the shared suite's (`mnemograph_test::conformance`, run by `tests/conformance.rs`),
+//! and so are the steps saved here and the bystander: whatever happens to the thread under
+//! attack, an unrelated thread must read exactly as before, keep its rows, and the tables must
+//! still be there.
 //!
 //! Without a server the tests print `SKIPPED` and pass, unless `CI` is set.
 
@@ -11,11 +13,12 @@ mod support;
 use mnemograph_checkpoint::checkpoint::backend::{checkpoint_id, next_version, uuid6};
 use mnemograph_checkpoint::checkpoint::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, Checkpointer, ListOptions,
+    Checkpointer, ListOptions,
 };
 use mnemograph_checkpoint::messages::Message;
 use mnemograph_checkpoint::value::ChannelValue;
 use mnemograph_checkpoint_mysql::{Error, MySqlCheckpointer};
+use mnemograph_test::conformance::{round_trip_two_steps, save_step, Bystander};
 
 /// This file's database; tests share it and keep apart by thread id.
 const DB: &str = "bad_input_test";
@@ -43,38 +46,6 @@ fn checkpoint(step: i64, messages: Vec<Message>) -> (Checkpoint, ChannelVersions
     (cp, versions)
 }
 
-/// Saves one step with a pending write; returns the saved checkpoint's address.
-async fn save(
-    saver: &MySqlCheckpointer,
-    at: &CheckpointConfig,
-    step: i64,
-    text: &str,
-) -> Result<CheckpointConfig, CheckpointError> {
-    let (cp, versions) = checkpoint(step, vec![Message::human(text).with_id(format!("m{step}"))]);
-    let mut meta = CheckpointMetadata::new(CheckpointSource::Loop, step);
-    meta.extra.insert("text".into(), text.into());
-    let saved = saver.put(at, cp, meta, versions).await?;
-    let write = ("messages".to_owned(), ChannelValue::new(vec![Message::ai(format!("re: {text}"))]));
-    saver.put_writes(&saved, vec![write], "task-1", "").await?;
-    Ok(saved)
-}
-
-/// What a reader sees of a checkpoint: address, messages, count and pending writes.
-type View = (CheckpointConfig, Vec<Message>, i64, Vec<(String, Vec<Message>)>);
-
-/// The [`View`] of a tuple.
-fn view(t: &CheckpointTuple) -> View {
-    let values = &t.checkpoint.channel_values;
-    let writes =
-        t.pending_writes.iter().map(|w| (w.channel.clone(), w.value.decode().expect("write"))).collect();
-    (
-        t.config.clone(),
-        values["messages"].decode().expect("messages"),
-        values["count"].decode().expect("count"),
-        writes,
-    )
-}
-
 /// Rows of exactly this thread (binary comparison: the columns' collation is case-insensitive).
 async fn rows(saver: &MySqlCheckpointer, thread_id: &str) -> [i64; 3] {
     let mut out = [0; 3];
@@ -88,30 +59,9 @@ async fn rows(saver: &MySqlCheckpointer, thread_id: &str) -> [i64; 3] {
     out
 }
 
-/// An unrelated thread written before the attack; [`Bystander::check`] proves it is intact, then
-/// deletes it.
-struct Bystander {
-    config: CheckpointConfig,
-    seen: View,
-    rows: [i64; 3],
-}
-
-impl Bystander {
-    async fn new(saver: &MySqlCheckpointer, label: &str) -> Self {
-        let config = CheckpointConfig::thread(support::unique(label));
-        save(saver, &config, 0, "first").await.expect("bystander step 0");
-        save(saver, &config, 1, "second").await.expect("bystander step 1");
-        let seen = view(&saver.get_tuple(&config).await.expect("read").expect("saved"));
-        let rows = rows(saver, &config.thread_id).await;
-        Self { config, seen, rows }
-    }
-
-    async fn check(&self, saver: &MySqlCheckpointer) {
-        let now = saver.get_tuple(&self.config).await.expect("bystander reads").expect("bystander exists");
-        assert_eq!(view(&now), self.seen, "the bystander thread changed");
-        assert_eq!(rows(saver, &self.config.thread_id).await, self.rows, "the bystander's rows changed");
-        saver.delete_thread(&self.config.thread_id).await.expect("delete the bystander");
-    }
+/// What the bystander checks behind the saver's back: its [`rows`].
+fn stored(saver: &MySqlCheckpointer) -> impl AsyncFn(&str) -> [i64; 3] + '_ {
+    async move |thread_id: &str| rows(saver, thread_id).await
 }
 
 /// A string of `n` CJK characters unique to this run (the first 32 spell a uuid).
@@ -130,31 +80,25 @@ fn ascii(n: usize) -> String {
 #[tokio::test]
 async fn thread_ids_at_the_column_limit_round_trip() {
     let Some(saver) = saver().await else { return };
-    let bystander = Bystander::new(&saver, "limit-bystander").await;
+    let bystander = Bystander::storing(&saver, "limit", stored(&saver)).await;
     let emoji: String = ascii(36).chars().chain(std::iter::repeat('🦀')).take(150).collect();
     for thread in [ascii(150), chinese(150), emoji] {
         assert_eq!(thread.chars().count(), 150);
         let config = CheckpointConfig::thread(&thread);
-        save(&saver, &config, 0, "hello").await.expect("150 characters fit");
-        let saved = save(&saver, &config, 1, "你好").await.expect("150 characters fit");
-        let (at, messages, count, writes) = view(&saver.get_tuple(&config).await.unwrap().expect("saved"));
-        assert_eq!((at, count), (saved, 1));
-        assert_eq!(messages, [Message::human("你好").with_id("m1")]);
-        assert_eq!(writes, [("messages".to_owned(), vec![Message::ai("re: 你好")])]);
-        assert_eq!(saver.list(Some(&config), ListOptions::new()).await.unwrap().len(), 2);
+        round_trip_two_steps(&saver, &config, "你好").await.expect("150 characters fit");
         saver.delete_thread(&thread).await.unwrap();
         assert_eq!(rows(&saver, &thread).await, [0, 0, 0]);
     }
-    bystander.check(&saver).await;
+    bystander.finish(&saver, "150-character ids", stored(&saver)).await;
 }
 
 #[tokio::test]
 async fn thread_ids_beyond_the_limit_are_refused_and_nothing_is_stored() {
     let Some(saver) = saver().await else { return };
-    let bystander = Bystander::new(&saver, "overlong-bystander").await;
+    let bystander = Bystander::storing(&saver, "overlong", stored(&saver)).await;
     for thread in [ascii(151), chinese(151), ascii(10_000)] {
         let config = CheckpointConfig::thread(&thread);
-        let err = save(&saver, &config, 0, "hello").await.expect_err("151 characters do not fit");
+        let err = save_step(&saver, &config, 0, "hello").await.expect_err("151 characters do not fit");
         assert!(matches!(&err, CheckpointError::Invalid(m) if m.contains("`thread_id`")), "{err:?}");
         // put_writes is checked on its own too.
         let at = config.clone().with_checkpoint_id(checkpoint_id(0));
@@ -165,7 +109,7 @@ async fn thread_ids_beyond_the_limit_are_refused_and_nothing_is_stored() {
         assert_eq!(rows(&saver, &truncated).await, [0, 0, 0]);
         assert!(saver.get_tuple(&config).await.unwrap().is_none());
     }
-    bystander.check(&saver).await;
+    bystander.finish(&saver, "overlong ids", stored(&saver)).await;
 }
 
 /// The server's `max_allowed_packet`.
@@ -244,7 +188,7 @@ const PACKET_HEADROOM: usize = 1 << 20;
 #[tokio::test]
 async fn oversized_values_fail_cleanly_or_round_trip() {
     let Some(saver) = saver().await else { return };
-    let bystander = Bystander::new(&saver, "big-bystander").await;
+    let bystander = Bystander::storing(&saver, "big", stored(&saver)).await;
     let limit = max_packet(&saver).await;
     // 20 MB: fails on MariaDB's 16 MiB default, fits MySQL 8's 64 MiB; which one is decided by
     // the server's limit, so the outcome is too.
@@ -259,7 +203,7 @@ async fn oversized_values_fail_cleanly_or_round_trip() {
     // Beyond the packet limit: can never be sent in one statement.
     let err = save_big(&saver, limit + (1 << 20)).await.expect_err("a value larger than max_allowed_packet");
     eprintln!("{} MB message: {err}", (limit >> 20) + 1);
-    bystander.check(&saver).await;
+    bystander.finish(&saver, "oversized values", stored(&saver)).await;
 }
 
 /// Values that fit in one packet on the way in, but whose base64 form in the read statement's
@@ -274,7 +218,7 @@ async fn values_near_the_packet_limit_are_never_dropped_on_read() {
         eprintln!("SKIPPED: max_allowed_packet is {limit}; this test needs it at most 64 MiB");
         return;
     }
-    let bystander = Bystander::new(&saver, "near-limit-bystander").await;
+    let bystander = Bystander::storing(&saver, "near-limit", stored(&saver)).await;
     // Just past the aggregate's quarter, 80 % (its base64 is larger than the limit), and as close
     // to the limit as one statement allows.
     for bytes in [limit / 4 + (64 << 10), limit / 10 * 8, limit - PACKET_HEADROOM] {
@@ -284,7 +228,7 @@ async fn values_near_the_packet_limit_are_never_dropped_on_read() {
             .unwrap_or_else(|err| panic!("{bytes} bytes ({percent}% of max_allowed_packet {limit}): {err}"));
         eprintln!("{bytes} bytes ({percent}% of max_allowed_packet {limit}): stored and read back whole");
     }
-    bystander.check(&saver).await;
+    bystander.finish(&saver, "values near the packet limit", stored(&saver)).await;
 }
 
 #[tokio::test]
@@ -293,13 +237,13 @@ async fn corrupted_rows_are_corrupt_errors_naming_thread_checkpoint_and_channel(
     // Read as another process would: the writer itself remembers what it stored and answers
     // from memory while the checkpoint row is unchanged (see `with_read_cache`).
     let saver = MySqlCheckpointer::from_pool(writer.pool().clone());
-    let bystander = Bystander::new(&saver, "corrupt-bystander").await;
+    let bystander = Bystander::storing(&saver, "corrupt", stored(&saver)).await;
     // Each statement is run with the thread id bound to its `?`.
     const BLOB: &str = "UPDATE checkpoint_blobs SET `blob` = X'c1ff00' WHERE BINARY thread_id = ? \
-                        AND channel = 'messages'";
+                        AND channel = 'text'";
     // A type the crate does not read (`pickle`) is kept for the caller to decode; none is corrupt.
     const BLOB_TYPE: &str = "UPDATE checkpoint_blobs SET type = '' WHERE BINARY thread_id = ? \
-                             AND channel = 'messages'";
+                             AND channel = 'text'";
     const WRITE: &str = "UPDATE checkpoint_writes SET `blob` = X'92' WHERE BINARY thread_id = ?";
     const DOCUMENT: &str =
         "UPDATE checkpoints SET checkpoint = '{\"v\": \"four\"}' WHERE BINARY thread_id = ?";
@@ -307,9 +251,9 @@ async fn corrupted_rows_are_corrupt_errors_naming_thread_checkpoint_and_channel(
         JSON_SET(checkpoint, '$.channel_versions', JSON_ARRAY(1)) WHERE BINARY thread_id = ?";
     const METADATA: &str = "UPDATE checkpoints SET metadata = '[1, 2]' WHERE BINARY thread_id = ?";
     let corruptions = [
-        ("blob", BLOB, "messages"),
-        ("blob type", BLOB_TYPE, "messages"),
-        ("write", WRITE, "messages"),
+        ("blob", BLOB, "text"),
+        ("blob type", BLOB_TYPE, "text"),
+        ("write", WRITE, "reply"),
         ("document", DOCUMENT, "`v`"),
         ("versions", VERSIONS, "channel_versions"),
         ("metadata", METADATA, "metadata"),
@@ -317,7 +261,7 @@ async fn corrupted_rows_are_corrupt_errors_naming_thread_checkpoint_and_channel(
     for (what, statement, names) in corruptions {
         let thread = support::unique(&format!("corrupt-{}", what.replace(' ', "-")));
         let config = CheckpointConfig::thread(&thread);
-        let saved = save(&writer, &config, 0, "soon garbage").await.unwrap();
+        let saved = save_step(&writer, &config, 0, "soon garbage").await.unwrap();
         let id = saved.checkpoint_id.clone().unwrap_or_default();
         let changed =
             sqlx::query(statement).bind(&thread).execute(saver.pool()).await.unwrap().rows_affected();
@@ -331,7 +275,7 @@ async fn corrupted_rows_are_corrupt_errors_naming_thread_checkpoint_and_channel(
         assert!(matches!(err, CheckpointError::Corrupt(_)), "{what}: {err:?}");
         saver.delete_thread(&thread).await.unwrap();
     }
-    bystander.check(&saver).await;
+    bystander.finish(&saver, "corrupted rows", stored(&saver)).await;
 }
 
 /// Metadata that is a JSON object but lacks LangGraph's keys is reported like every other
@@ -341,7 +285,7 @@ async fn metadata_without_source_names_thread_and_checkpoint() {
     let Some(saver) = saver().await else { return };
     let thread = support::unique("corrupt-metadata-keys");
     let config = CheckpointConfig::thread(&thread);
-    let saved = save(&saver, &config, 0, "x").await.unwrap();
+    let saved = save_step(&saver, &config, 0, "x").await.unwrap();
     sqlx::query("UPDATE checkpoints SET metadata = '{}' WHERE BINARY thread_id = ?")
         .bind(&thread)
         .execute(saver.pool())

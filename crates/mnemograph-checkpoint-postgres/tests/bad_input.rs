@@ -1,7 +1,8 @@
 //! Hostile and broken input against a real PostgreSQL (`DATABASE_URL`): ids and namespaces made
 //! of SQL metacharacters, NUL and the escape mark, very long ids, values of many megabytes, and
 //! rows corrupted behind the saver's back. Whatever happens to the thread under attack, an
-//! unrelated thread must read exactly as before.
+//! unrelated thread (the shared suite's bystander, `mnemograph_test::conformance`) must read
+//! exactly as before.
 //!
 //! Without a server the tests print `SKIPPED` and pass, unless `CI` is set.
 
@@ -12,6 +13,7 @@ use mnemograph_checkpoint::checkpoint::{
 };
 use mnemograph_checkpoint::value::ChannelValue;
 use mnemograph_checkpoint_postgres::PostgresCheckpointer;
+use mnemograph_test::conformance::Bystander;
 use serde_json::{json, Map, Value};
 
 /// Saves one checkpoint of `config` holding `values`, with metadata `extra`, and one pending
@@ -32,32 +34,6 @@ async fn save(
     saved
 }
 
-/// An unrelated thread, written before the attack; [`Bystander::check`] proves it intact.
-struct Bystander {
-    config: CheckpointConfig,
-    saved: CheckpointConfig,
-}
-
-impl Bystander {
-    async fn new(saver: &PostgresCheckpointer) -> Self {
-        let config = CheckpointConfig::thread(support::unique("bystander"));
-        let values = [("log", ChannelValue::new(vec!["kept"])), ("n", ChannelValue::new(7))];
-        let saved = save(saver, &config, &values, Map::new(), ("t", "log")).await;
-        Self { config, saved }
-    }
-
-    async fn check(&self, saver: &PostgresCheckpointer) {
-        let tuple = saver.get_tuple(&self.config).await.expect("bystander read").expect("bystander gone");
-        assert_eq!(tuple.config, self.saved);
-        let log: Vec<String> = tuple.checkpoint.channel_values["log"].decode().unwrap();
-        assert_eq!(
-            (log, tuple.checkpoint.channel_values["n"].decode::<i64>().unwrap()),
-            (vec!["kept".to_owned()], 7)
-        );
-        assert_eq!(tuple.pending_writes.len(), 1);
-    }
-}
-
 /// Strings that mean something to SQL, `LIKE`, JSON paths, C, or this crate's escaping.
 const HOSTILE: [&str; 10] = [
     "'; DROP TABLE checkpoints; --",
@@ -75,7 +51,7 @@ const HOSTILE: [&str; 10] = [
 #[tokio::test]
 async fn hostile_ids_namespaces_and_channels_round_trip_exactly() {
     let Some(saver) = support::saver().await else { return };
-    let bystander = Bystander::new(&saver).await;
+    let bystander = Bystander::new(&saver, "hostile").await;
     for (i, hostile) in HOSTILE.iter().enumerate() {
         let config = CheckpointConfig::thread(format!("{}{hostile}", support::unique("hostile")))
             .with_ns(format!("ns{hostile}"));
@@ -99,7 +75,7 @@ async fn hostile_ids_namespaces_and_channels_round_trip_exactly() {
         saver.delete_thread(&config.thread_id).await.unwrap();
         assert!(saver.get_tuple(&config).await.unwrap().is_none(), "#{i}");
     }
-    bystander.check(&saver).await;
+    bystander.check(&saver, "hostile ids").await;
 }
 
 #[tokio::test]
@@ -170,7 +146,7 @@ async fn long_ids_round_trip() {
 #[tokio::test]
 async fn ids_beyond_the_index_limit_are_refused_and_nothing_is_stored() {
     let Some(saver) = support::saver().await else { return };
-    let bystander = Bystander::new(&saver).await;
+    let bystander = Bystander::new(&saver, "over-limit").await;
     let thread = incompressible(20_000);
     let config = CheckpointConfig::thread(&thread);
     let (cp, versions) = support::checkpoint(0, &[("log", ChannelValue::new(vec!["a"]))]);
@@ -190,13 +166,13 @@ async fn ids_beyond_the_index_limit_are_refused_and_nothing_is_stored() {
             .unwrap();
         assert_eq!(count, 0, "{table}");
     }
-    bystander.check(&saver).await;
+    bystander.check(&saver, "an id beyond the index limit").await;
 }
 
 #[tokio::test]
 async fn values_of_many_megabytes_round_trip() {
     let Some(saver) = support::saver().await else { return };
-    let bystander = Bystander::new(&saver).await;
+    let bystander = Bystander::new(&saver, "huge").await;
     let config = CheckpointConfig::thread(support::unique("huge"));
     let big = "x".repeat(24 << 20);
     let saved =
@@ -209,7 +185,7 @@ async fn values_of_many_megabytes_round_trip() {
     let write = tuple.pending_writes.iter().find(|w| w.task_id == "big-task").expect("the big write");
     assert_eq!(write.value.decode::<String>().unwrap().len(), big.len());
     saver.delete_thread(&config.thread_id).await.unwrap();
-    bystander.check(&saver).await;
+    bystander.check(&saver, "values of many megabytes").await;
 }
 
 /// Corrupts one row of a fresh thread with `corruption` (SQL with `$1` for the thread id), then
@@ -217,7 +193,7 @@ async fn values_of_many_megabytes_round_trip() {
 /// thread can still be deleted.
 async fn corrupt_row_is_reported(corruption: &str) {
     let Some(saver) = support::saver().await else { return };
-    let bystander = Bystander::new(&saver).await;
+    let bystander = Bystander::new(&saver, "corrupt").await;
     let config = CheckpointConfig::thread(support::unique("corrupt"));
     save(&saver, &config, &[("log", ChannelValue::new(vec!["a"]))], Map::new(), ("t", "log")).await;
     let changed = sqlx::query(corruption).bind(&config.thread_id).execute(saver.pool()).await.unwrap();
@@ -230,7 +206,7 @@ async fn corrupt_row_is_reported(corruption: &str) {
     );
     let listed = saver.list(Some(&config), ListOptions::new()).await;
     assert!(matches!(listed, Err(CheckpointError::Corrupt(_))), "{listed:?}");
-    bystander.check(&saver).await;
+    bystander.check(&saver, "a corrupt row").await;
     saver.delete_thread(&config.thread_id).await.unwrap();
     assert!(saver.get_tuple(&config).await.unwrap().is_none());
 }

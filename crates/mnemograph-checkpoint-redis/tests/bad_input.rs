@@ -1,8 +1,9 @@
 //! Hostile and broken input against a real Redis (`REDIS_URL`): very long and multi-byte thread
 //! ids, ids and namespaces made of key separators, hash-tag braces, glob characters and NUL
 //! bytes, 20 MB values, key prefixes that are glob patterns, and hash fields overwritten with
-//! garbage behind the saver's back. Whatever happens to the thread under attack, an unrelated
-//! thread must read exactly as before, key for key.
+//! garbage behind the saver's back. The steps saved here and the bystander are the shared
+//! suite's (`mnemograph_test::conformance`): whatever happens to the thread under attack, an
+//! unrelated thread must read exactly as before, key for key.
 //!
 //! Every test uses its own key prefix, so `list` over all threads sees only this test's threads.
 //! Without a server the tests print `SKIPPED` and pass, unless `CI` is set.
@@ -11,14 +12,10 @@ mod support;
 
 use std::time::Duration;
 
-use mnemograph_checkpoint::checkpoint::backend::{checkpoint_id, next_version, uuid6};
-use mnemograph_checkpoint::checkpoint::{
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointSource,
-    CheckpointTuple, Checkpointer, ListOptions,
-};
-use mnemograph_checkpoint::messages::Message;
-use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint::checkpoint::backend::uuid6;
+use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, Checkpointer, ListOptions};
 use mnemograph_checkpoint_redis::{RedisCheckpointer, ThreadKeys};
+use mnemograph_test::conformance::{round_trip_two_steps, save_step, step_view, Bystander};
 use support::{raw, saver_with};
 
 /// A saver with a key prefix of its own (`label` plus a uuid) and a short TTL, so whatever a
@@ -29,50 +26,6 @@ async fn saver(label: &str) -> Option<RedisCheckpointer> {
     let prefix = format!("bad-input-{label}-{}", uuid6(0));
     let builder = RedisCheckpointer::builder().key_prefix(prefix).ttl(Duration::from_secs(600));
     saver_with(builder.read_cache(0)).await
-}
-
-/// A checkpoint holding `messages` (a blob) and `count` (inline), both with new versions.
-fn checkpoint(step: i64, messages: Vec<Message>) -> (Checkpoint, ChannelVersions) {
-    let mut cp = Checkpoint {
-        v: 4,
-        id: checkpoint_id(step),
-        ts: mnemograph_checkpoint::checkpoint::backend::now_iso(),
-        ..Default::default()
-    };
-    let version: std::sync::Arc<str> = next_version(Some(&step.max(0).to_string())).into();
-    cp.channel_values.insert("messages".into(), ChannelValue::new(messages));
-    cp.channel_values.insert("count".into(), ChannelValue::new(step));
-    cp.channel_versions.insert("messages".into(), version.clone());
-    cp.channel_versions.insert("count".into(), version);
-    let versions = cp.channel_versions.clone();
-    (cp, versions)
-}
-
-/// Saves one step with a pending write; returns the saved checkpoint's address.
-async fn save(
-    saver: &RedisCheckpointer,
-    at: &CheckpointConfig,
-    step: i64,
-    text: &str,
-) -> Result<CheckpointConfig, CheckpointError> {
-    let (cp, versions) = checkpoint(step, vec![Message::human(text).with_id(format!("m{step}"))]);
-    let mut meta = CheckpointMetadata::new(CheckpointSource::Loop, step);
-    meta.extra.insert("text".into(), text.into());
-    let saved = saver.put(at, cp, meta, versions).await?;
-    let write = ("messages".to_owned(), ChannelValue::new(vec![Message::ai(format!("re: {text}"))]));
-    saver.put_writes(&saved, vec![write], "task-1", "").await?;
-    Ok(saved)
-}
-
-type View = (CheckpointConfig, Vec<Message>, i64, Vec<(String, Vec<Message>)>);
-
-/// What a reader sees of a checkpoint: address, messages, count and pending writes.
-fn view(t: &CheckpointTuple) -> View {
-    let values = &t.checkpoint.channel_values;
-    let writes =
-        t.pending_writes.iter().map(|w| (w.channel.clone(), w.value.decode().expect("write"))).collect();
-    let messages = values["messages"].decode().expect("messages");
-    (t.config.clone(), messages, values["count"].decode().expect("count"), writes)
 }
 
 /// Every key of a thread as `DUMP` bytes (empty for a missing key).
@@ -86,57 +39,22 @@ async fn dump(keys: &ThreadKeys) -> Vec<Vec<u8>> {
     out
 }
 
-/// An unrelated thread written before the attack; [`Bystander::check`] proves it is intact.
-struct Bystander {
-    config: CheckpointConfig,
-    seen: View,
-    keys: Vec<Vec<u8>>,
+/// What the bystander checks behind the saver's back: every key of its thread, as [`dump`] reads
+/// them.
+fn stored(saver: &RedisCheckpointer) -> impl AsyncFn(&str) -> Vec<Vec<u8>> + '_ {
+    async move |thread_id: &str| dump(&saver.thread_keys(thread_id)).await
 }
 
-impl Bystander {
-    async fn new(saver: &RedisCheckpointer) -> Self {
-        let config = CheckpointConfig::thread(format!("bystander-{}", uuid6(0)));
-        save(saver, &config, 0, "first").await.expect("bystander step 0");
-        save(saver, &config, 1, "second").await.expect("bystander step 1");
-        let seen = view(&saver.get_tuple(&config).await.expect("read").expect("saved"));
-        let keys = dump(&saver.thread_keys(&config.thread_id)).await;
-        Self { config, seen, keys }
-    }
-
-    async fn check(&self, saver: &RedisCheckpointer) {
-        let now = saver.get_tuple(&self.config).await.expect("bystander reads").expect("bystander exists");
-        assert_eq!(view(&now), self.seen, "the bystander thread changed");
-        assert_eq!(
-            dump(&saver.thread_keys(&self.config.thread_id)).await,
-            self.keys,
-            "bystander keys changed"
-        );
-        saver.delete_thread(&self.config.thread_id).await.expect("delete the bystander");
-    }
-}
-
-/// Writes two steps to `config`, reads them back exactly, lists exactly them, deletes the
-/// thread; panics naming `what` on any difference.
+/// Writes two steps of `text` to `config` and reads, lists and filters them back
+/// ([`round_trip_two_steps`]); panics naming `what` when the saver refuses.
 async fn round_trip(saver: &RedisCheckpointer, config: &CheckpointConfig, text: &str, what: &str) {
-    let first = save(saver, config, 0, text).await.unwrap_or_else(|e| panic!("{what}: {e:?}"));
-    let saved = save(saver, &first, 1, text).await.unwrap_or_else(|e| panic!("{what}: {e:?}"));
-    let tuple = saver.get_tuple(config).await.expect("read").expect("saved");
-    let (at, messages, count, writes) = view(&tuple);
-    assert_eq!((&at, count), (&saved, 1), "{what}: read back another checkpoint");
-    assert_eq!(tuple.parent_config.as_ref(), Some(&first), "{what}");
-    assert_eq!(messages, [Message::human(text).with_id("m1")], "{what}");
-    assert_eq!(writes, [("messages".to_owned(), vec![Message::ai(format!("re: {text}"))])], "{what}");
-    let listed = saver.list(Some(config), ListOptions::new()).await.expect("list");
-    assert_eq!(listed.len(), 2, "{what}: list matched other threads or namespaces");
-    let filter = |t: String| ListOptions::new().filter([("text".to_owned(), t.into())].into_iter().collect());
-    assert_eq!(saver.list(Some(config), filter(text.to_owned())).await.unwrap().len(), 2, "{what}");
-    assert!(saver.list(Some(config), filter(format!("{text}x"))).await.unwrap().is_empty(), "{what}");
+    round_trip_two_steps(saver, config, text).await.unwrap_or_else(|e| panic!("{what}: {e:?}"));
 }
 
 #[tokio::test]
 async fn long_and_multi_byte_thread_ids_round_trip() {
     let Some(saver) = saver("long").await else { return };
-    let bystander = Bystander::new(&saver).await;
+    let bystander = Bystander::storing(&saver, "long", stored(&saver)).await;
     let unique = uuid6(0);
     let pad = |c: char, n: usize| -> String { unique.chars().chain(std::iter::repeat(c)).take(n).collect() };
     // No column limit here: 150 and 151 characters behave alike, and so do 10,000.
@@ -148,7 +66,7 @@ async fn long_and_multi_byte_thread_ids_round_trip() {
         saver.delete_thread(&thread).await.unwrap();
         assert_eq!(support::existing(&saver.thread_keys(&thread)).await, 0);
     }
-    bystander.check(&saver).await;
+    bystander.finish(&saver, "long thread ids", stored(&saver)).await;
 }
 
 /// Strings that mean something to Redis keys (`:`, `{}` hash tags, `*?[]` globs), to Lua, to
@@ -177,7 +95,7 @@ fn hostile() -> Vec<&'static str> {
 #[tokio::test]
 async fn hostile_thread_ids_and_namespaces_round_trip_exactly() {
     let Some(saver) = saver("hostile").await else { return };
-    let bystander = Bystander::new(&saver).await;
+    let bystander = Bystander::storing(&saver, "hostile", stored(&saver)).await;
     let mut threads = Vec::new();
     for s in hostile() {
         // The bare string as a thread id, and a unique thread with the string as namespace.
@@ -201,7 +119,7 @@ async fn hostile_thread_ids_and_namespaces_round_trip_exactly() {
         saver.delete_thread(thread).await.unwrap();
         assert_eq!(support::existing(&saver.thread_keys(thread)).await, 0, "{thread:?}");
     }
-    bystander.check(&saver).await;
+    bystander.finish(&saver, "hostile ids", stored(&saver)).await;
 }
 
 /// Two savers whose prefixes differ only in glob characters see only their own threads.
@@ -213,7 +131,7 @@ async fn glob_characters_in_key_prefixes_do_not_leak_threads() {
     let Some(plain) = saver_with(build(format!("{base}-x"))).await else { return };
     let Some(class) = saver_with(build(format!("{base}-[xy]"))).await else { return };
     for (saver, thread) in [(&globby, "g"), (&plain, "p"), (&class, "c")] {
-        save(saver, &CheckpointConfig::thread(thread), 0, thread).await.unwrap();
+        save_step(saver, &CheckpointConfig::thread(thread), 0, thread).await.unwrap();
     }
     for (saver, thread) in [(&globby, "g"), (&plain, "p"), (&class, "c")] {
         let all = saver.list(None, ListOptions::new()).await.unwrap();
@@ -226,17 +144,16 @@ async fn glob_characters_in_key_prefixes_do_not_leak_threads() {
 #[tokio::test]
 async fn twenty_megabyte_values_round_trip() {
     let Some(saver) = saver("big").await else { return };
-    let bystander = Bystander::new(&saver).await;
+    let bystander = Bystander::storing(&saver, "big", stored(&saver)).await;
     let config = CheckpointConfig::thread(format!("big-{}", uuid6(0)));
     let content = "大".repeat((20 << 20) / 3);
     let started = std::time::Instant::now();
     // A failure would have to be a typed error and leave no key; on a default server it works.
-    match save(&saver, &config, 0, &content).await {
+    match save_step(&saver, &config, 0, &content).await {
         Ok(_) => {
-            let tuple = saver.get_tuple(&config).await.expect("read").expect("saved");
-            let (_, messages, _, writes) = view(&tuple);
-            assert!(messages[0].text() == content, "the 20 MB message came back different");
-            assert!(writes[0].1[0].text().len() == content.len() + 4, "the 20 MB write came back different");
+            let view = step_view(&saver.get_tuple(&config).await.expect("read").expect("saved"));
+            assert!(view.text[0] == content, "the 20 MB value came back different");
+            assert!(view.writes[0].1[0].len() == content.len() + 4, "the 20 MB write came back different");
         }
         Err(err) => {
             assert!(matches!(err, CheckpointError::Backend(_)), "{err:?}");
@@ -245,7 +162,7 @@ async fn twenty_megabyte_values_round_trip() {
     }
     eprintln!("20 MB message and write, saved and read in {:?}", started.elapsed());
     saver.delete_thread(&config.thread_id).await.unwrap();
-    bystander.check(&saver).await;
+    bystander.finish(&saver, "a 20 MB value", stored(&saver)).await;
 }
 
 /// The only field of a hash.
@@ -266,20 +183,20 @@ async fn hset(key: &str, field: &str, value: &[u8]) {
 #[tokio::test]
 async fn corrupted_fields_are_corrupt_errors_and_change_nothing() {
     let Some(saver) = saver("corrupt").await else { return };
-    let bystander = Bystander::new(&saver).await;
+    let bystander = Bystander::storing(&saver, "corrupt", stored(&saver)).await;
     let garbage: [&[u8]; 5] =
         [b"", b"\xc1", b"\x92\xa7msgpack\xc4\x01\xc1", b"\x91\xa6pickle", b"{\"not\": \"msgpack\"}"];
     for (i, bad) in garbage.iter().enumerate() {
         for hash in ["blob", "wr", "cp"] {
             let config = CheckpointConfig::thread(format!("corrupt-{hash}-{i}-{}", uuid6(0)));
-            save(&saver, &config, 0, "soon garbage").await.unwrap();
+            save_step(&saver, &config, 0, "soon garbage").await.unwrap();
             let keys = saver.thread_keys(&config.thread_id);
             let key = match hash {
                 "blob" => &keys.blobs,
                 "wr" => &keys.writes,
                 _ => &keys.checkpoints,
             };
-            // The `count` channel is inline, so the blob hash holds `messages` only.
+            // The `count` channel is inline, so the blob hash holds `text` only.
             let field = only_field(key).await;
             hset(key, &field, bad).await;
             let before = dump(&keys).await;
@@ -292,7 +209,7 @@ async fn corrupted_fields_are_corrupt_errors_and_change_nothing() {
             saver.delete_thread(&config.thread_id).await.unwrap();
         }
     }
-    bystander.check(&saver).await;
+    bystander.finish(&saver, "corrupted fields", stored(&saver)).await;
 }
 
 /// The error names what a user knows (thread id, checkpoint id, channel), not only the hex-encoded
@@ -302,7 +219,7 @@ async fn corrupt_blob_error_names_thread_checkpoint_and_channel() {
     let Some(saver) = saver("corrupt-names").await else { return };
     let thread = format!("readable-{}", uuid6(0));
     let config = CheckpointConfig::thread(&thread);
-    let saved = save(&saver, &config, 0, "x").await.unwrap();
+    let saved = save_step(&saver, &config, 0, "x").await.unwrap();
     let keys = saver.thread_keys(&thread);
     let field = only_field(&keys.blobs).await;
     hset(&keys.blobs, &field, b"\xc1").await;
@@ -310,7 +227,7 @@ async fn corrupt_blob_error_names_thread_checkpoint_and_channel() {
     saver.delete_thread(&thread).await.unwrap();
     let message = err.to_string();
     let id = saved.checkpoint_id.unwrap_or_default();
-    for part in [thread.as_str(), id.as_str(), "messages"] {
+    for part in [thread.as_str(), id.as_str(), "text"] {
         assert!(message.contains(part), "`{message}` does not name `{part}`");
     }
 }

@@ -1,7 +1,8 @@
-//! What mnemograph-core's engine needs of this crate beyond the saver contract: the engine's own
-//! channel encodings as Python's serializer writes them, version texts rendered into the engine's
-//! buffers, and a few checks. Public so the engine crate can reach it, hidden from the docs, and
-//! free to change between releases: nothing else should use it.
+//! What mnemograph-core's engine and this project's savers need of this crate beyond the saver
+//! contract: the engine's own channel encodings as Python's serializer writes them, version texts
+//! rendered into the engine's buffers, JSON text as Python's `json.dumps` writes it, and a few
+//! checks. Public so those crates can reach it, hidden from the docs, and free to change between
+//! releases: nothing else should use it.
 
 use std::sync::Arc;
 
@@ -9,6 +10,12 @@ pub use crate::checkpoint::serde::ext::{langgraph_dataclass, ExtRef, EXT_CONSTRU
 pub use crate::checkpoint::serde::trees::{fields_tree, send_value, set_value, tree_value};
 pub use crate::checkpoint::version::{write_version_text, VERSION_TEXT_LEN};
 use crate::checkpoint::ChannelVersions;
+
+/// JSON text as Python's `json.dumps` writes it, for the savers whose columns hold what
+/// LangGraph's Python savers write with it.
+pub mod python_json {
+    pub use crate::checkpoint::serde::python_json::dumps;
+}
 
 /// Whether a pending write records what happened to its task (its error, interrupt or answers)
 /// rather than what it produced: LangGraph counts a task as finished once it wrote anything else.

@@ -41,8 +41,8 @@ mod writes;
 
 pub use bad_input::{
     hostile_thread_ids_and_namespaces_round_trip_exactly, long_multi_byte_thread_ids_round_trip,
-    multi_megabyte_values_round_trip, odd_channel_names_keep_their_values, save_step, step_view,
-    thread_ids_are_compared_exactly, Bystander, StepView,
+    multi_megabyte_values_round_trip, odd_channel_names_keep_their_values, round_trip_two_steps, save_step,
+    step_view, thread_ids_are_compared_exactly, Bystander, StepView,
 };
 pub use chain::{
     commit_keeps_special_characters_verbatim, commit_links_each_checkpoint_to_the_one_before,

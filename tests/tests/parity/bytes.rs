@@ -8,9 +8,8 @@
 //! `docs/getting-started.md`.
 
 use serde_json::{json, Value};
-use sqlx::Row;
 
-use crate::{python, rust, setup, DATABASE};
+use crate::{same_rows_on, setup};
 
 /// `(case, channel)`: rows whose bytes differ between the two implementations by design, each
 /// explained in `docs/getting-started.md`; they are compared by what they mean instead.
@@ -123,75 +122,67 @@ pub(crate) fn checkpoint_doc(text: &str) -> Value {
     serde_json::from_str(&mask_text(&doc.to_string())).expect("masked JSON")
 }
 
-/// Everything a thread left in the three tables, in a form two runs can be compared in.
-async fn rows(pool: &sqlx::MySqlPool, thread: &str, case: &str) -> Value {
+/// A `checkpoints` row as compared: `checkpoint_id`, `parent_checkpoint_id`, `checkpoint_ns`,
+/// and the `checkpoint` and `metadata` documents as JSON text.
+pub(crate) type CheckpointRow = (String, Option<String>, String, String, String);
+
+/// A `checkpoint_blobs` row: `channel`, `version`, `type`, `blob`, `checkpoint_ns`.
+pub(crate) type BlobRow = (String, String, String, Option<Vec<u8>>, String);
+
+/// A `checkpoint_writes` row: `checkpoint_id`, `task_path`, `idx`, `channel`, `type`, `blob`,
+/// `checkpoint_ns`.
+pub(crate) type WriteRow = (String, String, i32, String, Option<String>, Vec<u8>, String);
+
+/// The rows a thread of `case` left in LangGraph's three tables (`checkpoints` ordered by
+/// namespace and id, blobs by namespace, channel and version), in a form two runs can be
+/// compared in.
+pub(crate) fn comparable(
+    case: &str,
+    checkpoints: &[CheckpointRow],
+    blobs: &[BlobRow],
+    writes: &[WriteRow],
+) -> Value {
     let documented = |channel: &str| DOCUMENTED.contains(&(case, channel)) || is_set(channel);
-    let checkpoints = sqlx::query(
-        "SELECT checkpoint_id, parent_checkpoint_id, checkpoint_ns, CAST(checkpoint AS CHAR), \
-         CAST(metadata AS CHAR) FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id",
-    )
-    .bind(thread)
-    .fetch_all(pool)
-    .await
-    .expect("read checkpoints");
-    let ids: Vec<String> = checkpoints.iter().map(|r| r.get::<String, _>(0)).collect();
-    let position = |id: &str| ids.iter().position(|i| i == id).map_or(json!(null), |p| json!(p));
+    let blob_of = |channel: &str, kind: &str, bytes: &[u8]| match documented(channel) {
+        true => meaning(channel, kind, bytes),
+        false => json!(hex(&mask(bytes))),
+    };
+    let ids: Vec<&str> = checkpoints.iter().map(|r| r.0.as_str()).collect();
+    let position = |id: &str| ids.iter().position(|i| *i == id).map_or(json!(null), |p| json!(p));
     let checkpoints: Vec<Value> = checkpoints
         .iter()
-        .map(|r| {
+        .map(|(_, parent, ns, checkpoint, metadata)| {
             json!({
-                "parent": r.get::<Option<String>, _>(1).as_deref().map(position),
-                "ns": mask_text(&r.get::<String, _>(2)),
-                "checkpoint": checkpoint_doc(&r.get::<String, _>(3)),
-                "metadata": serde_json::from_str::<Value>(&mask_text(&r.get::<String, _>(4))).expect("metadata"),
+                "parent": parent.as_deref().map(position),
+                "ns": mask_text(ns),
+                "checkpoint": checkpoint_doc(checkpoint),
+                "metadata": serde_json::from_str::<Value>(&mask_text(metadata)).expect("metadata"),
             })
         })
         .collect();
-    let blobs = sqlx::query(
-        "SELECT channel, version, type, `blob`, checkpoint_ns FROM checkpoint_blobs WHERE thread_id = ? \
-         ORDER BY checkpoint_ns, channel, version",
-    )
-    .bind(thread)
-    .fetch_all(pool)
-    .await
-    .expect("read blobs");
     let blobs: Vec<Value> = blobs
         .iter()
-        .map(|r| {
+        .map(|(channel, version, kind, blob, ns)| {
             json!({
-                "ns": mask_text(&r.get::<String, _>(4)),
-                "channel": r.get::<String, _>(0),
-                "version": version_prefix(&json!(r.get::<String, _>(1))),
-                "type": r.get::<String, _>(2),
-                "blob": r.get::<Option<Vec<u8>>, _>(3).map(|b| match documented(&r.get::<String, _>(0)) {
-                    true => meaning(&r.get::<String, _>(0), &r.get::<String, _>(2), &b),
-                    false => json!(hex(&mask(&b))),
-                }),
+                "ns": mask_text(ns),
+                "channel": channel,
+                "version": version_prefix(&json!(version)),
+                "type": kind,
+                "blob": blob.as_deref().map(|b| blob_of(channel, kind, b)),
             })
         })
         .collect();
-    let writes = sqlx::query(
-        "SELECT checkpoint_id, task_path, idx, channel, type, `blob`, checkpoint_ns FROM checkpoint_writes \
-         WHERE thread_id = ?",
-    )
-    .bind(thread)
-    .fetch_all(pool)
-    .await
-    .expect("read writes");
     let mut writes: Vec<Value> = writes
         .iter()
-        .map(|r| {
+        .map(|(checkpoint_id, task_path, idx, channel, kind, blob, ns)| {
             json!({
-                "checkpoint": position(&r.get::<String, _>(0)),
-                "ns": mask_text(&r.get::<String, _>(6)),
-                "task_path": r.get::<String, _>(1),
-                "idx": r.get::<i32, _>(2),
-                "channel": r.get::<String, _>(3),
-                "type": r.get::<Option<String>, _>(4),
-                "blob": match documented(&r.get::<String, _>(3)) {
-                    true => meaning(&r.get::<String, _>(3), &r.get::<Option<String>, _>(4).unwrap_or_default(), &r.get::<Vec<u8>, _>(5)),
-                    false => json!(hex(&mask(&r.get::<Vec<u8>, _>(5)))),
-                },
+                "checkpoint": position(checkpoint_id),
+                "ns": mask_text(ns),
+                "task_path": task_path,
+                "idx": idx,
+                "channel": channel,
+                "type": kind,
+                "blob": blob_of(channel, kind.as_deref().unwrap_or_default(), blob),
             })
         })
         .collect();
@@ -215,26 +206,51 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Runs `ops` on `case` once in each language and compares the rows.
+/// The statements reading a thread's rows of the three tables, the thread id their one
+/// parameter: `checkpoints` as [`CheckpointRow`]s ordered by namespace and id, `checkpoint_blobs`
+/// as [`BlobRow`]s ordered by namespace, channel and version, `checkpoint_writes` as
+/// [`WriteRow`]s.
+pub(crate) struct RowQueries {
+    pub(crate) checkpoints: &'static str,
+    pub(crate) blobs: &'static str,
+    pub(crate) writes: &'static str,
+}
+
+/// Everything `thread` left in the three tables of `pool`, in a form two runs can be compared in.
+pub(crate) async fn read_rows<DB>(pool: &sqlx::Pool<DB>, sql: &RowQueries, thread: &str, case: &str) -> Value
+where
+    DB: sqlx::Database,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: sqlx::IntoArguments<'q, DB>,
+    for<'q> &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'r> CheckpointRow: sqlx::FromRow<'r, DB::Row>,
+    for<'r> BlobRow: sqlx::FromRow<'r, DB::Row>,
+    for<'r> WriteRow: sqlx::FromRow<'r, DB::Row>,
+{
+    let checkpoints: Vec<CheckpointRow> =
+        sqlx::query_as(sql.checkpoints).bind(thread).fetch_all(pool).await.expect("read checkpoints");
+    let blobs: Vec<BlobRow> =
+        sqlx::query_as(sql.blobs).bind(thread).fetch_all(pool).await.expect("read blobs");
+    let writes: Vec<WriteRow> =
+        sqlx::query_as(sql.writes).bind(thread).fetch_all(pool).await.expect("read writes");
+    comparable(case, &checkpoints, &blobs, &writes)
+}
+
+/// MySQL's [`RowQueries`].
+const MYSQL: RowQueries = RowQueries {
+    checkpoints: "SELECT checkpoint_id, parent_checkpoint_id, checkpoint_ns, CAST(checkpoint AS CHAR), \
+                  CAST(metadata AS CHAR) FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id",
+    blobs: "SELECT channel, version, type, `blob`, checkpoint_ns FROM checkpoint_blobs WHERE thread_id = ? \
+            ORDER BY checkpoint_ns, channel, version",
+    writes: "SELECT checkpoint_id, task_path, idx, channel, type, `blob`, checkpoint_ns FROM checkpoint_writes \
+             WHERE thread_id = ?",
+};
+
+/// Runs `ops` on `case` once in each language on MySQL and compares the rows.
 pub(crate) async fn same_rows(case: &str, ops: &[Value]) {
-    let Some((saver, py)) = setup().await else { return };
+    let Some((saver, peer)) = setup().await else { return };
     let pool = saver.pool().clone();
     let graph = crate::cases::graph(case, saver);
-    let (rust_thread, python_thread) = (format!("bytes-{case}-rust"), format!("bytes-{case}-python"));
-    for op in ops {
-        rust(&graph, &rust_thread, op).await;
-        python(&py, &python_thread, case, op);
-    }
-    let ours = rows(&pool, &rust_thread, case).await;
-    let theirs = rows(&pool, &python_thread, case).await;
-    for table in ["checkpoints", "blobs", "writes"] {
-        let (a, b) = (&ours[table], &theirs[table]);
-        assert!(
-            a == b,
-            "{case}: the {table} rows of mnemograph-core and Python LangGraph differ (database {DATABASE})\n\
-             rust:   {}\npython: {}",
-            serde_json::to_string_pretty(a).unwrap_or_default(),
-            serde_json::to_string_pretty(b).unwrap_or_default(),
-        );
-    }
+    same_rows_on(&peer, &graph, case, ops, async |thread: &str| read_rows(&pool, &MYSQL, thread, case).await)
+        .await;
 }

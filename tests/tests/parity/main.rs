@@ -13,10 +13,55 @@
 //! pass, unless `CI` is set.
 //!
 //! `sqlite.rs` runs every case, both ways and row for row, on SQLite: Python's `SqliteSaver` and
-//! `SqliteCheckpointer` sharing one database file.
+//! `SqliteCheckpointer` sharing one database file; `postgres.rs` likewise on PostgreSQL
+//! (`DATABASE_URL`): Python's `PostgresSaver` and `PostgresCheckpointer` sharing one database.
+
+/// For every case, a module with the handoff in both directions and the row comparison on one
+/// backend: `rust_first`, `python_first` and `same_rows` call the backend module's
+/// `both_ways(case, (ops, expected), first)` and `same_rows(case, ops)`.
+macro_rules! every_case {
+    () => {
+        crate::every_case! {
+            interrupt_in_a_node: "interrupt_node" => interrupt_node;
+            two_interrupts_in_one_node: "double_interrupt" => double_interrupt;
+            interrupts_resumed_by_id: "interrupts_by_id" => interrupts_by_id;
+            interrupt_inside_a_subgraph: "subgraph_interrupt" => subgraph_interrupt;
+            static_breakpoints: "breakpoints" => breakpoints;
+            join_edge_at_a_breakpoint: "join_breakpoint" => join_breakpoint;
+            push_fan_out_failed_half_way: "push_failure" => push_failure;
+            update_state_as_node: "update_state" => update_state;
+            time_travel_fork: "fork" => fork;
+            command_as_input: "command" => command_at_an_interrupt;
+            command_with_resume: "command_resume" => command_with_resume;
+        }
+    };
+    ($($module:ident: $case:literal => $ops:ident;)*) => {$(
+        mod $module {
+            use crate::Side;
+
+            #[tokio::test]
+            async fn rust_first() {
+                super::both_ways($case, crate::$ops(), Side::Rust).await;
+            }
+
+            #[tokio::test]
+            async fn python_first() {
+                super::both_ways($case, crate::$ops(), Side::Python).await;
+            }
+
+            #[tokio::test]
+            async fn same_rows() {
+                super::same_rows($case, &crate::$ops().0).await;
+            }
+        }
+    )*};
+}
+use every_case;
 
 mod bytes;
 mod cases;
+mod postgres;
+mod postgres_rows;
 mod sqlite;
 mod sqlite_rows;
 mod view;
@@ -53,20 +98,27 @@ async fn prepare_database() -> Result<(), String> {
     saver.setup().await.map(drop).map_err(|e| e.to_string())
 }
 
-/// The saver on the shared database and Python's interpreter; `None` (after saying why) when
-/// either is missing outside CI.
-async fn setup() -> Option<(MySqlCheckpointer, String)> {
+/// Python's interpreter (`LANGGRAPH_PYTHON`); `None` (after saying why) when it is missing
+/// outside CI.
+fn python_interpreter() -> Option<String> {
     let python = std::env::var("LANGGRAPH_PYTHON").ok().filter(|p| !p.is_empty());
-    let Some(python) = python else {
+    if python.is_none() {
         skip("Python LangGraph", "LANGGRAPH_PYTHON is not set (scripts/python-peer.sh makes one)");
-        return None;
-    };
+    }
+    python
+}
+
+/// The saver on the shared database and the Python side; `None` (after saying why) when either
+/// is missing outside CI.
+async fn setup() -> Option<(MySqlCheckpointer, Peer)> {
+    let python = python_interpreter()?;
     if let Err(e) = DATABASE_READY.get_or_init(prepare_database).await {
         skip("MySQL", e);
         return None;
     }
-    let saver = MySqlCheckpointer::connect(&format!("{}/{DATABASE}", mysql_server())).await.expect("connect");
-    Some((saver, python))
+    let url = format!("{}/{DATABASE}", mysql_server());
+    let saver = MySqlCheckpointer::connect(&url).await.expect("connect");
+    Some((saver, Peer { python, url, backend: "MySQL", threads: "" }))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -75,12 +127,26 @@ enum Side {
     Python,
 }
 
+/// Python LangGraph on one backend: how `tests/python/parity.py` reaches the data the Rust saver
+/// of the same backend holds.
+struct Peer {
+    /// The interpreter.
+    python: String,
+    /// The script's first argument: the database URL, or `sqlite:<file>`.
+    url: String,
+    /// The backend's name, for failures.
+    backend: &'static str,
+    /// Starts every thread id, keeping apart backends that share names (one SQLite file holds
+    /// threads of several runs of the same case names).
+    threads: &'static str,
+}
+
 /// Python's view of `thread` after performing `op` (or only reading, for `Value::Null`).
-fn python(python: &str, thread: &str, case: &str, op: &Value) -> Value {
+fn python(peer: &Peer, thread: &str, case: &str, op: &Value) -> Value {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/parity.py");
-    let out = Command::new(python)
+    let out = Command::new(&peer.python)
         .arg(script)
-        .arg(format!("{}/{DATABASE}", mysql_server()))
+        .arg(&peer.url)
         .arg(thread)
         .arg(case)
         .arg(op.to_string())
@@ -177,12 +243,12 @@ fn command_input(op: &Value) -> Input<S> {
     }
 }
 
-/// Runs `ops` on a new thread, `first` taking the first, the sides alternating; after each, both
-/// sides' views must agree. Returns the final state's values.
-async fn handoff(case: &str, first: Side, ops: &[Value]) -> Option<Value> {
-    let (saver, py) = setup().await?;
-    let graph = cases::graph(case, saver);
-    let thread = format!("{case}-{}", if first == Side::Rust { "rust-first" } else { "python-first" });
+/// Runs `ops` on a new thread of `graph`, `first` taking the first, the sides alternating; after
+/// each, both sides' views must agree. Returns the final state's values.
+async fn handoff(peer: &Peer, graph: &CompiledGraph<S>, case: &str, first: Side, ops: &[Value]) -> Value {
+    let order = if first == Side::Rust { "rust-first" } else { "python-first" };
+    let thread = format!("{}{case}-{order}", peer.threads);
+    let backend = peer.backend;
     for (i, op) in ops.iter().enumerate() {
         let side = match (i % 2 == 0, first) {
             (true, side) => side,
@@ -190,28 +256,72 @@ async fn handoff(case: &str, first: Side, ops: &[Value]) -> Option<Value> {
             (false, Side::Python) => Side::Rust,
         };
         let python_view = match side {
-            Side::Python => python(&py, &thread, case, op),
+            Side::Python => python(peer, &thread, case, op),
             Side::Rust => {
-                rust(&graph, &thread, op).await;
-                python(&py, &thread, case, &Value::Null)
+                rust(graph, &thread, op).await;
+                python(peer, &thread, case, &Value::Null)
             }
         };
-        let rust_view = view::view(&graph, &thread).await;
+        let rust_view = view::view(graph, &thread).await;
         assert!(
             rust_view == python_view,
-            "{case}: after op {i} ({op}) by {side:?}, the two sides read the thread differently\n\
-             rust:   {}\npython: {}",
+            "{case} on {backend}: after op {i} ({op}) by {side:?}, the two sides read the thread \
+             differently\nrust:   {}\npython: {}",
             serde_json::to_string_pretty(&rust_view).unwrap_or_default(),
             serde_json::to_string_pretty(&python_view).unwrap_or_default(),
         );
     }
-    Some(view::view(&graph, &thread).await["state"]["values"].clone())
+    view::view(graph, &thread).await["state"]["values"].clone()
 }
 
-/// Both directions of one case must end in `expected`.
+/// The handoff of `case` with `first` taking the first op must end in `expected`.
+async fn ends_in(
+    peer: &Peer,
+    graph: &CompiledGraph<S>,
+    case: &str,
+    (ops, expected): (Vec<Value>, Value),
+    first: Side,
+) {
+    let values = handoff(peer, graph, case, first, &ops).await;
+    let backend = peer.backend;
+    assert_eq!(values, expected, "{case} on {backend}, {first:?} first: final values");
+}
+
+/// Runs `ops` on `case` once in each language and compares what `rows` reads of each thread,
+/// table by table (the keys of its object).
+async fn same_rows_on(
+    peer: &Peer,
+    graph: &CompiledGraph<S>,
+    case: &str,
+    ops: &[Value],
+    rows: impl AsyncFn(&str) -> Value,
+) {
+    let rust_thread = format!("{}bytes-{case}-rust", peer.threads);
+    let python_thread = format!("{}bytes-{case}-python", peer.threads);
+    for op in ops {
+        rust(graph, &rust_thread, op).await;
+        python(peer, &python_thread, case, op);
+    }
+    let ours = rows(&rust_thread).await;
+    let theirs = rows(&python_thread).await;
+    let backend = peer.backend;
+    assert!(!ours["checkpoints"].as_array().is_none_or(Vec::is_empty), "{case}: Rust stored nothing");
+    for (table, a) in ours.as_object().expect("rows by table") {
+        let b = &theirs[table];
+        assert!(
+            a == b,
+            "{case}: the {backend} {table} rows of mnemograph-core and Python LangGraph differ\n\
+             rust:   {}\npython: {}",
+            serde_json::to_string_pretty(a).unwrap_or_default(),
+            serde_json::to_string_pretty(b).unwrap_or_default(),
+        );
+    }
+}
+
+/// Both directions of one case on MySQL must end in `expected`.
 async fn both_ways(case: &str, ops: &[Value], expected: Value, first: Side) {
-    if let Some(values) = handoff(case, first, ops).await {
-        assert_eq!(values, expected, "{case}, {first:?} first: final values");
+    if let Some((saver, peer)) = setup().await {
+        ends_in(&peer, &cases::graph(case, saver), case, (ops.to_vec(), expected), first).await;
     }
 }
 

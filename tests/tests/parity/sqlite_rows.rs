@@ -9,8 +9,8 @@ use serde_json::{json, Map, Value};
 use sqlx::{Row, SqlitePool};
 
 use crate::bytes::{checkpoint_doc, hex, is_set, mask, mask_text, meaning, DOCUMENTED};
-use crate::rust;
-use crate::sqlite::{python, setup};
+use crate::same_rows_on;
+use crate::sqlite::setup;
 
 /// A channel value or write as compared: its bytes with ids masked, or, for the rows `bytes.rs`
 /// documents as different by design, what both sides agree they mean.
@@ -98,27 +98,10 @@ async fn rows(pool: &SqlitePool, thread: &str, case: &str) -> Value {
     json!({"checkpoints": checkpoints, "writes": writes})
 }
 
-/// Runs `ops` on `case` once in each language and compares the rows.
+/// Runs `ops` on `case` once in each language on SQLite and compares the rows.
 pub(crate) async fn same_rows(case: &str, ops: &[Value]) {
-    let Some((saver, py)) = setup().await else { return };
+    let Some((saver, peer)) = setup().await else { return };
     let pool = saver.pool().clone();
     let graph = crate::cases::graph(case, saver);
-    let (rust_thread, python_thread) =
-        (format!("sqlite-bytes-{case}-rust"), format!("sqlite-bytes-{case}-python"));
-    for op in ops {
-        rust(&graph, &rust_thread, op).await;
-        python(&py, &python_thread, case, op).await;
-    }
-    let ours = rows(&pool, &rust_thread, case).await;
-    let theirs = rows(&pool, &python_thread, case).await;
-    for table in ["checkpoints", "writes"] {
-        let (a, b) = (&ours[table], &theirs[table]);
-        assert!(
-            a == b,
-            "{case}: the SQLite {table} rows of mnemograph-core and Python LangGraph differ\n\
-             rust:   {}\npython: {}",
-            serde_json::to_string_pretty(a).unwrap_or_default(),
-            serde_json::to_string_pretty(b).unwrap_or_default(),
-        );
-    }
+    same_rows_on(&peer, &graph, case, ops, async |thread: &str| rows(&pool, thread, case).await).await;
 }

@@ -10,6 +10,7 @@
 mod mysql;
 mod postgres;
 mod redis;
+mod sql;
 mod thread;
 
 use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, DynCheckpointer, ListOptions};

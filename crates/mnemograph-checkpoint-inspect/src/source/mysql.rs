@@ -2,22 +2,16 @@
 //! through [`MySqlCheckpointer`], plus two direct queries the saver has no API for: the list of
 //! threads, and the raw rows of a thread whose stored values the saver refuses to decode.
 
-use std::collections::HashMap;
 use std::str::FromStr;
-use std::time::Duration;
 
-use mnemograph_checkpoint_mysql::{redact, MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
-use serde_json::Value as Json;
-use sqlx::mysql::{MySqlConnection, MySqlRow};
-use sqlx::{Connection as _, Row as _};
+use mnemograph_checkpoint_mysql::{redact, MySqlCheckpointer, MySqlConnectOptions};
+use sqlx::mysql::MySqlRow;
+use sqlx::Row as _;
 
+use super::sql::{self, LangGraphRow};
 use super::thread::ThreadInfo;
-use crate::decode::Decoded;
 use crate::error::{Error, Result};
-use crate::snapshot::{RawCheckpoint, Snapshot};
-
-/// How long connecting may take before the server counts as unreachable.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+use crate::snapshot::Snapshot;
 
 /// Threads with their checkpoint count and their newest checkpoint's step and time. The newest
 /// checkpoint id is the largest (ids are time-ordered uuid6 strings).
@@ -30,9 +24,6 @@ const THREADS: &str = "SELECT t.thread_id, t.n, t.ns, t.latest, \
     JOIN checkpoints c ON c.thread_id = t.thread_id AND c.checkpoint_id = t.latest \
     ORDER BY t.latest DESC, t.thread_id";
 
-/// `(channel, version)` → `(type, blob)` of a thread's `checkpoint_blobs` rows.
-type BlobRows = HashMap<(String, String), (String, Option<Vec<u8>>)>;
-
 /// A MySQL/MariaDB database holding LangGraph's checkpoint tables.
 #[derive(Debug, Clone)]
 pub struct MySqlSource {
@@ -43,7 +34,7 @@ pub struct MySqlSource {
 }
 
 impl MySqlSource {
-    /// Connects a small pool (the tool runs a few queries, one at a time).
+    /// Connects a small pool.
     ///
     /// # Errors
     /// [`Error::InvalidUrl`] or [`Error::Unreachable`].
@@ -56,19 +47,7 @@ impl MySqlSource {
         };
         let options = MySqlConnectOptions::from_str(&normalised)
             .map_err(|e| Error::InvalidUrl { url: shown.clone(), source: e.into() })?;
-        // One plain connection first: a pool retries until its timeout and then reports only
-        // "pool timed out", while this fails at once with the driver's reason (refused, access
-        // denied, unknown database).
-        let probe = MySqlConnection::connect_with(&options);
-        match tokio::time::timeout(CONNECT_TIMEOUT, probe).await {
-            Ok(Ok(conn)) => drop(conn.close().await),
-            Ok(Err(e)) => return Err(Error::Unreachable { url: shown, source: e.into() }),
-            Err(elapsed) => return Err(Error::Unreachable { url: shown, source: elapsed.into() }),
-        }
-        let pool = MySqlPoolOptions::new()
-            .max_connections(2)
-            .acquire_timeout(CONNECT_TIMEOUT)
-            .connect_lazy_with(options);
+        let pool = sql::pool(options, &shown).await?;
         Ok(Self { saver: MySqlCheckpointer::from_pool(pool), url: shown })
     }
 
@@ -83,25 +62,7 @@ impl MySqlSource {
             .fetch_all(self.saver.pool())
             .await
             .map_err(|e| self.backend(e))?;
-        let mut out: Vec<ThreadInfo> = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let thread_id = text(row, "thread_id").map_err(|e| self.backend(e))?.unwrap_or_default();
-            // Subgraph namespaces may share the newest id; one line per thread.
-            if out.iter().any(|t| t.thread_id == thread_id) {
-                continue;
-            }
-            let count: i64 = row.try_get("n").map_err(|e| self.backend(e))?;
-            let namespaces: i64 = row.try_get("ns").map_err(|e| self.backend(e))?;
-            out.push(ThreadInfo {
-                thread_id,
-                checkpoints: u64::try_from(count).unwrap_or(0),
-                namespaces: u64::try_from(namespaces).unwrap_or(0),
-                latest_id: text(row, "latest").map_err(|e| self.backend(e))?.unwrap_or_default(),
-                latest_step: row.try_get::<Option<i64>, _>("step").ok().flatten(),
-                latest_ts: text(row, "ts").ok().flatten(),
-            });
-        }
-        Ok(out)
+        sql::threads(&rows).map_err(|e| self.backend(e))
     }
 
     /// The rows of a thread read directly, every value decoded on its own. `only` selects one
@@ -116,12 +77,12 @@ impl MySqlSource {
         let pool = self.saver.pool();
         let only_clause = if only.is_some() { "AND checkpoint_id = ?" } else { "" };
         let limit_clause = if limit.is_some() { "LIMIT ?" } else { "" };
-        let sql = format!(
+        let statement = format!(
             "SELECT checkpoint_id, parent_checkpoint_id, checkpoint, metadata FROM checkpoints \
              WHERE thread_id = ? AND checkpoint_ns_hash = UNHEX(MD5(?)) {only_clause} \
              ORDER BY checkpoint_id DESC {limit_clause}"
         );
-        let mut query = sqlx::query(&sql).bind(thread_id).bind(ns);
+        let mut query = sqlx::query(&statement).bind(thread_id).bind(ns);
         if let Some(id) = only {
             query = query.bind(id);
         }
@@ -132,7 +93,7 @@ impl MySqlSource {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
-        let blob_rows = sqlx::query(
+        let blobs = sqlx::query(
             "SELECT channel, version, type, `blob` FROM checkpoint_blobs \
              WHERE thread_id = ? AND checkpoint_ns_hash = UNHEX(MD5(?))",
         )
@@ -141,15 +102,7 @@ impl MySqlSource {
         .fetch_all(pool)
         .await
         .map_err(|e| self.backend(e))?;
-        let mut blobs: BlobRows = HashMap::new();
-        for row in &blob_rows {
-            let key = (text(row, "channel").ok().flatten(), text(row, "version").ok().flatten());
-            if let (Some(channel), Some(version)) = key {
-                let kind = text(row, "type").ok().flatten().unwrap_or_else(|| "null".to_owned());
-                blobs.insert((channel, version), (kind, row.try_get("blob").ok().flatten()));
-            }
-        }
-        let write_rows = sqlx::query(
+        let writes = sqlx::query(
             "SELECT checkpoint_id, task_id, idx, channel, type, `blob` FROM checkpoint_writes \
              WHERE thread_id = ? AND checkpoint_ns_hash = UNHEX(MD5(?))",
         )
@@ -158,77 +111,24 @@ impl MySqlSource {
         .fetch_all(pool)
         .await
         .map_err(|e| self.backend(e))?;
-
-        let mut out = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let checkpoint_id = text(row, "checkpoint_id").ok().flatten().unwrap_or_default();
-            let mut raw = RawCheckpoint {
-                thread_id: thread_id.to_owned(),
-                checkpoint_ns: ns.to_owned(),
-                parent_id: text(row, "parent_checkpoint_id").ok().flatten(),
-                ..RawCheckpoint::default()
-            };
-            raw.document = json_column(row, "checkpoint", &mut raw.problems);
-            raw.metadata = json_column(row, "metadata", &mut raw.problems);
-            let versions = raw.document.get("channel_versions").and_then(Json::as_object).cloned();
-            for (channel, version) in versions.unwrap_or_default() {
-                let version = match version {
-                    Json::String(s) => s,
-                    other => other.to_string(),
-                };
-                match blobs.get(&(channel.clone(), version)) {
-                    Some((kind, _)) if kind == "empty" => {}
-                    Some((kind, bytes)) => {
-                        let bytes = bytes.as_deref().unwrap_or_default();
-                        raw.blobs.push((channel, Decoded::from_typed(kind, bytes)));
-                    }
-                    // Inline in the document, or a channel without a value.
-                    None => {}
-                }
-            }
-            for w in write_rows
-                .iter()
-                .filter(|w| text(w, "checkpoint_id").ok().flatten().as_ref() == Some(&checkpoint_id))
-            {
-                let kind = text(w, "type").ok().flatten().unwrap_or_else(|| "null".to_owned());
-                let bytes: Option<Vec<u8>> = w.try_get("blob").ok().flatten();
-                raw.writes.push((
-                    text(w, "task_id").ok().flatten().unwrap_or_default(),
-                    w.try_get::<i64, _>("idx").unwrap_or_default(),
-                    text(w, "channel").ok().flatten().unwrap_or_default(),
-                    Decoded::from_typed(&kind, bytes.as_deref().unwrap_or_default()),
-                ));
-            }
-            raw.checkpoint_id = checkpoint_id;
-            out.push(Snapshot::from_raw(raw));
-        }
-        Ok(out)
+        Ok(sql::snapshots(thread_id, ns, &rows, &blobs, &writes))
     }
 }
 
-/// A text column, whatever type the server reports for it (MySQL types JSON columns and
-/// `JSON_UNQUOTE` results as JSON or LONGTEXT, which sqlx's checked `String` refuses).
-fn text(row: &MySqlRow, column: &str) -> Result<Option<String>, sqlx::Error> {
-    row.try_get_unchecked::<Option<String>, _>(column)
-}
+/// Text columns are read unchecked: MySQL types JSON columns and `JSON_UNQUOTE` results as JSON
+/// or LONGTEXT, which sqlx's checked `String` refuses.
+impl LangGraphRow for MySqlRow {
+    fn json_text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
+        self.try_get_unchecked::<Option<String>, _>(column)
+    }
 
-/// A JSON column parsed, floats as the exact doubles stored; a problem noted (and `null`
-/// returned) when it is missing or not JSON.
-fn json_column(row: &MySqlRow, column: &str, problems: &mut Vec<String>) -> Json {
-    match text(row, column) {
-        Ok(Some(t)) => {
-            mnemograph_checkpoint::checkpoint::serde::parse_json(t.as_bytes()).unwrap_or_else(|e| {
-                problems.push(format!("`{column}` is not JSON: {e}"));
-                Json::Null
-            })
-        }
-        Ok(None) => {
-            problems.push(format!("`{column}` is NULL"));
-            Json::Null
-        }
-        Err(e) => {
-            problems.push(format!("`{column}` cannot be read: {e}"));
-            Json::Null
-        }
+    fn id(&self, column: &str) -> Result<String, sqlx::Error> {
+        Ok(self.json_text(column)?.unwrap_or_default())
+    }
+
+    sql::decoded_alike!();
+
+    fn idx(&self) -> i64 {
+        self.try_get::<i64, _>("idx").unwrap_or_default()
     }
 }

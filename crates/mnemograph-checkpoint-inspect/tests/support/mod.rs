@@ -12,6 +12,7 @@
 use std::io::Write as _;
 use std::process::Output;
 
+use mnemograph_checkpoint::checkpoint::CheckpointConfig;
 use mnemograph_checkpoint::messages::ToolCall;
 use mnemograph_core::prelude::*;
 use serde_json::json;
@@ -103,6 +104,87 @@ pub fn unavailable<T>(what: &str, reason: &str) -> Option<T> {
     // Straight to stderr: the harness captures `eprintln!`, and a skip must be seen.
     let _ = writeln!(std::io::stderr(), "SKIPPED: {what} unreachable ({reason})");
     None
+}
+
+/// The URL in environment variable `var` (`default` when it is unset or empty) pointed at
+/// database `database`, its query kept.
+pub fn database_url(var: &str, default: &str, database: &str) -> String {
+    let base = std::env::var(var).ok().filter(|u| !u.is_empty()).unwrap_or_else(|| default.to_owned());
+    let (base, query) = match base.split_once('?') {
+        Some((b, q)) => (b.to_owned(), format!("?{q}")),
+        None => (base, String::new()),
+    };
+    let authority = base.find("://").map_or(0, |i| i + 3);
+    let path = base[authority..].find('/').map_or(base.len(), |i| authority + i);
+    format!("{}/{database}{query}", &base[..path])
+}
+
+/// A plain connection to `url` (a database that always exists, to create the test's own);
+/// `None`, reported by [`unavailable`] naming `what`, when the server does not answer.
+pub async fn admin_connection<C: sqlx::Connection>(url: &str, what: &str) -> Option<C> {
+    match tokio::time::timeout(std::time::Duration::from_secs(5), C::connect(url)).await {
+        Ok(Ok(conn)) => Some(conn),
+        Ok(Err(e)) => unavailable(what, &e.to_string()),
+        Err(_) => unavailable(what, "no answer within 5 s"),
+    }
+}
+
+/// Runs the agent on `saver` into a new thread labelled `label`, checks everything the binary
+/// shows of it at the interrupt and after resuming, and that `threads` lists it; then deletes it
+/// (unless [`keep_threads`]).
+pub async fn check_real_thread<C: Checkpointer + Clone>(saver: C, url: &str, label: &str) {
+    let thread = unique(label);
+    let drawing = populate(saver.clone(), &thread).await;
+    check_interrupted_thread(url, &thread, &drawing);
+    resume(saver.clone(), &thread).await;
+    check_resumed_thread(url, &thread);
+    let listed = inspect_json(&[url, "threads", "--limit", "1000"]);
+    let found = listed.as_array().into_iter().flatten().find(|t| t["thread_id"] == thread.as_str());
+    assert!(found.is_some_and(|t| t["checkpoints"].as_u64() > Some(1)), "{listed}");
+    if !keep_threads() {
+        saver.delete_thread(&thread).await.expect("delete");
+    }
+}
+
+/// Runs the agent on `saver` into a new thread labelled `label`, lets `corrupt` damage its rows
+/// (given the thread id): the `retrieved` blob overwritten with `0xc1` (msgpack's reserved
+/// marker) and the interrupt write with an ext type no serializer knows (code 42, payload
+/// `0x07`), as a Python plugin might write. Then checks that `reader` (a saver reading as another
+/// process would) refuses the thread and that the binary shows the damaged values next to
+/// everything that still decodes; then deletes it (unless [`keep_threads`]).
+pub async fn check_corrupt_sql_thread<C: Checkpointer + Clone>(
+    saver: C,
+    reader: &impl Checkpointer,
+    url: &str,
+    label: &str,
+    corrupt: impl AsyncFn(&str),
+) {
+    let thread = unique(label);
+    populate(saver.clone(), &thread).await;
+    corrupt(&thread).await;
+    assert!(reader.get_tuple(&CheckpointConfig::thread(&thread)).await.is_err());
+    check_corrupt_output(url, &thread);
+    if !keep_threads() {
+        saver.delete_thread(&thread).await.expect("delete");
+    }
+}
+
+/// What the binary shows of the thread [`check_corrupt_sql_thread`] damaged.
+fn check_corrupt_output(url: &str, thread: &str) {
+    let cp = inspect_json(&[url, "show", thread]);
+    let bad = &cp["channel_values"]["retrieved"]["$undecodable"];
+    assert_eq!((bad["type"].as_str(), bad["base64"].as_str()), (Some("msgpack"), Some("wQ==")), "{cp}");
+    assert!(bad["error"].as_str().unwrap().contains("0xc1"), "{bad}");
+    assert_eq!(cp["channel_values"]["messages"][3]["content"], ANSWER, "the rest still decodes");
+    assert_eq!(cp["pending_writes"][0]["value"], json!([{"__ext__": 42, "base64": "Bw=="}]));
+    let history = inspect_ok(&[url, "history", thread]);
+    assert_eq!(steps(&history), [4, 3, 2, 1, 0, -1]);
+    assert!(
+        line_of(&history, 1).contains("retrieved = <undecodable msgpack: malformed msgpack"),
+        "{history}"
+    );
+    let show = inspect_ok(&[url, "show", thread]);
+    assert!(show.contains("\"$undecodable\"") && show.contains(ANSWER), "{show}");
 }
 
 /// The output of the built binary run with `args`.

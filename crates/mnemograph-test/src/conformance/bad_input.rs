@@ -29,23 +29,43 @@ const HOSTILE: [&str; 18] = [
     "🦀",
 ];
 
-/// A thread whose reads must not change while others are attacked.
+/// A thread whose reads must not change while others are attacked: two steps saved by
+/// [`save_step`], read back right after saving.
+///
+/// `S` is what the backend stores for it as a test reads it behind the saver's back (row counts,
+/// raw keys): [`Bystander::storing`] remembers it and [`Bystander::finish`] compares it, because a
+/// saver can damage stored data that still reads back the same.
 #[derive(Debug)]
-pub struct Bystander {
+pub struct Bystander<S = ()> {
     /// Its address.
     pub config: CheckpointConfig,
     /// What it read right after it was saved.
     seen: StepView,
+    /// What the backend stored for it right after it was saved.
+    stored: S,
 }
 
 impl Bystander {
     /// Saves a two-step bystander thread under `label`.
     pub async fn new(saver: &dyn DynCheckpointer, label: &str) -> Self {
+        Self::storing(saver, label, async |_| ()).await
+    }
+}
+
+impl<S: PartialEq + std::fmt::Debug> Bystander<S> {
+    /// Saves a two-step bystander thread under `label` and remembers what `read_stored` reads of
+    /// its thread id.
+    pub async fn storing(
+        saver: &dyn DynCheckpointer,
+        label: &str,
+        read_stored: impl AsyncFn(&str) -> S,
+    ) -> Self {
         let config = CheckpointConfig::thread(format!("{label}-bystander-{}", uuid6(0)));
         let first = save_step(saver, &config, 0, "mine").await.expect("the bystander saves");
         save_step(saver, &first, 1, "still mine").await.expect("the bystander saves");
         let seen = step_view(&saver.get_tuple(&config).await.expect("read").expect("saved"));
-        Self { config, seen }
+        let stored = read_stored(&config.thread_id).await;
+        Self { config, seen, stored }
     }
 
     /// Panics when the bystander no longer reads as it did.
@@ -55,6 +75,21 @@ impl Bystander {
         assert_eq!(step_view(&now), self.seen, "the bystander changed after {after}");
         let listed = saver.list(Some(&self.config), ListOptions::new()).await.expect("list");
         assert_eq!(listed.len(), 2, "the bystander lost checkpoints after {after}");
+    }
+
+    /// Panics when the bystander no longer reads as it did, or when `read_stored` reads otherwise
+    /// than [`Bystander::storing`] did; then deletes the bystander's thread, so a test sharing a
+    /// database leaves nothing behind.
+    pub async fn finish(
+        self,
+        saver: &dyn DynCheckpointer,
+        after: &str,
+        read_stored: impl AsyncFn(&str) -> S,
+    ) {
+        self.check(saver, after).await;
+        let now = read_stored(&self.config.thread_id).await;
+        assert_eq!(now, self.stored, "the bystander's stored data changed after {after}");
+        saver.delete_thread(&self.config.thread_id).await.expect("delete the bystander");
     }
 }
 
@@ -111,9 +146,16 @@ pub async fn save_step(
     Ok(saved)
 }
 
-/// Saves two steps at `config`, then checks everything a reader can see of them. `Err` when the
-/// saver refused the first step (it then must have stored nothing).
-async fn round_trip(
+/// Saves two steps of `s` ([`save_step`]) at `config`, then checks everything a reader can see of
+/// them: both read back exactly, list newest first and only in this thread and namespace, and a
+/// metadata filter on `s` finds exactly them.
+///
+/// # Errors
+/// The saver's error when it refused the first step (it then must have stored nothing).
+///
+/// # Panics
+/// When anything read back differs from what was saved.
+pub async fn round_trip_two_steps(
     saver: &dyn DynCheckpointer,
     config: &CheckpointConfig,
     s: &str,
@@ -171,7 +213,7 @@ pub async fn hostile_thread_ids_and_namespaces_round_trip_exactly(saver: &dyn Dy
         // the bystander's neighbours.
         let thread = format!("{run}-{s}");
         for config in [CheckpointConfig::thread(&thread), CheckpointConfig::thread(&thread).with_ns(s)] {
-            if let Err(e) = round_trip(saver, &config, s).await {
+            if let Err(e) = round_trip_two_steps(saver, &config, s).await {
                 assert_typed_refusal(s, &e);
             }
         }
@@ -212,9 +254,9 @@ pub async fn long_multi_byte_thread_ids_round_trip(saver: &dyn DynCheckpointer) 
     for thread in [fill('a'), fill('线'), fill('🦀')] {
         assert_eq!(thread.chars().count(), 150);
         let root = CheckpointConfig::thread(&thread);
-        round_trip(saver, &root, "你好").await.expect("a 150-character thread id is accepted");
+        round_trip_two_steps(saver, &root, "你好").await.expect("a 150-character thread id is accepted");
         let nested = root.clone().with_ns("命".repeat(100));
-        round_trip(saver, &nested, "嵌套").await.expect("a 100-character namespace is accepted");
+        round_trip_two_steps(saver, &nested, "嵌套").await.expect("a 100-character namespace is accepted");
         saver.delete_thread(&thread).await.expect("delete_thread");
         assert!(saver.get_tuple(&root).await.expect("read").is_none());
         bystander.check(saver, "a long thread id").await;

@@ -70,6 +70,7 @@ pub(crate) mod ext;
 mod msgpack;
 mod object;
 mod packed;
+pub(crate) mod python_json;
 mod text;
 pub(crate) mod trees;
 
