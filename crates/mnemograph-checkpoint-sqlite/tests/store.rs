@@ -143,7 +143,8 @@ async fn filters_agree_with_the_in_memory_store() {
 #[tokio::test]
 async fn expired_items_are_invisible_and_reads_refresh_them() {
     let path = fresh_path("ttl");
-    let ttl = Duration::from_millis(600);
+    // Generous margins: each refreshing read comes 500 ms after the last, 700 ms before expiry.
+    let ttl = Duration::from_millis(1200);
     let store =
         SqliteStore::builder().ttl(TtlConfig::new(None)).connect(path.to_str().unwrap()).await.unwrap();
     let ns = namespace(["ttl"]);
@@ -152,7 +153,7 @@ async fn expired_items_are_invisible_and_reads_refresh_them() {
     store.put(&ns, "unread", json!({"v": 3}), Some(ttl)).await.unwrap();
     // Each read of `read` pushes its expiry out by its TTL again; `unread` runs out.
     for _ in 0..4 {
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(store.get(&ns, "read").await.unwrap().is_some());
     }
     assert!(store.get(&ns, "unread").await.unwrap().is_none());
@@ -167,7 +168,7 @@ async fn expired_items_are_invisible_and_reads_refresh_them() {
         .connect(path.to_str().unwrap())
         .await
         .unwrap();
-    tokio::time::sleep(ttl + Duration::from_millis(100)).await;
+    tokio::time::sleep(ttl + Duration::from_millis(300)).await;
     assert!(fixed.get(&ns, "read").await.unwrap().is_none());
     assert!(fixed.list_namespaces(Default::default()).await.unwrap().contains(&ns), "`kept` lives on");
 }
