@@ -8,6 +8,7 @@ use redis::cluster_async::ClusterConnection;
 use crate::checkpointer::RedisCheckpointer;
 use crate::conn::Conn;
 use crate::error::{RedisSaverError, Result};
+use crate::replicas::ReplicaWait;
 use crate::uncached::Uncached;
 
 /// The expiry a thread gets when none is configured: a conversation's running snapshot lives a
@@ -39,6 +40,8 @@ pub struct RedisCheckpointerBuilder {
     response_timeout: Option<Duration>,
     /// How many threads' last stored checkpoints are remembered.
     read_cache: usize,
+    /// Replicas each write waits for, and for how long.
+    replicas: Option<(usize, Duration)>,
 }
 
 impl Default for RedisCheckpointerBuilder {
@@ -50,6 +53,7 @@ impl Default for RedisCheckpointerBuilder {
             shallow: false,
             response_timeout: Some(DEFAULT_RESPONSE_TIMEOUT),
             read_cache: mnemograph_checkpoint::checkpoint::backend::DEFAULT_RECENT_CAPACITY,
+            replicas: None,
         }
     }
 }
@@ -135,6 +139,19 @@ impl RedisCheckpointerBuilder {
         self
     }
 
+    /// Makes every checkpoint and pending-write write wait until `replicas` replicas have it
+    /// (Redis's `WAIT`), for at most `timeout`. Without it (the default) a write is acknowledged
+    /// as soon as the primary has it, and a failover in the next moments can lose it silently.
+    /// With it, a write that fewer replicas acknowledged in time fails with
+    /// [`RedisSaverError::NotReplicated`] (it is on the primary nonetheless).
+    ///
+    /// The wait runs on the saver's one multiplexed connection, so commands sent after it queue
+    /// until the replicas answer: throughput falls to about one write per replication round trip.
+    pub fn wait_for_replicas(mut self, replicas: usize, timeout: Duration) -> Self {
+        self.replicas = Some((replicas, timeout));
+        self
+    }
+
     /// The connection manager settings [`connect`](Self::connect) uses, for building a
     /// [`ConnectionManager`] of your own to hand to
     /// [`with_connection_manager`](Self::with_connection_manager).
@@ -195,7 +212,17 @@ impl RedisCheckpointerBuilder {
             }
             Some(ttl) => u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
         };
-        let store = Uncached::new(conn, self.prefix, ttl_ms, self.refresh_on_read, self.shallow);
+        let replicas = match self.replicas {
+            None => None,
+            Some((0, _)) => {
+                return Err(RedisSaverError::Invalid("wait_for_replicas needs at least 1 replica".to_owned()))
+            }
+            Some((_, timeout)) if timeout.as_millis() == 0 => {
+                return Err(RedisSaverError::Invalid("the replica timeout must be at least 1 ms".to_owned()))
+            }
+            Some((replicas, timeout)) => Some(ReplicaWait { replicas, timeout }),
+        };
+        let store = Uncached::new(conn, self.prefix, ttl_ms, self.refresh_on_read, self.shallow, replicas);
         Ok(RedisCheckpointer::new(store, self.read_cache))
     }
 }

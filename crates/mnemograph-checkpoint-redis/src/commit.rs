@@ -71,6 +71,7 @@ impl Uncached {
             let found = newest.and_then(|m| reads::split_member(&m).map(|(_, id)| id.to_owned()));
             return Err(CheckpointError::conflict(config, found));
         }
+        self.replicated(&keys).await?;
         Ok((commit.last(), stored))
     }
 }

@@ -36,6 +36,21 @@ pub enum RedisSaverError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The write is stored on the primary, but fewer replicas than
+    /// [`wait_for_replicas`](crate::RedisCheckpointerBuilder::wait_for_replicas) asks for
+    /// acknowledged it within the timeout: it is readable now, and would be lost if the primary
+    /// failed before a replica caught up. The caller decides whether the step may go on.
+    #[error(
+        "stored on the primary, but {acknowledged} of {wanted} replicas acknowledged it within {timeout:?}"
+    )]
+    NotReplicated {
+        /// The replicas asked for.
+        wanted: usize,
+        /// The replicas that had the write when the wait ended.
+        acknowledged: usize,
+        /// How long the saver waited.
+        timeout: std::time::Duration,
+    },
     /// A request or a setting that cannot work (bad key prefix, `put_writes` without a
     /// checkpoint id, a value the serializer rejects, ...).
     #[error("{0}")]
@@ -49,7 +64,9 @@ impl From<RedisSaverError> for CheckpointError {
                 CheckpointError::Corrupt(err.to_string())
             }
             RedisSaverError::Invalid(msg) => CheckpointError::Invalid(msg),
-            RedisSaverError::Redis(_) => CheckpointError::Backend(Box::new(err)),
+            RedisSaverError::Redis(_) | RedisSaverError::NotReplicated { .. } => {
+                CheckpointError::Backend(Box::new(err))
+            }
         }
     }
 }

@@ -41,6 +41,10 @@
 //!   [`no_ttl`](RedisCheckpointerBuilder::no_ttl),
 //!   [`refresh_on_read`](RedisCheckpointerBuilder::refresh_on_read),
 //!   [`pin`](RedisCheckpointer::pin).
+//! * **Replicas.** Redis replicates after it answers, so an acknowledged write can vanish on a
+//!   failover. [`RedisCheckpointerBuilder::wait_for_replicas`] makes each checkpoint and
+//!   pending-write write wait (`WAIT`) until that many replicas have it, and fail with
+//!   [`RedisSaverError::NotReplicated`] when they do not answer in time.
 //! * **Shallow mode** ([`RedisCheckpointerBuilder::shallow`]) keeps only the newest checkpoint of
 //!   each (thread, namespace).
 //! * **Read cache.** The saver remembers the checkpoint it stored last for the 1024 most
@@ -78,6 +82,7 @@ mod list_all;
 mod read_cache;
 mod reads;
 mod record;
+mod replicas;
 mod retention;
 mod scripts;
 mod stored;

@@ -15,6 +15,7 @@ use crate::encode;
 use crate::error::{RedisSaverError, Result};
 use crate::keys::{Ns, ThreadKeys};
 use crate::reads::{self, RawEntry, Select};
+use crate::replicas::ReplicaWait;
 use crate::scripts::{PIN_SCRIPT, PUT_WRITES_SCRIPT, READ_SCRIPT};
 
 /// The [`Checkpointer`] on plain Redis 6/7 (no modules), single server or cluster, without the
@@ -31,6 +32,8 @@ pub(crate) struct Uncached {
     refresh_on_read: bool,
     /// Whether only the latest checkpoint per namespace is kept.
     shallow: bool,
+    /// The replicas each write waits for, if any.
+    replicas: Option<ReplicaWait>,
 }
 
 /// How many checkpoints a filtered `list` reads per round trip before filtering.
@@ -38,8 +41,23 @@ const FILTER_PAGE: usize = 64;
 
 impl Uncached {
     /// A saver on `conn`; the builder has checked the settings.
-    pub(crate) fn new(conn: Conn, prefix: String, ttl_ms: u64, refresh_on_read: bool, shallow: bool) -> Self {
-        Self { conn, prefix, ttl_ms, refresh_on_read, shallow }
+    pub(crate) fn new(
+        conn: Conn,
+        prefix: String,
+        ttl_ms: u64,
+        refresh_on_read: bool,
+        shallow: bool,
+        replicas: Option<ReplicaWait>,
+    ) -> Self {
+        Self { conn, prefix, ttl_ms, refresh_on_read, shallow, replicas }
+    }
+
+    /// Waits for the configured replicas after a write to the keys of `keys`.
+    pub(crate) async fn replicated(&self, keys: &ThreadKeys) -> Result<(), RedisSaverError> {
+        match &self.replicas {
+            Some(wait) => wait.after_write(&self.conn, keys.all()[0]).await,
+            None => Ok(()),
+        }
     }
 
     /// The keys that hold `thread_id`.
@@ -231,6 +249,7 @@ impl Checkpointer for Uncached {
         }
         let _: i64 = call.invoke_async(&mut self.conn.clone()).await.map_err(RedisSaverError::from)?;
         record_io("redis", bytes, 1);
+        self.replicated(&keys).await?;
         Ok(())
     }
 
