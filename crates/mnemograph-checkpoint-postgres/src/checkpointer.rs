@@ -3,33 +3,40 @@
 use std::fmt;
 use std::str::FromStr;
 
-use mnemograph_checkpoint::checkpoint::{
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointError, CheckpointMetadata, CheckpointTuple,
-    Checkpointer, Commit, ListOptions, PruneStrategy,
-};
-use mnemograph_checkpoint::value::ChannelValue;
+use mnemograph_checkpoint::checkpoint::backend::{Delegate, ReadCache};
+use mnemograph_checkpoint::checkpoint::DynCheckpointer;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 
-use crate::error::{backend, Result};
-use crate::{commit, copy, delete, migrations, reads, retention, runs, writes};
+use crate::error::Result;
+use crate::migrations;
+use crate::uncached::Uncached;
 
-/// A [`Checkpointer`] storing checkpoints in PostgreSQL, in the tables and row format of
+/// A [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer) storing checkpoints in PostgreSQL, in the tables and row format of
 /// LangGraph's Python saver (`langgraph-checkpoint-postgres`): a Python process and a Rust
 /// process can share one database and continue each other's threads.
 ///
-/// Cloning is cheap: clones share the connection pool.
+/// It remembers the checkpoint it stored last for each of the 1024 most recently written threads
+/// ([`with_read_cache`](Self::with_read_cache)): a run reading its thread back asks the server
+/// only whether that checkpoint is still the latest, unchanged (its document and metadata hash
+/// as stored), and for its pending writes, instead of moving every blob again. Anything another
+/// process changed makes the read the full one. Blobs are not compared: LangGraph never rewrites
+/// one (each is keyed by its channel and version), so only an edit by hand goes unseen.
+///
+/// Cloning is cheap: clones share the connection pool and the read cache.
 #[derive(Clone)]
 pub struct PostgresCheckpointer {
-    pool: PgPool,
+    layer: ReadCache<Uncached>,
 }
 
 impl fmt::Debug for PostgresCheckpointer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The pool's own Debug prints its options, which include the password.
+        let pool = self.pool();
         f.debug_struct("PostgresCheckpointer")
-            .field("connections", &self.pool.size())
-            .field("idle", &self.pool.num_idle())
+            .field("connections", &pool.size())
+            .field("idle", &pool.num_idle())
+            .field("remembered_threads", &self.layer.remembered_threads())
             .finish()
     }
 }
@@ -60,12 +67,19 @@ impl PostgresCheckpointer {
 
     /// Uses an existing pool (e.g. the application's own).
     pub fn from_pool(pool: PgPool) -> Self {
-        Self { pool }
+        Self { layer: ReadCache::new(Uncached { pool }) }
+    }
+
+    /// Remembers the last checkpoint of this many threads (1024 by default; 0 turns the cache
+    /// off, and every read is the full one).
+    #[must_use]
+    pub fn with_read_cache(self, threads: usize) -> Self {
+        Self { layer: ReadCache::with_capacity(self.layer.into_saver(), threads) }
     }
 
     /// The connection pool.
     pub fn pool(&self) -> &PgPool {
-        &self.pool
+        &self.layer.saver().pool
     }
 
     /// Creates or upgrades the tables: LangGraph's migrations v0..v9, each recorded in
@@ -82,70 +96,13 @@ impl PostgresCheckpointer {
     /// missing `CREATE` privilege), [`Error::SchemaTooNew`](crate::Error::SchemaTooNew) when a
     /// newer saver has migrated the database, [`Error::Sqlx`](crate::Error::Sqlx) otherwise.
     pub async fn setup(&self) -> Result<usize> {
-        migrations::run(&self.pool).await
+        migrations::run(self.pool()).await
     }
 }
 
-impl Checkpointer for PostgresCheckpointer {
-    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        reads::get_tuple(&self.pool, config).await
-    }
-
-    async fn list(
-        &self,
-        config: Option<&CheckpointConfig>,
-        options: ListOptions,
-    ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        reads::list(&self.pool, config, options).await
-    }
-
-    async fn put(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Result<CheckpointConfig, CheckpointError> {
-        commit::commit(&self.pool, &Commit::put(config, checkpoint, metadata, new_versions)).await
-    }
-
-    async fn put_writes(
-        &self,
-        config: &CheckpointConfig,
-        writes: Vec<(String, ChannelValue)>,
-        task_id: &str,
-        task_path: &str,
-    ) -> Result<(), CheckpointError> {
-        let mut conn = self.pool.acquire().await.map_err(backend)?;
-        writes::put_writes(&mut conn, config, &writes, task_id, task_path).await
-    }
-
-    /// One transaction for the whole chain; a commit expecting the latest parent compares it
-    /// under a lock of the thread and namespace.
-    async fn commit(&self, commit: Commit) -> Result<CheckpointConfig, CheckpointError> {
-        commit::commit(&self.pool, &commit).await
-    }
-
-    async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
-        delete::delete_thread(&self.pool, thread_id).await
-    }
-
-    /// One statement; blobs stay for `prune` to remove.
-    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<(), CheckpointError> {
-        runs::delete_for_runs(&self.pool, run_ids).await
-    }
-
-    /// One transaction, the rows copied by the server.
-    async fn copy_thread(
-        &self,
-        source_thread_id: &str,
-        target_thread_id: &str,
-    ) -> Result<(), CheckpointError> {
-        copy::copy_thread(&self.pool, source_thread_id, target_thread_id).await
-    }
-
-    /// One transaction for all the threads, on one snapshot.
-    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<(), CheckpointError> {
-        retention::prune(&self.pool, thread_ids, strategy).await
+/// A saver through its read cache: every `Checkpointer` call goes to the layer.
+impl Delegate for PostgresCheckpointer {
+    fn saver(&self) -> &dyn DynCheckpointer {
+        &self.layer
     }
 }

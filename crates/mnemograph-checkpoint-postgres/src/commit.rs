@@ -16,6 +16,15 @@ use crate::error::backend;
 use crate::text::{escape, unescape};
 use crate::writes::{checkpoint_id, Rows};
 
+/// What tells a stored checkpoint row from another: its document and metadata as the server
+/// renders them, hashed. A commit returns it for each link and the read cache compares it.
+macro_rules! fingerprint {
+    () => {
+        "md5(checkpoint::text || metadata::text)"
+    };
+}
+pub(crate) use fingerprint;
+
 /// One link: the writes against its parent, then its blobs, then its checkpoint row. Written out
 /// twice, for the two ways LangGraph stores a batch of writes: keeping what is stored (regular
 /// channels) or replacing it (a batch of special channels only). Empty arrays insert nothing.
@@ -40,7 +49,9 @@ INSERT INTO checkpoints
     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
 VALUES ($1::text, $2::text, $14, $3::text, $15::jsonb, $16::jsonb)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata"
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata
+RETURNING ",
+            fingerprint!()
         )
     };
 }
@@ -54,15 +65,18 @@ const LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))";
 const LATEST: &str = "SELECT checkpoint_id FROM checkpoints
 WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1";
 
-/// Stores `commit`; returns the address of its last checkpoint.
-pub(crate) async fn commit(pool: &PgPool, commit: &Commit) -> Result<CheckpointConfig, CheckpointError> {
+/// Stores `commit`; returns the address of its last checkpoint and each link's fingerprint.
+pub(crate) async fn commit(
+    pool: &PgPool,
+    commit: &Commit,
+) -> Result<(CheckpointConfig, Vec<String>), CheckpointError> {
     if commit.chain.is_empty() {
         return Err(CheckpointError::empty_chain());
     }
     if commit.expect == ExpectParent::Any && commit.chain.len() == 1 {
         let mut conn = pool.acquire().await.map_err(backend)?;
-        put(&mut conn, &commit.parent, &commit.chain[0]).await?;
-        return Ok(commit.last());
+        let fingerprint = put(&mut conn, &commit.parent, &commit.chain[0]).await?;
+        return Ok((commit.last(), vec![fingerprint]));
     }
     let mut tx = pool.begin().await.map_err(backend)?;
     if commit.expect == ExpectParent::Latest {
@@ -80,19 +94,21 @@ pub(crate) async fn commit(pool: &PgPool, commit: &Commit) -> Result<CheckpointC
             return Err(CheckpointError::conflict(parent, found));
         }
     }
+    let mut fingerprints = Vec::with_capacity(commit.chain.len());
     for (parent, link) in commit.links() {
-        put(&mut tx, &parent, link).await?;
+        fingerprints.push(put(&mut tx, &parent, link).await?);
     }
     tx.commit().await.map_err(backend)?;
-    Ok(commit.last())
+    Ok((commit.last(), fingerprints))
 }
 
-/// One link's writes, blobs and checkpoint row, in one statement on `conn`.
+/// One link's writes, blobs and checkpoint row, in one statement on `conn`; returns the row's
+/// fingerprint.
 async fn put(
     conn: &mut PgConnection,
     parent: &CheckpointConfig,
     link: &ChainLink,
-) -> Result<(), CheckpointError> {
+) -> Result<String, CheckpointError> {
     let (writes, task_id, task_path) = match &link.writes {
         Some(batch) if !batch.writes.is_empty() => {
             checkpoint_id(parent)?;
@@ -108,7 +124,7 @@ async fn put(
         blobs.2.push(kind);
         blobs.3.push(bytes);
     }
-    sqlx::query(if writes.upsert { LINK_REPLACING_WRITES } else { LINK_KEEPING_WRITES })
+    sqlx::query_scalar(if writes.upsert { LINK_REPLACING_WRITES } else { LINK_KEEPING_WRITES })
         .bind(escape(&parent.thread_id))
         .bind(escape(&parent.checkpoint_ns))
         .bind(parent.checkpoint_id.as_deref().map(escape))
@@ -125,8 +141,7 @@ async fn put(
         .bind(escape(&link.checkpoint.id))
         .bind(&rows.document)
         .bind(&rows.metadata)
-        .execute(&mut *conn)
+        .fetch_one(&mut *conn)
         .await
-        .map_err(backend)?;
-    Ok(())
+        .map_err(backend)
 }

@@ -80,12 +80,14 @@ mod delete;
 mod document;
 mod error;
 mod migrations;
+mod read_cache;
 mod reads;
 mod retention;
 mod runs;
 mod select;
 mod text;
 mod tuple;
+mod uncached;
 mod writes;
 
 pub use checkpointer::PostgresCheckpointer;

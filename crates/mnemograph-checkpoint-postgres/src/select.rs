@@ -15,8 +15,26 @@ use sqlx::{Arguments as _, Postgres};
 
 use crate::text::escape;
 
+/// The pending writes of the checkpoint row `c`, one array per column, in LangGraph's order.
+macro_rules! writes_of_c {
+    () => {
+        r#"LEFT JOIN LATERAL (
+    SELECT array_agg(cw.task_id ORDER BY cw.task_path COLLATE "C", cw.task_id COLLATE "C", cw.idx) AS task_ids,
+        array_agg(cw.channel ORDER BY cw.task_path COLLATE "C", cw.task_id COLLATE "C", cw.idx) AS channels,
+        array_agg(cw.type ORDER BY cw.task_path COLLATE "C", cw.task_id COLLATE "C", cw.idx) AS types,
+        array_agg(cw.blob ORDER BY cw.task_path COLLATE "C", cw.task_id COLLATE "C", cw.idx) AS blobs
+    FROM checkpoint_writes cw
+    WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
+        AND cw.checkpoint_id = c.checkpoint_id
+) AS w ON TRUE
+"#
+    };
+}
+pub(crate) use writes_of_c;
+
 /// The statement, up to its `WHERE`.
-const SELECT: &str = r#"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+const SELECT: &str = concat!(
+    r#"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
     c.checkpoint::text AS checkpoint, c.metadata::text AS metadata,
     b.channels, b.types, b.blobs,
     w.task_ids, w.channels AS write_channels, w.types AS write_types, w.blobs AS write_blobs
@@ -30,16 +48,9 @@ LEFT JOIN LATERAL (
         ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
         AND bl.channel = v.key AND bl.version = v.value
 ) AS b ON TRUE
-LEFT JOIN LATERAL (
-    SELECT array_agg(cw.task_id ORDER BY cw.task_path COLLATE "C", cw.task_id COLLATE "C", cw.idx) AS task_ids,
-        array_agg(cw.channel ORDER BY cw.task_path COLLATE "C", cw.task_id COLLATE "C", cw.idx) AS channels,
-        array_agg(cw.type ORDER BY cw.task_path COLLATE "C", cw.task_id COLLATE "C", cw.idx) AS types,
-        array_agg(cw.blob ORDER BY cw.task_path COLLATE "C", cw.task_id COLLATE "C", cw.idx) AS blobs
-    FROM checkpoint_writes cw
-    WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
-        AND cw.checkpoint_id = c.checkpoint_id
-) AS w ON TRUE
-"#;
+"#,
+    writes_of_c!()
+);
 
 /// What to select.
 #[derive(Debug, Default)]

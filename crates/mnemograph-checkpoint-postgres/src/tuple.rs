@@ -41,18 +41,7 @@ pub(crate) fn from_row(row: &PgRow) -> Result<CheckpointTuple, CheckpointError> 
     }
     let checkpoint = checkpoint_from_json(&document, blobs).map_err(|e| corrupt(e.to_string()))?;
 
-    let task_ids = array::<String>(row, "task_ids")?;
-    let write_channels = array::<String>(row, "write_channels")?;
-    let write_kinds = array::<Option<String>>(row, "write_types")?;
-    let write_bytes = array::<Vec<u8>>(row, "write_blobs")?;
-    let mut pending_writes = Vec::with_capacity(task_ids.len());
-    for (((task_id, channel), kind), bytes) in
-        task_ids.into_iter().zip(write_channels).zip(write_kinds).zip(write_bytes)
-    {
-        let kind = kind.as_deref().unwrap_or("null");
-        let value = loads_typed(kind, &bytes).map_err(|e| corrupt(format!("write to `{channel}`: {e}")))?;
-        pending_writes.push(PendingWrite { task_id: unescape(task_id), channel: unescape(channel), value });
-    }
+    let pending_writes = pending_writes(row, &corrupt)?;
 
     let address = |id: String| CheckpointConfig {
         thread_id: thread_id.clone(),
@@ -66,6 +55,27 @@ pub(crate) fn from_row(row: &PgRow) -> Result<CheckpointTuple, CheckpointError> 
         metadata,
         pending_writes,
     })
+}
+
+/// The pending writes aggregated into a row (`task_ids`, `write_channels`, `write_types`,
+/// `write_blobs`); `corrupt` names the checkpoint in the error of a write that does not decode.
+pub(crate) fn pending_writes(
+    row: &PgRow,
+    corrupt: &dyn Fn(String) -> CheckpointError,
+) -> Result<Vec<PendingWrite>, CheckpointError> {
+    let task_ids = array::<String>(row, "task_ids")?;
+    let write_channels = array::<String>(row, "write_channels")?;
+    let write_kinds = array::<Option<String>>(row, "write_types")?;
+    let write_bytes = array::<Vec<u8>>(row, "write_blobs")?;
+    let mut pending_writes = Vec::with_capacity(task_ids.len());
+    for (((task_id, channel), kind), bytes) in
+        task_ids.into_iter().zip(write_channels).zip(write_kinds).zip(write_bytes)
+    {
+        let kind = kind.as_deref().unwrap_or("null");
+        let value = loads_typed(kind, &bytes).map_err(|e| corrupt(format!("write to `{channel}`: {e}")))?;
+        pending_writes.push(PendingWrite { task_id: unescape(task_id), channel: unescape(channel), value });
+    }
+    Ok(pending_writes)
 }
 
 /// A JSONB column read as text.

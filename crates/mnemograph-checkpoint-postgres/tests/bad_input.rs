@@ -199,7 +199,10 @@ async fn corrupt_row_is_reported(corruption: &str) {
     let changed = sqlx::query(corruption).bind(&config.thread_id).execute(saver.pool()).await.unwrap();
     assert_eq!(changed.rows_affected(), 1, "{corruption}");
 
-    let read = saver.get_tuple(&config).await;
+    // Read as another process would: the writer remembers what it stored, and a blob (immutable
+    // by its channel and version) edited in place under that checkpoint is not looked at again.
+    let reader = PostgresCheckpointer::from_pool(saver.pool().clone());
+    let read = reader.get_tuple(&config).await;
     assert!(
         matches!(read, Err(CheckpointError::Corrupt(ref m)) if m.contains(&config.thread_id)),
         "{read:?}"
