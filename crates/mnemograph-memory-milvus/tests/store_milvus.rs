@@ -125,6 +125,19 @@ async fn store_milvus_conformance_list_namespaces() {
 }
 
 #[tokio::test]
+async fn store_milvus_conformance_newest_write_first() {
+    with_store("order", None, same, |s| async move { store_suite::newest_write_first(&s).await }).await;
+}
+
+#[tokio::test]
+async fn store_milvus_conformance_replacing_re_embeds() {
+    with_store("reembed", Some(index(&["text"])), same, |s| async move {
+        store_suite::replacing_re_embeds(&s).await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn store_milvus_conformance_through_dyn_store() {
     with_store("dyn", Some(index(&["text"])), same, |s| async move {
         // Named by path, not imported: its methods would make every `s.put(..)` ambiguous.
