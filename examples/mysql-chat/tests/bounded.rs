@@ -36,7 +36,7 @@ async fn a_long_conversation_keeps_a_flat_footprint() {
         "{at_100:?} {at_last:?}"
     );
     // Bytes: flat once trimming holds the conversation at its budget (within a quarter, for
-    // the varying lengths of the messages kept), far from the 3x a growing thread would show.
+    // the varying lengths of the messages kept); an untrimmed list would triple from 100 to 300.
     assert!(at_10.latest_messages_bytes < at_100.latest_messages_bytes);
     assert!(at_last.latest_messages_bytes * 4 <= at_100.latest_messages_bytes * 5, "{at_100:?} {at_last:?}");
     assert!(at_last.bytes * 4 <= at_100.bytes * 5, "{at_100:?} {at_last:?}");
