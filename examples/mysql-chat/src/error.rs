@@ -41,14 +41,6 @@ pub enum Error {
         /// The conversation.
         conversation_id: String,
     },
-    /// A legacy `messages` row has a role this service cannot map to a chat message.
-    #[error("legacy message {message_id} has unknown role {role:?}")]
-    LegacyRole {
-        /// `messages.id` of the row.
-        message_id: u64,
-        /// The role found.
-        role: String,
-    },
     /// The graph run ended without an AI message at the end of the conversation.
     #[error("the model gave no answer")]
     NoAnswer,

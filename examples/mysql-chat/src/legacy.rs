@@ -9,10 +9,11 @@ use mnemograph_core::messages::Message;
 use serde::Serialize;
 use sqlx::{MySqlPool, Row as _};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// The legacy schema. `messages.id` gives the display order; roles are `user`, `assistant` and
-/// `system`, as the old application wrote them.
+/// `system` as the old application wrote them, though older rows may hold others (see
+/// [`to_chat_message`]).
 const SCHEMA: [&str; 2] = [
     "CREATE TABLE IF NOT EXISTS conversations (
         id VARCHAR(64) NOT NULL PRIMARY KEY,
@@ -41,7 +42,7 @@ const TIME_FORMAT: &str = "%Y-%m-%d %H:%i:%s.%f";
 pub struct LegacyMessage {
     /// `messages.id`.
     pub id: u64,
-    /// `user`, `assistant` or `system`.
+    /// `user`, `assistant` or `system` (rows written before may hold other roles).
     pub role: String,
     /// The text.
     pub content: String,
@@ -159,20 +160,28 @@ pub async fn conversation(pool: &MySqlPool, conversation_id: &str) -> Result<Opt
     }))
 }
 
-/// The chat message a legacy row stands for. Its id is `legacy-{messages.id}`, stable across
-/// attempts, so even a second migration of the same rows would replace them in the checkpoint
-/// (`add_messages` merges by id) rather than duplicate them.
+/// The chat message a legacy row stands for, or `None` for a row with no place in the
+/// conversation the model sees. Its id is `legacy-{messages.id}`, stable across attempts, so even
+/// a second migration of the same rows would replace them in the checkpoint (`add_messages`
+/// merges by id) rather than duplicate them.
 ///
-/// # Errors
-/// [`Error::LegacyRole`] for a role other than `user`, `assistant` or `system`.
-pub fn to_chat_message(row: &LegacyMessage) -> Result<Message> {
-    let message = match row.role.as_str() {
-        "user" => Message::human(row.content.as_str()),
-        "assistant" => Message::ai(row.content.as_str()),
-        "system" => Message::system(row.content.as_str()),
-        other => return Err(Error::LegacyRole { message_id: row.id, role: other.to_owned() }),
+/// Roles are compared ignoring case and surrounding spaces: `user` and `human` become a human
+/// message, `assistant`, `ai` and `bot` an AI message, `system` and `developer` a system
+/// message. Any other role (`tool` and `function` rows lack the call they answer, which the model
+/// APIs require; an empty or unknown role says nothing usable) is skipped with a warning naming
+/// the row, so one odd row never makes its conversation fail.
+pub fn to_chat_message(row: &LegacyMessage) -> Option<Message> {
+    let text = row.content.as_str();
+    let message = match row.role.trim().to_ascii_lowercase().as_str() {
+        "user" | "human" => Message::human(text),
+        "assistant" | "ai" | "bot" => Message::ai(text),
+        "system" | "developer" => Message::system(text),
+        _ => {
+            tracing::warn!(message_id = row.id, role = %row.role, "skipping a legacy message with an unknown role");
+            return None;
+        }
     };
-    Ok(message.with_id(format!("legacy-{}", row.id)))
+    Some(message.with_id(format!("legacy-{}", row.id)))
 }
 
 #[cfg(test)]
@@ -190,7 +199,24 @@ mod tests {
         assert_eq!((human.kind(), human.id()), (MessageType::Human, Some("legacy-7")));
         assert_eq!(to_chat_message(&row(8, "assistant")).unwrap().kind(), MessageType::Ai);
         assert_eq!(to_chat_message(&row(9, "system")).unwrap().kind(), MessageType::System);
-        let err = to_chat_message(&row(10, "tool")).unwrap_err();
-        assert!(matches!(err, Error::LegacyRole { message_id: 10, ref role } if role == "tool"));
+    }
+
+    #[test]
+    fn other_spellings_of_the_three_roles_are_mapped() {
+        let kind = |role: &str| to_chat_message(&row(1, role)).map(|m| m.kind());
+        for role in ["human", "Human", " USER "] {
+            assert_eq!(kind(role), Some(MessageType::Human), "{role:?}");
+        }
+        for role in ["ai", "bot", "Assistant"] {
+            assert_eq!(kind(role), Some(MessageType::Ai), "{role:?}");
+        }
+        assert_eq!(kind("developer"), Some(MessageType::System));
+    }
+
+    #[test]
+    fn unknown_roles_are_skipped() {
+        for role in ["tool", "function", "", "  ", "moderator"] {
+            assert_eq!(to_chat_message(&row(10, role)), None, "{role:?}");
+        }
     }
 }

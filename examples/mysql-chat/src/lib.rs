@@ -8,14 +8,20 @@
 //! with the application's older `conversations` / `messages` tables kept for display:
 //!
 //! - `thread_id = "conv_{conversation_id}"` ([`thread_id`]); every round runs a
-//!   `create_agent` graph (`START → model → END`) on that thread, so the model sees the
-//!   conversation the checkpointer restored.
+//!   `create_agent` graph (`START → trimming.before_model → model → END`) on that thread, so
+//!   the model sees the conversation the checkpointer restored.
 //! - Each round is also appended to `conversations` / `messages`, in one transaction
 //!   ([`legacy`]).
 //! - A conversation that exists only in the legacy tables is migrated into a checkpoint on its
 //!   first round ([`migrate`]), exactly once even when several first requests race: every round
 //!   holds the conversation's MySQL named lock `GET_LOCK('conv_<id>')` ([`ConversationLock`])
-//!   from before the "has it a checkpoint?" check until it is saved.
+//!   from before the "has it a checkpoint?" check until it is saved. A conversation's other
+//!   rounds in the same process queue without a connection ([`ConversationQueues`]), so a
+//!   burst on one conversation cannot take the lock pool from the others.
+//! - The thread stays bounded: mnemograph-agent's `TrimmingMiddleware` keeps the checkpointed
+//!   conversation within a token budget (`CHAT_CONTEXT_TOKENS`), and each round prunes the
+//!   thread to its newest checkpoints (`CHAT_KEEP_CHECKPOINTS`, [`ChatService::footprint`]
+//!   measures it). The legacy tables keep the whole conversation.
 //! - HTTP with axum ([`router`]): `POST /api/chat`, `POST /api/chat/stream` (SSE),
 //!   `GET /api/conversations/{id}/messages`.
 //!
@@ -42,14 +48,14 @@ mod service;
 
 pub use config::Config;
 pub use error::{Error, Result};
-pub use lock::{lock_name, ConversationLock};
+pub use lock::{lock_name, ConversationLock, ConversationQueues, QueueTurn};
 pub use migrate::ThreadStatus;
 pub use model::{model_from_env, ModelChoice, DEFAULT_OPENAI_MODEL};
 pub use offline::{OfflineModel, OFFLINE_MODEL_NAME};
 pub use routes::router;
 pub use service::{
-    chat_agent, ChatInput, ChatService, ConversationView, Round, RoundEvent, MAX_CONVERSATION_ID_CHARS,
-    MAX_MESSAGE_CHARS, SYSTEM_PROMPT,
+    chat_agent, ChatInput, ChatService, ConversationView, Round, RoundEvent, ThreadFootprint,
+    MAX_CONVERSATION_ID_CHARS, MAX_MESSAGE_CHARS, SYSTEM_PROMPT,
 };
 
 /// The LangGraph thread of a conversation: `conv_{conversation_id}`.

@@ -5,14 +5,90 @@
 //! held across the model call (seconds) and must also cover conversations that have no row yet;
 //! a row lock needs an open transaction for that long and an existing row. A named lock needs
 //! neither, and the server frees it if the holder's connection dies.
+//!
+//! Before a round asks MySQL, it waits its turn in the process ([`ConversationQueues`]): a burst
+//! of requests on one conversation then holds one lock connection, not one per request, so it
+//! cannot take the lock pool from every other conversation.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use sqlx::mysql::MySql;
 use sqlx::pool::PoolConnection;
 use sqlx::MySqlPool;
+use tokio::sync::OwnedMutexGuard;
 
 use crate::error::{Error, Result};
+
+/// One async mutex per conversation with rounds in this process, so that at most one round per
+/// conversation and process takes a lock connection and waits in `GET_LOCK`; the others wait
+/// here, holding nothing. An entry lives while some round holds or awaits it.
+#[derive(Debug, Default)]
+pub struct ConversationQueues {
+    /// The conversations with a round in flight.
+    entries: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// A round's place in its conversation's queue: its turn once [`ConversationQueues::wait`]
+/// returned it. Dropping it hands the turn on, and removes the entry when nobody else uses it.
+#[derive(Debug)]
+pub struct QueueTurn<'a> {
+    /// Where the entry lives.
+    queues: &'a ConversationQueues,
+    /// The conversation.
+    conversation_id: String,
+    /// The conversation's mutex, counted while this turn exists.
+    entry: Arc<tokio::sync::Mutex<()>>,
+    /// Held once the turn came.
+    guard: Option<OwnedMutexGuard<()>>,
+}
+
+impl ConversationQueues {
+    /// Waits up to `wait` until no other round of `conversation_id` in this process is ahead.
+    ///
+    /// # Errors
+    /// [`Error::Busy`] when the rounds ahead took all of `wait`.
+    pub async fn wait(&self, conversation_id: &str, wait: Duration) -> Result<QueueTurn<'_>> {
+        let entry = {
+            let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+            Arc::clone(entries.entry(conversation_id.to_owned()).or_default())
+        };
+        // Built before waiting, so that a timeout or a cancelled wait still removes an entry
+        // nobody else needs.
+        let mut turn =
+            QueueTurn { queues: self, conversation_id: conversation_id.to_owned(), entry, guard: None };
+        match tokio::time::timeout(wait, Arc::clone(&turn.entry).lock_owned()).await {
+            Ok(guard) => {
+                turn.guard = Some(guard);
+                Ok(turn)
+            }
+            Err(_) => Err(Error::Busy { conversation_id: conversation_id.to_owned() }),
+        }
+    }
+
+    /// How many conversations have a round holding or awaiting its turn.
+    pub fn len(&self) -> usize {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Whether no round holds or awaits a turn.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Drop for QueueTurn<'_> {
+    fn drop(&mut self) {
+        // Every clone of an entry is made under this mutex, so the count read under it is exact:
+        // 2 means the map and this turn, nobody waiting.
+        let mut entries = self.queues.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        drop(self.guard.take());
+        if Arc::strong_count(&self.entry) == 2 {
+            entries.remove(&self.conversation_id);
+        }
+    }
+}
 
 /// Proof that the current round holds its conversation's lock.
 ///
@@ -96,5 +172,32 @@ impl Drop for ConversationLock {
         if !self.clean {
             self.conn.close_on_drop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn one_turn_per_conversation_and_entries_go_when_unused() {
+        let queues = ConversationQueues::default();
+        let first = queues.wait("a", Duration::from_secs(1)).await.unwrap();
+        // Another conversation is not held up.
+        let other = queues.wait("b", Duration::from_millis(10)).await.unwrap();
+        assert_eq!(queues.len(), 2);
+        let blocked = queues.wait("a", Duration::from_millis(20)).await;
+        assert!(matches!(blocked, Err(Error::Busy { .. })), "{blocked:?}");
+        drop(other);
+        assert_eq!(queues.len(), 1, "the timed-out wait left no entry behind");
+
+        let waiting = queues.wait("a", Duration::from_secs(5));
+        tokio::pin!(waiting);
+        assert!(futures_util::FutureExt::now_or_never(waiting.as_mut()).is_none());
+        drop(first);
+        let second = waiting.await.unwrap();
+        assert_eq!(queues.len(), 1, "the waiter kept the entry");
+        drop(second);
+        assert!(queues.is_empty());
     }
 }

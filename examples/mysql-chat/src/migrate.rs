@@ -24,7 +24,7 @@ pub enum ThreadStatus {
         /// How many legacy messages it holds.
         messages: usize,
     },
-    /// Neither a checkpoint nor legacy messages: a new conversation.
+    /// Neither a checkpoint nor legacy messages the model could be given: a new conversation.
     New,
 }
 
@@ -41,9 +41,11 @@ pub enum ThreadStatus {
 /// message, so the thread has nothing left to run (`next` is empty) and the next round starts
 /// from a finished conversation. The checkpoint's metadata says `source = "update"`, `step = 0`.
 ///
+/// Rows whose role has no chat message kind are left out (with a warning, see
+/// [`legacy::to_chat_message`]); a conversation with only such rows is [`ThreadStatus::New`].
+///
 /// # Errors
-/// [`Error::LegacyRole`](crate::Error::LegacyRole) for a row it cannot map, database and graph
-/// failures otherwise; nothing is written then.
+/// Database and graph failures; nothing is written then.
 pub async fn ensure_thread(
     lock: &ConversationLock,
     graph: &CompiledGraph<AgentState>,
@@ -59,7 +61,10 @@ pub async fn ensure_thread(
     if rows.is_empty() {
         return Ok(ThreadStatus::New);
     }
-    let history = rows.iter().map(legacy::to_chat_message).collect::<Result<Vec<_>>>()?;
+    let history: Vec<_> = rows.iter().filter_map(legacy::to_chat_message).collect();
+    if history.is_empty() {
+        return Ok(ThreadStatus::New);
+    }
     let count = history.len();
     graph
         .update_state(&RunConfig::thread(thread_id), AgentStateUpdate::messages(history), Some(MODEL_NODE))

@@ -1,25 +1,27 @@
 //! [`ChatService`]: one chat round = lock the conversation, migrate it if it is legacy-only, run
-//! the agent graph on `thread_id = conv_{conversation_id}`, append the round to the legacy
-//! tables, unlock.
+//! the agent graph on `thread_id = conv_{conversation_id}` (trimming its history to the token
+//! budget), append the round to the legacy tables, prune the thread's older checkpoints, unlock.
 
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use mnemograph_agent::{create_agent, AgentBuilder, AgentState, AgentStateUpdate, MODEL_NODE};
+use mnemograph_agent::{
+    create_agent, AgentBuilder, AgentState, AgentStateUpdate, TrimmingMiddleware, MODEL_NODE,
+};
 use mnemograph_checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPoolOptions};
 use mnemograph_core::checkpoint::{CheckpointConfig, Checkpointer};
 use mnemograph_core::messages::{Message, MessageType};
 use mnemograph_core::prelude::*;
 use mnemograph_models::{SharedChatModel, SharedTool};
 use serde::{Deserialize, Serialize};
-use sqlx::MySqlPool;
+use sqlx::{MySqlPool, Row as _};
 use tokio::sync::mpsc;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::legacy::{self, Conversation};
-use crate::lock::ConversationLock;
+use crate::lock::{ConversationLock, ConversationQueues};
 use crate::migrate::{self, ThreadStatus};
 
 /// The system prompt, sent before the conversation on every model call and never stored.
@@ -29,10 +31,18 @@ pub const MAX_MESSAGE_CHARS: usize = 32_000;
 /// The longest conversation id accepted: `conv_` plus the id must fit a `GET_LOCK` name (64).
 pub const MAX_CONVERSATION_ID_CHARS: usize = 59;
 
-/// The agent the service runs: `create_agent` with the model, no tools, and [`SYSTEM_PROMPT`].
-/// Its graph is `START → model → END`.
-pub fn chat_agent(model: SharedChatModel) -> AgentBuilder {
-    create_agent(model, Vec::<SharedTool>::new()).system_prompt(SYSTEM_PROMPT)
+/// The agent the service runs: `create_agent` with the model, no tools, [`SYSTEM_PROMPT`], and
+/// mnemograph-agent's [`TrimmingMiddleware`] keeping the checkpointed conversation within
+/// `context_tokens`. Its graph is `START → trimming.before_model → model → END`.
+///
+/// The trimming node replaces the stored history with the turns that fit
+/// (`RemoveMessage(REMOVE_ALL_MESSAGES)` and the kept messages), so the thread's latest
+/// checkpoint stays bounded however long the conversation; the legacy `messages` table keeps
+/// every message.
+pub fn chat_agent(model: SharedChatModel, context_tokens: usize) -> AgentBuilder {
+    create_agent(model, Vec::<SharedTool>::new())
+        .system_prompt(SYSTEM_PROMPT)
+        .middleware(TrimmingMiddleware::new(context_tokens))
 }
 
 /// The body of `POST /api/chat` and `POST /api/chat/stream`.
@@ -92,6 +102,24 @@ pub struct ConversationView {
     pub checkpointed: bool,
 }
 
+/// What a conversation's thread occupies in the checkpoint tables: rows and bytes (checkpoint
+/// documents with their metadata, blob and write values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ThreadFootprint {
+    /// `checkpoints` rows.
+    pub checkpoints: u64,
+    /// `checkpoint_blobs` rows.
+    pub blobs: u64,
+    /// `checkpoint_writes` rows.
+    pub writes: u64,
+    /// Bytes of all three tables' documents and values.
+    pub bytes: u64,
+    /// Bytes of the `messages` blob of the latest checkpoint: the conversation the next round
+    /// starts from.
+    pub latest_messages_bytes: u64,
+}
+
 /// The chat service. Cloning is cheap: clones share everything.
 #[derive(Clone)]
 pub struct ChatService {
@@ -109,8 +137,13 @@ struct Inner {
     pool: MySqlPool,
     /// A separate pool for conversation locks, so waiting rounds cannot starve working ones.
     locks: MySqlPool,
+    /// Rounds waiting for a conversation that already has one in flight wait here, without a
+    /// connection, so one conversation holds at most one lock connection.
+    queues: ConversationQueues,
     /// How long a round waits for its conversation's lock.
     lock_wait: Duration,
+    /// Checkpoints kept per thread after each round.
+    keep_checkpoints: usize,
 }
 
 impl std::fmt::Debug for ChatService {
@@ -118,6 +151,7 @@ impl std::fmt::Debug for ChatService {
         f.debug_struct("ChatService")
             .field("saver", &self.inner.saver)
             .field("lock_wait", &self.inner.lock_wait)
+            .field("keep_checkpoints", &self.inner.keep_checkpoints)
             .finish_non_exhaustive()
     }
 }
@@ -137,10 +171,11 @@ impl ChatService {
             .acquire_timeout(config.lock_wait)
             .connect_with(MySqlConnectOptions::from_str(&config.mysql_url)?)
             .await?;
-        Self::new(saver, locks, model, config.lock_wait)
+        Self::new(saver, locks, model, config)
     }
 
-    /// A service over an existing saver (whose tables are set up) and lock pool.
+    /// A service over an existing saver (whose tables are set up) and lock pool, with the lock
+    /// wait, token budget and checkpoints kept of `config` (its URL and address are not used).
     ///
     /// # Errors
     /// [`Error::Graph`] if the agent does not compile.
@@ -148,11 +183,21 @@ impl ChatService {
         saver: MySqlCheckpointer,
         locks: MySqlPool,
         model: SharedChatModel,
-        lock_wait: Duration,
+        config: &Config,
     ) -> Result<Self> {
-        let graph = chat_agent(model).compile_with(saver.clone())?;
+        let graph = chat_agent(model, config.context_tokens).compile_with(saver.clone())?;
         let pool = saver.pool().clone();
-        Ok(Self { inner: Arc::new(Inner { graph, saver, pool, locks, lock_wait }) })
+        Ok(Self {
+            inner: Arc::new(Inner {
+                graph,
+                saver,
+                pool,
+                locks,
+                queues: ConversationQueues::default(),
+                lock_wait: config.lock_wait,
+                keep_checkpoints: config.keep_checkpoints.max(1),
+            }),
+        })
     }
 
     /// The compiled agent graph.
@@ -220,18 +265,74 @@ impl ChatService {
             self.inner.saver.get_tuple(&CheckpointConfig::thread(thread_id.as_str())).await?.is_some();
         Ok(ConversationView { conversation, thread_id, checkpointed })
     }
+
+    /// What the conversation's thread occupies in the checkpoint tables now.
+    ///
+    /// # Errors
+    /// Invalid id; database failures.
+    pub async fn footprint(&self, conversation_id: &str) -> Result<ThreadFootprint> {
+        validate_conversation_id(conversation_id)?;
+        let thread_id = crate::thread_id(conversation_id);
+        let row = sqlx::query(FOOTPRINT)
+            .bind(&thread_id)
+            .bind(&thread_id)
+            .bind(&thread_id)
+            .bind(&thread_id)
+            .bind(&thread_id)
+            .bind(&thread_id)
+            .bind(&thread_id)
+            .fetch_one(&self.inner.pool)
+            .await?;
+        let number =
+            |name: &str| -> Result<u64> { Ok(u64::try_from(row.try_get::<i64, _>(name)?).unwrap_or(0)) };
+        let (checkpoint_bytes, blob_bytes, write_bytes) =
+            (number("checkpoint_bytes")?, number("blob_bytes")?, number("write_bytes")?);
+        Ok(ThreadFootprint {
+            checkpoints: number("checkpoints")?,
+            blobs: number("blobs")?,
+            writes: number("writes")?,
+            bytes: checkpoint_bytes + blob_bytes + write_bytes,
+            latest_messages_bytes: number("latest_messages_bytes")?,
+        })
+    }
 }
+
+/// Rows and bytes of one thread (bound seven times), each sum as a signed integer.
+const FOOTPRINT: &str = "SELECT
+    (SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?) AS checkpoints,
+    (SELECT CAST(COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) AS SIGNED)
+        FROM checkpoints WHERE thread_id = ?) AS checkpoint_bytes,
+    (SELECT COUNT(*) FROM checkpoint_blobs WHERE thread_id = ?) AS blobs,
+    (SELECT CAST(COALESCE(SUM(LENGTH(`blob`)), 0) AS SIGNED)
+        FROM checkpoint_blobs WHERE thread_id = ?) AS blob_bytes,
+    (SELECT COUNT(*) FROM checkpoint_writes WHERE thread_id = ?) AS writes,
+    (SELECT CAST(COALESCE(SUM(LENGTH(`blob`)), 0) AS SIGNED)
+        FROM checkpoint_writes WHERE thread_id = ?) AS write_bytes,
+    CAST(COALESCE((SELECT LENGTH(b.`blob`) FROM checkpoint_blobs b
+        JOIN (SELECT thread_id, checkpoint_ns,
+                JSON_UNQUOTE(JSON_EXTRACT(checkpoint, '$.channel_versions.messages')) AS version
+              FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''
+              ORDER BY checkpoint_id DESC LIMIT 1) c
+          ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+         AND b.channel = 'messages' AND b.version = c.version), 0) AS SIGNED) AS latest_messages_bytes";
 
 impl Inner {
     /// One round, holding the conversation's lock from before the migration check until the
-    /// round is saved: rounds of one conversation run one after another, in every process.
+    /// round is saved and pruned: rounds of one conversation run one after another, in every
+    /// process. Within this process they first queue without a connection, so only the round
+    /// at the head of a conversation's queue waits in `GET_LOCK`.
     async fn round(
         &self,
         conversation_id: String,
         message: String,
         tokens: Option<&mpsc::UnboundedSender<RoundEvent>>,
     ) -> Result<Round> {
-        let lock = ConversationLock::acquire(&self.locks, &conversation_id, self.lock_wait).await?;
+        let started = Instant::now();
+        // Held until the round is over (dropped last), so the next round of this conversation in
+        // this process only then asks for a lock connection.
+        let _turn = self.queues.wait(&conversation_id, self.lock_wait).await?;
+        let remaining = self.lock_wait.saturating_sub(started.elapsed());
+        let lock = ConversationLock::acquire(&self.locks, &conversation_id, remaining).await?;
         let outcome = self.round_locked(&lock, &message, tokens).await;
         // Released after a failure too; if releasing fails, the guard closes its connection,
         // which frees the lock just the same.
@@ -264,6 +365,11 @@ impl Inner {
             .map(Message::text)
             .ok_or(Error::NoAnswer)?;
         legacy::append_round(&self.pool, conversation_id, message, &answer).await?;
+        // Under the lock no other round writes to the thread. The round is saved already, so a
+        // failed prune only leaves more rows until the next round's prune removes them.
+        if let Err(e) = self.saver.prune(&thread_id, self.keep_checkpoints).await {
+            tracing::warn!(conversation_id, error = %e, "could not prune the thread's older checkpoints");
+        }
         let migrated = matches!(status, ThreadStatus::Migrated { .. });
         Ok(Round { conversation_id: conversation_id.to_owned(), thread_id, answer, migrated })
     }
@@ -345,9 +451,9 @@ mod tests {
     }
 
     #[test]
-    fn the_agent_graph_is_start_model_end() {
+    fn the_agent_graph_is_start_trimming_model_end() {
         use mnemograph_models::ChatModelExt;
-        let graph = chat_agent(crate::OfflineModel.shared()).compile().unwrap();
-        assert_eq!(graph.node_names().collect::<Vec<_>>(), [START, MODEL_NODE]);
+        let graph = chat_agent(crate::OfflineModel.shared(), 1000).compile().unwrap();
+        assert_eq!(graph.node_names().collect::<Vec<_>>(), [START, MODEL_NODE, "trimming.before_model"]);
     }
 }

@@ -23,10 +23,11 @@ async fn chat_rounds_continue_the_thread() {
     let second = app.chat(&id, "What is my name?").await;
     assert_eq!(second["answer"], "[offline] Your name is Alice, you told me earlier.");
 
-    // One thread, its checkpoints chained: input, after START, after the model, per round.
+    // One thread, its checkpoints chained: input, after START, after trimming, after the model,
+    // per round.
     let config = RunConfig::thread(format!("conv_{id}"));
     let history = app.service.graph().get_state_history(&config, ListOptions::new()).await.unwrap();
-    assert_eq!(history.len(), 6);
+    assert_eq!(history.len(), 8);
     for pair in history.windows(2) {
         let parent = pair[0].parent_config.as_ref().and_then(|c| c.checkpoint_id.clone());
         assert_eq!(parent, pair[1].config.as_ref().and_then(|c| c.checkpoint_id.clone()));

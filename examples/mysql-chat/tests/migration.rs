@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use mnemograph_core::checkpoint::ListOptions;
 use mnemograph_core::messages::Message;
+use mnemograph_core::messages::MessageType;
 use mnemograph_core::RunConfig;
-use mysql_chat::{migrate, ConversationLock, ThreadStatus};
+use mnemograph_models::ChatModelExt;
+use mysql_chat::{migrate, ConversationLock, OfflineModel, ThreadStatus};
 
 /// The legacy history every test starts from.
 const LEGACY: [(&str, &str); 3] = [
@@ -20,7 +22,12 @@ const LEGACY: [(&str, &str); 3] = [
 
 #[tokio::test]
 async fn concurrent_first_requests_migrate_once() {
-    let Some(app) = support::start().await else { return };
+    // Every checkpoint kept, to look at the whole history.
+    let mut settings = support::config();
+    settings.keep_checkpoints = 1000;
+    let Some(app) = support::start_with(support::DATABASE, OfflineModel.shared(), &settings).await else {
+        return;
+    };
     let id = support::new_conversation_id();
     support::insert_legacy(&app.pool, &id, &LEGACY).await;
     let config = RunConfig::thread(format!("conv_{id}"));
@@ -42,12 +49,12 @@ async fn concurrent_first_requests_migrate_once() {
     }
 
     // The history holds one migration checkpoint (`update_state` writes `source = "update"`),
-    // the first of the thread, then three checkpoints per round.
+    // the first of the thread, then four checkpoints per round.
     let history = app.service.graph().get_state_history(&config, ListOptions::new()).await.unwrap();
     let sources: Vec<&str> = history.iter().map(|s| s.metadata.as_ref().unwrap().source.as_str()).collect();
     assert_eq!(sources.iter().filter(|s| **s == "update").count(), 1, "{sources:?}");
     assert_eq!(sources.last(), Some(&"update"));
-    assert_eq!(history.len(), 1 + 8 * 3);
+    assert_eq!(history.len(), 1 + 8 * 4);
 
     // No message twice: the legacy rows once each (ids `legacy-<row id>`), then 8 rounds.
     let state = app.service.graph().get_state(&config).await.unwrap();
@@ -116,4 +123,53 @@ async fn a_held_lock_makes_other_rounds_wait_then_report_busy() {
     drop(held);
     let again = ConversationLock::acquire(&locks, &id, Duration::from_secs(10)).await.unwrap();
     again.release().await.unwrap();
+}
+
+#[tokio::test]
+async fn legacy_rows_with_other_roles_are_mapped_or_skipped() {
+    let Some(app) = support::start().await else { return };
+    let id = support::new_conversation_id();
+    let rows = [
+        ("system", "Be brief."),
+        ("human", "Hello, my name is Carol."),
+        ("bot", "Hello Carol."),
+        ("tool", "{\"weather\": \"sunny\"}"),
+        ("function", "42"),
+        ("", "a row without a role"),
+        ("AI", "Anything else?"),
+    ];
+    support::insert_legacy(&app.pool, &id, &rows).await;
+
+    // The odd rows do not make the conversation fail, neither on migration nor after.
+    let first = app.chat(&id, "What is my name?").await;
+    assert_eq!(first["migrated"], true);
+    assert_eq!(first["answer"], "[offline] Your name is Carol, you told me earlier.");
+    let second = app.chat(&id, "Who am I?").await;
+    assert_eq!(second["answer"], "[offline] Your name is Carol, you told me earlier.");
+
+    // The thread holds the rows with a known role, mapped, then the two rounds.
+    let state = app.service.graph().get_state(&RunConfig::thread(format!("conv_{id}"))).await.unwrap();
+    let kinds: Vec<MessageType> = state.values.messages.iter().map(Message::kind).collect();
+    use MessageType::{Ai, Human, System};
+    assert_eq!(kinds, [System, Human, Ai, Ai, Human, Ai, Human, Ai]);
+    let texts: Vec<String> = state.values.messages[..4].iter().map(Message::text).collect();
+    assert_eq!(texts, ["Be brief.", "Hello, my name is Carol.", "Hello Carol.", "Anything else?"]);
+
+    // The display tables keep every row as it was written.
+    let (status, shown) = app.get(&format!("/api/conversations/{id}/messages")).await;
+    assert_eq!(status, 200);
+    let roles: Vec<&str> =
+        shown["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles[..rows.len()], rows.map(|(role, _)| role));
+    assert_eq!(roles.len(), rows.len() + 4);
+}
+
+#[tokio::test]
+async fn a_conversation_with_only_unknown_roles_starts_fresh() {
+    let Some(app) = support::start().await else { return };
+    let id = support::new_conversation_id();
+    support::insert_legacy(&app.pool, &id, &[("tool", "result"), ("moderator", "flagged")]).await;
+    let answer = app.chat(&id, "Hi, my name is Dan.").await;
+    assert_eq!(answer["migrated"], false, "nothing the model could be given");
+    assert_eq!(answer["answer"], "[offline] Nice to meet you, Dan! I will remember your name.");
 }

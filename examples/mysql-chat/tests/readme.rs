@@ -2,6 +2,7 @@
 //! picture cannot drift from the code. Needs no database.
 
 use mnemograph_models::ChatModelExt;
+use mysql_chat::config::DEFAULT_CONTEXT_TOKENS;
 use mysql_chat::{chat_agent, OfflineModel};
 
 /// The body of the README's first ```mermaid block.
@@ -14,7 +15,8 @@ fn readme_mermaid() -> String {
 
 #[test]
 fn readme_diagram_is_the_real_graph() {
-    let graph = chat_agent(OfflineModel.shared()).compile().expect("the agent compiles");
+    let graph =
+        chat_agent(OfflineModel.shared(), DEFAULT_CONTEXT_TOKENS).compile().expect("the agent compiles");
     let drawn = graph.draw_mermaid();
     assert_eq!(
         readme_mermaid().trim_end(),

@@ -8,13 +8,15 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod turns;
+
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use mnemograph_checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions, MySqlPool, MySqlPoolOptions};
-use mnemograph_models::ChatModelExt;
-use mysql_chat::{ChatService, OfflineModel};
+use mnemograph_models::{ChatModelExt, SharedChatModel};
+use mysql_chat::{ChatService, Config, OfflineModel};
 use serde_json::Value;
 use sqlx::{Connection, MySqlConnection};
 
@@ -77,8 +79,21 @@ pub async fn drop_database(database: &str) {
     }
 }
 
+/// The service's settings in the tests: the defaults, with the lock wait the tests expect.
+pub fn config() -> Config {
+    let mut config = Config::new(url(), "127.0.0.1:0".parse().expect("address"));
+    config.lock_wait = Duration::from_secs(30);
+    config
+}
+
 /// Like [`start`], on `database`.
 pub async fn start_on(database: &str) -> Option<App> {
+    start_with(database, OfflineModel.shared(), &config()).await
+}
+
+/// Like [`start`], on `database`, with `model` and the settings of `config` (see
+/// [`ChatService::new`]).
+pub async fn start_with(database: &str, model: SharedChatModel, config: &Config) -> Option<App> {
     // `information_schema` always exists, so this connects before the test database does.
     let server = options("information_schema");
     let connect = MySqlConnection::connect_with(&server);
@@ -97,8 +112,7 @@ pub async fn start_on(database: &str) -> Option<App> {
     saver.setup().await.expect("checkpoint setup");
     mysql_chat::legacy::setup(saver.pool()).await.expect("legacy setup");
     let locks = lock_pool_on(database).await;
-    let service = ChatService::new(saver.clone(), locks, OfflineModel.shared(), Duration::from_secs(30))
-        .expect("service");
+    let service = ChatService::new(saver.clone(), locks, model, config).expect("service");
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("local addr"));
