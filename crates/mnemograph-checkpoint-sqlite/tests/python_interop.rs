@@ -8,7 +8,6 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 
 use mnemograph_checkpoint::checkpoint::backend::{checkpoint_id, next_version, now_iso};
 use mnemograph_checkpoint::checkpoint::{
@@ -17,30 +16,11 @@ use mnemograph_checkpoint::checkpoint::{
 use mnemograph_checkpoint::value::ChannelValue;
 use mnemograph_checkpoint_sqlite::SqliteCheckpointer;
 use serde_json::{json, Value};
-use support::{fresh_path, fresh_saver};
-
-/// The interpreter, or `None` after saying why; under `CI` a missing one fails the test.
-fn python_peer() -> Option<String> {
-    let python = std::env::var("LANGGRAPH_PYTHON").ok().filter(|p| !p.is_empty());
-    if python.is_none() {
-        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-        assert!(!ci, "LANGGRAPH_PYTHON is required when CI is set (scripts/python-peer.sh makes one)");
-        eprintln!("SKIPPED: LANGGRAPH_PYTHON is not set (scripts/python-peer.sh makes one)");
-    }
-    python
-}
+use support::{fresh_path, fresh_saver, python_peer, run_python};
 
 /// Runs the Python side on `path` and returns the JSON it printed.
 fn py(python: &str, path: &Path, args: &[&str]) -> Value {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/interop.py");
-    let out = Command::new(python).arg(script).arg(path).args(args).output().expect("run python");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "python {args:?} failed:\n{}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("python printed JSON")
+    run_python(python, "interop.py", path, args)
 }
 
 #[tokio::test]

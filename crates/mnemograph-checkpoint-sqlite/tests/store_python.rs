@@ -9,35 +9,16 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use mnemograph_checkpoint::store::{namespace, Embeddings, IndexConfig, SearchQuery, Store};
 use mnemograph_checkpoint::BoxError;
 use mnemograph_checkpoint_sqlite::SqliteStore;
 use serde_json::{json, Value};
-use support::fresh_path;
-
-fn python_peer() -> Option<String> {
-    let python = std::env::var("LANGGRAPH_PYTHON").ok().filter(|p| !p.is_empty());
-    if python.is_none() {
-        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-        assert!(!ci, "LANGGRAPH_PYTHON is required when CI is set (scripts/python-peer.sh makes one)");
-        eprintln!("SKIPPED: LANGGRAPH_PYTHON is not set (scripts/python-peer.sh makes one)");
-    }
-    python
-}
+use support::{fresh_path, python_peer, run_python};
 
 fn py(python: &str, path: &Path, command: &str) -> Value {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/store_interop.py");
-    let out = Command::new(python).arg(script).arg(path).arg(command).output().expect("run python");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "python {command} failed:\n{}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("python printed JSON")
+    run_python(python, "store_interop.py", path, &[command])
 }
 
 /// The model both sides embed with: how often each of the letters a..h occurs.

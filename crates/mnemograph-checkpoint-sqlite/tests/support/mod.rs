@@ -54,3 +54,30 @@ pub async fn latest_log(saver: &SqliteCheckpointer, config: &CheckpointConfig) -
     let tuple = saver.get_tuple(config).await.expect("get_tuple").expect("a checkpoint");
     tuple.checkpoint.channel_values["log"].decode().expect("a list of strings")
 }
+
+/// The Python interpreter of `LANGGRAPH_PYTHON`, or `None` after saying why; under `CI` a missing
+/// one fails the test.
+pub fn python_peer() -> Option<String> {
+    let python = std::env::var("LANGGRAPH_PYTHON").ok().filter(|p| !p.is_empty());
+    if python.is_none() {
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+        assert!(!ci, "LANGGRAPH_PYTHON is required when CI is set (scripts/python-peer.sh makes one)");
+        eprintln!("SKIPPED: LANGGRAPH_PYTHON is not set (scripts/python-peer.sh makes one)");
+    }
+    python
+}
+
+/// Runs `tests/python/{script}` on the database at `path` with `args`, and returns the JSON its
+/// last line printed.
+pub fn run_python(python: &str, script: &str, path: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let script = format!("{}/tests/python/{script}", env!("CARGO_MANIFEST_DIR"));
+    let out =
+        std::process::Command::new(python).arg(script).arg(path).args(args).output().expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "python {args:?} failed:\n{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("python printed JSON")
+}
