@@ -133,7 +133,7 @@ impl Agent {
         // the offline rule otherwise.
         let consolidator = match config.model {
             ModelChoice::Offline => AgentConsolidator::rule_at(config.embedder.rule_similarity()),
-            _ => AgentConsolidator::llm(model.clone()),
+            _ => AgentConsolidator::llm(model.clone(), config.embedder.rule_similarity()),
         };
         // Scoring importance and summarizing follow the model too.
         let (importance, summarizer) = match config.model {

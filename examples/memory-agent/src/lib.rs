@@ -90,7 +90,7 @@ pub use config::{
     CHECKPOINTS_FILE, CONNECT_TIMEOUT, DEFAULT_COLLECTION, DEFAULT_MODEL, DEFAULT_REDIS_PREFIX,
     MEMORIES_FILE,
 };
-pub use consolidate::{AgentConsolidator, Clock, RULE_SIMILARITY};
+pub use consolidate::{AgentConsolidator, Clock, FallbackDecider, FALLBACK_REASON, RULE_SIMILARITY};
 pub use demo::{
     render_checkpoint, render_recalled, render_turn, run_demo, session_day, DemoReport, SessionReport, SCRIPT,
 };

@@ -173,10 +173,11 @@ pub async fn call_model(
 /// with the importance [`AgentContext::importance`] gives it (the model's score, or the offline
 /// rule), and when the user stated something, retires the older memories it supersedes (the update
 /// path: "I moved to Shanghai" retires "I live in Beijing", so later sessions recall only the
-/// new fact). The reasons land in [`AgentState::retired`].
+/// new fact). The reasons land in [`AgentState::retired`]. When the chat model's decision fails,
+/// the offline rule decides and the reasons say so ([`FallbackDecider`](crate::FallbackDecider)).
 ///
 /// # Errors
-/// A memory backend failure; the decider's failure (the turn is saved even then).
+/// A memory backend failure.
 pub async fn save_memory(
     s: AgentState,
     rt: Runtime<AgentContext>,
