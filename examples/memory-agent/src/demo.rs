@@ -167,7 +167,7 @@ pub fn render_turn(turn: &Turn) -> String {
 /// The recalled memories, one line each: score, relevance, session and the start of the text.
 pub fn render_recalled(recalled: &[MemoryHit]) -> String {
     if recalled.is_empty() {
-        return "     recalled: nothing from earlier sessions\n".to_owned();
+        return "     recalled: nothing from long-term memory\n".to_owned();
     }
     let mut s = format!("     recalled {} from long-term memory (score / relevance):\n", recalled.len());
     for r in recalled {

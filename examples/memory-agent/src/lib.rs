@@ -9,6 +9,8 @@
 //!   mnemograph-memory's [`Memory`](mnemograph_memory::Memory) API and recalled by `retrieve` for later
 //!   sessions, scoped to the user (embedded, or Milvus). A statement that changes an older fact
 //!   retires the older memory (mnemograph-memory's `Consolidator`), so it is no longer recalled.
+//!   Recall also reaches the current session's exchanges that trimming dropped from the request
+//!   ([`exchanges_in_reach`]).
 //!
 //! Three things keep both layers lean:
 //!
@@ -104,7 +106,9 @@ pub use importance::{
     QUESTION_IMPORTANCE, STATEMENT_IMPORTANCE,
 };
 pub use memory::AgentMemory;
-pub use nodes::{build_request, call_model, retrieve, save_memory, system_prompt, AgentContext};
+pub use nodes::{
+    build_request, call_model, exchanges_in_reach, retrieve, save_memory, system_prompt, AgentContext,
+};
 pub use offline::{OfflineModel, OFFLINE_NOTICE};
 pub use question::is_question;
 pub use settings::Settings;
