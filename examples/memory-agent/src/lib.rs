@@ -10,7 +10,8 @@
 //!   sessions, scoped to the user (embedded, or Milvus). A statement that changes an older fact
 //!   retires the older memory (mnemograph-memory's `Consolidator`), so it is no longer recalled.
 //!   Recall also reaches the current session's exchanges that trimming dropped from the request
-//!   ([`exchanges_in_reach`]).
+//!   ([`exchanges_in_reach`]), and a question that names a time ("yesterday", "上周") recalls
+//!   from that window only ([`time_window`]).
 //!
 //! Three things keep both layers lean:
 //!
@@ -54,6 +55,7 @@
 //! | `consolidate` | the update path: [`AgentConsolidator`] (LLM or offline rule), [`Clock`] |
 //! | `importance` | [`ImportanceScorer`]: the model's 0-1 score or the offline rule |
 //! | `trim` | [`trim_conversation`]: the thread cut to the token budget before each call |
+//! | `when` | [`time_window`]: the time a question names ("yesterday", "上周"), recall's window |
 //! | `summarizer` | [`AgentSummarizer`]: the model or the extractive offline summary |
 //! | `compact` | [`compact_user`], [`CompactPolicy`]: which sessions become summaries |
 //! | `settings` | [`Settings`]: `MEMORY_MAX_CONTEXT_TOKENS`, `MEMORY_COMPACT_AFTER_DAYS` |
@@ -82,6 +84,7 @@ mod summarizer;
 #[cfg(test)]
 mod test_env;
 mod trim;
+mod when;
 
 pub use agent::{build_graph, Agent, CheckpointSize, Turn};
 pub use compact::{
@@ -94,7 +97,8 @@ pub use config::{
 };
 pub use consolidate::{AgentConsolidator, Clock, FallbackDecider, FALLBACK_REASON, RULE_SIMILARITY};
 pub use demo::{
-    render_checkpoint, render_recalled, render_turn, run_demo, session_day, DemoReport, SessionReport, SCRIPT,
+    render_checkpoint, render_recalled, render_turn, render_window, run_demo, session_day, DemoReport,
+    SessionReport, SCRIPT,
 };
 pub use demo::{AFTER_COMPACTION, DEMO_COMPACT_AFTER_DAYS};
 pub use embedder::{
@@ -115,3 +119,4 @@ pub use settings::Settings;
 pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate};
 pub use summarizer::{extractive_summary, AgentSummarizer};
 pub use trim::{request_tokens, trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
+pub use when::{time_window, TimeWindow};

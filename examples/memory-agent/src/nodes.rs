@@ -15,6 +15,7 @@ use crate::question::is_question;
 use crate::state::{last_human, last_text, AgentState, AgentStateUpdate};
 use crate::summarizer::AgentSummarizer;
 use crate::trim::{trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
+use crate::when::time_window;
 
 /// What the nodes use besides the state: given once with `CompiledGraph::with_context`.
 #[derive(Debug, Clone)]
@@ -95,6 +96,10 @@ pub(crate) const MEMORY_HEADER: &str = "[memory ";
 /// [`exchanges_in_reach`]): that part of the conversation is sent as messages, and recalling it
 /// again only costs tokens, while what trimming dropped is only in long-term memory.
 ///
+/// A time expression in the question ("yesterday", "上周", "in March"; see [`time_window`])
+/// narrows recall to memories created in that window, by the agent's clock. When the window
+/// holds nothing, recall searches all time instead, and [`AgentState::window_fallback`] says so.
+///
 /// # Errors
 /// A memory backend failure or an invalid user id.
 pub async fn retrieve(
@@ -117,8 +122,20 @@ pub async fn retrieve(
         .min_importance(MIN_RECALL_IMPORTANCE)
         .session(SessionScope::All)
         .now(now);
-    let hits = recall(ctx, query, &s.session_id, &in_reach).await?;
-    Ok(AgentStateUpdate::retrieved_history(hits))
+    let window = time_window(&question, now);
+    let (hits, fallback) = match &window {
+        Some(w) => {
+            let hits =
+                recall(ctx, query.clone().since(w.since).until(w.until), &s.session_id, &in_reach).await?;
+            if hits.is_empty() {
+                (recall(ctx, query, &s.session_id, &in_reach).await?, true)
+            } else {
+                (hits, false)
+            }
+        }
+        None => (recall(ctx, query, &s.session_id, &in_reach).await?, false),
+    };
+    Ok(AgentStateUpdate::retrieved_history(hits).with_recall_window(window).with_window_fallback(fallback))
 }
 
 /// The top k hits of `query`, without the exchanges of `session` in `in_reach`.
