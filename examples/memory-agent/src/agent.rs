@@ -18,6 +18,7 @@ use crate::nodes::{call_model, retrieve, save_memory, AgentContext};
 use crate::settings::Settings;
 use crate::state::{last_text, thread_id, AgentState, AgentStateUpdate};
 use crate::summarizer::AgentSummarizer;
+use crate::when::TimeWindow;
 
 /// The agent's graph, without checkpointer or context: `START → retrieve → call_model →
 /// save_memory → END`. [`Agent`] adds both; [`draw_mermaid`](CompiledGraph::draw_mermaid) on it
@@ -54,6 +55,11 @@ pub struct Turn {
     pub thread_messages: usize,
     /// Why each older memory this turn superseded was retired (see [`AgentState::retired`]).
     pub retired: Vec<String>,
+    /// The time window the question named, which recall was narrowed to (see
+    /// [`AgentState::recall_window`]).
+    pub recall_window: Option<TimeWindow>,
+    /// Whether that window held nothing, so recall searched all time instead.
+    pub window_fallback: bool,
 }
 
 /// The size of a thread's latest checkpoint as the SQL savers store it: the JSON document plus
@@ -133,7 +139,7 @@ impl Agent {
         // the offline rule otherwise.
         let consolidator = match config.model {
             ModelChoice::Offline => AgentConsolidator::rule_at(config.embedder.rule_similarity()),
-            _ => AgentConsolidator::llm(model.clone()),
+            _ => AgentConsolidator::llm(model.clone(), config.embedder.rule_similarity()),
         };
         // Scoring importance and summarizing follow the model too.
         let (importance, summarizer) = match config.model {
@@ -198,6 +204,8 @@ impl Agent {
             recalled: state.retrieved_history,
             thread_messages: state.messages.len(),
             retired: state.retired,
+            recall_window: state.recall_window,
+            window_fallback: state.window_fallback,
         })
     }
 

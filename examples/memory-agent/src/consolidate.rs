@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use mnemograph_memory::{
-    now_secs, ConsolidateReport, Consolidator, LlmDecider, Memory, NewMemory, Result, RuleDecider,
+    now_secs, Candidate, ConsolidateReport, Consolidator, LlmDecider, Memory, MemoryRecord, NewMemory,
+    Result, RuleDecider, SupersedeDecider, Supersession,
 };
 use mnemograph_models::{ModelCall, SharedChatModel};
 
@@ -27,9 +28,60 @@ pub enum AgentConsolidator {
     /// Offline: [`RuleDecider`] at a similarity threshold, deterministic and free.
     Rule(Consolidator<RuleDecider>),
     /// With an OpenAI-compatible model: [`LlmDecider`] over that model, which also catches facts
-    /// changed in other words.
-    /// It asks at temperature 0: the decision should not vary between runs.
-    Llm(Consolidator<LlmDecider<ModelCall<SharedChatModel>>>),
+    /// changed in other words, with the offline rule behind it ([`FallbackDecider`]).
+    Llm(Consolidator<FallbackDecider>),
+}
+
+/// The chat model's decision, or the offline rule's when the model fails.
+///
+/// The model is asked at temperature 0 (the decision should not vary between runs). When the
+/// call fails or the reply is out of format, [`RuleDecider`] decides instead, a warning is
+/// logged, and each retirement's reason says that the rule made it: the user's turn is already
+/// answered and saved, and a failed judgement must not cost it.
+#[derive(Debug, Clone)]
+pub struct FallbackDecider {
+    /// The chat model's decider.
+    llm: LlmDecider<ModelCall<SharedChatModel>>,
+    /// Decides when the model cannot.
+    rule: RuleDecider,
+}
+
+impl FallbackDecider {
+    /// The decider of `model`, falling back to the rule at `min_similarity`.
+    pub fn new(model: SharedChatModel, min_similarity: f64) -> Self {
+        Self {
+            llm: LlmDecider::new(ModelCall::new(model).temperature(0.0)),
+            rule: RuleDecider::default().min_similarity(min_similarity),
+        }
+    }
+
+    /// The rule it falls back to.
+    pub fn rule(&self) -> &RuleDecider {
+        &self.rule
+    }
+}
+
+/// Opens the reason of a retirement the rule made because the model's decision failed.
+pub const FALLBACK_REASON: &str = "the chat model's decision failed, so the offline rule decided";
+
+impl SupersedeDecider for FallbackDecider {
+    async fn decide(&self, new: &MemoryRecord, candidates: &[Candidate]) -> Result<Vec<Supersession>> {
+        match self.llm.decide(new, candidates).await {
+            Ok(decisions) => Ok(decisions),
+            Err(e) => {
+                let decisions = self.rule.decide_now(new, candidates);
+                tracing::warn!(
+                    error = %e,
+                    retired = decisions.len(),
+                    "the supersession decision failed; the offline rule decides"
+                );
+                Ok(decisions
+                    .into_iter()
+                    .map(|d| Supersession::new(d.id, format!("{FALLBACK_REASON}: {}", d.reason)))
+                    .collect())
+            }
+        }
+    }
 }
 
 impl AgentConsolidator {
@@ -43,16 +95,20 @@ impl AgentConsolidator {
         Self::Rule(Consolidator::new(RuleDecider::default().min_similarity(min_similarity)))
     }
 
-    /// The LLM decider over `model`.
-    pub fn llm(model: SharedChatModel) -> Self {
-        Self::Llm(Consolidator::new(LlmDecider::new(ModelCall::new(model).temperature(0.0))))
+    /// The LLM decider over `model`, falling back to the offline rule at `min_similarity` when
+    /// the model fails (see [`FallbackDecider`]).
+    pub fn llm(model: SharedChatModel, min_similarity: f64) -> Self {
+        Self::Llm(Consolidator::new(FallbackDecider::new(model, min_similarity)))
     }
 
     /// A short description for the start-up banner.
     pub fn describe(&self) -> String {
         match self {
             Self::Rule(c) => format!("offline rule (similarity >= {})", c.decider().min_similarity),
-            Self::Llm(_) => "the chat model judges (LlmDecider)".to_owned(),
+            Self::Llm(c) => format!(
+                "the chat model judges (LlmDecider; offline rule, similarity >= {}, if it fails)",
+                c.decider().rule().min_similarity
+            ),
         }
     }
 
@@ -62,8 +118,7 @@ impl AgentConsolidator {
     /// quotes the very fact it asked about, which a similarity rule would take for a restatement.
     ///
     /// # Errors
-    /// Memory errors; the decider's (the model failed or answered out of format). The turn is
-    /// stored even then.
+    /// Memory errors. A failed model decision is not one: the rule decides instead.
     pub async fn save_turn(
         &self,
         memory: &AgentMemory,

@@ -8,6 +8,7 @@ use crate::agent::{Agent, CheckpointSize, Turn};
 use crate::compact::{render_compaction, CompactPolicy, SessionCompaction};
 use crate::error::Result;
 use crate::state::thread_id;
+use crate::when::TimeWindow;
 
 /// The script: `(user, session, message)`. Ada tells three facts on Monday and asks one back in
 /// the same session (short-term memory); on Friday, a new session and so a new thread, she asks
@@ -156,6 +157,7 @@ async fn finish_session(agent: &Agent, sessions: &mut [SessionReport], out: &mut
 /// A turn as the transcript shows it: the message, what was recalled with scores, the reply.
 pub fn render_turn(turn: &Turn) -> String {
     let mut s = format!("{}> {}\n", turn.user_id, turn.question);
+    s.push_str(&render_window(turn.recall_window.as_ref(), turn.window_fallback));
     s.push_str(&render_recalled(&turn.recalled));
     s.push_str(&format!("  ai> {}\n", turn.answer));
     for reason in &turn.retired {
@@ -164,10 +166,21 @@ pub fn render_turn(turn: &Turn) -> String {
     s
 }
 
+/// The time window recall was narrowed to, one line, or nothing when the question named no time.
+pub fn render_window(window: Option<&TimeWindow>, fallback: bool) -> String {
+    match window {
+        None => String::new(),
+        Some(w) if fallback => {
+            format!("     time: {}, when nothing was saved; recalled from any time\n", w.describe())
+        }
+        Some(w) => format!("     time: recalling from {}\n", w.describe()),
+    }
+}
+
 /// The recalled memories, one line each: score, relevance, session and the start of the text.
 pub fn render_recalled(recalled: &[MemoryHit]) -> String {
     if recalled.is_empty() {
-        return "     recalled: nothing from earlier sessions\n".to_owned();
+        return "     recalled: nothing from long-term memory\n".to_owned();
     }
     let mut s = format!("     recalled {} from long-term memory (score / relevance):\n", recalled.len());
     for r in recalled {

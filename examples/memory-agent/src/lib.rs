@@ -9,6 +9,9 @@
 //!   mnemograph-memory's [`Memory`](mnemograph_memory::Memory) API and recalled by `retrieve` for later
 //!   sessions, scoped to the user (embedded, or Milvus). A statement that changes an older fact
 //!   retires the older memory (mnemograph-memory's `Consolidator`), so it is no longer recalled.
+//!   Recall also reaches the current session's exchanges that trimming dropped from the request
+//!   ([`exchanges_in_reach`]), and a question that names a time ("yesterday", "上周") recalls
+//!   from that window only ([`time_window`]).
 //!
 //! Three things keep both layers lean:
 //!
@@ -52,6 +55,7 @@
 //! | `consolidate` | the update path: [`AgentConsolidator`] (LLM or offline rule), [`Clock`] |
 //! | `importance` | [`ImportanceScorer`]: the model's 0-1 score or the offline rule |
 //! | `trim` | [`trim_conversation`]: the thread cut to the token budget before each call |
+//! | `when` | [`time_window`]: the time a question names ("yesterday", "上周"), recall's window |
 //! | `summarizer` | [`AgentSummarizer`]: the model or the extractive offline summary |
 //! | `compact` | [`compact_user`], [`CompactPolicy`]: which sessions become summaries |
 //! | `settings` | [`Settings`]: `MEMORY_MAX_CONTEXT_TOKENS`, `MEMORY_COMPACT_AFTER_DAYS` |
@@ -80,6 +84,7 @@ mod summarizer;
 #[cfg(test)]
 mod test_env;
 mod trim;
+mod when;
 
 pub use agent::{build_graph, Agent, CheckpointSize, Turn};
 pub use compact::{
@@ -90,9 +95,10 @@ pub use config::{
     CHECKPOINTS_FILE, CONNECT_TIMEOUT, DEFAULT_COLLECTION, DEFAULT_MODEL, DEFAULT_REDIS_PREFIX,
     MEMORIES_FILE,
 };
-pub use consolidate::{AgentConsolidator, Clock, RULE_SIMILARITY};
+pub use consolidate::{AgentConsolidator, Clock, FallbackDecider, FALLBACK_REASON, RULE_SIMILARITY};
 pub use demo::{
-    render_checkpoint, render_recalled, render_turn, run_demo, session_day, DemoReport, SessionReport, SCRIPT,
+    render_checkpoint, render_recalled, render_turn, render_window, run_demo, session_day, DemoReport,
+    SessionReport, SCRIPT,
 };
 pub use demo::{AFTER_COMPACTION, DEMO_COMPACT_AFTER_DAYS};
 pub use embedder::{
@@ -104,10 +110,13 @@ pub use importance::{
     QUESTION_IMPORTANCE, STATEMENT_IMPORTANCE,
 };
 pub use memory::AgentMemory;
-pub use nodes::{build_request, call_model, retrieve, save_memory, system_prompt, AgentContext};
+pub use nodes::{
+    build_request, call_model, exchanges_in_reach, retrieve, save_memory, system_prompt, AgentContext,
+};
 pub use offline::{OfflineModel, OFFLINE_NOTICE};
 pub use question::is_question;
 pub use settings::Settings;
 pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate};
 pub use summarizer::{extractive_summary, AgentSummarizer};
 pub use trim::{request_tokens, trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
+pub use when::{time_window, TimeWindow};

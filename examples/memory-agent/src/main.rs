@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use memory_agent::{
-    build_graph, render_checkpoint, render_compaction, render_recalled, run_demo, thread_id, Agent,
-    CheckpointerChoice, CheckpointerKind, CompactPolicy, Config, Error, MemoryChoice, ModelChoice, Result,
-    Settings, OFFLINE_NOTICE,
+    build_graph, render_checkpoint, render_compaction, render_recalled, render_window, run_demo, thread_id,
+    Agent, CheckpointerChoice, CheckpointerKind, CompactPolicy, Config, Error, MemoryChoice, ModelChoice,
+    Result, Settings, OFFLINE_NOTICE,
 };
 use mnemograph_core::prelude::*;
 
@@ -366,8 +366,12 @@ async fn chat_once(agent: &Agent, user: &str, session: &str, text: &str) -> Resu
     while let Some(event) = events.next().await {
         match event? {
             StreamEvent::Updates { node, updates } if node == "retrieve" => {
-                for recalled in updates.into_iter().filter_map(|u| u.retrieved_history) {
-                    print!("{}", render_recalled(&recalled));
+                for update in updates {
+                    let window = update.recall_window.flatten();
+                    print!("{}", render_window(window.as_ref(), update.window_fallback.unwrap_or(false)));
+                    if let Some(recalled) = update.retrieved_history {
+                        print!("{}", render_recalled(&recalled));
+                    }
                 }
             }
             StreamEvent::Messages { chunk, .. } => {

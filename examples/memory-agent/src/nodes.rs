@@ -1,6 +1,8 @@
 //! The three nodes of the agent's graph (retrieve → call_model → save_memory) and the prompt that
 //! injects recalled memories.
 
+use std::collections::HashSet;
+
 use mnemograph_core::messages::{Message, MessageType};
 use mnemograph_core::Runtime;
 use mnemograph_memory::{Memory, MemoryHit, NewMemory, RetrieveQuery, SessionScope, ENRICH_RECENT};
@@ -13,6 +15,7 @@ use crate::question::is_question;
 use crate::state::{last_human, last_text, AgentState, AgentStateUpdate};
 use crate::summarizer::AgentSummarizer;
 use crate::trim::{trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
+use crate::when::time_window;
 
 /// What the nodes use besides the state: given once with `CompiledGraph::with_context`.
 #[derive(Debug, Clone)]
@@ -87,9 +90,15 @@ pub(crate) const MEMORY_HEADER: &str = "[memory ";
 
 /// `retrieve`: recalls the user's long-term memories relevant to the latest question.
 ///
-/// The query is enriched with the last few messages before it, scoped to the user (isolation),
-/// and excludes the current session: that conversation is already in the checkpointed messages,
-/// and recalling it again only costs tokens.
+/// The query is enriched with the last few messages before it and scoped to the user
+/// (isolation). It searches every session, the current one included, but never returns an
+/// exchange of the current session that the model request can still hold (see
+/// [`exchanges_in_reach`]): that part of the conversation is sent as messages, and recalling it
+/// again only costs tokens, while what trimming dropped is only in long-term memory.
+///
+/// A time expression in the question ("yesterday", "上周", "in March"; see [`time_window`])
+/// narrows recall to memories created in that window, by the agent's clock. When the window
+/// holds nothing, recall searches all time instead, and [`AgentState::window_fallback`] says so.
 ///
 /// # Errors
 /// A memory backend failure or an invalid user id.
@@ -103,24 +112,74 @@ pub async fn retrieve(
     let question = s.messages[at].text();
     let start = at.saturating_sub(ENRICH_RECENT);
     let recent: Vec<String> = s.messages[start..at].iter().map(Message::text).collect();
-    let scope =
-        if s.session_id.is_empty() { SessionScope::All } else { SessionScope::Exclude(s.session_id.clone()) };
     let ctx = rt.context();
-    let query = RetrieveQuery::new(s.user_id.as_str(), question)
+    let now = ctx.clock.now();
+    let in_reach = exchanges_in_reach(&s.messages, ctx.max_context_tokens);
+    // Asks for as many more as could be dropped, so that dropping them still leaves the top k.
+    let query = RetrieveQuery::new(s.user_id.as_str(), question.as_str())
         .recent(recent)
-        .top_k(ctx.top_k)
+        .top_k(ctx.top_k + in_reach.len())
         .min_importance(MIN_RECALL_IMPORTANCE)
-        .session(scope)
-        .now(ctx.clock.now());
+        .session(SessionScope::All)
+        .now(now);
+    let window = time_window(&question, now);
+    let (hits, fallback) = match &window {
+        Some(w) => {
+            let hits =
+                recall(ctx, query.clone().since(w.since).until(w.until), &s.session_id, &in_reach).await?;
+            if hits.is_empty() {
+                (recall(ctx, query, &s.session_id, &in_reach).await?, true)
+            } else {
+                (hits, false)
+            }
+        }
+        None => (recall(ctx, query, &s.session_id, &in_reach).await?, false),
+    };
+    Ok(AgentStateUpdate::retrieved_history(hits).with_recall_window(window).with_window_fallback(fallback))
+}
+
+/// The top k hits of `query`, without the exchanges of `session` in `in_reach`.
+async fn recall(
+    ctx: &AgentContext,
+    query: RetrieveQuery,
+    session: &str,
+    in_reach: &HashSet<String>,
+) -> Result<Vec<MemoryHit>, mnemograph_memory::Error> {
     let hits = ctx.memory.retrieve(query).await?;
-    Ok(AgentStateUpdate::retrieved_history(hits))
+    Ok(hits
+        .into_iter()
+        .filter(|h| h.record.session_id != session || !in_reach.contains(&h.record.content))
+        .take(ctx.top_k)
+        .collect())
+}
+
+/// The exchanges of the conversation `messages` that a request of `max_tokens` can still hold,
+/// as long-term memory stores them (`User: …\nAssistant: …`).
+///
+/// The window is [`trim_conversation`]'s with a system prompt recalling nothing: the request
+/// [`build_request`] sends holds at most this much (recalled memories only take room from the
+/// conversation), so an exchange outside it is outside the request too.
+pub fn exchanges_in_reach(messages: &[Message], max_tokens: usize) -> HashSet<String> {
+    let kept = trim_conversation(messages, &Message::system(system_prompt(&[])), max_tokens);
+    let mut exchanges = HashSet::new();
+    for (i, m) in kept.iter().enumerate().filter(|(_, m)| m.kind() == MessageType::Human) {
+        let next = kept[i + 1..]
+            .iter()
+            .position(|m| m.kind() == MessageType::Human)
+            .map_or(kept.len(), |n| i + 1 + n);
+        if let Some(answer) = last_text(&kept[i + 1..next], MessageType::Ai) {
+            exchanges.insert(NewMemory::turn("", "", &m.text(), &answer).content);
+        }
+    }
+    exchanges
 }
 
 /// The system prompt: the recalled memories (or a note that there are none), then instructions.
 pub fn system_prompt(recalled: &[MemoryHit]) -> String {
     let mut prompt = String::from(
         "You are a question-answering assistant with long-term memory. These past exchanges with \
-         the current user, from earlier sessions, may help you answer:\n\n",
+         the current user, from earlier sessions or from earlier in this one, may help you \
+         answer:\n\n",
     );
     if recalled.is_empty() {
         prompt.push_str("(no relevant history)\n");
@@ -173,10 +232,11 @@ pub async fn call_model(
 /// with the importance [`AgentContext::importance`] gives it (the model's score, or the offline
 /// rule), and when the user stated something, retires the older memories it supersedes (the update
 /// path: "I moved to Shanghai" retires "I live in Beijing", so later sessions recall only the
-/// new fact). The reasons land in [`AgentState::retired`].
+/// new fact). The reasons land in [`AgentState::retired`]. When the chat model's decision fails,
+/// the offline rule decides and the reasons say so ([`FallbackDecider`](crate::FallbackDecider)).
 ///
 /// # Errors
-/// A memory backend failure; the decider's failure (the turn is saved even then).
+/// A memory backend failure.
 pub async fn save_memory(
     s: AgentState,
     rt: Runtime<AgentContext>,
@@ -194,4 +254,31 @@ pub async fn save_memory(
     let statement = !is_question(&question);
     let (_, report) = ctx.consolidator.save_turn(&ctx.memory, turn, statement).await?;
     Ok(AgentStateUpdate::retired(report.retired.into_iter().map(|r| r.reason).collect::<Vec<_>>()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(i: usize) -> String {
+        format!("User: Fact {i}: the harbour holds fishing boats and ferries.\nAssistant: Noted.")
+    }
+
+    #[test]
+    fn the_exchanges_in_reach_are_the_newest_that_fit() {
+        let mut messages = Vec::new();
+        for i in 0..30 {
+            messages.push(Message::human(format!("Fact {i}: the harbour holds fishing boats and ferries.")));
+            messages.push(Message::ai("Noted."));
+        }
+        messages.push(Message::human("What now?"));
+
+        let all = exchanges_in_reach(&messages, 100_000);
+        assert_eq!(all, (0..30).map(exchange).collect::<HashSet<_>>(), "a thread that fits is all in reach");
+
+        let some = exchanges_in_reach(&messages, 300);
+        assert!((1..30).contains(&some.len()), "{}", some.len());
+        let newest: HashSet<String> = (30 - some.len()..30).map(exchange).collect();
+        assert_eq!(some, newest, "the newest exchanges, none skipped");
+    }
 }

@@ -4,6 +4,8 @@ use mnemograph_core::messages::{Message, MessageType};
 use mnemograph_core::State;
 use mnemograph_memory::MemoryHit;
 
+use crate::when::TimeWindow;
+
 /// The agent's state: one per thread (`"{user_id}:{session_id}"`), checkpointed after every step.
 ///
 /// `messages` is the short-term memory of this conversation; `retrieved_history` is what the
@@ -22,6 +24,12 @@ pub struct AgentState {
     /// Why each older memory the latest exchange superseded was retired (the decider's reasons);
     /// empty when it superseded none. Overwritten every turn.
     pub retired: Vec<String>,
+    /// The time window the latest question named ("yesterday", "上周"), which recall was
+    /// narrowed to; `None` when it named no time. Overwritten every turn.
+    pub recall_window: Option<TimeWindow>,
+    /// Whether the window of [`recall_window`](Self::recall_window) held no memory, so recall
+    /// searched all time instead. Overwritten every turn.
+    pub window_fallback: bool,
 }
 
 /// The index of the last human message, if any.

@@ -1,12 +1,12 @@
 //! A model for tests of the agent's extra model calls: requests whose system prompt is one of the
-//! agent's fixed prompts (importance, summary) are answered from a mnemograph-test `FakeChatModel`
-//! script; conversation requests are answered by the `OfflineModel` and recorded.
+//! agent's fixed prompts (importance, summary, supersession) are answered from a mnemograph-test
+//! `FakeChatModel` script; conversation requests are answered by the `OfflineModel` and recorded.
 
 use std::sync::{Arc, Mutex};
 
 use memory_agent::{OfflineModel, IMPORTANCE_PROMPT};
 use mnemograph_core::messages::{Message, MessageType};
-use mnemograph_memory::SUMMARY_PROMPT;
+use mnemograph_memory::{SUMMARY_PROMPT, SUPERSEDE_PROMPT};
 use mnemograph_models::{ChatModel, ChatModelExt, ChatRequest, Result, SharedChatModel};
 use mnemograph_test::FakeChatModel;
 
@@ -20,6 +20,8 @@ pub struct Scripted {
     pub importance: FakeChatModel,
     /// Replies to summary requests, in order.
     pub summary: FakeChatModel,
+    /// Replies to supersession requests (the update path's decider), in order.
+    pub decide: FakeChatModel,
     /// Every conversation request, in order.
     pub requests: Arc<Mutex<Vec<ChatRequest>>>,
     /// Every importance request, in order.
@@ -36,9 +38,17 @@ impl Scripted {
         Self {
             importance: script(importance.into_iter().collect()),
             summary: script(summary.into_iter().collect()),
+            decide: FakeChatModel::default(),
             requests: Arc::default(),
             scored: Arc::default(),
         }
+    }
+
+    /// Supersession replies from `decide`, in order.
+    #[must_use]
+    pub fn with_decisions<'a>(mut self, decide: impl IntoIterator<Item = &'a str>) -> Self {
+        self.decide = FakeChatModel::new(decide.into_iter().map(Message::ai));
+        self
     }
 
     /// The model as the agent holds it.
@@ -79,6 +89,7 @@ impl ChatModel for Scripted {
                 scripted(&self.importance, &request)
             }
             Some(SUMMARY_PROMPT) => scripted(&self.summary, &request),
+            Some(SUPERSEDE_PROMPT) => scripted(&self.decide, &request),
             _ => {
                 self.requests.lock().unwrap().push(request.clone());
                 OfflineModel.invoke(request).await
