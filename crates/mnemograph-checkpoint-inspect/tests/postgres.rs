@@ -48,7 +48,8 @@ async fn a_real_thread_reads_back_decoded() {
 #[tokio::test]
 async fn corrupt_values_are_shown_next_to_the_rest() {
     let Some(saver) = saver().await else { return };
-    let (reader, pool) = (saver.clone(), saver.pool().clone());
+    // Read as another process would: the writer remembers what it stored (its read cache).
+    let (reader, pool) = (PostgresCheckpointer::from_pool(saver.pool().clone()), saver.pool().clone());
     check_corrupt_sql_thread(saver, &reader, &url(), "postgres-corrupt", async |thread: &str| {
         sqlx::query(r"UPDATE checkpoint_blobs SET blob = '\xc1' WHERE thread_id = $1 AND channel = 'retrieved'")
             .bind(thread)
