@@ -8,7 +8,8 @@ use mnemograph_checkpoint::value::ChannelValue;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 use sqlx::SqlitePool;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::open::open_pool;
 use crate::options::{connect_options, pool_options};
 use crate::{copy, reads, remove, schema, write};
 
@@ -60,7 +61,7 @@ impl SqliteCheckpointer {
     /// # Errors
     /// As [`connect`](Self::connect).
     pub async fn connect_with(connect: SqliteConnectOptions, pool: SqlitePoolOptions) -> Result<Self> {
-        let pool = pool.connect_with(connect).await.map_err(|e| Error::driver("open", e))?;
+        let pool = open_pool(connect, pool).await?;
         let saver = Self::from_pool(pool);
         saver.setup().await?;
         Ok(saver)

@@ -63,6 +63,7 @@ mod copy;
 mod error;
 mod filter;
 mod metadata_text;
+mod open;
 mod options;
 mod reads;
 mod remove;

@@ -11,7 +11,7 @@ use mnemograph_checkpoint::checkpoint::{
     ExpectParent, ListOptions, WriteBatch,
 };
 use mnemograph_checkpoint::value::ChannelValue;
-use mnemograph_checkpoint_sqlite::SqliteCheckpointer;
+use mnemograph_checkpoint_sqlite::{SqliteCheckpointer, SqliteStore};
 use support::fresh_path;
 
 /// Checkpoints each writer stores.
@@ -59,6 +59,38 @@ async fn check_thread(saver: &SqliteCheckpointer, thread: &str) {
 
 async fn integrity(saver: &SqliteCheckpointer) -> String {
     sqlx::query_scalar("PRAGMA integrity_check").fetch_one(saver.pool()).await.unwrap()
+}
+
+/// Savers and stores opened and dropped over and over on new files by several tasks at once, as
+/// short-lived processes do. SQLite refuses some of these opens at once instead of waiting (a
+/// new file switching to WAL, the last connection of a pool folding the log back into the file),
+/// which opening absorbs: every one opens and finds the tables.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn savers_open_and_close_one_file_at_once() {
+    for file in 0..12 {
+        let path = fresh_path(&format!("open-at-once-{file}"));
+        let target = path.to_str().expect("a UTF-8 path").to_owned();
+        let workers: Vec<_> =
+            (0..6).map(|worker| tokio::spawn(open_and_close(target.clone(), worker))).collect();
+        for worker in workers {
+            let opened = worker.await.expect("the worker ran");
+            opened.unwrap_or_else(|e| panic!("file {file}: {e:?}"));
+        }
+    }
+}
+
+/// Opens `target` and drops it five times: a store for worker 0, savers that list for the others.
+async fn open_and_close(target: String, worker: usize) -> mnemograph_checkpoint_sqlite::Result<()> {
+    for _ in 0..5 {
+        if worker == 0 {
+            drop(SqliteStore::builder().connect(&target).await?);
+        } else {
+            let saver = SqliteCheckpointer::connect(&target).await?;
+            let listed = saver.list(None, ListOptions::default()).await;
+            assert!(listed.expect("list on a just-opened file").is_empty());
+        }
+    }
+    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -18,6 +18,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 use sqlx::SqlitePool;
 
 use crate::error::{Error, Result};
+use crate::open::open_pool;
 use crate::options::{connect_options, pool_options};
 
 /// A [`Store`] in one SQLite file, in the tables and bytes of LangGraph's Python `SqliteStore`
@@ -109,7 +110,7 @@ impl SqliteStoreBuilder {
         connect: SqliteConnectOptions,
         pool: SqlitePoolOptions,
     ) -> Result<SqliteStore> {
-        let pool = pool.connect_with(connect).await.map_err(|e| Error::driver("open", e))?;
+        let pool = open_pool(connect, pool).await?;
         self.from_pool(pool).await
     }
 
