@@ -140,6 +140,41 @@ async fn filters_agree_with_the_in_memory_store() {
     }
 }
 
+/// A ranked search over more items than one statement reads vectors for, with and without a
+/// filter, ranks exactly as the in-memory store does: every kept item is scored, none twice.
+#[tokio::test]
+async fn ranking_over_many_items_agrees_with_the_in_memory_store() {
+    let sqlite = indexed("many").await;
+    let memory = InMemoryStore::with_index(index());
+    let ns = namespace(["many"]);
+    let words = ["tea", "coffee", "rain", "train", "garden", "river", "lamp", "violin", "kite"];
+    for i in 0..1000usize {
+        let text = format!("{} {} {}", words[i % 9], words[i / 9 % 9], words[i / 81 % 9]);
+        let doc = json!({"text": text, "group": i % 7});
+        let key = format!("k{i:04}");
+        sqlite.put(&ns, &key, doc.clone(), None).await.unwrap();
+        memory.put(&ns, &key, doc, None).await.unwrap();
+    }
+    for filter in [None, Some(json!({"group": 3})), Some(json!({"group": {"$ne": 3}}))] {
+        let mut q = SearchQuery::new().query("rain over the garden river").limit(1000);
+        if let Some(f) = &filter {
+            q = q.filter(f.clone());
+        }
+        let ranked = |hits: Vec<mnemograph_checkpoint::store::SearchItem>| -> Vec<(String, i64)> {
+            let scored = hits.iter().map(|h| h.score.expect("every item is scored")).collect::<Vec<_>>();
+            assert!(scored.windows(2).all(|w| w[0] >= w[1]), "best first");
+            hits.into_iter().map(|h| (h.item.key, (h.score.unwrap() * 1e6).round() as i64)).collect()
+        };
+        let mut ours = ranked(sqlite.search(&ns, q.clone()).await.unwrap());
+        let mut reference = ranked(memory.search(&ns, q).await.unwrap());
+        assert!(ours.len() > 100, "{filter:?}: {}", ours.len());
+        // Equal scores may come in either order: compare as sets of (key, score).
+        ours.sort();
+        reference.sort();
+        assert_eq!(ours, reference, "{filter:?}");
+    }
+}
+
 #[tokio::test]
 async fn expired_items_are_invisible_and_reads_refresh_them() {
     let path = fresh_path("ttl");

@@ -68,7 +68,9 @@ pub(super) async fn search(
         return Ok(page.into_iter().map(|item| SearchItem { item, score: None }).collect());
     };
     let scores = if store.has_vectors && !items.is_empty() {
-        best_scores(store, namespace_prefix, &query_vector).await?
+        let keys: Vec<(String, &str)> =
+            items.iter().map(|i| (i.namespace.join("."), i.key.as_str())).collect();
+        best_scores(store, &keys, &query_vector).await?
     } else {
         HashMap::new()
     };
@@ -89,29 +91,38 @@ pub(super) async fn search(
     Ok(hits.into_iter().skip(query.offset).take(query.limit).collect())
 }
 
-/// The best cosine similarity to `query` among each item's vectors, by `(prefix, key)`. A
-/// vector of another length (written with another model) scores nothing rather than failing
-/// the search.
+/// How many items' vectors one statement reads: two bound values each, well under SQLite's
+/// limit on bound values.
+const KEYS_PER_READ: usize = 400;
+
+/// The best cosine similarity to `query` among the vectors of each item of `keys` (its prefix
+/// and key), by `(prefix, key)`. Only those items' vectors are read, so a filter that keeps few
+/// items keeps the read small. A vector of another length (written with another model) scores
+/// nothing rather than failing the search.
 async fn best_scores(
     store: &SqliteStore,
-    namespace_prefix: &[String],
+    keys: &[(String, &str)],
     query: &[f32],
 ) -> Result<HashMap<(String, String), f64>> {
-    let (condition, args) = under(namespace_prefix);
-    let sql = format!("SELECT prefix, key, embedding FROM store_vectors WHERE {condition}");
-    let mut statement = sqlx::query_as::<_, (String, String, Option<Vec<u8>>)>(&sql);
-    for arg in &args {
-        statement = statement.bind(arg);
-    }
-    let rows = statement.fetch_all(&store.pool).await.map_err(|e| Error::driver("store search", e))?;
     let mut best: HashMap<(String, String), f64> = HashMap::new();
     let mut vector = Vec::with_capacity(query.len());
-    for (prefix, key, blob) in rows {
-        let Some(blob) = blob.filter(|b| b.len() == query.len() * 4) else { continue };
-        vector.clear();
-        vector.extend(blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])));
-        let score = cosine_similarity(query, &vector);
-        best.entry((prefix, key)).and_modify(|s| *s = s.max(score)).or_insert(score);
+    for chunk in keys.chunks(KEYS_PER_READ) {
+        let pairs = vec!["(?, ?)"; chunk.len()].join(", ");
+        let sql = format!(
+            "SELECT prefix, key, embedding FROM store_vectors WHERE (prefix, key) IN (VALUES {pairs})"
+        );
+        let mut statement = sqlx::query_as::<_, (String, String, Option<Vec<u8>>)>(&sql);
+        for (prefix, key) in chunk {
+            statement = statement.bind(prefix.as_str()).bind(*key);
+        }
+        let rows = statement.fetch_all(&store.pool).await.map_err(|e| Error::driver("store search", e))?;
+        for (prefix, key, blob) in rows {
+            let Some(blob) = blob.filter(|b| b.len() == query.len() * 4) else { continue };
+            vector.clear();
+            vector.extend(blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+            let score = cosine_similarity(query, &vector);
+            best.entry((prefix, key)).and_modify(|s| *s = s.max(score)).or_insert(score);
+        }
     }
     Ok(best)
 }

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mnemograph_checkpoint::checkpoint::backend::format_iso;
+use mnemograph_checkpoint::checkpoint::backend::{days_from_civil, format_iso};
 
 /// The last stamp this process handed out, in microseconds since the epoch.
 static LAST_STAMP: AtomicU64 = AtomicU64::new(0);
@@ -78,20 +78,11 @@ pub(super) fn parse(text: &str) -> Option<SystemTime> {
             sign * (h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().ok()? * 60)
         }
     };
-    let secs = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset;
+    // In range: both were checked above.
+    let secs = days_from_civil(year, month as u32, day as u32) * 86_400 + hour * 3600 + minute * 60 + second
+        - offset;
     let secs = u64::try_from(secs).ok()?;
     Some(UNIX_EPOCH + Duration::new(secs, nanos))
-}
-
-/// Howard Hinnant's (year, month, day) → days since the epoch, proleptic Gregorian.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ pub use super::delegate::Delegate;
 pub use super::id::{checkpoint_id, uuid6};
 pub use super::read_cache::{Fingerprinted, ReadCache, DEFAULT_RECENT_CAPACITY};
 pub use super::spans::record_io;
-pub use super::time::{format_iso, now_iso};
+pub use super::time::{civil_from_days, days_from_civil, format_iso, now_iso};
 pub use super::version::{next_version, version_number};
 use super::WRITES_IDX_MAP;
 

@@ -39,8 +39,9 @@ pub fn format_iso(secs: i64, micros: u32) -> String {
     String::from(std::str::from_utf8(&buf).expect("ASCII digits"))
 }
 
-/// Howard Hinnant's days → (year, month, day) for the proleptic Gregorian calendar.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+/// The date (year, month, day) of a day counted from 1970-01-01, in the proleptic Gregorian
+/// calendar (Howard Hinnant's algorithm): the inverse of [`days_from_civil`].
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -51,6 +52,20 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// The day, counted from 1970-01-01, of a date in the proleptic Gregorian calendar (Howard
+/// Hinnant's algorithm). Eras of 400 years start on March 1, so February's length falls at the
+/// end of a year; out-of-range months and days count on past the month's end.
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let (m, d) = (i64::from(m), i64::from(d));
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
@@ -64,6 +79,20 @@ mod tests {
         assert_eq!(format_iso(1_796_014_355, 819_352), "2026-11-30T04:52:35.819352+00:00");
         assert_eq!(format_iso(951_782_400, 1), "2000-02-29T00:00:00.000001+00:00");
         assert_eq!(format_iso(253_402_300_799, 999_999), "9999-12-31T23:59:59.999999+00:00");
+    }
+
+    #[test]
+    fn days_and_dates_are_inverse() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(days_from_civil(2024, 3, 1) - 1), (2024, 2, 29));
+        assert_eq!(civil_from_days(days_from_civil(2023, 3, 1) - 1), (2023, 2, 28));
+        assert_eq!(civil_from_days(days_from_civil(2000, 3, 1) - 1), (2000, 2, 29));
+        assert_eq!(civil_from_days(days_from_civil(1900, 3, 1) - 1), (1900, 2, 28));
+        for day in (-800_000..800_000).step_by(97) {
+            let (y, m, d) = civil_from_days(day);
+            assert_eq!(days_from_civil(y, m, d), day);
+        }
     }
 
     #[test]
