@@ -9,7 +9,8 @@
 
 use serde_json::{json, Value};
 
-use crate::{same_rows_on, setup};
+use crate::handoff::same_rows_on;
+use crate::mysql::setup;
 
 /// `(case, channel)`: rows whose bytes differ between the two implementations by design, each
 /// explained in `docs/getting-started.md`; they are compared by what they mean instead.

@@ -11,7 +11,7 @@ use mnemograph_checkpoint_postgres::PostgresCheckpointer;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use crate::{ends_in, python_interpreter, Peer, Side};
+use crate::handoff::{ends_in, python_interpreter, Peer, Side};
 
 const DATABASE: &str = "graph_parity";
 

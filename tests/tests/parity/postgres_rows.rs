@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use crate::bytes::{read_rows, RowQueries};
+use crate::handoff::same_rows_on;
 use crate::postgres::setup;
-use crate::same_rows_on;
 
 /// Postgres' [`RowQueries`].
 const POSTGRES: RowQueries = RowQueries {

@@ -11,7 +11,7 @@ use mnemograph_checkpoint_sqlite::SqliteCheckpointer;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use crate::{ends_in, python_interpreter, Peer, Side};
+use crate::handoff::{ends_in, python_interpreter, Peer, Side};
 
 /// The database file of this test process, made once.
 static FILE: OnceCell<PathBuf> = OnceCell::const_new();

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use sqlx::{Row, SqlitePool};
 
 use crate::bytes::{checkpoint_doc, hex, is_set, mask, mask_text, meaning, DOCUMENTED};
-use crate::same_rows_on;
+use crate::handoff::same_rows_on;
 use crate::sqlite::setup;
 
 /// A channel value or write as compared: its bytes with ids masked, or, for the rows `bytes.rs`
