@@ -1,6 +1,8 @@
 //! A round is stored in Redis and in the MySQL archive, or in neither: an archive that refuses
 //! the round leaves the snapshot as it was and the client sees the error, a round without an
-//! answer is stored nowhere, and a thread with an empty archive starts fresh. Each archived
+//! answer is stored nowhere, a round the snapshot took and the archive lost (a process dying
+//! between the two commits) is archived from the snapshot before anything reads the thread,
+//! and a thread with an empty archive starts fresh. Each archived
 //! round's tool calls are audited in `tool_invocations`, queryable as `docs/sql-inspection.md`
 //! shows. Real Redis and MariaDB, as the other service tests.
 
@@ -8,8 +10,9 @@ mod support;
 
 use std::time::Duration;
 
+use blog_assistant::archiving_saver::round_of;
 use blog_assistant::model::OfflineModel;
-use blog_assistant::recovery::{ensure_checkpoint, Recovery};
+use blog_assistant::recovery::{archive_snapshot_round, ensure_checkpoint, Recovery};
 use blog_assistant::routes::thread_id;
 use blog_assistant::snapshot::round_config;
 use mnemograph_core::messages::{Message, MessageType};
@@ -74,6 +77,7 @@ async fn an_archive_that_refuses_the_round_leaves_redis_as_it_was_and_a_retry_as
     assert_eq!(checkpoint_id(&after), checkpoint_id(&before), "the refused round committed a checkpoint");
     assert_eq!(archived_rows(&t.app, &user, &session).await.len(), 2, "half a round was archived");
     assert_eq!(audited(pool, &thread).await, 2, "the refused round's tool calls were audited");
+    assert_eq!(rounds_noted(pool, &thread).await, 1, "the refused round was noted");
     assert!(t.app.pending().is_empty(), "the refused round is still pending");
 
     // Once MySQL accepts again, the retry is stored in both, with the question in the thread once.
@@ -87,6 +91,7 @@ async fn an_archive_that_refuses_the_round_leaves_redis_as_it_was_and_a_retry_as
     let questions: Vec<&str> = rows.iter().filter(|r| r.0 == "human").map(|r| r.1.as_str()).collect();
     assert_eq!(questions, ["Redis 快照的 TTL 设多久合适？", again]);
     assert_eq!(audited(pool, &thread).await, 4);
+    assert_eq!(rounds_noted(pool, &thread).await, 2);
 }
 
 /// Answers every request with an empty message: a round without an answer.
@@ -122,6 +127,76 @@ async fn a_round_without_an_answer_is_stored_nowhere() {
     let config = RunConfig::thread(thread_id(&user, &session));
     assert!(t.app.agent().get_state(&config).await.unwrap().config.is_none(), "a checkpoint was written");
     assert!(archived_rows(&t.app, &user, &session).await.is_empty());
+}
+
+/// Deletes every archive row of `user`'s `session` (`thread`): what a process that dies after
+/// the snapshot's commit and before the archive's leaves, for a thread of one round.
+async fn lose_the_archive(pool: &sqlx::MySqlPool, user: &str, session: &str, thread: &str) {
+    let mut tx = pool.begin().await.unwrap();
+    for (table, column) in [("tool_invocations", "thread_id"), ("archived_rounds", "thread_id")] {
+        sqlx::query(&format!("DELETE FROM {table} WHERE {column} = ?"))
+            .bind(thread)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+    }
+    sqlx::query("DELETE FROM chat_messages WHERE user_id = ? AND session_id = ?")
+        .bind(user)
+        .bind(session)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+}
+
+/// `COUNT(*)` of `archived_rounds` rows of `thread`.
+async fn rounds_noted(pool: &sqlx::MySqlPool, thread: &str) -> i64 {
+    sqlx::query_scalar("SELECT COUNT(*) FROM archived_rounds WHERE thread_id = ?")
+        .bind(thread)
+        .fetch_one(pool)
+        .await
+        .expect("count archived_rounds")
+}
+
+#[tokio::test]
+async fn a_round_the_snapshot_holds_and_the_archive_lacks_is_archived_before_anything_reads_it() {
+    let Some(t) = start(SHARED_DB).await else { return };
+    let (user, session) = ids("lost");
+    let thread = thread_id(&user, &session);
+    let config = RunConfig::thread(thread.as_str());
+    let pool = t.app.archive().pool();
+    let first = "Redis 快照的 TTL 设多久合适？";
+    let reply = answer(&chat(&t.server.url(), &user, &session, first).await);
+    let snapshot = t.app.agent().get_state(&config).await.unwrap();
+    let round = snapshot.metadata.as_ref().and_then(round_of).expect("the checkpoint carries its round");
+    assert_eq!((round.question.as_str(), round.answer.as_str()), (first, reply.as_str()));
+    assert_eq!(round.tools.len(), 2, "{round:?}");
+    assert!(!archive_snapshot_round(t.app.archive(), &snapshot).await.unwrap(), "archived twice");
+
+    // The archive loses the round: `GET /history` archives it from the snapshot first.
+    lose_the_archive(pool, &user, &session, &thread).await;
+    let url = format!("{}/history?user_id={user}&session_id={session}", t.server.url());
+    let history: serde_json::Value =
+        support::http_client().get(url).send().await.unwrap().json().await.unwrap();
+    let bubbles: Vec<&str> =
+        history["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(bubbles, [first, reply.as_str()], "{history}");
+    assert_eq!((audited(pool, &thread).await, rounds_noted(pool, &thread).await), (2, 1));
+
+    // Lost again: the next round archives it before its own, in order, and nothing twice.
+    lose_the_archive(pool, &user, &session, &thread).await;
+    let second = "上下文剪裁是怎么做的？";
+    let next = answer(&chat(&t.server.url(), &user, &session, second).await);
+    let rows = archived_rows(&t.app, &user, &session).await;
+    let bubbles: Vec<(&str, &str)> = rows.iter().map(|r| (r.0.as_str(), r.1.as_str())).collect();
+    assert_eq!(bubbles, [("human", first), ("ai", reply.as_str()), ("human", second), ("ai", next.as_str())]);
+    assert_eq!((audited(pool, &thread).await, rounds_noted(pool, &thread).await), (4, 2));
+    let messages = t.app.agent().get_state(&config).await.unwrap().values.messages;
+    for question in [first, second] {
+        let asked =
+            messages.iter().filter(|m| m.kind() == MessageType::Human && m.text() == question).count();
+        assert_eq!(asked, 1, "{question}: {messages:?}");
+    }
 }
 
 #[tokio::test]
