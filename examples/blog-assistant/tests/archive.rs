@@ -19,7 +19,10 @@ use mnemograph_core::messages::{Message, MessageType};
 use mnemograph_core::{RunConfig, StateSnapshot};
 use mnemograph_models::{ChatModel, ChatModelExt, ChatRequest};
 use sqlx::Row as _;
-use support::{answer, archived_rows, chat, fresh_database, ids, start, start_custom, SseEvent, SHARED_DB};
+use support::{
+    answer, archived_rows, chat, fresh_database, ids, lose_the_archive, start, start_custom, SseEvent,
+    SHARED_DB,
+};
 
 /// The database of the refusal test, whose tables get a trigger: no other test uses it.
 const REFUSING_DATABASE: &str = "blog_assistant_test_refusing";
@@ -77,7 +80,7 @@ async fn an_archive_that_refuses_the_round_leaves_redis_as_it_was_and_a_retry_as
     assert_eq!(checkpoint_id(&after), checkpoint_id(&before), "the refused round committed a checkpoint");
     assert_eq!(archived_rows(&t.app, &user, &session).await.len(), 2, "half a round was archived");
     assert_eq!(audited(pool, &thread).await, 2, "the refused round's tool calls were audited");
-    assert_eq!(rounds_noted(pool, &thread).await, 1, "the refused round was noted");
+    assert_eq!(rounds_noted(pool, &thread).await.len(), 1, "the refused round was noted");
     assert!(t.app.pending().is_empty(), "the refused round is still pending");
 
     // Once MySQL accepts again, the retry is stored in both, with the question in the thread once.
@@ -91,7 +94,7 @@ async fn an_archive_that_refuses_the_round_leaves_redis_as_it_was_and_a_retry_as
     let questions: Vec<&str> = rows.iter().filter(|r| r.0 == "human").map(|r| r.1.as_str()).collect();
     assert_eq!(questions, ["Redis 快照的 TTL 设多久合适？", again]);
     assert_eq!(audited(pool, &thread).await, 4);
-    assert_eq!(rounds_noted(pool, &thread).await, 2);
+    assert_eq!(rounds_noted(pool, &thread).await.len(), 2);
 }
 
 /// Answers every request with an empty message: a round without an answer.
@@ -129,33 +132,22 @@ async fn a_round_without_an_answer_is_stored_nowhere() {
     assert!(archived_rows(&t.app, &user, &session).await.is_empty());
 }
 
-/// Deletes every archive row of `user`'s `session` (`thread`): what a process that dies after
-/// the snapshot's commit and before the archive's leaves, for a thread of one round.
-async fn lose_the_archive(pool: &sqlx::MySqlPool, user: &str, session: &str, thread: &str) {
-    let mut tx = pool.begin().await.unwrap();
-    for (table, column) in [("tool_invocations", "thread_id"), ("archived_rounds", "thread_id")] {
-        sqlx::query(&format!("DELETE FROM {table} WHERE {column} = ?"))
-            .bind(thread)
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-    }
-    sqlx::query("DELETE FROM chat_messages WHERE user_id = ? AND session_id = ?")
-        .bind(user)
-        .bind(session)
-        .execute(&mut *tx)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
+/// The answers (their first 40 characters) of `thread`'s archived rounds, oldest first, as
+/// `docs/sql-inspection.md` queries `archived_rounds`.
+async fn rounds_noted(pool: &sqlx::MySqlPool, thread: &str) -> Vec<String> {
+    let sql = doc_query("archived_rounds_of_thread").replace("{thread_id}", thread);
+    let rows = sqlx::raw_sql(&sql).fetch_all(pool).await.expect("the page's query runs");
+    rows.iter()
+        .map(|r| {
+            let id: String = r.try_get_unchecked("checkpoint_id").expect("checkpoint_id");
+            assert!(!id.is_empty());
+            r.try_get_unchecked("answer").expect("answer")
+        })
+        .collect()
 }
 
-/// `COUNT(*)` of `archived_rounds` rows of `thread`.
-async fn rounds_noted(pool: &sqlx::MySqlPool, thread: &str) -> i64 {
-    sqlx::query_scalar("SELECT COUNT(*) FROM archived_rounds WHERE thread_id = ?")
-        .bind(thread)
-        .fetch_one(pool)
-        .await
-        .expect("count archived_rounds")
+fn opening(text: &str) -> String {
+    text.chars().take(40).collect()
 }
 
 #[tokio::test]
@@ -181,7 +173,8 @@ async fn a_round_the_snapshot_holds_and_the_archive_lacks_is_archived_before_any
     let bubbles: Vec<&str> =
         history["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
     assert_eq!(bubbles, [first, reply.as_str()], "{history}");
-    assert_eq!((audited(pool, &thread).await, rounds_noted(pool, &thread).await), (2, 1));
+    assert_eq!(audited(pool, &thread).await, 2);
+    assert_eq!(rounds_noted(pool, &thread).await, [opening(&reply)]);
 
     // Lost again: the next round archives it before its own, in order, and nothing twice.
     lose_the_archive(pool, &user, &session, &thread).await;
@@ -190,7 +183,8 @@ async fn a_round_the_snapshot_holds_and_the_archive_lacks_is_archived_before_any
     let rows = archived_rows(&t.app, &user, &session).await;
     let bubbles: Vec<(&str, &str)> = rows.iter().map(|r| (r.0.as_str(), r.1.as_str())).collect();
     assert_eq!(bubbles, [("human", first), ("ai", reply.as_str()), ("human", second), ("ai", next.as_str())]);
-    assert_eq!((audited(pool, &thread).await, rounds_noted(pool, &thread).await), (4, 2));
+    assert_eq!(audited(pool, &thread).await, 4);
+    assert_eq!(rounds_noted(pool, &thread).await, [opening(&reply), opening(&next)]);
     let messages = t.app.agent().get_state(&config).await.unwrap().values.messages;
     for question in [first, second] {
         let asked =
@@ -255,7 +249,7 @@ async fn a_rounds_tool_calls_are_audited_as_the_inspection_page_queries_them() {
     let args: serde_json::Value = serde_json::from_str(calls[1][1].as_deref().unwrap()).unwrap();
     assert_eq!(args, serde_json::json!({ "id": "redis-checkpoint" }));
     assert!(calls.iter().all(|c| c[2].as_deref() == Some("ok")), "{calls:?}");
-    let opening: String = reply.chars().take(40).collect();
+    let opening = opening(&reply);
     assert!(calls.iter().all(|c| c[3].as_deref() == Some(opening.as_str())), "{calls:?}");
     for row in &rows {
         let call_id = get(row, "call_id").unwrap_or_default();
