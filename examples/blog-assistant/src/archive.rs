@@ -1,7 +1,8 @@
 //! The MySQL archive, `chat_messages`: every completed round's question and answer (with its
 //! citations), kept for good. It feeds `GET /history` and cold-start recovery. Tool results are
 //! deliberately not stored (they live only in the Redis checkpoint); which tools a round
-//! called, and how that went, is audited next to it ([`crate::tool_audit`]).
+//! called, and how that went, is audited next to it ([`crate::tool_audit`]), and which snapshot
+//! checkpoint each round was committed as is noted in [`crate::archived_rounds`].
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -13,7 +14,7 @@ use sqlx::{Connection, MySql, MySqlConnection, MySqlPool, Row, Transaction};
 use crate::corpus::Citation;
 use crate::error::{Error, Result};
 use crate::pending::{Conversation, StagedRound};
-use crate::tool_audit;
+use crate::{archived_rounds, tool_audit};
 
 /// The table, created at start-up. `role` is only ever `human` or `ai`; `citations` is a JSON
 /// array on AI rows and NULL on human rows. Times are UTC with milliseconds.
@@ -67,7 +68,7 @@ pub struct Archive {
 
 impl Archive {
     /// Connects to `url`, creating its database when missing and the tables (`chat_messages`,
-    /// `tool_invocations`) when missing.
+    /// `tool_invocations`, `archived_rounds`) when missing.
     ///
     /// # Errors
     /// [`Error::Config`] for a URL without a usable database name, [`Error::Archive`] when the
@@ -95,11 +96,12 @@ impl Archive {
             .await?;
         sqlx::raw_sql(CREATE_TABLE).execute(&pool).await?;
         sqlx::raw_sql(tool_audit::CREATE_TABLE).execute(&pool).await?;
+        sqlx::raw_sql(archived_rounds::CREATE_TABLE).execute(&pool).await?;
         Ok(Self { pool })
     }
 
-    /// Appends one completed round without tool calls, question and answer, in one
-    /// transaction: both rows or neither.
+    /// Appends one completed round without tool calls or snapshot checkpoint, question and
+    /// answer, in one transaction: both rows or neither.
     ///
     /// # Errors
     /// [`Error::Archive`]; nothing is written then.
@@ -120,16 +122,22 @@ impl Archive {
             citations: citations.to_vec(),
             tools: Vec::new(),
         };
-        self.begin_round(&round).await?.commit().await?;
+        self.begin_round(&round, None).await?.commit().await?;
         Ok(())
     }
 
-    /// Writes `round` (question, answer, tool calls) in a transaction it leaves open: the
-    /// caller commits it once the snapshot is stored, or drops it to roll it back.
+    /// Writes `round` (question, answer, tool calls, and the snapshot checkpoint it is committed
+    /// as, if any) in a transaction it leaves open: the caller commits it once the snapshot is
+    /// stored, or drops it to roll it back.
     ///
     /// # Errors
-    /// [`Error::Archive`]; the transaction is rolled back then.
-    pub async fn begin_round(&self, round: &StagedRound) -> Result<Transaction<'static, MySql>> {
+    /// [`Error::Archive`], a duplicate key when `checkpoint_id`'s round is archived already
+    /// ([`archived_rounds::is_duplicate`]); the transaction is rolled back then.
+    pub async fn begin_round(
+        &self,
+        round: &StagedRound,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Transaction<'static, MySql>> {
         let citations = serde_json::to_string(&round.citations).unwrap_or_else(|_| "[]".to_owned());
         let insert = "INSERT INTO chat_messages (user_id, session_id, role, content, citations, created_at) \
                       VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))";
@@ -152,7 +160,39 @@ impl Archive {
             .execute(&mut *tx)
             .await?;
         tool_audit::insert(&mut tx, answer.last_insert_id(), &round.thread_id, &round.tools).await?;
+        if let Some(checkpoint_id) = checkpoint_id {
+            archived_rounds::insert(&mut tx, &round.thread_id, checkpoint_id, answer.last_insert_id())
+                .await?;
+        }
         Ok(tx)
+    }
+
+    /// Archives `round`, committed to the snapshot as `checkpoint_id`, unless it is archived
+    /// already; `true` when this call wrote it. Safe to repeat, and to run on two processes at
+    /// once: one of them writes the round, the other finds it written.
+    ///
+    /// # Errors
+    /// [`Error::Archive`]; nothing is written then.
+    pub async fn archive_round(&self, round: &StagedRound, checkpoint_id: &str) -> Result<bool> {
+        if self.is_archived(&round.thread_id, checkpoint_id).await? {
+            return Ok(false);
+        }
+        let written =
+            async { self.begin_round(round, Some(checkpoint_id)).await?.commit().await.map_err(Error::from) };
+        match written.await {
+            Ok(()) => Ok(true),
+            Err(e) if archived_rounds::is_duplicate(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the round committed to the snapshot as `checkpoint_id` of `thread_id` is
+    /// archived.
+    ///
+    /// # Errors
+    /// [`Error::Archive`].
+    pub async fn is_archived(&self, thread_id: &str, checkpoint_id: &str) -> Result<bool> {
+        archived_rounds::contains(&self.pool, thread_id, checkpoint_id).await
     }
 
     /// The last `limit` messages of a thread, oldest first: what cold-start recovery reseeds.

@@ -4,26 +4,39 @@
 //! A round reaches the stores in one commit (see [`snapshot`](crate::snapshot)). When a round is
 //! staged for the committing thread ([`pending`](crate::pending)), the commit is:
 //!
-//! 1. open a MySQL transaction and insert the question, the answer and the tool calls;
-//! 2. commit the checkpoint to Redis (checked against the checkpoint the round started from);
+//! 1. open a MySQL transaction and insert the question, the answer, the tool calls and the id of
+//!    the checkpoint being committed ([`archived_rounds`](crate::archived_rounds));
+//! 2. commit the checkpoint to Redis (checked against the checkpoint the round started from),
+//!    carrying the round itself in its metadata under [`ROUND_KEY`];
 //! 3. commit the MySQL transaction.
 //!
-//! A failed insert (1) stops before Redis is touched, and a refused or failed Redis commit (2)
-//! rolls the transaction back: either way the commit fails, the run fails, the client gets an
-//! error and both stores hold what they held before the round, so asking again puts the
-//! question in the thread once. The order is what makes this hold under concurrency: the Redis
-//! commit is the one place where a concurrent round on another process is refused, and a
-//! refused round must not be in the archive; archiving after Redis (or restoring the previous
-//! snapshot after a failed archive) would instead race with such a round, since a restored
-//! snapshot can overwrite one committed in between.
+//! Step 2 is the round's commit point: a round is stored once its checkpoint is in Redis, and
+//! not before. A failed insert (1) stops before Redis is touched, and a refused or failed Redis
+//! commit (2) rolls the transaction back: either way the commit fails, the run fails, the client
+//! gets an error and both stores hold what they held before the round, so asking again puts
+//! the question in the thread once. Archiving first is what makes this hold under concurrency:
+//! the Redis commit is the one place where a concurrent round on another process is refused,
+//! and a refused round must not be in the archive; archiving after Redis (or restoring the
+//! previous snapshot after a failed archive) would instead race with such a round, since a
+//! restored snapshot can overwrite one committed in between.
+//!
+//! Past the commit point the round is never undone, only completed: when the process dies
+//! between 2 and 3, or the MySQL `COMMIT` fails, the snapshot holds a round the archive lacks,
+//! and the checkpoint carries everything needed to archive it. The thread's next round (and
+//! `GET /history`) first archives it from there ([`recovery::archive_snapshot_round`]), and the
+//! `archived_rounds` row makes that exact and safe to repeat. Undoing instead would need the
+//! previous snapshot, which shallow mode has already dropped, and a process that died cannot
+//! undo anything; so a crash at any point leaves the round in neither store (before 2) or, once
+//! its thread is used again, in both (after 2). A `COMMIT` that fails is retried at once the
+//! same way, and the client is told the round is stored, since it is: asking again would put
+//! the question in the thread twice.
 //!
 //! The three steps run in a task of their own, so a client leaving mid-commit (which drops the
-//! run) cannot stop them between 2 and 3. What is left is a process dying, or the MySQL
-//! `COMMIT` failing, between 2 and 3: the snapshot then holds a round the archive lacks, which
-//! the client was told failed. That window is one round trip, against a whole archive write
-//! when Redis was committed first.
+//! run) cannot stop them half way.
 //!
 //! Every other commit (cold-start rebuilds, state updates through the API) passes through.
+//!
+//! [`recovery::archive_snapshot_round`]: crate::recovery::archive_snapshot_round
 
 use std::sync::Arc;
 
@@ -37,6 +50,16 @@ use mnemograph_core::value::ChannelValue;
 use crate::archive::Archive;
 use crate::error::Error;
 use crate::pending::{PendingRounds, StagedRound};
+
+/// The key of a round's checkpoint metadata under which the checkpoint carries its round (a
+/// [`StagedRound`] as JSON), so that the archive can be completed from the snapshot.
+pub const ROUND_KEY: &str = "blog_round";
+
+/// The round a checkpoint was committed with, from its metadata; `None` for any other
+/// checkpoint (a cold-start rebuild, a run without a conversation) or an unreadable one.
+pub fn round_of(metadata: &CheckpointMetadata) -> Option<StagedRound> {
+    serde_json::from_value(metadata.extra.get(ROUND_KEY)?.clone()).ok()
+}
 
 /// The Redis saver, archiving each staged round in the same commit; see the [module docs](self).
 #[derive(Debug, Clone)]
@@ -60,18 +83,30 @@ impl ArchivingSaver {
         redis: RedisCheckpointer,
         archive: Archive,
         round: StagedRound,
-        commit: Commit,
+        mut commit: Commit,
     ) -> Result<CheckpointConfig, CheckpointError> {
-        let tx = archive.begin_round(&round).await.map_err(backend)?;
+        let Some(last) = commit.chain.last_mut() else { return Checkpointer::commit(&redis, commit).await };
+        let checkpoint_id = last.checkpoint.id.clone();
+        let record = serde_json::to_value(&round).map_err(|e| CheckpointError::Backend(Box::new(e)))?;
+        last.metadata.extra.insert(ROUND_KEY.to_owned(), record);
+        let tx = archive.begin_round(&round, Some(&checkpoint_id)).await.map_err(backend)?;
         // On error `tx` is dropped here, which rolls it back.
         let saved = Checkpointer::commit(&redis, commit).await?;
         if let Err(e) = tx.commit().await {
-            tracing::error!(
+            // The round is stored (step 2 is its commit point): complete the archive, now or
+            // from the snapshot before the thread's next round.
+            tracing::warn!(
                 thread_id = %round.thread_id,
                 error = %Error::from(e).chain(),
-                "the round is in Redis but its archive transaction did not commit"
+                "the archive transaction did not commit; archiving the round again"
             );
-            return Err(CheckpointError::Backend("the archive transaction did not commit".into()));
+            if let Err(e) = archive.archive_round(&round, &checkpoint_id).await {
+                tracing::error!(
+                    thread_id = %round.thread_id,
+                    error = %e.chain(),
+                    "the round is in the snapshot only; it is archived before the thread's next round"
+                );
+            }
         }
         Ok(saved)
     }

@@ -14,16 +14,19 @@
 //! Modules, one concept each: [`config`], [`corpus`] and [`tools`] (the blog and its two
 //! tools), [`tool_output`] and [`tool_log`] (around each tool call), [`model`]
 //! (OpenAI-compatible or offline), [`agent`] (the graph), [`snapshot`] (what Redis keeps),
-//! [`archive`] and [`tool_audit`] (what MySQL keeps), [`pending`] and [`archiving_saver`] (a
-//! round into both stores), [`recovery`], [`locks`] (one round per thread at a time), [`round`] and [`sse`]
-//! (a round as events, stream safety), [`routes`], [`web`]. [`api`] serves the same agent over
-//! LangGraph's HTTP API instead (`cargo run -p blog-assistant --bin blog-langgraph-api`).
+//! [`archive`], [`tool_audit`] and [`archived_rounds`] (what MySQL keeps), [`pending`] and
+//! [`archiving_saver`] (a round into both stores), [`recovery`] (the stores brought back into
+//! agreement before a round), [`locks`] (one round per thread at a time), [`round`] and
+//! [`sse`] (a round as events, stream safety), [`routes`], [`web`]. [`api`] serves the same
+//! agent over LangGraph's HTTP API instead (`cargo run -p blog-assistant --bin
+//! blog-langgraph-api`).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod agent;
 pub mod api;
 pub mod archive;
+pub mod archived_rounds;
 pub mod archiving_saver;
 pub mod config;
 pub mod corpus;

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use mnemograph_agent::{AgentState, Hook, HookResult, Middleware};
 use mnemograph_core::{RunConfig, Runtime};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::corpus::Citation;
@@ -27,7 +28,7 @@ use crate::tool_audit::ToolInvocation;
 pub const CONVERSATION_KEY: &str = "blog_conversation";
 
 /// Whose conversation a round belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Conversation {
     /// The user.
     pub user_id: String,
@@ -50,8 +51,9 @@ impl Conversation {
     }
 }
 
-/// A completed round waiting for its commit.
-#[derive(Debug, Clone, PartialEq)]
+/// A completed round waiting for its commit (and, once committed, the record its snapshot
+/// checkpoint carries: see [`archiving_saver`](crate::archiving_saver)).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StagedRound {
     /// Whose it is.
     pub conversation: Conversation,

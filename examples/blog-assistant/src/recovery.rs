@@ -1,5 +1,12 @@
-//! Cold-start recovery: a thread whose checkpoint is gone (its 7-day TTL ran out, Redis was
-//! flushed or restarted) is rebuilt from the MySQL archive before the next answer.
+//! Recovery before each round: the two stores are brought back into agreement, both ways.
+//!
+//! **Cold start**: a thread whose checkpoint is gone (its 7-day TTL ran out, Redis was flushed
+//! or restarted) is rebuilt from the MySQL archive before the next answer.
+//!
+//! **An unarchived round**: a round whose checkpoint reached Redis but whose archive
+//! transaction did not commit (the process died in between, say) is archived from the
+//! checkpoint, which carries it ([`archiving_saver`](crate::archiving_saver)), before the next
+//! round adds its own rows after it.
 //!
 //! Lossy on purpose: only the last [`RECOVERY_LIMIT`] human/AI messages come back, as plain
 //! messages. Tool calls and results are not in the archive, and a ToolMessage without the AI
@@ -7,9 +14,10 @@
 
 use mnemograph_agent::{AgentState, AgentStateUpdate, MODEL_NODE};
 use mnemograph_core::messages::Message;
-use mnemograph_core::{CompiledGraph, RunConfig};
+use mnemograph_core::{CompiledGraph, RunConfig, StateSnapshot};
 
 use crate::archive::{Archive, Role};
+use crate::archiving_saver::round_of;
 use crate::error::Result;
 
 /// How many archived messages a rebuilt thread starts with.
@@ -27,7 +35,8 @@ pub enum Recovery {
 }
 
 /// Makes sure `config`'s thread has a checkpoint, rebuilding it from the archive when it has
-/// none.
+/// none, and that the archive holds the round of the checkpoint it has
+/// ([`archive_snapshot_round`]).
 ///
 /// The messages are written with `update_state` as if the model node had produced them: the
 /// conversation ends with an AI answer, so the agent's routing after `model` sends it to the
@@ -44,6 +53,7 @@ pub async fn ensure_checkpoint(
 ) -> Result<Recovery> {
     let snapshot = agent.get_state(config).await?;
     if snapshot.config.is_some() {
+        archive_snapshot_round(archive, &snapshot).await?;
         return Ok(Recovery::Present);
     }
     let history = archive.recent(user_id, session_id, RECOVERY_LIMIT).await?;
@@ -61,4 +71,28 @@ pub async fn ensure_checkpoint(
     agent.update_state(config, AgentStateUpdate::messages(seed), Some(MODEL_NODE)).await?;
     tracing::info!(user_id, session_id, messages = count, "cold start: thread rebuilt from the archive");
     Ok(Recovery::Rebuilt(count))
+}
+
+/// Archives the round `snapshot`'s checkpoint was committed with, when the archive lacks it;
+/// `true` when it was missing and is now written. Checkpoints without a round (cold-start
+/// rebuilds, runs without a conversation) need nothing.
+///
+/// # Errors
+/// A MySQL failure: the archive still lacks the round, and a round started on top of it would
+/// be archived before it, so the caller does not start one.
+pub async fn archive_snapshot_round(archive: &Archive, snapshot: &StateSnapshot<AgentState>) -> Result<bool> {
+    let checkpoint_id = snapshot.config.as_ref().and_then(|c| c.checkpoint_id.as_deref());
+    let (Some(checkpoint_id), Some(round)) = (checkpoint_id, snapshot.metadata.as_ref().and_then(round_of))
+    else {
+        return Ok(false);
+    };
+    let written = archive.archive_round(&round, checkpoint_id).await?;
+    if written {
+        tracing::warn!(
+            thread_id = %round.thread_id,
+            checkpoint_id,
+            "the archive lacked the snapshot's last round; archived it from the snapshot"
+        );
+    }
+    Ok(written)
 }

@@ -37,7 +37,7 @@ pub enum RoundEvent {
         /// Articles, in the order the agent met them.
         citations: Vec<Citation>,
     },
-    /// The round completed and was archived.
+    /// The round completed and is stored.
     Done {
         /// The thread (`user_id:session_id`).
         thread_id: String,

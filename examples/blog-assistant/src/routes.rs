@@ -10,13 +10,13 @@ use axum::{Json, Router};
 use futures_util::Stream;
 use mnemograph_agent::AgentStateUpdate;
 use mnemograph_core::messages::Message;
-use mnemograph_core::StreamMode;
+use mnemograph_core::{RunConfig, StreamMode};
 use serde::{Deserialize, Serialize};
 
 use crate::archive::ArchivedMessage;
 use crate::error::{Error, Result};
 use crate::pending::Conversation;
-use crate::recovery::{ensure_checkpoint, Recovery};
+use crate::recovery::{archive_snapshot_round, ensure_checkpoint, Recovery};
 use crate::snapshot::round_config;
 use crate::sse::{round_events, Round};
 use crate::App;
@@ -99,12 +99,21 @@ async fn chat_stream(
     Ok(Sse::new(round_events(round, run, guard)).keep_alive(KeepAlive::default()))
 }
 
-/// The archived bubbles of one session.
+/// The archived bubbles of one session, including a last round that reached the snapshot but
+/// not yet the archive ([`archive_snapshot_round`]). Without Redis that round is left for later
+/// and the history is the archive's.
 async fn history(State(app): State<App>, Query(query): Query<HistoryQuery>) -> Result<Json<HistoryResponse>> {
     let user_id = check_id("user_id", query.user_id)?;
     let session_id = check_id("session_id", query.session_id)?;
+    let thread_id = thread_id(&user_id, &session_id);
+    match app.agent().get_state(&RunConfig::thread(thread_id.as_str())).await {
+        Ok(snapshot) => {
+            archive_snapshot_round(app.archive(), &snapshot).await?;
+        }
+        Err(e) => tracing::warn!(%thread_id, error = %Error::from(e).chain(), "history without the snapshot"),
+    }
     let messages = app.archive().history(&user_id, &session_id).await?;
-    Ok(Json(HistoryResponse { thread_id: thread_id(&user_id, &session_id), messages }))
+    Ok(Json(HistoryResponse { thread_id, messages }))
 }
 
 /// The checkpoint thread of a session, `"{user_id}:{session_id}"`. Ids cannot

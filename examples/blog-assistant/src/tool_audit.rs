@@ -5,7 +5,7 @@
 //! Tool results themselves are not kept (they live in the Redis snapshot, truncated); the
 //! error text of a failed call is, as that is what an audit asks about.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sqlx::{MySql, Transaction};
 
 use crate::error::Result;
@@ -28,7 +28,7 @@ pub const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS tool_invocations (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci";
 
 /// How a tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// The tool returned a result.
@@ -48,7 +48,7 @@ impl Outcome {
 }
 
 /// One tool call of a round, as the audit keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolInvocation {
     /// The model's call id.
     pub call_id: String,

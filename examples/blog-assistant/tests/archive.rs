@@ -1,6 +1,8 @@
 //! A round is stored in Redis and in the MySQL archive, or in neither: an archive that refuses
 //! the round leaves the snapshot as it was and the client sees the error, a round without an
-//! answer is stored nowhere, and a thread with an empty archive starts fresh. Each archived
+//! answer is stored nowhere, a round the snapshot took and the archive lost (a process dying
+//! between the two commits) is archived from the snapshot before anything reads the thread,
+//! and a thread with an empty archive starts fresh. Each archived
 //! round's tool calls are audited in `tool_invocations`, queryable as `docs/sql-inspection.md`
 //! shows. Real Redis and MariaDB, as the other service tests.
 
@@ -8,15 +10,19 @@ mod support;
 
 use std::time::Duration;
 
+use blog_assistant::archiving_saver::round_of;
 use blog_assistant::model::OfflineModel;
-use blog_assistant::recovery::{ensure_checkpoint, Recovery};
+use blog_assistant::recovery::{archive_snapshot_round, ensure_checkpoint, Recovery};
 use blog_assistant::routes::thread_id;
 use blog_assistant::snapshot::round_config;
 use mnemograph_core::messages::{Message, MessageType};
 use mnemograph_core::{RunConfig, StateSnapshot};
 use mnemograph_models::{ChatModel, ChatModelExt, ChatRequest};
 use sqlx::Row as _;
-use support::{answer, archived_rows, chat, fresh_database, ids, start, start_custom, SseEvent, SHARED_DB};
+use support::{
+    answer, archived_rows, chat, fresh_database, ids, lose_the_archive, start, start_custom, SseEvent,
+    SHARED_DB,
+};
 
 /// The database of the refusal test, whose tables get a trigger: no other test uses it.
 const REFUSING_DATABASE: &str = "blog_assistant_test_refusing";
@@ -74,6 +80,7 @@ async fn an_archive_that_refuses_the_round_leaves_redis_as_it_was_and_a_retry_as
     assert_eq!(checkpoint_id(&after), checkpoint_id(&before), "the refused round committed a checkpoint");
     assert_eq!(archived_rows(&t.app, &user, &session).await.len(), 2, "half a round was archived");
     assert_eq!(audited(pool, &thread).await, 2, "the refused round's tool calls were audited");
+    assert_eq!(rounds_noted(pool, &thread).await.len(), 1, "the refused round was noted");
     assert!(t.app.pending().is_empty(), "the refused round is still pending");
 
     // Once MySQL accepts again, the retry is stored in both, with the question in the thread once.
@@ -87,6 +94,7 @@ async fn an_archive_that_refuses_the_round_leaves_redis_as_it_was_and_a_retry_as
     let questions: Vec<&str> = rows.iter().filter(|r| r.0 == "human").map(|r| r.1.as_str()).collect();
     assert_eq!(questions, ["Redis 快照的 TTL 设多久合适？", again]);
     assert_eq!(audited(pool, &thread).await, 4);
+    assert_eq!(rounds_noted(pool, &thread).await.len(), 2);
 }
 
 /// Answers every request with an empty message: a round without an answer.
@@ -122,6 +130,67 @@ async fn a_round_without_an_answer_is_stored_nowhere() {
     let config = RunConfig::thread(thread_id(&user, &session));
     assert!(t.app.agent().get_state(&config).await.unwrap().config.is_none(), "a checkpoint was written");
     assert!(archived_rows(&t.app, &user, &session).await.is_empty());
+}
+
+/// The answers (their first 40 characters) of `thread`'s archived rounds, oldest first, as
+/// `docs/sql-inspection.md` queries `archived_rounds`.
+async fn rounds_noted(pool: &sqlx::MySqlPool, thread: &str) -> Vec<String> {
+    let sql = doc_query("archived_rounds_of_thread").replace("{thread_id}", thread);
+    let rows = sqlx::raw_sql(&sql).fetch_all(pool).await.expect("the page's query runs");
+    rows.iter()
+        .map(|r| {
+            let id: String = r.try_get_unchecked("checkpoint_id").expect("checkpoint_id");
+            assert!(!id.is_empty());
+            r.try_get_unchecked("answer").expect("answer")
+        })
+        .collect()
+}
+
+fn opening(text: &str) -> String {
+    text.chars().take(40).collect()
+}
+
+#[tokio::test]
+async fn a_round_the_snapshot_holds_and_the_archive_lacks_is_archived_before_anything_reads_it() {
+    let Some(t) = start(SHARED_DB).await else { return };
+    let (user, session) = ids("lost");
+    let thread = thread_id(&user, &session);
+    let config = RunConfig::thread(thread.as_str());
+    let pool = t.app.archive().pool();
+    let first = "Redis 快照的 TTL 设多久合适？";
+    let reply = answer(&chat(&t.server.url(), &user, &session, first).await);
+    let snapshot = t.app.agent().get_state(&config).await.unwrap();
+    let round = snapshot.metadata.as_ref().and_then(round_of).expect("the checkpoint carries its round");
+    assert_eq!((round.question.as_str(), round.answer.as_str()), (first, reply.as_str()));
+    assert_eq!(round.tools.len(), 2, "{round:?}");
+    assert!(!archive_snapshot_round(t.app.archive(), &snapshot).await.unwrap(), "archived twice");
+
+    // The archive loses the round: `GET /history` archives it from the snapshot first.
+    lose_the_archive(pool, &user, &session, &thread).await;
+    let url = format!("{}/history?user_id={user}&session_id={session}", t.server.url());
+    let history: serde_json::Value =
+        support::http_client().get(url).send().await.unwrap().json().await.unwrap();
+    let bubbles: Vec<&str> =
+        history["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(bubbles, [first, reply.as_str()], "{history}");
+    assert_eq!(audited(pool, &thread).await, 2);
+    assert_eq!(rounds_noted(pool, &thread).await, [opening(&reply)]);
+
+    // Lost again: the next round archives it before its own, in order, and nothing twice.
+    lose_the_archive(pool, &user, &session, &thread).await;
+    let second = "上下文剪裁是怎么做的？";
+    let next = answer(&chat(&t.server.url(), &user, &session, second).await);
+    let rows = archived_rows(&t.app, &user, &session).await;
+    let bubbles: Vec<(&str, &str)> = rows.iter().map(|r| (r.0.as_str(), r.1.as_str())).collect();
+    assert_eq!(bubbles, [("human", first), ("ai", reply.as_str()), ("human", second), ("ai", next.as_str())]);
+    assert_eq!(audited(pool, &thread).await, 4);
+    assert_eq!(rounds_noted(pool, &thread).await, [opening(&reply), opening(&next)]);
+    let messages = t.app.agent().get_state(&config).await.unwrap().values.messages;
+    for question in [first, second] {
+        let asked =
+            messages.iter().filter(|m| m.kind() == MessageType::Human && m.text() == question).count();
+        assert_eq!(asked, 1, "{question}: {messages:?}");
+    }
 }
 
 #[tokio::test]
@@ -180,7 +249,7 @@ async fn a_rounds_tool_calls_are_audited_as_the_inspection_page_queries_them() {
     let args: serde_json::Value = serde_json::from_str(calls[1][1].as_deref().unwrap()).unwrap();
     assert_eq!(args, serde_json::json!({ "id": "redis-checkpoint" }));
     assert!(calls.iter().all(|c| c[2].as_deref() == Some("ok")), "{calls:?}");
-    let opening: String = reply.chars().take(40).collect();
+    let opening = opening(&reply);
     assert!(calls.iter().all(|c| c[3].as_deref() == Some(opening.as_str())), "{calls:?}");
     for row in &rows {
         let call_id = get(row, "call_id").unwrap_or_default();

@@ -1,7 +1,8 @@
 //! The assistant served over LangGraph's HTTP API by mnemograph-server, graph unchanged: a run
 //! answers and its round is archived in MySQL, a thread whose Redis checkpoint is gone is rebuilt
 //! from the archive before the next run, a thread without a session in its metadata is refused,
-//! a round the archive refuses is a failed run that leaves the thread as it was, and a user
+//! a round the archive refuses is a failed run that leaves the thread as it was, a round the
+//! archive lost after the snapshot took it is archived before the next run's, and a user
 //! reaches only its own conversations, whatever its metadata says. Real Redis and MariaDB, as the
 //! other service tests.
 
@@ -12,7 +13,9 @@ use std::time::Duration;
 use blog_assistant::{Config, ModelChoice};
 use mnemograph_core::checkpoint::Checkpointer;
 use serde_json::{json, Value};
-use support::{archived_rows, fresh_database, http_client, ids, mysql_url, start, SHARED_DB};
+use support::{
+    archived_rows, fresh_database, http_client, ids, lose_the_archive, mysql_url, start, SHARED_DB,
+};
 
 /// A POST as the user of `token`, which must succeed.
 async fn post(url: String, token: &str, body: Value) -> Value {
@@ -95,6 +98,35 @@ async fn rounds_are_archived_and_a_cold_thread_is_rebuilt_from_the_archive() {
     let bare_id = bare["thread_id"].as_str().unwrap();
     let out = post(format!("{url}/threads/{bare_id}/runs/wait"), token, ask("hi")).await;
     assert!(out["__error__"]["message"].as_str().unwrap().contains("session_id"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_the_archive_lost_is_archived_before_the_next_run() {
+    let Some(t) = start(SHARED_DB).await else { return };
+    let (user, session) = ids("api-lost");
+    let (url, _) = serve(&t.redis_url, &[&user]).await;
+    let token = format!("token-{user}");
+    let thread =
+        post(format!("{url}/threads"), &token, json!({ "metadata": { "session_id": session } })).await;
+    let tid = thread["thread_id"].as_str().unwrap().to_owned();
+    let first =
+        last_answer(&post(format!("{url}/threads/{tid}/runs/wait"), &token, ask("上下文剪裁是什么？")).await);
+
+    // The archive loses the round, as when the process dies between the snapshot's commit and
+    // the archive's: the next run archives it from the snapshot before its own round.
+    lose_the_archive(t.app.archive().pool(), &user, &session, &tid).await;
+    let second = last_answer(&post(format!("{url}/threads/{tid}/runs/wait"), &token, ask("再说一遍")).await);
+    let rows = archived_rows(&t.app, &user, &session).await;
+    let bubbles: Vec<(&str, &str)> = rows.iter().map(|(r, c, _)| (r.as_str(), c.as_str())).collect();
+    assert_eq!(
+        bubbles,
+        [
+            ("human", "上下文剪裁是什么？"),
+            ("ai", first.as_str()),
+            ("human", "再说一遍"),
+            ("ai", second.as_str())
+        ]
+    );
 }
 
 /// A client that names someone else in its thread's metadata gets its own, empty conversation:

@@ -264,6 +264,26 @@ pub async fn archived_rows(app: &App, user: &str, session: &str) -> Vec<(String,
         .collect()
 }
 
+/// Deletes every archive row of `user`'s `session` (`thread`): what a process that dies after
+/// the snapshot's commit and before the archive's leaves, for a thread of one round.
+pub async fn lose_the_archive(pool: &sqlx::MySqlPool, user: &str, session: &str, thread: &str) {
+    let mut tx = pool.begin().await.unwrap();
+    for (table, column) in [("tool_invocations", "thread_id"), ("archived_rounds", "thread_id")] {
+        sqlx::query(&format!("DELETE FROM {table} WHERE {column} = ?"))
+            .bind(thread)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+    }
+    sqlx::query("DELETE FROM chat_messages WHERE user_id = ? AND session_id = ?")
+        .bind(user)
+        .bind(session)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+}
+
 /// Bytes Redis uses for a thread: `MEMORY USAGE <key> SAMPLES 0` summed over every key of the
 /// thread (missing keys count 0).
 pub async fn thread_bytes(t: &TestApp, thread: &str) -> u64 {
