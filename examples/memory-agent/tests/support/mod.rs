@@ -3,6 +3,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod changing_facts;
 pub mod scripted;
 
 use memory_agent::DemoReport;
