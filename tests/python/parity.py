@@ -1,6 +1,10 @@
 """The Python half of tests/tests/parity: paused threads handed between Python LangGraph and Rust.
 
-Usage: parity.py URL THREAD CASE OP_JSON
+Usage: parity.py URL THREAD CASE OP_JSON, or parity.py --serve to read one request a line from
+stdin ({"url", "thread", "case", "op"}) and answer each with one line ({"view": ...} or
+{"error": traceback}), so that one process serves many operations: starting Python and importing
+LangGraph cost more than most operations.
+
 Builds the graph of CASE on LangGraph's own saver at URL (PyMySQLSaver, PostgresSaver for a
 postgres:// URL, or SqliteSaver for `sqlite:PATH`), performs OP_JSON
 on THREAD (an operation, or null to only read), then prints one JSON object: the thread's state
@@ -29,6 +33,7 @@ import operator
 import os
 import sys
 import time
+import traceback
 from typing import Annotated, Optional
 
 from typing_extensions import TypedDict
@@ -234,8 +239,9 @@ def open_saver(url: str):
     return PyMySQLSaver.from_conn_string(url)
 
 
-def main() -> None:
-    url, thread, case, op = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+def run(url: str, thread: str, case: str, op) -> dict:
+    """Performs OP on THREAD of CASE at URL (or only reads, for a null OP); the thread's view."""
+    os.environ.pop("PARITY_FAIL", None)
     if op and op.get("fail"):
         os.environ["PARITY_FAIL"] = "1"
     config = {"configurable": {"thread_id": thread}}
@@ -248,7 +254,26 @@ def main() -> None:
                 # The push_failure worker's failure is the point of its step.
                 if str(e) != "boom":
                     raise
-        print(json.dumps(view(g, config), ensure_ascii=False, sort_keys=True))
+        return view(g, config)
+
+
+def serve() -> None:
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            answer = {"view": run(request["url"], request["thread"], request["case"], request["op"])}
+        # SystemExit too: an unknown case or op ends a one-shot run, but only fails this request.
+        except (Exception, SystemExit):
+            answer = {"error": traceback.format_exc()}
+        print(json.dumps(answer, ensure_ascii=False, sort_keys=True), flush=True)
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+        return
+    url, thread, case, op = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+    print(json.dumps(run(url, thread, case, op), ensure_ascii=False, sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 //! and the row comparison of a case run once by each language alone.
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use e2e::skip;
 use mnemograph_core::checkpoint::ListOptions;
@@ -11,6 +10,7 @@ use mnemograph_core::Resume;
 use serde_json::{json, Value};
 
 use crate::cases::{SUpdate, FAILING, S};
+use crate::python_side::python;
 use crate::view;
 
 /// Python's interpreter (`LANGGRAPH_PYTHON`); `None` (after saying why) when it is missing
@@ -42,26 +42,6 @@ pub(crate) struct Peer {
     /// Starts every thread id, keeping apart backends that share names (one SQLite file holds
     /// threads of several runs of the same case names).
     pub(crate) threads: &'static str,
-}
-
-/// Python's view of `thread` after performing `op` (or only reading, for `Value::Null`).
-fn python(peer: &Peer, thread: &str, case: &str, op: &Value) -> Value {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/python/parity.py");
-    let out = Command::new(&peer.python)
-        .arg(script)
-        .arg(&peer.url)
-        .arg(thread)
-        .arg(case)
-        .arg(op.to_string())
-        .output()
-        .expect("run python");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "python failed on {op}:\n{}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("python printed JSON")
 }
 
 fn log_update(values: &Value) -> SUpdate {

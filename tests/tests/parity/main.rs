@@ -8,7 +8,8 @@
 //! are deterministic, so a side that computed one differently fails the comparison.
 //!
 //! `tests/python/parity.py` is the Python half; `cases.rs` builds the same graphs and `scripts.rs`
-//! lists the ops of each case; `handoff.rs` runs them; `mysql.rs` holds the MySQL side. Each case runs
+//! lists the ops of each case; `handoff.rs` runs them, with
+//! Python processes from `python_side.rs`; `mysql.rs` holds the MySQL side. Each case runs
 //! in both directions (Rust first, Python first). Needs `LANGGRAPH_PYTHON` (set by
 //! `scripts/test.sh`) and MariaDB/MySQL at `MYSQL_URL`; without them the tests print why and
 //! pass, unless `CI` is set.
@@ -65,6 +66,7 @@ mod handoff;
 mod mysql;
 mod postgres;
 mod postgres_rows;
+mod python_side;
 mod scripts;
 mod sqlite;
 mod sqlite_rows;
