@@ -226,6 +226,7 @@ impl App {
         caller: &Caller,
     ) -> Result<RunRef> {
         let (assistant, graph) = self.run_assistant(&body.assistant_id, caller).await?;
+        let body = &body.under(&assistant)?;
         let modes = body.modes()?;
         let input = body.run_input(&graph.graph.nodes())?;
         let strategy = Multitask::parse(body.multitask_strategy.as_deref())?;

@@ -137,6 +137,7 @@ mod request;
 mod retention;
 mod routes;
 mod run;
+mod run_under_assistant;
 mod served;
 mod server;
 mod sse;
