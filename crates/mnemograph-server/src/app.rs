@@ -1,5 +1,6 @@
 //! [`App`]: what every request shares: the registered graphs, the saver and the store, the
-//! server's limits, and the [`RecordKeeper`] of its threads and runs.
+//! server's limits, the [`RecordKeeper`] of its threads and runs and the [`AssistantKeeper`] of
+//! its assistants.
 
 use std::sync::Arc;
 
@@ -8,13 +9,14 @@ use mnemograph_core::store::DynStore;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::assistant::Assistant;
-use crate::auth::{Grant, Identity};
-use crate::error::{Result, ServerError};
+use crate::assistant::{assistant_id, AssistantRecord};
+use crate::auth::{Action, Caller, Grant, Resource};
+use crate::error::{assistant_not_found, Result, ServerError};
 use crate::handle::RunRef;
-use crate::keeper::{NewRun, RecordKeeper};
+use crate::keeper::{AssistantKeeper, NewRun, RecordKeeper};
 use crate::limits::Limits;
 use crate::records::{new_thread_id, RunRecord, ThreadRecord, ThreadSearch};
+use crate::registered::RegisteredGraph;
 use crate::request::{Multitask, RunCreate};
 use crate::retention::Retention;
 use crate::run::Stop;
@@ -23,7 +25,10 @@ use crate::streams::Streams;
 
 /// The server's state, shared by every request.
 pub(crate) struct App {
-    pub(crate) assistants: Vec<Assistant>,
+    /// The graphs served, by graph id.
+    pub(crate) graphs: Vec<RegisteredGraph>,
+    /// The assistants of those graphs.
+    pub(crate) assistants: Arc<dyn AssistantKeeper>,
     pub(crate) saver: Arc<dyn DynCheckpointer>,
     pub(crate) store: Arc<dyn DynStore>,
     /// What one request may ask: pages, recursion, waiting runs.
@@ -41,12 +46,14 @@ pub(crate) struct App {
 
 impl App {
     pub(crate) fn new(
-        assistants: Vec<Assistant>,
+        graphs: Vec<RegisteredGraph>,
+        assistants: Arc<dyn AssistantKeeper>,
         saver: Arc<dyn DynCheckpointer>,
         store: Arc<dyn DynStore>,
         records: Arc<dyn RecordKeeper>,
     ) -> Self {
         Self {
+            graphs,
             assistants,
             saver,
             store,
@@ -64,25 +71,57 @@ impl App {
         self
     }
 
-    /// The assistant with this id, or the system assistant of the graph with this id.
-    pub(crate) fn assistant(&self, id: &str) -> Result<&Assistant> {
-        if let Some(a) = self.assistants.iter().find(|a| a.assistant_id == id || a.graph_id == id) {
-            return Ok(a);
+    /// The graph registered as `graph_id`; 404 otherwise, as LangGraph answers an assistant
+    /// asked for a graph it does not serve.
+    pub(crate) fn graph(&self, graph_id: &str) -> Result<&RegisteredGraph> {
+        self.graphs.iter().find(|g| g.graph_id == graph_id).ok_or_else(|| {
+            let known: Vec<&str> = self.graphs.iter().map(|g| g.graph_id.as_str()).collect();
+            ServerError::NotFound(format!("Graph '{graph_id}' not found. Expected one of: {known:?}"))
+        })
+    }
+
+    /// The assistant id a request names: an assistant's UUID, or a registered graph's id, which
+    /// names the graph's system assistant (as LangGraph reads it); anything else is unprocessable.
+    pub(crate) fn assistant_id(&self, id: &str) -> Result<String> {
+        if self.graphs.iter().any(|g| g.graph_id == id) {
+            return Ok(assistant_id(id));
         }
         if Uuid::parse_str(id).is_ok() {
-            return Err(ServerError::NotFound(format!("Assistant '{id}' not found")));
+            return Ok(id.to_owned());
         }
-        let graphs: Vec<&str> = self.assistants.iter().map(|a| a.graph_id.as_str()).collect();
+        let graphs: Vec<&str> = self.graphs.iter().map(|g| g.graph_id.as_str()).collect();
         Err(ServerError::Unprocessable(format!(
             "Invalid assistant: '{id}'. Must be either:\n- A valid assistant UUID, or\n- One of the registered graphs: {}",
             graphs.join(", ")
         )))
     }
 
-    /// The assistant whose graph a thread ran, if it ran one.
-    pub(crate) fn thread_assistant(&self, thread: &ThreadRecord) -> Option<&Assistant> {
+    /// The assistant a run names and its graph, if `caller` may run it. A system assistant runs
+    /// for every caller; another only for a caller whose assistant read grant reaches it, as
+    /// LangGraph checks it, and is not found otherwise.
+    pub(crate) async fn run_assistant(
+        &self,
+        id: &str,
+        caller: &Caller,
+    ) -> Result<(AssistantRecord, &RegisteredGraph)> {
+        let id = self.assistant_id(id)?;
+        let assistant = self.assistants.get(&id, &Grant::all()).await?;
+        if !assistant.is_system() {
+            let grant = caller
+                .grant(Resource::Assistants, Action::Read, || serde_json::json!({ "assistant_id": id }))
+                .await?;
+            if !grant.admits(&assistant.metadata) {
+                return Err(assistant_not_found(&id));
+            }
+        }
+        let graph = self.graph(&assistant.graph_id).map_err(|_| assistant_not_found(&id))?;
+        Ok((assistant, graph))
+    }
+
+    /// The graph a thread ran, if it ran one.
+    pub(crate) fn thread_graph(&self, thread: &ThreadRecord) -> Option<&RegisteredGraph> {
         let graph_id = thread.metadata.get("graph_id")?.as_str()?;
-        self.assistants.iter().find(|a| a.graph_id == graph_id)
+        self.graphs.iter().find(|g| g.graph_id == graph_id)
     }
 
     /// A thread `grant` reaches; one it does not is not found, as one that does not exist.
@@ -176,22 +215,27 @@ impl App {
 
     /// Creates a run on `thread_id` (a new temporary thread when `None`) and starts it, queues it
     /// or refuses it, by the thread's state and the request's `multitask_strategy`. The thread
-    /// must be one `grant` reaches; a thread made for the run, and the run's metadata, are stamped
-    /// with it. The run's nodes see `user` as `langgraph_auth_user`.
+    /// must be one `grant` reaches, and the assistant one `caller` may run; a thread made for the
+    /// run, and the run's metadata, are stamped with `grant`. The run's nodes see the caller as
+    /// `langgraph_auth_user`.
     pub(crate) async fn create_run(
         &self,
         thread_id: Option<&str>,
         body: &RunCreate,
         grant: &Grant,
-        user: Option<&Identity>,
+        caller: &Caller,
     ) -> Result<RunRef> {
-        let assistant = self.assistant(&body.assistant_id)?;
+        let (assistant, graph) = self.run_assistant(&body.assistant_id, caller).await?;
+        let body = &body.under(&assistant)?;
         let modes = body.modes()?;
-        let input = body.run_input(&assistant.graph.nodes())?;
+        let input = body.run_input(&graph.graph.nodes())?;
         let strategy = Multitask::parse(body.multitask_strategy.as_deref())?;
         self.limits.check_recursion_limit(body.config.as_ref().and_then(|c| c.recursion_limit))?;
         let limits = &self.limits;
-        let new = NewRun { assistant, thread_id, body, modes, input, strategy, limits, grant, user };
+        let assistant_id = assistant.assistant_id.as_str();
+        let user = caller.user();
+        let new =
+            NewRun { graph, assistant_id, thread_id, body, modes, input, strategy, limits, grant, user };
         self.records.create_run(new).await
     }
 

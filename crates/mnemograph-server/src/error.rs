@@ -114,6 +114,21 @@ impl IntoResponse for ServerError {
 /// What a fallible handler returns.
 pub type Result<T, E = ServerError> = std::result::Result<T, E>;
 
+/// An assistant that does not exist, or that the caller may not see.
+pub(crate) fn assistant_not_found(id: &str) -> ServerError {
+    ServerError::NotFound(format!("Assistant '{id}' not found"))
+}
+
+/// An assistant created under an id that is taken.
+pub(crate) fn assistant_exists(id: &str) -> ServerError {
+    ServerError::Conflict(format!("Assistant {id} already exists"))
+}
+
+/// A version an assistant never had.
+pub(crate) fn version_not_found(id: &str, version: i64) -> ServerError {
+    ServerError::NotFound(format!("Version {version} not found for assistant {id}"))
+}
+
 /// A thread that does not exist, or that the caller may not see.
 pub(crate) fn thread_not_found(id: &str) -> ServerError {
     ServerError::NotFound(format!("Thread with ID {id} not found"))

@@ -34,9 +34,12 @@
 //! ```
 //!
 //! # What is served
-//! - **Assistants**: one system assistant per graph (`/assistants/search`, `/assistants/{id}`,
-//!   `/assistants/{id}/schemas`, `/assistants/{id}/graph`), its id derived from the graph id as
-//!   LangGraph derives it.
+//! - **Assistants**: a graph with a configuration of its own, versioned as LangGraph versions
+//!   it: create (with `if_exists`), get, update (each a new version, made the latest), delete,
+//!   search (metadata, graph, name; `sort_by`, `sort_order`, `select`), count, versions, and
+//!   setting an older version latest; schemas and graph drawing. Each graph gets a system
+//!   assistant whose id is derived from the graph id as LangGraph derives it. A run on an
+//!   assistant runs its graph with the assistant's `config` and `context` under the run's.
 //! - **Threads**: create (with `if_exists`), get, patch metadata, search, count, delete, copy; state
 //!   (latest or at a checkpoint), state update (`as_node`, forking from a `checkpoint_id`),
 //!   history.
@@ -108,6 +111,8 @@
 
 mod app;
 mod assistant;
+mod assistant_change;
+mod assistant_search;
 pub mod auth;
 #[cfg(feature = "cluster")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
@@ -127,10 +132,12 @@ mod page;
 #[cfg_attr(docsrs, doc(cfg(feature = "mysql")))]
 pub mod queue;
 mod records;
+mod registered;
 mod request;
 mod retention;
 mod routes;
 mod run;
+mod run_under_assistant;
 mod served;
 mod server;
 mod sse;

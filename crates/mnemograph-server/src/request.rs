@@ -21,6 +21,8 @@ pub(crate) struct RunCreate {
     pub(crate) stream_mode: Option<Value>,
     pub(crate) metadata: Option<Map<String, Value>>,
     pub(crate) config: Option<ConfigBody>,
+    /// The run's static context (LangGraph's `context`), the mirror of `config.configurable`.
+    pub(crate) context: Option<Map<String, Value>>,
     pub(crate) checkpoint_id: Option<String>,
     pub(crate) checkpoint: Option<CheckpointBody>,
     pub(crate) interrupt_before: Option<Value>,
@@ -136,10 +138,21 @@ impl RunCreate {
     ) -> RunRecord {
         let command =
             self.command.as_ref().map(|c| json!({"resume": c.resume, "goto": c.goto, "update": c.update}));
+        let mut configurable: Map<String, Value> = self
+            .config
+            .as_ref()
+            .and_then(|c| c.configurable.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| !is_reserved(k))
+            .collect();
+        configurable.insert("thread_id".into(), thread_id.into());
+        configurable.insert("run_id".into(), run_id.into());
         let kwargs = json!({
             "input": self.input,
             "command": command,
-            "config": { "configurable": { "thread_id": thread_id, "run_id": run_id } },
+            "config": { "configurable": configurable },
+            "context": self.context,
             "stream_mode": modes.names(),
             "interrupt_before": self.interrupt_before,
             "interrupt_after": self.interrupt_after,

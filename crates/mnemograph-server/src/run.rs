@@ -31,6 +31,9 @@ pub(crate) struct Plan {
     pub(crate) input: RunInput,
     pub(crate) config: mnemograph_core::RunConfig,
     pub(crate) modes: ApiModes,
+    /// The graph it runs, when the plan is run by the process that made it; a cluster's worker
+    /// finds the graph from the run's payload.
+    pub(crate) graph: Option<std::sync::Arc<dyn crate::served::ServedGraph>>,
 }
 
 /// How a run is being stopped.
@@ -352,6 +355,7 @@ mod tests {
             input: RunInput::Values(Map::new()),
             config: mnemograph_core::RunConfig::default(),
             modes: ApiModes::default(),
+            graph: None,
         };
         Arc::new(RunHandle::new(record, plan, log_bytes, unread))
     }

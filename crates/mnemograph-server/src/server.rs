@@ -10,14 +10,15 @@ use mnemograph_core::{CompiledGraph, State};
 use tokio::net::TcpListener;
 
 use crate::app::App;
-use crate::assistant::Assistant;
+use crate::assistant::AssistantRecord;
 use crate::auth::{Auth, Authenticator};
 use crate::error::{Result, ServerError};
 use crate::events::EVENT_RETENTION;
 use crate::guard::{Authority, Hosts, Policy};
 use crate::hooks::{NoHooks, RunHooks};
-use crate::keeper::{LocalRecords, RecordKeeper};
+use crate::keeper::{AssistantKeeper, LocalAssistants, LocalRecords, RecordKeeper};
 use crate::limits::Limits;
+use crate::registered::RegisteredGraph;
 use crate::retention::Retention;
 use crate::served::{Served, ServedGraph};
 
@@ -318,38 +319,40 @@ impl Server {
             }
             _ => None,
         };
-        let assistants: Vec<Assistant> = self
+        let graphs: Vec<RegisteredGraph> = self
             .graphs
             .into_iter()
-            .map(|(id, bind)| Assistant::new(id, bind(&self.saver, &self.store)))
+            .map(|(id, bind)| RegisteredGraph::new(id, bind(&self.saver, &self.store)))
             .collect();
+        let system: Vec<AssistantRecord> =
+            graphs.iter().map(|g| AssistantRecord::system(&g.graph_id)).collect();
         #[cfg(feature = "cluster")]
         let cluster = self.cluster.map(|c| {
             let ledger = c.ledger(self.event_retention);
             (c, ledger)
         });
         #[cfg(feature = "cluster")]
-        let records: Arc<dyn RecordKeeper> = match &cluster {
-            Some((_, ledger)) => Arc::new(crate::cluster::ClusterRecords::new(
-                ledger.clone(),
-                self.saver.clone(),
-                self.retention,
-            )),
-            None => Arc::new(LocalRecords::new(
-                assistants.clone(),
-                self.saver.clone(),
-                self.retention,
-                self.event_retention,
-            )),
+        let (records, assistants): (Arc<dyn RecordKeeper>, Arc<dyn AssistantKeeper>) = match &cluster {
+            Some((_, ledger)) => (
+                Arc::new(crate::cluster::ClusterRecords::new(
+                    ledger.clone(),
+                    self.saver.clone(),
+                    self.retention,
+                )),
+                Arc::new(crate::cluster::ClusterAssistants::new(ledger.pool().clone(), system)),
+            ),
+            None => (
+                Arc::new(LocalRecords::new(self.saver.clone(), self.retention, self.event_retention)),
+                Arc::new(LocalAssistants::new(system)),
+            ),
         };
         #[cfg(not(feature = "cluster"))]
-        let records: Arc<dyn RecordKeeper> = Arc::new(LocalRecords::new(
-            assistants.clone(),
-            self.saver.clone(),
-            self.retention,
-            self.event_retention,
-        ));
-        let mut app = App::new(assistants, self.saver, self.store, records).with_retention(self.retention);
+        let (records, assistants): (Arc<dyn RecordKeeper>, Arc<dyn AssistantKeeper>) = (
+            Arc::new(LocalRecords::new(self.saver.clone(), self.retention, self.event_retention)),
+            Arc::new(LocalAssistants::new(system)),
+        );
+        let mut app =
+            App::new(graphs, assistants, self.saver, self.store, records).with_retention(self.retention);
         app.limits = self.limits;
         app.streams = crate::streams::Streams::new(self.limits.max_streams_per_user);
         let (guard, max_body) = (self.guard, self.limits.max_body_bytes);

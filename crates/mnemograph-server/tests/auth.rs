@@ -175,6 +175,75 @@ async fn a_policy_that_refuses_answers_403_and_changes_nothing() {
     assert_eq!(status, StatusCode::FORBIDDEN);
 }
 
+/// Assistants private to their owner: reads and searches of assistants are filtered by owner as
+/// everything else is.
+struct PrivateAssistants(BearerTokens);
+
+impl Auth for PrivateAssistants {
+    fn authenticate<'a>(&'a self, parts: &'a Parts) -> BoxFuture<'a, mnemograph_server::Result<Identity>> {
+        self.0.authenticate(parts)
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        user: &'a Identity,
+        access: &'a Access<'a>,
+    ) -> BoxFuture<'a, mnemograph_server::Result<Grant>> {
+        Box::pin(async move {
+            match access.resource {
+                Resource::Assistants => Ok(Grant::all().metadata("owner", user.identity.clone())),
+                _ => mnemograph_server::auth::owner_grant(user, access),
+            }
+        })
+    }
+}
+
+async fn get(url: String, token: &str) -> (StatusCode, Value) {
+    let response = call(reqwest::Method::GET, url, Some(token)).send().await.unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn an_assistant_the_caller_may_not_read_answers_as_a_missing_one() {
+    let url = serve(support::graphs::server().with_auth(PrivateAssistants(tokens()))).await;
+    let (status, mine) =
+        post(format!("{url}/assistants"), "token-a", json!({"graph_id": "configured"})).await;
+    assert_eq!(status, StatusCode::OK, "{mine}");
+    let id = mine["assistant_id"].as_str().expect("an id").to_owned();
+    let missing = "00000000-0000-4000-8000-000000000000";
+    for (mine, none) in [
+        (format!("{url}/assistants/{id}"), format!("{url}/assistants/{missing}")),
+        (format!("{url}/assistants/{id}/schemas"), format!("{url}/assistants/{missing}/schemas")),
+        (format!("{url}/assistants/{id}/graph"), format!("{url}/assistants/{missing}/graph")),
+    ] {
+        let (status, body) = get(mine, "token-b").await;
+        let (_, absent) = get(none, "token-b").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+        assert_eq!(
+            body["detail"].as_str().map(|d| d.replace(&id, missing)),
+            absent["detail"].as_str().map(str::to_owned)
+        );
+    }
+    let (status, _) = post(format!("{url}/assistants/{id}/versions"), "token-b", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let run = json!({"assistant_id": id, "input": {"log": []}});
+    let (status, body) = post(format!("{url}/runs/wait"), "token-b", run.clone()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (_, found) =
+        post(format!("{url}/assistants/search"), "token-b", json!({"graph_id": "configured"})).await;
+    assert_eq!(found, json!([]));
+    let (_, counted) = post(format!("{url}/assistants/count"), "token-b", json!({})).await;
+    assert_eq!(counted, json!(0));
+    // Its owner reads and runs it; a graph's system assistant runs for every caller, as in
+    // LangGraph, whatever the read grant says of it.
+    assert_eq!(get(format!("{url}/assistants/{id}"), "token-a").await.0, StatusCode::OK);
+    let (status, out) = post(format!("{url}/runs/wait"), "token-a", run).await;
+    assert_eq!((status, out["log"].clone()), (StatusCode::OK, json!(["greeting:none"])));
+    let system = json!({"assistant_id": "chain", "input": {"log": []}});
+    assert_eq!(post(format!("{url}/runs/wait"), "token-b", system).await.0, StatusCode::OK);
+}
+
 #[tokio::test]
 async fn a_server_on_a_public_address_refuses_to_start_without_auth() {
     let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();

@@ -25,13 +25,15 @@ pub enum Resource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Action {
-    /// Makes a new one (a thread, a copy of one, a store item).
+    /// Makes a new one (a thread, a copy of one, an assistant, a store item).
     Create,
-    /// Reads one: a thread, its state, history or runs; a run's output or stream; a store item.
+    /// Reads one: a thread, its state, history or runs; a run's output or stream; an assistant
+    /// or its versions; a store item.
     Read,
-    /// Changes one: a thread's metadata or state; cancels a run; puts a store item over another.
+    /// Changes one: a thread's metadata or state; cancels a run; updates an assistant or sets one
+    /// of its versions latest; puts a store item over another.
     Update,
-    /// Deletes one (a thread, a run, a store item).
+    /// Deletes one (a thread, a run, an assistant, a store item).
     Delete,
     /// Lists, counts or searches them.
     Search,

@@ -11,8 +11,13 @@
 //!
 //! By default ([`Auth::authorize`] not overridden) each caller owns what it creates: threads
 //! (and so their runs) are stamped `metadata.owner = identity` and filtered by it, the store is
-//! confined to the namespace that starts with the identity, and the served graphs' assistants
-//! are readable by all.
+//! confined to the namespace that starts with the identity, and assistants are read and run by
+//! all but changed (updated, set to another version, deleted) only by the caller that created
+//! them: the graphs' system assistants by none.
+//!
+//! An assistant's grant applies as a thread's: one the caller may not read answers 404 to a get,
+//! a version list, a drawing or a run, exactly as one that does not exist. A graph's system
+//! assistant runs for every caller whatever its read grant says, as LangGraph runs it.
 //!
 //! ```
 //! use mnemograph_server::auth::BearerTokens;

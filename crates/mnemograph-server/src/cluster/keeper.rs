@@ -95,10 +95,10 @@ impl RecordKeeper for ClusterRecords {
 
     fn create_run<'a>(&'a self, new: NewRun<'a>) -> BoxFuture<'a, Result<RunRef>> {
         // The input is read again from the request by the worker that claims the run.
-        let NewRun { assistant, thread_id, body, modes, strategy, limits, grant, user, .. } = new;
+        let NewRun { graph, assistant_id, thread_id, body, modes, strategy, limits, grant, user, .. } = new;
         Box::pin(async move {
-            let run =
-                self.ledger.create_run(assistant, thread_id, body, modes, strategy, limits, grant, user);
+            let ids = (graph.graph_id.as_str(), assistant_id);
+            let run = self.ledger.create_run(ids, thread_id, body, modes, strategy, limits, grant, user);
             run.await.map(RunRef::new)
         })
     }

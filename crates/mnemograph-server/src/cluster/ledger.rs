@@ -15,7 +15,6 @@ use uuid::Uuid;
 use super::events::Events;
 use super::search;
 use super::tables::{self, RUN_COLUMNS, THREAD_COLUMNS};
-use crate::assistant::Assistant;
 use crate::auth::{Grant, Identity};
 use crate::error::{run_in_progress, run_not_found, thread_busy, thread_exists, thread_not_found, Result};
 use crate::events::ApiModes;
@@ -88,6 +87,11 @@ impl RunView for RemoteRun {
 impl Ledger {
     pub(super) fn new(queue: MySqlRunQueue, events: Events) -> Self {
         Self { queue, events, running: Mutex::new(HashMap::new()), wake: Notify::new() }
+    }
+
+    /// The pool of the cluster's database.
+    pub(crate) fn pool(&self) -> &sqlx::MySqlPool {
+        self.queue.pool()
     }
 
     /// A thread `grant` reaches; one it does not is not found, as one that does not exist.
@@ -290,14 +294,15 @@ impl Ledger {
         Ok(())
     }
 
-    /// Queues a run, by the thread's state and the request's `multitask_strategy`; refuses it
+    /// Queues a run of the graph `graph_id` as the assistant `assistant_id`, by the thread's
+    /// state and the request's `multitask_strategy`; refuses it
     /// when as many runs as `limits` allows already wait on the thread behind its first. The
     /// thread must be one `grant` reaches; a thread made for the run, and the run's metadata, are
     /// stamped with it; the run runs as `user`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn create_run(
         self: &Arc<Self>,
-        assistant: &Assistant,
+        (graph_id, assistant_id): (&str, &str),
         thread_id: Option<&str>,
         body: &RunCreate,
         modes: ApiModes,
@@ -348,8 +353,8 @@ impl Ledger {
                 _ => (Vec::new(), Vec::new()),
             };
             let mut metadata = thread.metadata.clone();
-            metadata.insert("graph_id".into(), assistant.graph_id.clone().into());
-            metadata.insert("assistant_id".into(), assistant.assistant_id.clone().into());
+            metadata.insert("graph_id".into(), graph_id.into());
+            metadata.insert("assistant_id".into(), assistant_id.into());
             sqlx::query(
                 "UPDATE server_threads SET metadata = ?, status = 'busy', updated_at = ? WHERE thread_id = ?",
             )
@@ -358,10 +363,11 @@ impl Ledger {
             .bind(thread_id)
             .execute(&mut **tx)
             .await?;
-            let record = body.run_record(run_id, thread_id, &assistant.assistant_id, modes, strategy);
+            let record = body.run_record(run_id, thread_id, assistant_id, modes, strategy);
             let mut run_metadata = body.run_metadata(&metadata, run_id);
             grant.stamp(&mut run_metadata);
             let payload = json!({
+                "graph_id": graph_id,
                 "body": body,
                 "metadata": run_metadata,
                 "auth_user": user.map(Identity::to_json),

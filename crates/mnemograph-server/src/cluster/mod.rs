@@ -42,6 +42,8 @@ macro_rules! in_tx {
     }};
 }
 
+mod assistant_rows;
+mod assistants;
 mod events;
 mod expiry;
 mod fence;
@@ -56,6 +58,7 @@ mod writer;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub(crate) use assistants::ClusterAssistants;
 pub(crate) use keeper::ClusterRecords;
 pub(crate) use ledger::Ledger;
 pub(crate) use worker::start;

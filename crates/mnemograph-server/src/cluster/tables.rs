@@ -29,7 +29,8 @@ fn json_of(row: &MySqlRow, column: &str) -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn object_of(row: &MySqlRow, column: &str) -> Map<String, Value> {
+/// The JSON object of a column, empty when the column is NULL or not an object.
+pub(super) fn object_of(row: &MySqlRow, column: &str) -> Map<String, Value> {
     match json_of(row, column) {
         Value::Object(map) => map,
         _ => Map::new(),

@@ -23,6 +23,7 @@ use super::lease::Held;
 use super::writer::write_events;
 use super::{tables, Cluster, Ledger};
 use crate::app::App;
+use crate::assistant::assistant_id;
 use crate::auth::Identity;
 use crate::error::{Result, ServerError};
 use crate::exec::{self, Outcome};
@@ -46,9 +47,13 @@ const MAX_RETRY_BACKOFF: Duration = Duration::from_secs(5);
 /// How many times ending a run's stream is tried.
 const END_TRIES: u32 = 8;
 
-/// What a queued run carries: the request, the metadata of its checkpoints, and who made it.
+/// What a queued run carries: the graph it runs, the request, the metadata of its checkpoints,
+/// and who made it.
 #[derive(Deserialize)]
 struct Payload {
+    /// The graph's id; a run queued without one names its graph by its request's assistant.
+    #[serde(default)]
+    graph_id: Option<String>,
     body: RunCreate,
     metadata: Map<String, Value>,
     /// The caller as `Identity::to_json` wrote it, on a server with authentication.
@@ -312,8 +317,14 @@ impl Worker {
     fn graph_of(&self, claim: &Claim) -> Result<(Arc<dyn ServedGraph>, Payload)> {
         let payload: Payload = serde_json::from_value(claim.run.payload.clone())
             .map_err(|e| ServerError::BadRequest(format!("queued run payload: {e}")))?;
-        let assistant = self.app.assistant(&payload.body.assistant_id)?;
-        Ok((assistant.graph.clone(), payload))
+        let graph_id = match &payload.graph_id {
+            Some(id) => id.clone(),
+            None => payload.body.assistant_id.clone(),
+        };
+        let graph =
+            self.app.graphs.iter().find(|g| g.graph_id == graph_id || assistant_id(&g.graph_id) == graph_id);
+        let graph = graph.ok_or_else(|| ServerError::NotFound(format!("Graph '{graph_id}' not found")))?;
+        Ok((graph.graph.clone(), payload))
     }
 
     /// The run's input and configuration. A run taken over resumes from the thread's last
@@ -332,7 +343,7 @@ impl Worker {
         let resumed = claim.attempt > 1 && exec::checkpointed(graph, thread_id, run_id).await?;
         let input = if resumed { RunInput::Continue } else { body.run_input(&nodes)? };
         let context = RunContext::of(thread_id.clone(), run_id.clone(), &config);
-        Ok((Plan { input, config, modes: body.modes()? }, context))
+        Ok((Plan { input, config, modes: body.modes()?, graph: None }, context))
     }
 
     /// Records the run's end on the run and its thread, in one transaction. `None` when the run

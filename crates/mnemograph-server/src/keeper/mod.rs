@@ -1,29 +1,36 @@
 //! [`RecordKeeper`]: where the records of threads and runs are kept, and the rules that tie them
 //! (one run at a time per thread, the multitask strategies, cleanup), behind one contract with
 //! two keepers: [`LocalRecords`] in this process, and a cluster's in its shared database.
+//! [`AssistantKeeper`] keeps assistants the same two ways.
 
+mod assistants;
+#[cfg(test)]
+pub(crate) mod conformance;
 mod local;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
-pub(crate) use local::LocalRecords;
+pub(crate) use assistants::AssistantKeeper;
+pub(crate) use local::{LocalAssistants, LocalRecords};
 
-use crate::assistant::Assistant;
 use crate::auth::{Grant, Identity};
 use crate::error::Result;
 use crate::events::ApiModes;
 use crate::handle::RunRef;
 use crate::limits::Limits;
 use crate::records::{RunRecord, ThreadRecord, ThreadSearch};
+use crate::registered::RegisteredGraph;
 use crate::request::{Multitask, RunCreate};
 use crate::run::Stop;
 use crate::served::RunInput;
 
 /// A run asked for, checked against its assistant: what a keeper needs to create it.
 pub(crate) struct NewRun<'a> {
-    /// The assistant whose graph it runs.
-    pub(crate) assistant: &'a Assistant,
+    /// The graph it runs.
+    pub(crate) graph: &'a RegisteredGraph,
+    /// The assistant it runs the graph as.
+    pub(crate) assistant_id: &'a str,
     /// Its thread; a new temporary one when `None`.
     pub(crate) thread_id: Option<&'a str>,
     /// The request.

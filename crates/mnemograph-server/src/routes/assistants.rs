@@ -1,28 +1,92 @@
-//! `/assistants`: one system assistant per registered graph.
+//! `/assistants`: create, read, update (a new version each time), delete, search and count
+//! assistants, list an assistant's versions and set one latest, and read its graph's schemas and
+//! drawing.
 
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Extension, Path, State};
+use axum::extract::{Extension, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use uuid::Uuid;
 
-use super::{body_or_default, page};
 use crate::app::App;
-use crate::assistant::Assistant;
+use crate::assistant::{select, AssistantRecord, ASSISTANT_FIELDS};
+use crate::assistant_change::AssistantChange;
+use crate::assistant_search::{descending, AssistantSearch, SortBy, VersionSearch};
 use crate::auth::{Action, Caller, Resource};
-use crate::error::{Result, ServerError};
-use crate::filter::holds;
+use crate::error::{assistant_not_found, Result, ServerError};
 use crate::page::Count;
+use crate::records::ThreadSearch;
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
+        .route("/assistants", post(create))
         .route("/assistants/search", post(search))
-        .route("/assistants/{assistant_id}", get(one))
+        .route("/assistants/count", post(count))
+        .route("/assistants/{assistant_id}", get(one).patch(update).delete(delete))
+        .route("/assistants/{assistant_id}/versions", post(versions))
+        .route("/assistants/{assistant_id}/latest", post(set_latest))
         .route("/assistants/{assistant_id}/schemas", get(schemas))
         .route("/assistants/{assistant_id}/graph", get(graph))
+}
+
+/// A request body as `T`, `{}` when empty; a body that does not fit the schema is unprocessable,
+/// as LangGraph's server answers it.
+fn body_as<T: DeserializeOwned + Default>(bytes: &[u8]) -> Result<T> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(bytes)
+        .map_err(|e| ServerError::Unprocessable(format!("invalid request body: {e}")))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Create {
+    assistant_id: Option<String>,
+    graph_id: Option<String>,
+    config: Option<Map<String, Value>>,
+    context: Option<Map<String, Value>>,
+    metadata: Option<Map<String, Value>>,
+    if_exists: Option<String>,
+    name: Option<String>,
+    description: Option<String>,
+}
+
+async fn create(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<Json<Value>> {
+    let c: Create = body_as(&body)?;
+    if let Some(id) = &c.assistant_id {
+        Uuid::parse_str(id)
+            .map_err(|_| ServerError::Unprocessable("Invalid assistant ID: must be a UUID".into()))?;
+    }
+    let graph_id =
+        c.graph_id.clone().ok_or_else(|| ServerError::Unprocessable("`graph_id` is required".into()))?;
+    app.graph(&graph_id)?;
+    let do_nothing = match c.if_exists.as_deref().unwrap_or("raise") {
+        "raise" => false,
+        "do_nothing" => true,
+        other => {
+            return Err(ServerError::Unprocessable(format!(
+                "unknown if_exists `{other}`: expected raise or do_nothing"
+            )))
+        }
+    };
+    let value = || serde_json::from_slice(&body).unwrap_or_else(|_| json!({}));
+    let grant = caller.grant(Resource::Assistants, Action::Create, value).await?;
+    let change = AssistantChange::new(None, c.config, c.context, c.metadata, c.name, c.description)?;
+    let id = c.assistant_id.unwrap_or_else(|| Uuid::new_v4().to_string());
+    let mut record = change.create(id, graph_id);
+    grant.stamp(&mut record.metadata);
+    Ok(Json(app.assistants.create(record, do_nothing, &grant).await?.to_json()))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -33,37 +97,88 @@ struct Search {
     metadata: Option<Map<String, Value>>,
     limit: Count,
     offset: Count,
+    sort_by: Option<String>,
+    sort_order: Option<String>,
+    select: Option<Vec<String>>,
 }
 
+/// The search a request asks for, confined to what the caller may search.
+async fn confined(
+    app: &App,
+    caller: &Caller,
+    q: &Search,
+    body: &[u8],
+    page: (usize, usize),
+) -> Result<AssistantSearch> {
+    if let Some(graph_id) = &q.graph_id {
+        app.graph(graph_id)?;
+    }
+    let value = || serde_json::from_slice(body).unwrap_or_else(|_| json!({}));
+    let grant = caller.grant(Resource::Assistants, Action::Search, value).await?;
+    Ok(AssistantSearch {
+        graph_id: q.graph_id.clone(),
+        name: q.name.clone(),
+        metadata: q.metadata.clone().unwrap_or_default(),
+        within: grant.filter().clone(),
+        sort_by: SortBy::parse(q.sort_by.as_deref())?,
+        descending: descending(q.sort_order.as_deref())?,
+        limit: page.0,
+        offset: page.1,
+    })
+}
+
+/// `POST /assistants/search`: the page asked for, with LangGraph's pagination headers
+/// (`X-Pagination-Next` when more follow).
 async fn search(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
     body: Bytes,
-) -> Result<Json<Vec<Value>>> {
-    let q: Search = body_or_default(&body)?;
-    let paging = app.limits.page(&q.limit, &q.offset, 10)?;
-    let value = || json!({ "graph_id": q.graph_id, "name": q.name, "metadata": q.metadata });
-    let grant = caller.grant(Resource::Assistants, Action::Search, value).await?;
-    let found: Vec<Value> = app
-        .assistants
-        .iter()
-        .filter(|a| q.graph_id.as_deref().is_none_or(|g| g == a.graph_id))
-        .filter(|a| q.name.as_deref().is_none_or(|n| n == a.graph_id))
-        .filter(|a| {
-            grant.admits(&a.metadata()) && q.metadata.as_ref().is_none_or(|f| holds(&a.metadata(), f))
-        })
-        .map(|a| a.to_json())
-        .collect();
-    Ok(Json(page(found, paging)))
+) -> Result<(HeaderMap, Json<Vec<Value>>)> {
+    let q: Search = body_as(&body)?;
+    let (limit, offset) = app.limits.page(&q.limit, &q.offset, 10)?;
+    let fields = q.select.clone().filter(|s| !s.is_empty());
+    if let Some(fields) = &fields {
+        let invalid: Vec<&String> =
+            fields.iter().filter(|f| !ASSISTANT_FIELDS.contains(&f.as_str())).collect();
+        if !invalid.is_empty() {
+            return Err(ServerError::Unprocessable(format!(
+                "Invalid select columns: {invalid:?}. Expected: {ASSISTANT_FIELDS:?}"
+            )));
+        }
+    }
+    let search = confined(&app, &caller, &q, &body, (limit, offset)).await?;
+    let (found, more) = app.assistants.search(&search).await?;
+    let mut headers = HeaderMap::new();
+    let (total, next) = match more {
+        true => (offset + limit + 1, Some(offset + limit)),
+        false => (offset + found.len(), None),
+    };
+    headers.insert("X-Pagination-Total", HeaderValue::from(total));
+    if let Some(next) = next {
+        headers.insert("X-Pagination-Next", HeaderValue::from(next));
+    }
+    let shown = found.iter().map(|a| select(a.to_json(), fields.as_deref())).collect();
+    Ok((headers, Json(shown)))
 }
 
-/// The assistant `id` names, if the caller may read it; one it may not is not found.
-async fn readable<'a>(app: &'a App, caller: &Caller, id: &str) -> Result<&'a Assistant> {
-    let assistant = app.assistant(id)?;
+/// `POST /assistants/count`: how many assistants a search finds.
+async fn count(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Bytes,
+) -> Result<Json<usize>> {
+    let q: Search = body_as(&body)?;
+    let search = confined(&app, &caller, &q, &body, (0, 0)).await?;
+    Ok(Json(app.assistants.count(&search).await?))
+}
+
+/// The assistant `id` names, if the caller may read it and its graph is served here; one it
+/// may not read is not found.
+async fn readable(app: &App, caller: &Caller, id: &str) -> Result<AssistantRecord> {
+    let id = app.assistant_id(id)?;
     let grant = caller.grant(Resource::Assistants, Action::Read, || json!({ "assistant_id": id })).await?;
-    if !grant.admits(&assistant.metadata()) {
-        return Err(ServerError::NotFound(format!("Assistant '{id}' not found")));
-    }
+    let assistant = app.assistants.get(&id, &grant).await?;
+    app.graph(&assistant.graph_id).map_err(|_| assistant_not_found(&id))?;
     Ok(assistant)
 }
 
@@ -75,12 +190,153 @@ async fn one(
     Ok(Json(readable(&app, &caller, &id).await?.to_json()))
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Update {
+    graph_id: Option<String>,
+    config: Option<Map<String, Value>>,
+    context: Option<Map<String, Value>>,
+    metadata: Option<Map<String, Value>>,
+    name: Option<String>,
+    description: Option<String>,
+}
+
+/// `PATCH /assistants/{id}`: the next version, made the latest.
+async fn update(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>> {
+    let id = app.assistant_id(&id)?;
+    let u: Update = body_as(&body)?;
+    if let Some(graph_id) = &u.graph_id {
+        app.graph(graph_id)?;
+    }
+    let value = || {
+        let mut value: Value = serde_json::from_slice(&body).unwrap_or_else(|_| json!({}));
+        if let Value::Object(map) = &mut value {
+            map.insert("assistant_id".into(), id.clone().into());
+        }
+        value
+    };
+    let grant = caller.grant(Resource::Assistants, Action::Update, value).await?;
+    let change = AssistantChange::new(u.graph_id, u.config, u.context, u.metadata, u.name, u.description)?;
+    Ok(Json(app.assistants.update(&id, &change, &grant).await?.to_json()))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Delete {
+    delete_threads: Option<String>,
+}
+
+/// `DELETE /assistants/{id}`, and with `?delete_threads=true` the threads it ran on that the
+/// caller may delete.
+async fn delete(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    Query(q): Query<Delete>,
+) -> Result<StatusCode> {
+    let id = app.assistant_id(&id)?;
+    let grant = caller.grant(Resource::Assistants, Action::Delete, || json!({ "assistant_id": id })).await?;
+    app.assistants.delete(&id, &grant).await?;
+    if q.delete_threads.is_some_and(|d| d.eq_ignore_ascii_case("true")) {
+        delete_threads_of(&app, &caller, &id).await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Deletes the threads whose metadata names the assistant, those the caller may delete; the
+/// others stay, as LangGraph skips them.
+async fn delete_threads_of(app: &App, caller: &Caller, assistant_id: &str) -> Result<()> {
+    let grant =
+        caller.grant(Resource::Threads, Action::Delete, || json!({ "assistant_id": assistant_id })).await?;
+    let metadata = Map::from_iter([("assistant_id".to_owned(), Value::from(assistant_id))]);
+    let q =
+        ThreadSearch { metadata: Some(metadata), limit: Some(100), ..ThreadSearch::default() }.within(&grant);
+    loop {
+        let found = app.search_threads(&q).await?;
+        if found.is_empty() {
+            return Ok(());
+        }
+        for thread in found {
+            app.delete_thread(&thread.thread_id, &grant).await?;
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Versions {
+    metadata: Option<Map<String, Value>>,
+    limit: Count,
+    offset: Count,
+}
+
+/// `POST /assistants/{id}/versions`: its versions, newest first; none is not found, as LangGraph
+/// answers it.
+async fn versions(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Vec<Value>>> {
+    let id = app.assistant_id(&id)?;
+    let v: Versions = body_as(&body)?;
+    let (limit, offset) = app.limits.page(&v.limit, &v.offset, 10)?;
+    let grant = caller.grant(Resource::Assistants, Action::Read, || json!({ "assistant_id": id })).await?;
+    let q = VersionSearch { metadata: v.metadata.unwrap_or_default(), limit, offset };
+    let found = app.assistants.versions(&id, &q, &grant).await?;
+    if found.is_empty() {
+        return Err(assistant_not_found(&id));
+    }
+    Ok(Json(found.iter().map(AssistantRecord::version_json).collect()))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Latest {
+    version: Option<i64>,
+}
+
+/// `POST /assistants/{id}/latest`: makes one of its versions the latest.
+async fn set_latest(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Json<Value>> {
+    let id = app.assistant_id(&id)?;
+    let l: Latest = body_as(&body)?;
+    let version = l.version.ok_or_else(|| ServerError::Unprocessable("`version` is required".into()))?;
+    let value = || json!({ "assistant_id": id, "version": version });
+    let grant = caller.grant(Resource::Assistants, Action::Update, value).await?;
+    Ok(Json(app.assistants.set_latest(&id, version, &grant).await?.to_json()))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Drawing {
+    xray: Option<String>,
+}
+
+/// `GET /assistants/{id}/graph`. `xray` is checked as LangGraph checks it (`true`, `false` or a
+/// positive depth); the drawing shows the graph's own nodes at any depth.
 async fn graph(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
+    Query(q): Query<Drawing>,
 ) -> Result<Json<Value>> {
-    Ok(Json(readable(&app, &caller, &id).await?.graph.layout()))
+    match q.xray.as_deref() {
+        None | Some("" | "true" | "True" | "false" | "False") => {}
+        Some(depth) if depth.parse::<u32>().is_ok_and(|d| d > 0) => {}
+        Some(_) => return Err(ServerError::Unprocessable("Invalid xray value".into())),
+    }
+    let assistant = readable(&app, &caller, &id).await?;
+    Ok(Json(app.graph(&assistant.graph_id)?.graph.layout()))
 }
 
 async fn schemas(
@@ -88,5 +344,6 @@ async fn schemas(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>> {
-    Ok(Json(readable(&app, &caller, &id).await?.schemas()))
+    let assistant = readable(&app, &caller, &id).await?;
+    Ok(Json(app.graph(&assistant.graph_id)?.schemas()))
 }

@@ -68,7 +68,7 @@ async fn start(
         value
     };
     let grant = caller.grant(Resource::Threads, Action::CreateRun, value).await?;
-    app.create_run(thread_id, request, &grant, caller.user()).await
+    app.create_run(thread_id, request, &grant, caller).await
 }
 
 async fn create(

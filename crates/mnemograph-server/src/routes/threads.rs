@@ -15,11 +15,11 @@ use serde_json::{json, Map, Value};
 
 use super::body_or_default;
 use crate::app::App;
-use crate::assistant::Assistant;
 use crate::auth::{Action, Caller, Grant, Resource};
 use crate::error::{Result, ServerError};
 use crate::page::Count;
 use crate::records::{ThreadRecord, ThreadSearch};
+use crate::registered::RegisteredGraph;
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -144,11 +144,11 @@ async fn copy(
     Ok(Json(app.copy_thread(&id, &read, &create).await?.to_json()))
 }
 
-/// The assistant whose graph reads the checkpoints of a thread `grant` reaches; `None` before
-/// the thread's first run.
-async fn graph_of<'a>(app: &'a App, thread_id: &str, grant: &Grant) -> Result<Option<&'a Assistant>> {
+/// The graph that reads the checkpoints of a thread `grant` reaches; `None` before the thread's
+/// first run.
+async fn graph_of<'a>(app: &'a App, thread_id: &str, grant: &Grant) -> Result<Option<&'a RegisteredGraph>> {
     let thread = app.thread(thread_id, grant).await?;
-    Ok(app.thread_assistant(&thread))
+    Ok(app.thread_graph(&thread))
 }
 
 /// The state of a thread that has no checkpoint yet.

@@ -187,4 +187,29 @@ def assistants_are_everyones():
         assert {"chain", "whoami"} <= graphs, graphs
 
 
+@flow
+def an_assistant_is_changed_only_by_its_owner():
+    config = {"configurable": {"greeting": "alices"}}
+    mine = alice.assistants.create("configured", config=config, metadata={"owner": "bob", "flow": TAG})
+    aid = mine["assistant_id"]
+    assert mine["metadata"]["owner"] == "alice", mine
+    # Every caller reads and runs it, as every caller reads the graphs' assistants.
+    assert bob.assistants.get(aid)["assistant_id"] == aid
+    assert bob.runs.wait(None, aid, input={"log": []})["log"] == ["greeting:alices"]
+    # Only its owner changes it; to another caller it does not exist.
+    refused(lambda: bob.assistants.update(aid, name="taken"))
+    refused(lambda: bob.assistants.set_latest(aid, 1))
+    refused(lambda: bob.assistants.delete(aid))
+    refused(lambda: bob.assistants.create("configured", assistant_id=aid, if_exists="do_nothing"), 409)
+    updated = alice.assistants.update(aid, metadata={"owner": "bob"})
+    assert updated["version"] == 2 and updated["metadata"]["owner"] == "alice", updated
+    # The graphs' own assistants are no caller's to change or delete.
+    system = alice.assistants.search(graph_id="chain", metadata={"created_by": "system"})[0]
+    refused(lambda: alice.assistants.update(system["assistant_id"], name="mine"))
+    refused(lambda: alice.assistants.delete(system["assistant_id"]))
+    assert alice.assistants.get(system["assistant_id"])["version"] == system["version"]
+    alice.assistants.delete(aid)
+    refused(lambda: alice.assistants.get(aid))
+
+
 finish()

@@ -51,6 +51,11 @@ def whoami(s: State):
     return {"log": [f"user:{user['identity'] if user else 'anonymous'}"]}
 
 
+def greet(s: State):
+    greeting = get_config()["configurable"].get("greeting", "none")
+    return {"log": [f"greeting:{greeting}"]}
+
+
 def _chain(*nodes):
     builder = StateGraph(State)
     previous = START
@@ -68,3 +73,4 @@ sleepy = _chain(slow)
 remembering = _chain(remember)
 pause = _chain(wait)
 whoami = _chain(whoami)
+configured = _chain(greet)

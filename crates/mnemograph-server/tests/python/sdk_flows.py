@@ -52,6 +52,88 @@ def assistants_one_per_graph():
 
 
 @flow
+def assistants_as_versioned_configurations():
+    created = client.assistants.create(
+        "configured",
+        config={"configurable": {"greeting": "hello"}},
+        metadata={"flow": RUN_TAG, "tier": "free"},
+        name=f"greeter-{RUN_TAG}",
+        description="says hello",
+    )
+    aid = created["assistant_id"]
+    fields = {"assistant_id", "graph_id", "config", "context", "metadata", "name", "description", "version"}
+    assert set(created) == fields | {"created_at", "updated_at"}, created
+    assert (created["version"], created["graph_id"]) == (1, "configured"), created
+    # The context mirrors the configurable values, as the server keeps them.
+    assert created["context"] == {"greeting": "hello"}, created
+    assert status_of(lambda: client.assistants.create("configured", assistant_id=aid)) == 409
+    same = client.assistants.create("configured", assistant_id=aid, if_exists="do_nothing")
+    assert (same["version"], same["name"]) == (1, created["name"]), same
+
+    # Each update is the next version, made the latest; metadata merges.
+    v2 = client.assistants.update(aid, config={"configurable": {"greeting": "hi"}}, metadata={"tier": "paid"})
+    assert v2["version"] == 2 and v2["metadata"] == {"flow": RUN_TAG, "tier": "paid"}, v2
+    v3 = client.assistants.update(aid, name=f"greeter3-{RUN_TAG}")
+    assert v3["version"] == 3 and v3["config"]["configurable"] == {"greeting": "hi"}, v3
+    assert client.assistants.get(aid)["version"] == 3
+    versions = client.assistants.get_versions(aid)
+    assert [v["version"] for v in versions] == [3, 2, 1], versions
+    assert set(versions[0]) == fields | {"created_at"}, versions
+    assert versions[2]["config"]["configurable"] == {"greeting": "hello"}, versions
+    paid = client.assistants.get_versions(aid, metadata={"tier": "paid"})
+    assert [v["version"] for v in paid] == [3, 2], paid
+    assert [v["version"] for v in client.assistants.get_versions(aid, limit=1, offset=1)] == [2]
+
+    # A run on the assistant runs its graph with its configuration under the run's.
+    assert client.runs.wait(None, aid, input={"log": []})["log"] == ["greeting:hi"]
+    mine = client.runs.wait(None, aid, input={"log": []}, config={"configurable": {"greeting": "yo"}})
+    assert mine["log"] == ["greeting:yo"], mine
+    tid = new_thread()
+    client.runs.wait(tid, aid, input={"log": []})
+    assert client.threads.get(tid)["metadata"]["assistant_id"] == aid
+
+    back = client.assistants.set_latest(aid, 1)
+    assert back["version"] == 1 and back["config"]["configurable"] == {"greeting": "hello"}, back
+    assert client.assistants.get(aid)["version"] == 1
+    assert client.runs.wait(None, aid, input={"log": []})["log"] == ["greeting:hello"]
+    assert status_of(lambda: client.assistants.set_latest(aid, 42)) == 404
+    assert client.assistants.update(aid, metadata={"tier": "gold"})["version"] == 4
+
+    # An assistant given a context runs with it.
+    ctx = client.assistants.create("configured", context={"greeting": "ctx"}, metadata={"flow": RUN_TAG})
+    assert ctx["config"]["configurable"] == {"greeting": "ctx"}, ctx
+    assert client.runs.wait(None, ctx["assistant_id"], input={"log": []})["log"] == ["greeting:ctx"]
+    client.assistants.delete(ctx["assistant_id"])
+
+    # Search: filters, order, fields; count.
+    other = client.assistants.create("configured", metadata={"flow": RUN_TAG}, name=f"another-{RUN_TAG}")
+    found = client.assistants.search(
+        metadata={"flow": RUN_TAG}, sort_by="name", sort_order="asc", select=["assistant_id", "name"]
+    )
+    assert [a["assistant_id"] for a in found] == [other["assistant_id"], aid], found
+    assert all(set(a) == {"assistant_id", "name"} for a in found), found
+    newest = client.assistants.search(metadata={"flow": RUN_TAG}, sort_by="created_at", limit=1)
+    assert [a["assistant_id"] for a in newest] == [other["assistant_id"]], newest
+    assert client.assistants.count(metadata={"flow": RUN_TAG}) == 2
+    assert client.assistants.count(metadata={"flow": RUN_TAG}, graph_id="configured") == 2
+    assert client.assistants.count(name=f"GREETER-{RUN_TAG}") == 1
+
+    # Bad input is refused with the status the server gives it.
+    assert status_of(lambda: client.assistants.create("no-such-graph")) == 404
+    both = {"config": {"configurable": {"a": 1}}, "context": {"b": 2}}
+    assert status_of(lambda: client.assistants.create("configured", **both)) == 400
+    assert status_of(lambda: client.assistants.search(sort_by="version")) == 422
+    assert status_of(lambda: client.assistants.create("configured", assistant_id="not-a-uuid")) == 422
+
+    client.assistants.delete(aid)
+    client.assistants.delete(other["assistant_id"])
+    assert status_of(lambda: client.assistants.get(aid)) == 404
+    assert status_of(lambda: client.assistants.get_versions(aid)) == 404
+    assert status_of(lambda: client.assistants.delete(aid)) == 404
+    assert client.assistants.count(metadata={"flow": RUN_TAG}) == 0
+
+
+@flow
 def threads_create_get_search_patch():
     tid = new_thread(metadata={"user": "u1", "flow": RUN_TAG})
     thread = client.threads.get(tid)

@@ -43,6 +43,12 @@ async fn whoami(_s: Log, rt: Runtime) -> Result<LogUpdate> {
     Ok(LogUpdate::log(vec![format!("user:{user}")]))
 }
 
+/// Logs the `greeting` the run's configuration gives it, as an assistant's configuration does.
+async fn greet(_s: Log, rt: Runtime) -> Result<LogUpdate> {
+    let greeting = rt.configurable().get("greeting").and_then(|g| g.as_str()).unwrap_or("none");
+    Ok(LogUpdate::log(vec![format!("greeting:{greeting}")]))
+}
+
 async fn slow(_s: Log) -> Result<LogUpdate> {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     Ok(LogUpdate::log(vec!["slow".to_owned()]))
@@ -63,8 +69,8 @@ pub(crate) fn failing() -> StateGraph<Log> {
 }
 
 /// A server with `chain` (a → b), `approve` (a → ask, which interrupts → b), `failing`,
-/// `sleepy` (1.5 s), `remembering` (writes the store) and `whoami` (logs `user:<identity>`), on
-/// an in-memory saver and store.
+/// `sleepy` (1.5 s), `remembering` (writes the store), `whoami` (logs `user:<identity>`) and
+/// `configured` (logs `greeting:<configurable greeting>`), on an in-memory saver and store.
 pub(crate) fn server() -> Server {
     server_on(Arc::new(InMemoryCheckpointer::new()), Arc::new(InMemoryStore::new()))
 }
@@ -83,6 +89,7 @@ pub(crate) fn server_on(saver: Arc<dyn DynCheckpointer>, store: Arc<dyn DynStore
     let sleepy = StateGraph::<Log>::new().add_node("slow", slow).add_edge(START, "slow");
     let remembering = StateGraph::<Log>::new().add_node("remember", remember).add_edge(START, "remember");
     let whoami = StateGraph::<Log>::new().add_node("whoami", whoami).add_edge(START, "whoami");
+    let configured = StateGraph::<Log>::new().add_node("greet", greet).add_edge(START, "greet");
     let server = Server::with_shared_saver(saver).with_shared_store(store);
     let graphs = [
         ("chain", chain),
@@ -91,6 +98,7 @@ pub(crate) fn server_on(saver: Arc<dyn DynCheckpointer>, store: Arc<dyn DynStore
         ("sleepy", sleepy),
         ("remembering", remembering),
         ("whoami", whoami),
+        ("configured", configured),
     ];
     graphs
         .into_iter()

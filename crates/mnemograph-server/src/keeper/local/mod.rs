@@ -9,10 +9,12 @@ use mnemograph_core::checkpoint::DynCheckpointer;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
+mod assistants;
 mod runs;
 
+pub(crate) use assistants::LocalAssistants;
+
 use super::{NewRun, RecordKeeper};
-use crate::assistant::Assistant;
 use crate::auth::Grant;
 use crate::error::{run_in_progress, run_not_found, thread_exists, thread_not_found, Result};
 use crate::handle::RunRef;
@@ -26,8 +28,6 @@ use crate::thread_table::ThreadTable;
 pub(crate) struct LocalRecords(Arc<Local>);
 
 struct Local {
-    /// The graphs runs run, by assistant.
-    assistants: Vec<Assistant>,
     saver: Arc<dyn DynCheckpointer>,
     /// How long finished runs and idle threads stay, and how many events a run keeps.
     retention: Retention,
@@ -45,15 +45,14 @@ struct Tables {
 }
 
 impl LocalRecords {
-    /// Records of runs of `assistants`, checkpointed in `saver`, kept as `retention` says, their
-    /// events readable for `event_retention` after they end.
+    /// Records of runs checkpointed in `saver`, kept as `retention` says, their events readable
+    /// for `event_retention` after they end.
     pub(crate) fn new(
-        assistants: Vec<Assistant>,
         saver: Arc<dyn DynCheckpointer>,
         retention: Retention,
         event_retention: Duration,
     ) -> Self {
-        Self(Arc::new(Local { assistants, saver, retention, event_retention, tables: Mutex::default() }))
+        Self(Arc::new(Local { saver, retention, event_retention, tables: Mutex::default() }))
     }
 }
 

@@ -22,7 +22,8 @@ impl Local {
     /// Creates a run on its thread (a new temporary thread when none is named) and starts it,
     /// queues it or refuses it, by the thread's state and the request's `multitask_strategy`.
     pub(super) fn create_run(self: &Arc<Self>, new: NewRun<'_>) -> Result<Arc<RunHandle>> {
-        let NewRun { assistant, thread_id, body, modes, input, strategy, limits, grant, user } = new;
+        let NewRun { graph, assistant_id, thread_id, body, modes, input, strategy, limits, grant, user } =
+            new;
         let mut owned = Map::new();
         grant.stamp(&mut owned);
         let run_id = Uuid::now_v7().to_string();
@@ -58,15 +59,15 @@ impl Local {
         if thread.is_busy() && strategy == Multitask::Enqueue {
             limits.check_queue(thread.queue.len())?;
         }
-        thread.metadata.insert("graph_id".into(), assistant.graph_id.clone().into());
-        thread.metadata.insert("assistant_id".into(), assistant.assistant_id.clone().into());
+        thread.metadata.insert("graph_id".into(), graph.graph_id.clone().into());
+        thread.metadata.insert("assistant_id".into(), assistant_id.into());
         let mut metadata = body.run_metadata(&thread.metadata, &run_id);
         grant.stamp(&mut metadata);
-        let config = body.run_config(&thread_id, &metadata, &assistant.graph.nodes(), user)?;
-        let record = body.run_record(&run_id, &thread_id, &assistant.assistant_id, modes, strategy);
+        let config = body.run_config(&thread_id, &metadata, &graph.graph.nodes(), user)?;
+        let record = body.run_record(&run_id, &thread_id, assistant_id, modes, strategy);
         let run = Arc::new(RunHandle::new(
             record,
-            Plan { input, config, modes },
+            Plan { input, config, modes, graph: Some(graph.graph.clone()) },
             self.retention.event_log_bytes,
             limits.max_unread_event_bytes,
         ));
@@ -153,14 +154,13 @@ impl Local {
         let Some(plan) = run.take_plan() else { return };
         let record = run.record();
         let context = context_of(&record, &plan);
-        let graph =
-            self.assistants.iter().find(|a| a.assistant_id == record.assistant_id).map(|a| a.graph.clone());
+        let graph = plan.graph.clone();
         let mut push = |name: String, data: Value| run.push(name, &data);
         let outcome = match (run.stop_requested(), &graph) {
             (Some(how), _) => Outcome::Stopped(how),
             (None, None) => {
                 run.set_status("running");
-                let missing = format!("Assistant '{}' not found", record.assistant_id);
+                let missing = format!("Assistant '{}' has no graph in this process", record.assistant_id);
                 exec::fail(&mut push, &missing, "NotFound")
             }
             (None, Some(graph)) => {
