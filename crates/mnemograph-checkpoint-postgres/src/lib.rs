@@ -85,6 +85,7 @@ mod reads;
 mod retention;
 mod runs;
 mod select;
+mod store;
 mod text;
 mod tuple;
 mod uncached;
@@ -92,6 +93,7 @@ mod writes;
 
 pub use checkpointer::PostgresCheckpointer;
 pub use error::{Error, Result};
+pub use store::{PostgresStore, PostgresStoreBuilder};
 
 /// The form in which this saver stores a text (an id, namespace, channel or JSON string) in a
 /// column: the text itself, unless it holds U+0000 or starts with U+FDD0 (see the crate docs).

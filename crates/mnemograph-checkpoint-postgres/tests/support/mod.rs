@@ -184,3 +184,14 @@ pub fn python(test: &str, db: &str, args: &[&str]) -> Option<serde_json::Value> 
     assert!(out.status.success(), "peer.py {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     Some(serde_json::from_slice(&out.stdout).expect("peer.py prints JSON"))
 }
+
+/// A store on a fresh, empty database of its own, sharing the saver's pool; drop the database
+/// with [`drop_database`].
+pub async fn fresh_store(label: &str) -> Option<(String, mnemograph_checkpoint_postgres::PostgresStore)> {
+    let (name, saver) = fresh_database(label).await?;
+    let store = mnemograph_checkpoint_postgres::PostgresStore::builder()
+        .from_pool(saver.pool().clone())
+        .await
+        .expect("store");
+    Some((name, store))
+}
