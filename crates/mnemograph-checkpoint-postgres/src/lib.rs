@@ -67,6 +67,14 @@
 //!   [`CheckpointError::Corrupt`](mnemograph_checkpoint::checkpoint::CheckpointError::Corrupt)
 //!   naming the checkpoint.
 //!
+//! ## The store
+//! [`PostgresStore`] is a long-term memory [`Store`](mnemograph_checkpoint::store::Store) in
+//! LangGraph's Python `PostgresStore` table (`store`, migrations in `store_migrations`): JSONB
+//! values, namespaces as labels joined by `.`, expiry in `expires_at` and `ttl_minutes`, so
+//! either language reads, filters and expires the other's items. It shares the checkpointer's
+//! pool ([`PostgresStoreBuilder::from_pool`]). Semantic search needs pgvector, which it does not
+//! use: a store built with an index fails with [`Error::NoVectorSupport`].
+//!
 //! ## Features
 //! | feature | default | what |
 //! |---|---|---|
