@@ -3,7 +3,7 @@
 use mnemograph_checkpoint::checkpoint::serde::SerdeError;
 use mnemograph_checkpoint::checkpoint::CheckpointError;
 
-/// A failure of the Postgres checkpointer.
+/// A failure of the Postgres checkpointer or store.
 ///
 /// Through the [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer) trait it arrives
 /// wrapped in [`CheckpointError::Backend`]; get it back with a downcast:
@@ -30,10 +30,12 @@ pub enum Error {
     #[error("postgres driver error")]
     Sqlx(#[from] sqlx::Error),
     /// A schema migration failed. The migrations before it stay applied and recorded; running
-    /// [`setup`](crate::PostgresCheckpointer::setup) again resumes at `version`.
+    /// [`setup`](crate::PostgresCheckpointer::setup) (or opening the
+    /// [`PostgresStore`](crate::PostgresStore)) again resumes at `version`.
     #[error("schema migration v{version} failed")]
     Migrate {
-        /// The migration that failed (its row in `checkpoint_migrations` was not written).
+        /// The migration that failed (its row in `checkpoint_migrations`, or the store's
+        /// `store_migrations`, was not written).
         version: usize,
         /// What the server said.
         #[source]
@@ -47,6 +49,42 @@ pub enum Error {
         found: i64,
         /// The highest version this crate applies.
         known: usize,
+    },
+    /// The database records a store migration newer than any this crate knows (in
+    /// `store_migrations`): a newer LangGraph store migrated it, and this one may not write what
+    /// that schema expects.
+    #[error("the store is at schema v{found}, newer than v{known}, the latest this store knows")]
+    StoreSchemaTooNew {
+        /// The highest version in `store_migrations`.
+        found: i64,
+        /// The highest version this crate applies.
+        known: usize,
+    },
+    /// A [`PostgresStore`](crate::PostgresStore) was configured with an index. Semantic search on
+    /// PostgreSQL needs the pgvector extension (LangGraph's `store_vectors` table holds pgvector
+    /// columns), which this store does not drive: build it without an index, or keep vectors in
+    /// a store that computes similarity itself.
+    #[error("semantic search on PostgreSQL needs the pgvector extension, which PostgresStore does not use; build the store without an index")]
+    NoVectorSupport,
+    /// A row of the store's `store` table does not decode: its value is not a JSON object, or a
+    /// timestamp is NULL. Other items read and write as before.
+    #[error("store item {key:?} in namespace {namespace:?} is corrupt: {reason}")]
+    CorruptItem {
+        /// The item's namespace, as the `prefix` column holds it.
+        namespace: String,
+        /// The item's key.
+        key: String,
+        /// What does not decode.
+        reason: String,
+    },
+    /// A store item's key or value holds U+0000, which PostgreSQL text and JSONB cannot hold.
+    /// Nothing was written.
+    #[error("store item {key:?} in namespace {namespace:?} holds U+0000, which PostgreSQL cannot store")]
+    NulInItem {
+        /// The item's namespace, labels joined by `.`.
+        namespace: String,
+        /// The item's key.
+        key: String,
     },
     /// A channel value, pending write or checkpoint document could not be encoded. (Stored data
     /// that cannot be decoded is reported as

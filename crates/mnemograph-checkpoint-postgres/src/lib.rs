@@ -67,6 +67,14 @@
 //!   [`CheckpointError::Corrupt`](mnemograph_checkpoint::checkpoint::CheckpointError::Corrupt)
 //!   naming the checkpoint.
 //!
+//! ## The store
+//! [`PostgresStore`] is a long-term memory [`Store`](mnemograph_checkpoint::store::Store) in
+//! LangGraph's Python `PostgresStore` table (`store`, migrations in `store_migrations`): JSONB
+//! values, namespaces as labels joined by `.`, expiry in `expires_at` and `ttl_minutes`, so
+//! either language reads, filters and expires the other's items. It shares the checkpointer's
+//! pool ([`PostgresStoreBuilder::from_pool`]). Semantic search needs pgvector, which it does not
+//! use: a store built with an index fails with [`Error::NoVectorSupport`].
+//!
 //! ## Features
 //! | feature | default | what |
 //! |---|---|---|
@@ -85,6 +93,7 @@ mod reads;
 mod retention;
 mod runs;
 mod select;
+mod store;
 mod text;
 mod tuple;
 mod uncached;
@@ -92,6 +101,7 @@ mod writes;
 
 pub use checkpointer::PostgresCheckpointer;
 pub use error::{Error, Result};
+pub use store::{PostgresStore, PostgresStoreBuilder};
 
 /// The form in which this saver stores a text (an id, namespace, channel or JSON string) in a
 /// column: the text itself, unless it holds U+0000 or starts with U+FDD0 (see the crate docs).

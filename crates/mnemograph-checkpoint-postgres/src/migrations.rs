@@ -62,6 +62,17 @@ pub(crate) async fn run(pool: &PgPool) -> Result<usize> {
     if current(&mut conn).await? {
         return Ok(0);
     }
+    take_setup_lock(&mut conn).await?;
+    let applied = apply(&mut conn).await;
+    let unlocked = release_setup_lock(&mut conn).await;
+    let applied = applied?;
+    unlocked?;
+    Ok(applied)
+}
+
+/// Takes [`SETUP_LOCK`] for this session, so that migrations of this crate's processes (the
+/// checkpointer's and the store's) run one after the other.
+pub(crate) async fn take_setup_lock(conn: &mut PgConnection) -> Result<()> {
     // Tried, not awaited in the server: `CREATE INDEX CONCURRENTLY` waits for every open
     // transaction to end, including a statement waiting for this lock, so a waiting `setup`
     // would deadlock with the one migrating.
@@ -72,11 +83,13 @@ pub(crate) async fn run(pool: &PgPool) -> Result<usize> {
     {
         tokio::time::sleep(LOCK_RETRY).await;
     }
-    let applied = apply(&mut conn).await;
-    let unlocked = sqlx::query("SELECT pg_advisory_unlock($1)").bind(SETUP_LOCK).execute(&mut *conn).await;
-    let applied = applied?;
-    unlocked?;
-    Ok(applied)
+    Ok(())
+}
+
+/// Releases what [`take_setup_lock`] took.
+pub(crate) async fn release_setup_lock(conn: &mut PgConnection) -> Result<()> {
+    sqlx::query("SELECT pg_advisory_unlock($1)").bind(SETUP_LOCK).execute(&mut *conn).await?;
+    Ok(())
 }
 
 /// Whether the latest migration is recorded already (the usual case, checked without the lock).
@@ -119,9 +132,12 @@ async fn apply(conn: &mut PgConnection) -> Result<usize> {
 
 /// Runs migration `version` on its own, outside any transaction.
 async fn migrate(conn: &mut PgConnection, version: usize) -> Result<()> {
-    sqlx::raw_sql(MIGRATIONS[version])
-        .execute(&mut *conn)
-        .await
-        .map(drop)
-        .map_err(|source| Error::Migrate { version, source })
+    run_raw(conn, MIGRATIONS[version]).await.map_err(|source| Error::Migrate { version, source })
+}
+
+/// Runs `statement` as a simple query (no parameters, no prepared statement, no transaction).
+/// Through the `Executor` trait rather than `RawSql::execute`, whose future is not `Send` for
+/// every lifetime, which would keep `setup` out of `tokio::spawn`.
+pub(crate) async fn run_raw(conn: &mut PgConnection, statement: &str) -> Result<(), sqlx::Error> {
+    sqlx::Executor::execute(conn, sqlx::raw_sql(statement)).await.map(drop)
 }

@@ -10,7 +10,7 @@
 //!
 //! Threads are checkpointed in memory, in MySQL/MariaDB when `MYSQL_URL` is set, in Redis when
 //! `REDIS_CHECKPOINTS_URL` is set (`redis://host:port/`), in PostgreSQL when `DATABASE_URL` is a
-//! `postgres://` URL, or in a SQLite file when `SQLITE_PATH` is set, which then holds the store's
+//! `postgres://` URL, or in a SQLite file when `SQLITE_PATH` is set; the last two hold the store's
 //! items too (otherwise the store is in memory). With
 //! `CLUSTER=1` as well (and `REDIS_URL`, default `redis://127.0.0.1:6379/`; the `cluster`
 //! feature), the process joins the cluster on that database: start several, on different ports,
@@ -157,7 +157,9 @@ async fn local_or_postgres() -> std::result::Result<Server, Box<dyn std::error::
     if let Some(url) = std::env::var("DATABASE_URL").ok().filter(|u| u.starts_with("postgres")) {
         let saver = mnemograph_checkpoint_postgres::PostgresCheckpointer::connect(&url).await?;
         saver.setup().await?;
-        return Ok(Server::new(saver));
+        let store =
+            mnemograph_checkpoint_postgres::PostgresStore::builder().from_pool(saver.pool().clone()).await?;
+        return Ok(Server::new(saver).with_store(store));
     }
     match std::env::var("SQLITE_PATH") {
         Ok(path) => {
@@ -181,7 +183,7 @@ environment:
   MYSQL_URL      checkpoints in MySQL/MariaDB (CLUSTER=1 joins the cluster on it; REDIS_URL,
                  CLUSTER_WORKERS)
   REDIS_CHECKPOINTS_URL  checkpoints in Redis
-  DATABASE_URL   postgres://…: checkpoints in PostgreSQL
+  DATABASE_URL   postgres://…: checkpoints and store items in PostgreSQL
   SQLITE_PATH    checkpoints and store items in this SQLite file
   TALK_TOKENS    tokens per reply of `talk` (2000)
   RUN_RETENTION_SECS, EVENT_RETENTION_SECS, SWEEP_SECS

@@ -1,11 +1,12 @@
-//! The server on the durable savers: SQLite (saver and store in one file) and Postgres. What the
-//! graphs checkpoint and what clients put in the store outlive the process that served them.
+//! The server on the durable savers: SQLite (saver and store in one file) and Postgres (saver and
+//! store in one database). What the graphs checkpoint and what clients put in the store outlive
+//! the process that served them.
 
 mod support;
 
 use std::path::PathBuf;
 
-use mnemograph_checkpoint_postgres::PostgresCheckpointer;
+use mnemograph_checkpoint_postgres::{PostgresCheckpointer, PostgresStore};
 use mnemograph_checkpoint_sqlite::{SqliteCheckpointer, SqliteStore};
 use mnemograph_core::checkpoint::{CheckpointConfig, Checkpointer};
 use mnemograph_core::store::{namespace, Store};
@@ -94,24 +95,51 @@ async fn a_sqlite_server_keeps_checkpoints_and_store_items_across_a_restart() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_postgres_server_runs_and_keeps_the_threads_checkpoints() {
+async fn a_postgres_server_keeps_checkpoints_and_store_items_across_a_restart() {
     let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
     let url = std::env::var("DATABASE_URL")
         .ok()
         .filter(|u| u.starts_with("postgres"))
         .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/graph_test".to_owned());
-    let saver = match PostgresCheckpointer::connect(&url).await {
-        Ok(saver) => saver,
-        Err(e) if !ci => return eprintln!("SKIPPED: no Postgres at {url}: {e}"),
-        Err(e) => panic!("Postgres at {url} is required under CI: {e}"),
+    if let Err(e) = PostgresCheckpointer::connect(&url).await {
+        if !ci {
+            return eprintln!("SKIPPED: no Postgres at {url}: {e}");
+        }
+        panic!("Postgres at {url} is required under CI: {e}");
+    }
+    // Each start is a new pool, as a new process would have; the store shares the saver's.
+    let start = || async {
+        let saver = PostgresCheckpointer::connect(&url).await.unwrap();
+        saver.setup().await.unwrap();
+        let store = PostgresStore::builder().from_pool(saver.pool().clone()).await.unwrap();
+        let server = Server::new(saver).with_store(store).graph("chain", chain().compile().unwrap()).unwrap();
+        serve(server).await
     };
-    saver.setup().await.unwrap();
-    let server = Server::new(saver.clone()).graph("chain", chain().compile().unwrap()).unwrap();
-    let (http, task) = serve(server).await;
+    let (http, task) = start().await;
     let tid = run_chain(&http).await;
+    // The thread's id keeps this run's items apart from other runs' on the shared database.
+    let item = json!({"namespace": ["notes", tid], "key": "dog", "value": {"name": "Biscuit"}});
+    call(reqwest::Method::PUT, format!("{http}/store/items"), Some(item)).await;
     task.abort();
+    let _ = task.await;
+
+    let (http, task) = start().await;
+    let got =
+        call(reqwest::Method::GET, format!("{http}/store/items?namespace=notes.{tid}&key=dog"), None).await;
+    assert_eq!(got["value"], json!({"name": "Biscuit"}));
+    let found = call(
+        reqwest::Method::POST,
+        format!("{http}/store/items/search"),
+        Some(json!({"namespace_prefix": ["notes", tid]})),
+    )
+    .await;
+    assert_eq!(found["items"][0]["key"], "dog", "{found}");
+    task.abort();
+    let saver = PostgresCheckpointer::connect(&url).await.unwrap();
     let latest =
         saver.get_tuple(&CheckpointConfig::thread(&tid)).await.unwrap().expect("the run's checkpoint");
     assert_eq!(latest.checkpoint.channel_values["log"].decode::<Vec<String>>().unwrap(), ["a", "b"]);
     saver.delete_thread(&tid).await.unwrap();
+    let store = PostgresStore::connect(&url).await.unwrap();
+    store.delete(&namespace(["notes", &tid]), "dog").await.unwrap();
 }

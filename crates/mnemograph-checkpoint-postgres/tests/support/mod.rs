@@ -173,14 +173,31 @@ pub fn checkpoint(step: i64, values: &[(&str, ChannelValue)]) -> (Checkpoint, Ch
 /// Runs `tests/python/peer.py` with LangGraph's PostgresSaver on database `db`; its JSON output.
 /// `None` when there is no Python peer (see [`python_peer`]).
 pub fn python(test: &str, db: &str, args: &[&str]) -> Option<serde_json::Value> {
+    python_script(test, "peer.py", db, args)
+}
+
+/// Runs `tests/python/{script}` on database `db`; its JSON output. `None` when there is no
+/// Python peer (see [`python_peer`]).
+pub fn python_script(test: &str, script: &str, db: &str, args: &[&str]) -> Option<serde_json::Value> {
     let python = python_peer(test)?;
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/peer.py");
+    let script = format!("{}/tests/python/{script}", env!("CARGO_MANIFEST_DIR"));
     let out = std::process::Command::new(python)
-        .arg(script)
+        .arg(&script)
         .arg(url_for(db))
         .args(args)
         .output()
         .expect("run the Python peer");
-    assert!(out.status.success(), "peer.py {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    Some(serde_json::from_slice(&out.stdout).expect("peer.py prints JSON"))
+    assert!(out.status.success(), "{script} {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    Some(serde_json::from_slice(&out.stdout).expect("the Python peer prints JSON"))
+}
+
+/// A store on a fresh, empty database of its own, sharing the saver's pool; drop the database
+/// with [`drop_database`].
+pub async fn fresh_store(label: &str) -> Option<(String, mnemograph_checkpoint_postgres::PostgresStore)> {
+    let (name, saver) = fresh_database(label).await?;
+    let store = mnemograph_checkpoint_postgres::PostgresStore::builder()
+        .from_pool(saver.pool().clone())
+        .await
+        .expect("store");
+    Some((name, store))
 }
