@@ -5,7 +5,7 @@ use mnemograph_core::messages::Message;
 use mnemograph_models::{ChatModel, ChatRequest, SharedChatModel};
 
 use crate::error::{Error, Result};
-use crate::question::is_question;
+use crate::question::{is_question, is_request};
 
 /// The instructions the model scores an exchange with.
 pub const IMPORTANCE_PROMPT: &str = "\
@@ -17,7 +17,7 @@ nothing else.";
 
 /// The offline rule's score of a statement: something the user told about themselves.
 pub const STATEMENT_IMPORTANCE: f32 = 0.7;
-/// The offline rule's score of a question: its exchange repeats what memory already holds (the
+/// The offline rule's score of a question or request: its exchange repeats what memory already holds (the
 /// answer came from it) or holds nothing, so it stays below [`MIN_RECALL_IMPORTANCE`].
 pub const QUESTION_IMPORTANCE: f32 = 0.2;
 /// The least importance a memory needs to be recalled (importance as a filter, not only a
@@ -25,14 +25,16 @@ pub const QUESTION_IMPORTANCE: f32 = 0.2;
 /// both, and the old exchange takes the fact's place in the top 3.
 pub const MIN_RECALL_IMPORTANCE: f32 = 0.3;
 
-/// The offline rule: the user telling something is worth recalling, the user asking is not.
+/// The offline rule: the user telling something is worth recalling, the user asking something
+/// (a question, or a request to the assistant) is not.
 ///
 /// ```
 /// assert_eq!(memory_agent::importance("My dog is called Biscuit."), 0.7);
 /// assert_eq!(memory_agent::importance("What is my dog called?"), 0.2);
+/// assert_eq!(memory_agent::importance("Recommend a good novel."), 0.2);
 /// ```
 pub fn importance(question: &str) -> f32 {
-    if is_question(question) {
+    if is_question(question) || is_request(question) {
         QUESTION_IMPORTANCE
     } else {
         STATEMENT_IMPORTANCE

@@ -85,6 +85,7 @@ mod summarizer;
 mod test_env;
 mod trim;
 mod when;
+mod whose;
 
 pub use agent::{build_graph, Agent, CheckpointSize, Turn};
 pub use compact::{
@@ -114,9 +115,10 @@ pub use nodes::{
     build_request, call_model, exchanges_in_reach, retrieve, save_memory, system_prompt, AgentContext,
 };
 pub use offline::{OfflineModel, OFFLINE_NOTICE};
-pub use question::is_question;
+pub use question::{is_question, is_request};
 pub use settings::Settings;
 pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate};
 pub use summarizer::{extractive_summary, AgentSummarizer};
 pub use trim::{request_tokens, trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
 pub use when::{time_window, TimeWindow};
+pub use whose::{about_someone_else, asks_about_the_user};

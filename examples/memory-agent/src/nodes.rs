@@ -16,6 +16,7 @@ use crate::state::{last_human, last_text, AgentState, AgentStateUpdate};
 use crate::summarizer::AgentSummarizer;
 use crate::trim::{trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
 use crate::when::time_window;
+use crate::whose::{about_someone_else, asks_about_the_user};
 
 /// What the nodes use besides the state: given once with `CompiledGraph::with_context`.
 #[derive(Debug, Clone)]
@@ -115,10 +116,11 @@ pub async fn retrieve(
     let ctx = rt.context();
     let now = ctx.clock.now();
     let in_reach = exchanges_in_reach(&s.messages, ctx.max_context_tokens);
-    // Asks for as many more as could be dropped, so that dropping them still leaves the top k.
+    // Asks for as many more as could be dropped, so that dropping them still leaves the top k,
+    // and for k more, which a statement about someone else can make way for.
     let query = RetrieveQuery::new(s.user_id.as_str(), question.as_str())
         .recent(recent)
-        .top_k(ctx.top_k + in_reach.len())
+        .top_k(2 * ctx.top_k + in_reach.len())
         .min_importance(MIN_RECALL_IMPORTANCE)
         .session(SessionScope::All)
         .now(now);
@@ -138,19 +140,29 @@ pub async fn retrieve(
     Ok(AgentStateUpdate::retrieved_history(hits).with_recall_window(window).with_window_fallback(fallback))
 }
 
-/// The top k hits of `query`, without the exchanges of `session` in `in_reach`.
+/// The top k hits of `query`, without the exchanges of `session` in `in_reach`. For a question
+/// about the user, what the user said about someone else comes after what they said about
+/// themselves ([`whose`](crate::whose)).
 async fn recall(
     ctx: &AgentContext,
     query: RetrieveQuery,
     session: &str,
     in_reach: &HashSet<String>,
 ) -> Result<Vec<MemoryHit>, mnemograph_memory::Error> {
+    let about_the_user = asks_about_the_user(&query.query);
     let hits = ctx.memory.retrieve(query).await?;
-    Ok(hits
+    let (mut own, others): (Vec<MemoryHit>, Vec<MemoryHit>) = hits
         .into_iter()
         .filter(|h| h.record.session_id != session || !in_reach.contains(&h.record.content))
-        .take(ctx.top_k)
-        .collect())
+        .partition(|h| !about_the_user || !about_someone_else(said(&h.record.content)));
+    own.extend(others);
+    own.truncate(ctx.top_k);
+    Ok(own)
+}
+
+/// What the user said in a memory of an exchange (`User: …\nAssistant: …`), or the whole of it.
+fn said(content: &str) -> &str {
+    content.lines().next().and_then(|l| l.strip_prefix("User: ")).unwrap_or(content)
 }
 
 /// The exchanges of the conversation `messages` that a request of `max_tokens` can still hold,

@@ -1,5 +1,5 @@
-//! Telling a question from a statement, offline: the importance scorer, the summarizer, the
-//! recall node and the offline model all need to.
+//! Telling a question (or a request) from a statement, offline: the importance scorer, the
+//! summarizer, the recall node and the offline model all need to.
 
 /// Words that open an English question.
 const QUESTION_WORDS: &[&str] = &[
@@ -17,4 +17,66 @@ pub fn is_question(text: &str) -> bool {
     let first = t.split_whitespace().next().unwrap_or("").to_lowercase();
     let first = first.split('\'').next().unwrap_or("");
     QUESTION_WORDS.contains(&first)
+}
+
+/// Words that open a request to the assistant ("recommend a novel", "help me write …").
+const REQUEST_WORDS: &[&str] = &[
+    "recommend",
+    "suggest",
+    "give",
+    "tell",
+    "help",
+    "explain",
+    "summarise",
+    "summarize",
+    "write",
+    "show",
+    "list",
+    "describe",
+    "translate",
+    "find",
+    "draft",
+    "teach",
+    "compare",
+    "please",
+];
+
+/// Openings of a request in Chinese.
+const REQUEST_OPENINGS_ZH: &[&str] =
+    &["帮我", "给我", "请", "推荐", "告诉我", "讲", "写", "解释", "总结", "翻译", "列出"];
+
+/// Whether `text` asks the assistant to do something ("Recommend a good novel.", "帮我写一首诗。"):
+/// like a question, it tells nothing about the user.
+pub fn is_request(text: &str) -> bool {
+    let t = text.trim();
+    if REQUEST_OPENINGS_ZH.iter().any(|o| t.starts_with(o)) {
+        return true;
+    }
+    let first = t.split_whitespace().next().unwrap_or("").to_lowercase();
+    REQUEST_WORDS.contains(&first.trim_matches(|c: char| !c.is_alphanumeric()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_told_from_statements() {
+        for text in [
+            "Recommend a good science fiction novel.",
+            "Give me three ideas for a rainy afternoon.",
+            "帮我写一首关于秋天的短诗。",
+            "Please summarise this.",
+        ] {
+            assert!(is_request(text), "{text}");
+        }
+        for text in [
+            "I drive a Corolla.",
+            "Remind me to call my mom.",
+            "Given the rain, I stayed home.",
+            "我写代码用Zed。",
+        ] {
+            assert!(!is_request(text), "{text}");
+        }
+    }
 }

@@ -39,6 +39,8 @@ struct Outcome {
     current: Option<usize>,
     /// The rank of the first memory stating a replaced value.
     stale: Option<usize>,
+    /// The rank of the first trap about the subject (it names values without stating the user's).
+    trap: Option<usize>,
     /// Recalled memories of another user.
     cross_user: usize,
     /// Recalled memories of this user that no turn of theirs made.
@@ -56,6 +58,10 @@ impl Outcome {
 
     fn stale_first(&self) -> bool {
         self.stale.is_some_and(|s| self.current.is_none_or(|c| s < c))
+    }
+
+    fn trap_first(&self) -> bool {
+        self.trap.is_some_and(|t| self.current.is_none_or(|c| t < c))
     }
 }
 
@@ -89,6 +95,7 @@ async fn run(agent: &Agent, users: &[User]) -> (Vec<Outcome>, Duration, Duration
                 updated: values.len() > 1,
                 current: None,
                 stale: None,
+                trap: None,
                 cross_user: 0,
                 untraced: 0,
             };
@@ -106,14 +113,36 @@ async fn run(agent: &Agent, users: &[User]) -> (Vec<Outcome>, Duration, Duration
                             outcome.stale.get_or_insert(rank);
                         }
                     }
+                    Some(Label::Trap { subject: s }) if *s == subject => {
+                        outcome.trap.get_or_insert(rank);
+                    }
                     Some(_) => {}
                     None => outcome.untraced += 1,
                 }
+            }
+            if std::env::var_os("CHANGING_FACTS_SHOW").is_some() && !outcome.top_1() {
+                show(user, turn, current, &result.recalled);
             }
             outcomes.push(outcome);
         }
     }
     (outcomes, chatting, asking, said)
+}
+
+/// Prints a question whose current value did not come first, and what did
+/// (`CHANGING_FACTS_SHOW`).
+fn show(
+    user: &User,
+    question: &support::changing_facts::Turn,
+    current: usize,
+    hits: &[mnemograph_memory::MemoryHit],
+) {
+    println!("{} asks {:?} (current value {current})", user.id, question.text);
+    for hit in hits.iter().take(5) {
+        let said = hit.record.content.lines().next().unwrap_or_default();
+        let label = said.strip_prefix("User: ").and_then(|s| user.label_of(s));
+        println!("    {:.3} {:.3} {label:?} {said}", hit.score, hit.relevance);
+    }
 }
 
 /// The share of `outcomes` for which `test` holds, as `0.917 (11/12)`.
@@ -130,6 +159,7 @@ fn report(name: &str, outcomes: &[Outcome], chatting: Duration, asking: Duration
     println!("  recall@3 {}", share(&all, Outcome::recall_at_3));
     println!("  top-1    {}", share(&all, Outcome::top_1));
     println!("  replaced value ranked above the current one: {}", share(&updated, Outcome::stale_first));
+    println!("  a trap ranked above the current value: {}", share(&all, Outcome::trap_first));
     println!("  cross-user hits: {}", outcomes.iter().map(|o| o.cross_user).sum::<usize>());
     let mut groups: BTreeMap<String, Vec<&Outcome>> = BTreeMap::new();
     for o in outcomes {
@@ -142,10 +172,11 @@ fn report(name: &str, outcomes: &[Outcome], chatting: Duration, asking: Duration
     }
     for (group, members) in &groups {
         println!(
-            "  {group:<32} recall@3 {}  top-1 {}  replaced first {}",
+            "  {group:<32} recall@3 {}  top-1 {}  replaced first {}  trap first {}",
             share(members, Outcome::recall_at_3),
             share(members, Outcome::top_1),
-            share(members, Outcome::stale_first)
+            share(members, Outcome::stale_first),
+            share(members, Outcome::trap_first)
         );
     }
     let per = |total: Duration, n: usize| total.as_secs_f64() * 1000.0 / n.max(1) as f64;
@@ -186,7 +217,11 @@ fn the_set_has_the_promised_shape() {
     let turns: usize = users.iter().map(|u| u.turns.len()).sum();
     let questions: Vec<_> = users.iter().flat_map(|u| u.questions().map(move |q| (u, q))).collect();
     let about_changed = questions.iter().filter(|(u, (_, s))| u.history[s].len() > 1).count();
-    println!("{} users, {turns} turns, {} questions, {about_changed} about a changed fact", users.len(), questions.len());
+    println!(
+        "{} users, {turns} turns, {} questions, {about_changed} about a changed fact",
+        users.len(),
+        questions.len()
+    );
     assert!(turns > 3_000, "{turns} turns");
     assert!(questions.len() > 100, "{} questions", questions.len());
     assert!(
@@ -202,6 +237,14 @@ fn the_set_has_the_promised_shape() {
         assert!(n >= 10, "{n} facts stated {how:?}");
     }
     assert!(facts.iter().filter(|t| t.embedded).count() >= 10, "facts inside longer messages");
+    let traps: Vec<_> =
+        users.iter().flat_map(|u| &u.turns).filter(|t| matches!(t.label, Label::Trap { .. })).collect();
+    let asking = |t: &&&support::changing_facts::Turn| t.text.ends_with('?') || t.text.ends_with('？');
+    assert!(traps.iter().filter(asking).count() >= 100, "traps asked");
+    assert!(
+        traps.len() - traps.iter().filter(asking).count() >= 100,
+        "traps told, about someone or something else"
+    );
     for user in &users {
         for (&subject, values) in &user.history {
             assert!(values.len() <= 4, "at most three updates");

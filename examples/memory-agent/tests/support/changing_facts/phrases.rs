@@ -17,7 +17,8 @@ pub struct Subject {
     pub update: Phrases,
     /// Updates that only imply the change.
     pub implied: Phrases,
-    /// Questions or remarks that name values of the subject without stating a fact about the user.
+    /// Questions and remarks that name values of the subject without stating the user's: about
+    /// someone else, or about the thing itself.
     pub trap: Phrases,
     /// Questions about the user's current value.
     pub question: Phrases,
@@ -68,8 +69,16 @@ pub const SUBJECTS: [Subject; 6] = [
                 "Which is more reliable, {aa} or {ab}?",
                 "How often does {aa} need an oil change?",
                 "Is {aa} a good first car for a teenager?",
+                "My neighbour just bought {aa}.",
+                "My brother says {aa} is cheap to insure.",
             ],
-            &["{a}和{b}哪个更省油？", "{a}的保养贵不贵？", "{a}适合新手开吗？"],
+            &[
+                "{a}和{b}哪个更省油？",
+                "{a}的保养贵不贵？",
+                "{a}适合新手开吗？",
+                "我邻居刚买了一辆{a}。",
+                "我同事说{a}很好开。",
+            ],
         ),
         question: p(
             &["What car do I drive now?", "Which car do I have these days?"],
@@ -104,8 +113,16 @@ pub const SUBJECTS: [Subject; 6] = [
                 "Is {a} rainy in winter?",
                 "What should I see on a weekend trip to {a}?",
                 "Is {a} more expensive than {b}?",
+                "My cousin is flying to {a} next week.",
+                "I read an article about housing prices in {a}.",
             ],
-            &["{a}冬天冷吗？", "去{a}旅游有什么推荐？", "{a}和{b}哪个房价更高？"],
+            &[
+                "{a}冬天冷吗？",
+                "去{a}旅游有什么推荐？",
+                "{a}和{b}哪个房价更高？",
+                "我表哥下周要去{a}出差。",
+                "我看了一篇关于{a}房价的文章。",
+            ],
         ),
         question: p(
             &["Where do I live now?", "Which city am I based in?"],
@@ -136,8 +153,18 @@ pub const SUBJECTS: [Subject; 6] = [
             &["新工作第一周挺顺利，当{v}挺适合我。"],
         ),
         trap: p(
-            &["Do {a}s earn more than {b}s?", "What skills does a good {a} need?"],
-            &["{a}和{b}哪个更累？", "当{a}需要什么证书？"],
+            &[
+                "Do {a}s earn more than {b}s?",
+                "What skills does a good {a} need?",
+                "My sister works as {aa}.",
+                "There was a documentary about {a}s on TV last night.",
+            ],
+            &[
+                "{a}和{b}哪个更累？",
+                "当{a}需要什么证书？",
+                "我妹妹是{a}。",
+                "昨晚电视上有个关于{a}的纪录片。",
+            ],
         ),
         question: p(
             &["What do I do for work?", "What is my job now?"],
@@ -171,8 +198,18 @@ pub const SUBJECTS: [Subject; 6] = [
             &["周末一直在折腾{v}的插件，用着挺顺手。"],
         ),
         trap: p(
-            &["Which editor is best for beginners, {a} or {b}?", "Does {a} support remote development?"],
-            &["{a}和{b}哪个更适合新手？", "{a}的快捷键难学吗？"],
+            &[
+                "Which editor is best for beginners, {a} or {b}?",
+                "Does {a} support remote development?",
+                "My teammate swears by {a}.",
+                "I watched a talk about {a} plugins.",
+            ],
+            &[
+                "{a}和{b}哪个更适合新手？",
+                "{a}的快捷键难学吗？",
+                "我同事特别推崇{a}。",
+                "我看了一个介绍{a}插件的视频。",
+            ],
         ),
         question: p(
             &["Which editor do I code in?", "What do I use to write code now?"],
@@ -203,8 +240,13 @@ pub const SUBJECTS: [Subject; 6] = [
         ),
         implied: p(&["Setting up my new {v} took all evening."], &["新买的{v}设置了一晚上。"]),
         trap: p(
-            &["Is the {a} camera better than the {b} camera?", "How long does {aa} battery last?"],
-            &["{a}和{b}哪个拍照更好？", "{a}的电池耐用吗？"],
+            &[
+                "Is the {a} camera better than the {b} camera?",
+                "How long does {aa} battery last?",
+                "My dad just got {aa}.",
+                "The {a} ad at the bus stop is everywhere.",
+            ],
+            &["{a}和{b}哪个拍照更好？", "{a}的电池耐用吗？", "我爸刚买了{a}。", "公交站到处都是{a}的广告。"],
         ),
         question: p(
             &["What phone do I have?", "Which phone am I using now?"],
@@ -235,8 +277,13 @@ pub const SUBJECTS: [Subject; 6] = [
         ),
         implied: p(&["My whole body is sore after my first week of {v}."], &["练了一周{v}，浑身酸痛。"]),
         trap: p(
-            &["Is {a} good for back pain?", "Which burns more calories, {a} or {b}?"],
-            &["{a}对膝盖好吗？", "{a}和{b}哪个更减肥？"],
+            &[
+                "Is {a} good for back pain?",
+                "Which burns more calories, {a} or {b}?",
+                "My roommate is really into {a}.",
+                "There's {aa} event in the park this Sunday.",
+            ],
+            &["{a}对膝盖好吗？", "{a}和{b}哪个更减肥？", "我室友特别喜欢{a}。", "这周日公园里有{a}活动。"],
         ),
         question: p(
             &["What sport do I do these days?", "How do I keep fit now?"],

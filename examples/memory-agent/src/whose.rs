@@ -1,0 +1,227 @@
+//! Whose fact a sentence states: the user's own, or someone else's the user tells about ("my
+//! sister works as an accountant", "我邻居刚买了一辆车"). Offline, in English and Chinese.
+//!
+//! A question about the user ("what car do I drive?") is answered by what the user said about
+//! themselves; a sentence about a neighbour's car names the same things and would otherwise
+//! compete with it on equal terms. Recall puts the user's own statements first for such a
+//! question, and someone else's after them, still there for a question about that person.
+
+/// People a user talks about, in English. A sentence that opens with "my" or "our" and one of
+/// these is about that person.
+const RELATIONS_EN: &[&str] = &[
+    "aunt",
+    "boss",
+    "boyfriend",
+    "brother",
+    "brothers",
+    "child",
+    "children",
+    "classmate",
+    "colleague",
+    "colleagues",
+    "coworker",
+    "coworkers",
+    "cousin",
+    "cousins",
+    "dad",
+    "daughter",
+    "father",
+    "friend",
+    "friends",
+    "girlfriend",
+    "grandfather",
+    "grandma",
+    "grandmother",
+    "grandpa",
+    "husband",
+    "kid",
+    "kids",
+    "manager",
+    "mom",
+    "mother",
+    "mum",
+    "nephew",
+    "niece",
+    "neighbor",
+    "neighbors",
+    "neighbour",
+    "neighbours",
+    "parents",
+    "partner",
+    "roommate",
+    "roommates",
+    "sister",
+    "sisters",
+    "son",
+    "teammate",
+    "teammates",
+    "teacher",
+    "uncle",
+    "wife",
+];
+
+/// The same in Chinese, after "我" or "我的" at the start of a clause.
+const RELATIONS_ZH: &[&str] = &[
+    "爸爸",
+    "爸",
+    "妈妈",
+    "妈",
+    "父亲",
+    "母亲",
+    "父母",
+    "哥哥",
+    "弟弟",
+    "姐姐",
+    "妹妹",
+    "表哥",
+    "表弟",
+    "表姐",
+    "表妹",
+    "堂哥",
+    "堂弟",
+    "堂姐",
+    "堂妹",
+    "老公",
+    "老婆",
+    "丈夫",
+    "妻子",
+    "儿子",
+    "女儿",
+    "孩子",
+    "爷爷",
+    "奶奶",
+    "外公",
+    "外婆",
+    "叔叔",
+    "阿姨",
+    "舅舅",
+    "姑姑",
+    "邻居",
+    "同事",
+    "同学",
+    "室友",
+    "朋友",
+    "老板",
+    "领导",
+    "男朋友",
+    "女朋友",
+    "队友",
+    "经理",
+    "老师",
+];
+
+/// Whether `text` tells something about someone other than the user: its first clause opens with
+/// one of the user's relations ("my sister …", "我邻居…"), and it does not also speak of the user
+/// ("my wife and I moved …", "我和我妹妹…").
+pub fn about_someone_else(text: &str) -> bool {
+    let first = text.trim().split(['.', '!', ';', '。', '！', '；', '\n']).next().unwrap_or("");
+    let words: Vec<String> = first
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let english = match words.as_slice() {
+        [owner, relation, rest @ ..]
+            if (owner == "my" || owner == "our") && RELATIONS_EN.contains(&relation.as_str()) =>
+        {
+            !rest.iter().any(|w| w == "i" || w == "i'm" || w == "me")
+        }
+        _ => false,
+    };
+    let chinese = first
+        .trim_start()
+        .strip_prefix('我')
+        .map(|rest| rest.strip_prefix('的').unwrap_or(rest))
+        .is_some_and(|rest| {
+            RELATIONS_ZH.iter().any(|r| rest.starts_with(r))
+                && !first.contains("和我")
+                && !first.contains("跟我")
+        });
+    english || chinese
+}
+
+/// Whether a question asks about the user: it speaks of "I", "me" or "my" (or "我") and not of
+/// one of the user's relations ("what does my sister do?").
+pub fn asks_about_the_user(question: &str) -> bool {
+    if about_someone_else(&strip_question_opening(question)) {
+        return false;
+    }
+    let lower = question.to_lowercase();
+    let english = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .any(|w| matches!(w, "i" | "me" | "my" | "i'm" | "mine"));
+    let mentions_relation = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .collect::<Vec<_>>()
+        .windows(2)
+        .any(|w| (w[0] == "my" || w[0] == "our") && RELATIONS_EN.contains(&w[1]));
+    let chinese = question.contains('我')
+        && !RELATIONS_ZH
+            .iter()
+            .any(|r| question.contains(&format!("我{r}")) || question.contains(&format!("我的{r}")));
+    (english && !mentions_relation) || chinese
+}
+
+/// `question` without an opening question word and auxiliary ("what does my sister do" → "my
+/// sister do"), so that its subject opens it.
+fn strip_question_opening(question: &str) -> String {
+    let mut words = question.split_whitespace().peekable();
+    let openers = [
+        "what", "which", "where", "who", "how", "when", "why", "does", "do", "did", "is", "are", "was",
+        "were", "has", "have",
+    ];
+    while words.peek().is_some_and(|w| openers.contains(&w.to_lowercase().as_str())) {
+        words.next();
+    }
+    words.collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_about_a_relation_are_someone_elses() {
+        for text in [
+            "My neighbour just bought a Corolla.",
+            "My sister works as an accountant.",
+            "Our kids love swimming.",
+            "我邻居刚买了一辆卡罗拉。",
+            "我的同事特别推崇Emacs。",
+            "我妹妹是老师。",
+        ] {
+            assert!(about_someone_else(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn sentences_about_the_user_are_the_users() {
+        for text in [
+            "I drive a Corolla.",
+            "My car is a Corolla.",
+            "My wife and I moved to Berlin.",
+            "Quick update: my sister visited, and I moved to Berlin.",
+            "我开的是卡罗拉。",
+            "我和我妹妹一起搬到了成都。",
+            "There's a swimming event in the park this Sunday.",
+        ] {
+            assert!(!about_someone_else(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn questions_about_the_user_are_told_from_questions_about_others() {
+        for q in ["What car do I drive now?", "Where do I live?", "我现在开什么车？", "我的职业是什么？"]
+        {
+            assert!(asks_about_the_user(q), "{q}");
+        }
+        for q in [
+            "What does my sister do?",
+            "Where does my brother live?",
+            "我妹妹做什么工作？",
+            "Is Seattle rainy?",
+        ] {
+            assert!(!asks_about_the_user(q), "{q}");
+        }
+    }
+}
