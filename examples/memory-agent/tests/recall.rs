@@ -11,6 +11,9 @@ use support::scripted::Scripted;
 /// Small enough that twenty exchanges do not fit.
 const BUDGET: usize = 300;
 
+/// A second ticket, as close to the question as the first statement but not restating it.
+const FERRY: &str = "The ferry ticket in my pocket is F-77.";
+
 /// The session's questions are asked in.
 const SESSION: &str = "support";
 
@@ -18,6 +21,9 @@ const SESSION: &str = "support";
 async fn long_session(model: &Scripted, first: &str) -> Agent {
     let agent = support::agent_with(model.shared(), |c| c.with_max_context_tokens(BUDGET));
     agent.chat("ada", SESSION, first).await.unwrap();
+    // An hour later, as the question says: the first statement is then strictly older than the
+    // rest, whatever second the test starts in, so consolidation judges them all alike.
+    agent.context().clock.set_offset(3600);
     for i in 0..20 {
         // Other words than the question's, so that word hashing ranks them below the fact.
         let text = format!("On day {i} we sailed past lighthouses, harbours and fishing villages.");
@@ -56,13 +62,14 @@ async fn an_exchange_still_in_the_request_is_not_recalled() {
     let model = Scripted::default();
     let agent = long_session(&model, "My ticket number is WX-48213.").await;
     // As close to the question as the first statement, and still in the window.
-    agent.chat("ada", SESSION, "My ferry ticket number is F-77.").await.unwrap();
+    let ferry = agent.chat("ada", SESSION, FERRY).await.unwrap();
+    assert_eq!(ferry.retired, Vec::<String>::new(), "a second ticket does not replace the first");
 
     let turn =
         agent.chat("ada", SESSION, "What was the ticket number I gave you an hour ago?").await.unwrap();
 
     let request = model.requests().pop().unwrap();
-    assert!(sends(&request, "My ferry ticket number is F-77."), "the ferry ticket is in the messages");
+    assert!(sends(&request, FERRY), "the ferry ticket is in the messages");
     assert!(
         turn.recalled.iter().all(|h| !h.record.content.contains("F-77")),
         "what the request holds is not recalled again: {turn:?}"
