@@ -20,6 +20,7 @@ use crate::retention::Retention;
 use crate::run::Stop;
 use crate::store_quota::StoreWrites;
 use crate::streams::Streams;
+use crate::webhook::Webhooks;
 
 /// The server's state, shared by every request.
 pub(crate) struct App {
@@ -34,6 +35,8 @@ pub(crate) struct App {
     pub(crate) streams: Streams,
     /// Each caller's store puts that the quota checks, one at a time.
     pub(crate) store_writes: StoreWrites,
+    /// Where runs' final records may be posted, and the client that posts them.
+    pub(crate) webhooks: Webhooks,
     /// Where the records of threads and runs are kept: in this process or in a cluster's
     /// database.
     records: Arc<dyn RecordKeeper>,
@@ -54,6 +57,7 @@ impl App {
             retention: Retention::default(),
             streams: Streams::new(Limits::DEFAULT_MAX_STREAMS_PER_USER),
             store_writes: StoreWrites::default(),
+            webhooks: Webhooks::default(),
             records,
         }
     }
@@ -190,6 +194,7 @@ impl App {
         let input = body.run_input(&assistant.graph.nodes())?;
         let strategy = Multitask::parse(body.multitask_strategy.as_deref())?;
         self.limits.check_recursion_limit(body.config.as_ref().and_then(|c| c.recursion_limit))?;
+        self.webhooks.check(body.webhook.as_deref())?;
         let limits = &self.limits;
         let new = NewRun { assistant, thread_id, body, modes, input, strategy, limits, grant, user };
         self.records.create_run(new).await

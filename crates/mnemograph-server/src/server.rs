@@ -20,6 +20,7 @@ use crate::keeper::{LocalRecords, RecordKeeper};
 use crate::limits::Limits;
 use crate::retention::Retention;
 use crate::served::{Served, ServedGraph};
+use crate::webhook::Webhooks;
 
 /// Builds a served graph once the saver and the store are known.
 type Bind = Box<dyn FnOnce(&Arc<dyn DynCheckpointer>, &Arc<dyn DynStore>) -> Arc<dyn ServedGraph> + Send>;
@@ -44,6 +45,7 @@ pub struct Server {
     auth: Authenticator,
     /// Whether the server may serve a non-loopback address without authentication.
     unauthenticated: bool,
+    webhooks: Webhooks,
     #[cfg(feature = "cluster")]
     cluster: Option<crate::cluster::Cluster>,
 }
@@ -75,6 +77,7 @@ impl Server {
             limits: Limits::default(),
             auth: None,
             unauthenticated: false,
+            webhooks: Webhooks::default(),
             #[cfg(feature = "cluster")]
             cluster: None,
         }
@@ -160,6 +163,21 @@ impl Server {
     pub fn allow_unauthenticated(mut self) -> Self {
         self.unauthenticated = true;
         self
+    }
+
+    /// Posts a run's final record to the `webhook` its request names when the run ends, for the
+    /// targets `policy` allows (see the crate's documentation on webhooks). Without this, a run
+    /// naming a webhook is refused with 422: the server sends nothing to an address the deployer
+    /// did not choose.
+    ///
+    /// # Errors
+    /// [`ServerError::Misconfigured`] when a rule of `policy` is not a host or an absolute
+    /// `http(s)` URL, its timeout or attempts are zero, or the HTTP client cannot be built.
+    #[cfg(feature = "webhooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
+    pub fn with_webhooks(mut self, policy: crate::WebhookPolicy) -> Result<Self> {
+        self.webhooks = Webhooks::new(policy)?;
+        Ok(self)
     }
 
     /// Caps what one request may ask of the server ([`Limits::default`] otherwise).
@@ -340,6 +358,7 @@ impl Server {
                 self.saver.clone(),
                 self.retention,
                 self.event_retention,
+                self.webhooks.clone(),
             )),
         };
         #[cfg(not(feature = "cluster"))]
@@ -348,9 +367,11 @@ impl Server {
             self.saver.clone(),
             self.retention,
             self.event_retention,
+            self.webhooks.clone(),
         ));
         let mut app = App::new(assistants, self.saver, self.store, records).with_retention(self.retention);
         app.limits = self.limits;
+        app.webhooks = self.webhooks;
         app.streams = crate::streams::Streams::new(self.limits.max_streams_per_user);
         let (guard, max_body) = (self.guard, self.limits.max_body_bytes);
         let app = Arc::new(app);

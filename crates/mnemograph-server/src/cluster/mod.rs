@@ -50,6 +50,7 @@ mod lease;
 mod ledger;
 mod search;
 mod tables;
+mod webhook;
 mod worker;
 mod writer;
 
