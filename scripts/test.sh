@@ -176,9 +176,9 @@ if [ -d crates/mnemograph-memory ] && selected mnemograph-memory; then
   features=(--features mnemograph-memory/local-embeddings)
 fi
 # mnemograph-server's durable run queue and its clusters (`cluster`, which takes in `mysql`),
-# tested against the MariaDB and Redis the other tests use.
+# tested against the MariaDB and Redis the other tests use, and its webhooks (`webhooks`).
 if [ -d crates/mnemograph-server ] && selected mnemograph-server; then
-  features+=(--features mnemograph-server/cluster)
+  features+=(--features mnemograph-server/cluster,mnemograph-server/webhooks)
 fi
 if [ -d crates/mnemograph-memory-milvus ] && selected mnemograph-memory-milvus; then
   if [ -z "${MINILM_DIR:-}" ]; then

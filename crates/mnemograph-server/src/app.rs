@@ -22,6 +22,7 @@ use crate::retention::Retention;
 use crate::run::Stop;
 use crate::store_quota::StoreWrites;
 use crate::streams::Streams;
+use crate::webhook::Webhooks;
 
 /// The server's state, shared by every request.
 pub(crate) struct App {
@@ -39,6 +40,8 @@ pub(crate) struct App {
     pub(crate) streams: Streams,
     /// Each caller's store puts that the quota checks, one at a time.
     pub(crate) store_writes: StoreWrites,
+    /// Where runs' final records may be posted, and the client that posts them.
+    pub(crate) webhooks: Webhooks,
     /// Where the records of threads and runs are kept: in this process or in a cluster's
     /// database.
     records: Arc<dyn RecordKeeper>,
@@ -61,6 +64,7 @@ impl App {
             retention: Retention::default(),
             streams: Streams::new(Limits::DEFAULT_MAX_STREAMS_PER_USER),
             store_writes: StoreWrites::default(),
+            webhooks: Webhooks::default(),
             records,
         }
     }
@@ -231,6 +235,7 @@ impl App {
         let input = body.run_input(&graph.graph.nodes())?;
         let strategy = Multitask::parse(body.multitask_strategy.as_deref())?;
         self.limits.check_recursion_limit(body.config.as_ref().and_then(|c| c.recursion_limit))?;
+        self.webhooks.check(body.webhook.as_deref())?;
         let limits = &self.limits;
         let assistant_id = assistant.assistant_id.as_str();
         let user = caller.user();

@@ -97,6 +97,13 @@
 //! that reaches the server may read and change everything, so [`Server::serve`] refuses to listen
 //! beyond loopback unless told [`Server::allow_unauthenticated`].
 //!
+//! **Webhooks** (feature `webhooks`): a run created with `webhook` gets its final record — the
+//! run's fields, its timings, the thread's `values` and any `error`, as LangGraph's server sends
+//! them — POSTed there when it ends, in the background, with a timeout per attempt and retries
+//! with backoff after connection failures and 5xx answers. Only the targets the deployer allows
+//! with `Server::with_webhooks` are sent to: by default, and for any other target, a run naming
+//! a webhook is refused with 422. In a cluster, the process that ends a run sends its record.
+//!
 //! An application's own work around runs — rebuilding a thread from an archive before it
 //! runs, archiving a finished round — goes in [`RunHooks`] ([`Server::graph_with_hooks`]).
 //!
@@ -145,6 +152,7 @@ mod store_quota;
 mod streams;
 mod sweeper;
 mod thread_table;
+mod webhook;
 
 pub use error::{Result, ServerError};
 pub use events::EVENT_RETENTION;
@@ -152,3 +160,6 @@ pub use hooks::{NoHooks, RunContext, RunEnd, RunHooks};
 pub use limits::Limits;
 pub use retention::{EVENT_LOG_BYTES, RUN_RETENTION, SWEEP_INTERVAL};
 pub use server::Server;
+#[cfg(feature = "webhooks")]
+#[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
+pub use webhook::WebhookPolicy;

@@ -11,7 +11,7 @@ use crate::records::{now, RunRecord};
 use crate::served::{GotoInput, ResumeInput, RunInput};
 
 /// `POST /threads/{id}/runs` and its `stream` and `wait` forms. Fields the server does not use
-/// (webhooks, feedback keys, ...) are accepted and ignored.
+/// (feedback keys, ...) are accepted and ignored.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub(crate) struct RunCreate {
@@ -32,6 +32,8 @@ pub(crate) struct RunCreate {
     pub(crate) on_disconnect: Option<String>,
     pub(crate) on_completion: Option<String>,
     pub(crate) durability: Option<String>,
+    /// Where the run's final record is posted when it ends.
+    pub(crate) webhook: Option<String>,
 }
 
 /// `command`: LangGraph's `Command`.
@@ -156,6 +158,7 @@ impl RunCreate {
             "stream_mode": modes.names(),
             "interrupt_before": self.interrupt_before,
             "interrupt_after": self.interrupt_after,
+            "webhook": self.webhook,
         });
         RunRecord {
             run_id: run_id.to_owned(),

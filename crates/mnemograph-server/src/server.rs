@@ -21,6 +21,7 @@ use crate::limits::Limits;
 use crate::registered::RegisteredGraph;
 use crate::retention::Retention;
 use crate::served::{Served, ServedGraph};
+use crate::webhook::Webhooks;
 
 /// Builds a served graph once the saver and the store are known.
 type Bind = Box<dyn FnOnce(&Arc<dyn DynCheckpointer>, &Arc<dyn DynStore>) -> Arc<dyn ServedGraph> + Send>;
@@ -45,6 +46,7 @@ pub struct Server {
     auth: Authenticator,
     /// Whether the server may serve a non-loopback address without authentication.
     unauthenticated: bool,
+    webhooks: Webhooks,
     #[cfg(feature = "cluster")]
     cluster: Option<crate::cluster::Cluster>,
 }
@@ -76,6 +78,7 @@ impl Server {
             limits: Limits::default(),
             auth: None,
             unauthenticated: false,
+            webhooks: Webhooks::default(),
             #[cfg(feature = "cluster")]
             cluster: None,
         }
@@ -161,6 +164,21 @@ impl Server {
     pub fn allow_unauthenticated(mut self) -> Self {
         self.unauthenticated = true;
         self
+    }
+
+    /// Posts a run's final record to the `webhook` its request names when the run ends, for the
+    /// targets `policy` allows (see the crate's documentation on webhooks). Without this, a run
+    /// naming a webhook is refused with 422: the server sends nothing to an address the deployer
+    /// did not choose.
+    ///
+    /// # Errors
+    /// [`ServerError::Misconfigured`] when a rule of `policy` is not a host or an absolute
+    /// `http(s)` URL, its timeout or attempts are zero, or the HTTP client cannot be built.
+    #[cfg(feature = "webhooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
+    pub fn with_webhooks(mut self, policy: crate::WebhookPolicy) -> Result<Self> {
+        self.webhooks = Webhooks::new(policy)?;
+        Ok(self)
     }
 
     /// Caps what one request may ask of the server ([`Limits::default`] otherwise).
@@ -342,18 +360,29 @@ impl Server {
                 Arc::new(crate::cluster::ClusterAssistants::new(ledger.pool().clone(), system)),
             ),
             None => (
-                Arc::new(LocalRecords::new(self.saver.clone(), self.retention, self.event_retention)),
+                Arc::new(LocalRecords::new(
+                    self.saver.clone(),
+                    self.retention,
+                    self.event_retention,
+                    self.webhooks.clone(),
+                )),
                 Arc::new(LocalAssistants::new(system)),
             ),
         };
         #[cfg(not(feature = "cluster"))]
         let (records, assistants): (Arc<dyn RecordKeeper>, Arc<dyn AssistantKeeper>) = (
-            Arc::new(LocalRecords::new(self.saver.clone(), self.retention, self.event_retention)),
+            Arc::new(LocalRecords::new(
+                self.saver.clone(),
+                self.retention,
+                self.event_retention,
+                self.webhooks.clone(),
+            )),
             Arc::new(LocalAssistants::new(system)),
         );
         let mut app =
             App::new(graphs, assistants, self.saver, self.store, records).with_retention(self.retention);
         app.limits = self.limits;
+        app.webhooks = self.webhooks;
         app.streams = crate::streams::Streams::new(self.limits.max_streams_per_user);
         let (guard, max_body) = (self.guard, self.limits.max_body_bytes);
         let app = Arc::new(app);

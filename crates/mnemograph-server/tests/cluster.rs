@@ -24,12 +24,20 @@ async fn the_python_sdk_flows_pass_against_a_cluster_of_two_servers() {
     let store: Arc<dyn DynStore> = Arc::new(InMemoryStore::new());
     let lease = Lease { ttl: std::time::Duration::from_secs(5) };
     let prefix = format!("{db}:");
-    let front =
+    let front_cluster =
         Cluster::connect(&db, &redis).await.expect("cluster").with_workers(0).with_key_prefix(&prefix);
-    let back = Cluster::connect(&db, &redis).await.expect("cluster").with_workers(8).with_lease(lease);
-    let back = back.with_key_prefix(prefix);
-    let front = support::graphs::server_on(saver.clone(), store.clone()).with_cluster(front);
-    let back = support::graphs::server_on(saver, store).with_cluster(back);
+    let back_cluster =
+        Cluster::connect(&db, &redis).await.expect("cluster").with_workers(8).with_lease(lease);
+    let back_cluster = back_cluster.with_key_prefix(prefix);
+    let front = support::graphs::server_on(saver.clone(), store.clone());
+    let back = support::graphs::server_on(saver, store);
+    // The flows' webhook receiver listens on loopback, at a port of its choosing.
+    #[cfg(feature = "webhooks")]
+    let (front, back) = {
+        let loopback = || mnemograph_server::WebhookPolicy::new().allow_host("127.0.0.1");
+        (front.with_webhooks(loopback()).unwrap(), back.with_webhooks(loopback()).unwrap())
+    };
+    let (front, back) = (front.with_cluster(front_cluster), back.with_cluster(back_cluster));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let back_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

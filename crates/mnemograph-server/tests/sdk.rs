@@ -18,7 +18,12 @@ async fn the_python_sdk_flows_pass_against_the_server() {
     let Some(python) = support::python::python() else { return };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let server = tokio::spawn(support::graphs::server().serve(listener));
+    let server = support::graphs::server();
+    // The flows' webhook receiver listens on loopback, at a port of its choosing.
+    #[cfg(feature = "webhooks")]
+    let server =
+        server.with_webhooks(mnemograph_server::WebhookPolicy::new().allow_host("127.0.0.1")).unwrap();
+    let server = tokio::spawn(server.serve(listener));
     let flows = tokio::task::spawn_blocking(move || support::python::run_flows(&python, &url));
     let result = flows.await;
     server.abort();

@@ -52,6 +52,7 @@ mod lease;
 mod ledger;
 mod search;
 mod tables;
+mod webhook;
 mod worker;
 mod writer;
 

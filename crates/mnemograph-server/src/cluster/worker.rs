@@ -33,6 +33,7 @@ use crate::queue::{Claim, Finished, Lease};
 use crate::request::RunCreate;
 use crate::run::{Plan, Stop};
 use crate::served::{RunInput, ServedGraph};
+use crate::webhook::FinalRecord;
 
 /// How often an idle dispatcher looks at the queue without being woken: for runs whose lease ran
 /// out, and for wake-ups lost while Redis was away.
@@ -156,6 +157,8 @@ impl Worker {
             Some(asked) => asked,
             None => return,
         };
+        let started_at = crate::records::now();
+        let webhook = super::webhook::of_claim(self.ledger.queue.pool(), claim).await;
         let (stop_tx, mut stop_rx) = watch::channel(asked);
         let running = (claim.attempt, stop_tx);
         self.ledger.running.lock().unwrap_or_else(PoisonError::into_inner).insert(run_id.to_owned(), running);
@@ -239,7 +242,11 @@ impl Worker {
             tracing::error!(run_id, error = %e, "a run's event writer failed");
         }
         let Some(temporary) = self.record_end_retried(&held, claim, &outcome, &settled).await else { return };
-        // The run's end is this worker's alone from here: the hook runs once.
+        // The run's end is this worker's alone from here: the hook runs once, the webhook is
+        // sent once.
+        if let Some((target, record)) = webhook {
+            self.app.webhooks.deliver(&target, FinalRecord::new(record, &outcome, &settled, started_at));
+        }
         if let (Some(graph), Some(context)) = (&graph, &context) {
             let ended =
                 if settled.status == "error" { Outcome::Failed(settled.error.clone()) } else { outcome };

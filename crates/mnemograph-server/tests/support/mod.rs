@@ -4,6 +4,8 @@
 pub(crate) mod graphs;
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod python;
+#[allow(dead_code, reason = "each test file uses a different subset")]
+pub(crate) mod receiver;
 
 /// A plain-HTTP client for the tests. Its TLS config names ring explicitly: in a workspace build
 /// reqwest's rustls comes without a crypto provider and would refuse to build a client.

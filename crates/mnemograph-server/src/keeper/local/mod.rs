@@ -22,6 +22,7 @@ use crate::records::{now, stamp_before, RunRecord, ThreadRecord, ThreadSearch};
 use crate::retention::Retention;
 use crate::run::{RunHandle, Stop};
 use crate::thread_table::ThreadTable;
+use crate::webhook::Webhooks;
 
 /// The records of this process; clones share them.
 #[derive(Clone)]
@@ -33,6 +34,8 @@ struct Local {
     retention: Retention,
     /// How long a finished run's events stay readable (join stream, reconnection).
     event_retention: Duration,
+    /// Where runs that name a webhook have their final record posted.
+    webhooks: Webhooks,
     tables: Mutex<Tables>,
 }
 
@@ -46,13 +49,14 @@ struct Tables {
 
 impl LocalRecords {
     /// Records of runs checkpointed in `saver`, kept as `retention` says, their events readable
-    /// for `event_retention` after they end.
+    /// for `event_retention` after they end, their webhooks sent by `webhooks`.
     pub(crate) fn new(
         saver: Arc<dyn DynCheckpointer>,
         retention: Retention,
         event_retention: Duration,
+        webhooks: Webhooks,
     ) -> Self {
-        Self(Arc::new(Local { saver, retention, event_retention, tables: Mutex::default() }))
+        Self(Arc::new(Local { saver, retention, event_retention, webhooks, tables: Mutex::default() }))
     }
 }
 

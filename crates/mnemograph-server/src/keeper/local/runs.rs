@@ -17,6 +17,7 @@ use crate::records::{new_thread_id, now, RunRecord, ThreadRecord};
 use crate::request::Multitask;
 use crate::run::{Plan, RunHandle, Stop};
 use crate::served::ServedGraph;
+use crate::webhook::{webhook_of, FinalRecord};
 
 impl Local {
     /// Creates a run on its thread (a new temporary thread when none is named) and starts it,
@@ -152,6 +153,7 @@ impl Local {
 
     async fn execute(self: Arc<Self>, run: Arc<RunHandle>) {
         let Some(plan) = run.take_plan() else { return };
+        let started_at = now();
         let record = run.record();
         let context = context_of(&record, &plan);
         let graph = plan.graph.clone();
@@ -173,22 +175,26 @@ impl Local {
                 exec::drive(&**graph, context, plan, 1, &mut push, stop).await
             }
         };
-        self.finish(&run, &record, outcome, graph.as_deref()).await;
+        self.finish(&run, &record, outcome, graph.as_deref(), started_at).await;
     }
 
-    /// Settles a run that ended: its status, its thread's state, its output; then starts the
-    /// thread's next queued run.
+    /// Settles a run that ended: its status, its thread's state, its output, its webhook; then
+    /// starts the thread's next queued run.
     async fn finish(
         self: &Arc<Self>,
         run: &Arc<RunHandle>,
         record: &RunRecord,
         outcome: Outcome,
         graph: Option<&dyn ServedGraph>,
+        started_at: String,
     ) {
         let thread_id = &record.thread_id;
         let settled = exec::settle(graph, &*self.saver, thread_id, &record.run_id, &outcome).await;
         run.set_output(settled.output.clone());
         run.set_status(settled.status);
+        if let Some(target) = webhook_of(record) {
+            self.webhooks.deliver(target, FinalRecord::new(run.record(), &outcome, &settled, started_at));
+        }
         let next = {
             let mut tables = self.tables();
             if let Outcome::Stopped(Stop::Rollback) = outcome {
