@@ -48,8 +48,8 @@ impl SqliteCheckpointer {
     /// database is gone when the saver and its clones are dropped.
     ///
     /// # Errors
-    /// [`Error::Sqlx`] when the URL is malformed or the file cannot be opened or created;
-    /// [`Error::Busy`] when another connection holds the database locked past the busy timeout
+    /// [`Error::Sqlx`](crate::Error::Sqlx) when the URL is malformed or the file cannot be opened or created;
+    /// [`Error::Busy`](crate::Error::Busy) when another connection holds the database locked past the busy timeout
     /// while the tables are created.
     pub async fn connect(target: &str) -> Result<Self> {
         Self::connect_with(connect_options(target)?, pool_options(target)).await
@@ -77,8 +77,8 @@ impl SqliteCheckpointer {
     /// (the same statements), so either side can open a database the other created.
     ///
     /// # Errors
-    /// [`Error::Busy`] when another connection holds the database locked past the busy timeout;
-    /// [`Error::Sqlx`] otherwise (e.g. a read-only file).
+    /// [`Error::Busy`](crate::Error::Busy) when another connection holds the database locked past the busy timeout;
+    /// [`Error::Sqlx`](crate::Error::Sqlx) otherwise (e.g. a read-only file).
     pub async fn setup(&self) -> Result<()> {
         schema::setup(&self.pool).await
     }

@@ -69,7 +69,7 @@ pub struct Conversation {
 /// Creates the legacy tables when missing.
 ///
 /// # Errors
-/// [`Error::Database`] when the server rejects the DDL.
+/// [`Error::Database`](crate::Error::Database) when the server rejects the DDL.
 pub async fn setup(pool: &MySqlPool) -> Result<()> {
     for statement in SCHEMA {
         sqlx::query(statement).execute(pool).await?;
@@ -82,7 +82,7 @@ pub async fn setup(pool: &MySqlPool) -> Result<()> {
 /// neither.
 ///
 /// # Errors
-/// [`Error::Database`]; nothing is written then.
+/// [`Error::Database`](crate::Error::Database); nothing is written then.
 pub async fn append_round(
     pool: &MySqlPool,
     conversation_id: &str,
@@ -114,7 +114,7 @@ pub async fn append_round(
 /// The messages of a conversation, oldest first (empty for an unknown conversation).
 ///
 /// # Errors
-/// [`Error::Database`].
+/// [`Error::Database`](crate::Error::Database).
 pub async fn messages(pool: &MySqlPool, conversation_id: &str) -> Result<Vec<LegacyMessage>> {
     let rows = sqlx::query(
         "SELECT id, role, content, DATE_FORMAT(created_at, ?) AS created_at
@@ -139,7 +139,7 @@ pub async fn messages(pool: &MySqlPool, conversation_id: &str) -> Result<Vec<Leg
 /// A conversation with its messages, or `None` when `conversations` has no such row.
 ///
 /// # Errors
-/// [`Error::Database`].
+/// [`Error::Database`](crate::Error::Database).
 pub async fn conversation(pool: &MySqlPool, conversation_id: &str) -> Result<Option<Conversation>> {
     let row = sqlx::query(
         "SELECT id, title, DATE_FORMAT(created_at, ?) AS created_at, DATE_FORMAT(updated_at, ?) AS updated_at
