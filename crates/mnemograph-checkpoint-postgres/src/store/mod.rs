@@ -7,11 +7,10 @@ mod schema;
 mod search;
 
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mnemograph_checkpoint::store::{
-    IndexConfig, Item, ListNamespaces, SearchItem, SearchQuery, Store, StoreError, TtlConfig,
+    IndexConfig, Item, ListNamespaces, SearchItem, SearchQuery, Store, StoreError, SweepSchedule, TtlConfig,
 };
 use serde_json::Value;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -68,7 +67,7 @@ pub struct PostgresStore {
     pool: PgPool,
     ttl: TtlConfig,
     /// When writes last deleted expired rows.
-    last_sweep: Arc<Mutex<Option<Instant>>>,
+    last_sweep: SweepSchedule,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -139,7 +138,7 @@ impl PostgresStoreBuilder {
     pub async fn from_pool(self, pool: PgPool) -> Result<PostgresStore> {
         self.refuse_index()?;
         schema::setup(&pool).await?;
-        Ok(PostgresStore { pool, ttl: self.ttl, last_sweep: Arc::default() })
+        Ok(PostgresStore { pool, ttl: self.ttl, last_sweep: SweepSchedule::default() })
     }
 
     fn refuse_index(&self) -> Result<()> {
@@ -181,13 +180,7 @@ impl PostgresStore {
 
     /// Whether writes are due to sweep, marking the sweep as done when they are.
     fn sweep_due(&self) -> bool {
-        let now = Instant::now();
-        let mut last = self.last_sweep.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if last.is_some_and(|t| now.duration_since(t) < self.ttl.sweep_interval) {
-            return false;
-        }
-        *last = Some(now);
-        true
+        self.last_sweep.due(self.ttl.sweep_interval)
     }
 }
 

@@ -7,11 +7,10 @@ mod schema;
 mod search;
 mod time;
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mnemograph_checkpoint::store::{
-    IndexConfig, Item, ListNamespaces, SearchItem, SearchQuery, Store, StoreError, TtlConfig,
+    IndexConfig, Item, ListNamespaces, SearchItem, SearchQuery, Store, StoreError, SweepSchedule, TtlConfig,
 };
 use serde_json::Value;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
@@ -65,7 +64,7 @@ pub struct SqliteStore {
     /// item's vectors when it replaces or deletes the item, so none outlive what they embed.
     has_vectors: bool,
     /// When writes last deleted expired rows.
-    last_sweep: Arc<Mutex<Option<Instant>>>,
+    last_sweep: SweepSchedule,
 }
 
 /// How a [`SqliteStore`] embeds and expires items; from [`SqliteStore::builder`].
@@ -121,7 +120,13 @@ impl SqliteStoreBuilder {
     /// [`Error::Busy`] or [`Error::Sqlx`] when the migrations cannot run.
     pub async fn from_pool(self, pool: SqlitePool) -> Result<SqliteStore> {
         let has_vectors = schema::setup(&pool, self.index.is_some()).await?;
-        Ok(SqliteStore { pool, index: self.index, ttl: self.ttl, has_vectors, last_sweep: Arc::default() })
+        Ok(SqliteStore {
+            pool,
+            index: self.index,
+            ttl: self.ttl,
+            has_vectors,
+            last_sweep: SweepSchedule::default(),
+        })
     }
 }
 
@@ -156,13 +161,7 @@ impl SqliteStore {
 
     /// Whether writes are due to sweep, marking the sweep as done when they are.
     fn sweep_due(&self) -> bool {
-        let now = Instant::now();
-        let mut last = self.last_sweep.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if last.is_some_and(|t| now.duration_since(t) < self.ttl.sweep_interval) {
-            return false;
-        }
-        *last = Some(now);
-        true
+        self.last_sweep.due(self.ttl.sweep_interval)
     }
 }
 

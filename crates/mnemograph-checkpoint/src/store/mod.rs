@@ -35,6 +35,7 @@ mod in_memory;
 mod item;
 mod namespace;
 mod rules;
+mod sweep;
 
 use std::future::Future;
 use std::time::Duration;
@@ -45,6 +46,7 @@ pub use in_memory::{InMemoryStore, IndexConfig, TtlConfig};
 pub use item::{Item, ListNamespaces, NamespaceMatch, SearchItem, SearchQuery};
 pub use namespace::{namespace, validate_namespace};
 pub use rules::{texts_to_embed, validate_put};
+pub use sweep::SweepSchedule;
 
 use crate::checkpoint::saver::BoxFuture;
 use crate::BoxError;
