@@ -45,15 +45,31 @@ const REQUEST_WORDS: &[&str] = &[
 const REQUEST_OPENINGS_ZH: &[&str] =
     &["帮我", "给我", "请", "推荐", "告诉我", "讲", "写", "解释", "总结", "翻译", "列出"];
 
-/// Whether `text` asks the assistant to do something ("Recommend a good novel.", "帮我写一首诗。"):
-/// like a question, it tells nothing about the user.
+/// Words that make a request carry a fact after all: asking to remember something, or saying
+/// something about oneself ("Please note my flight is at 9.").
+const TELLING_WORDS: &[&str] = &["remember", "note", "i", "i'm", "i've", "my", "mine"];
+
+/// Chinese words that ask to remember something.
+const TELLING_ZH: &[&str] = &["记住", "记得", "记一下", "别忘"];
+
+/// Whether `text` asks the assistant to do something ("Recommend a good novel.", "帮我写一首诗。")
+/// and, like a question, tells nothing about the user. A request that asks to remember something
+/// or speaks of the user ("Please remember I'm allergic to peanuts.") is not one.
 pub fn is_request(text: &str) -> bool {
     let t = text.trim();
-    if REQUEST_OPENINGS_ZH.iter().any(|o| t.starts_with(o)) {
-        return true;
+    if TELLING_ZH.iter().any(|w| t.contains(w)) {
+        return false;
     }
-    let first = t.split_whitespace().next().unwrap_or("").to_lowercase();
-    REQUEST_WORDS.contains(&first.trim_matches(|c: char| !c.is_alphanumeric()))
+    let words: Vec<String> = t
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    if words.iter().any(|w| TELLING_WORDS.contains(&w.as_str())) {
+        return false;
+    }
+    REQUEST_OPENINGS_ZH.iter().any(|o| t.starts_with(o))
+        || words.first().is_some_and(|first| REQUEST_WORDS.contains(&first.as_str()))
 }
 
 #[cfg(test)]
