@@ -13,7 +13,7 @@ use crate::importance::{ImportanceScorer, MIN_RECALL_IMPORTANCE};
 use crate::memory::AgentMemory;
 use crate::question::is_question;
 use crate::state::{last_human, last_text, AgentState, AgentStateUpdate};
-use crate::summarizer::AgentSummarizer;
+use crate::summarizer::{user_line, AgentSummarizer};
 use crate::trim::{trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
 use crate::when::time_window;
 use crate::whose::{about_someone_else, asks_about_the_user};
@@ -154,15 +154,10 @@ async fn recall(
     let (mut own, others): (Vec<MemoryHit>, Vec<MemoryHit>) = hits
         .into_iter()
         .filter(|h| h.record.session_id != session || !in_reach.contains(&h.record.content))
-        .partition(|h| !about_the_user || !about_someone_else(said(&h.record.content)));
+        .partition(|h| !about_the_user || !about_someone_else(user_line(&h.record.content)));
     own.extend(others);
     own.truncate(ctx.top_k);
     Ok(own)
-}
-
-/// What the user said in a memory of an exchange (`User: …\nAssistant: …`), or the whole of it.
-fn said(content: &str) -> &str {
-    content.lines().next().and_then(|l| l.strip_prefix("User: ")).unwrap_or(content)
 }
 
 /// The exchanges of the conversation `messages` that a request of `max_tokens` can still hold,

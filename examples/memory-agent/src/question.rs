@@ -45,6 +45,14 @@ const REQUEST_WORDS: &[&str] = &[
 const REQUEST_OPENINGS_ZH: &[&str] =
     &["帮我", "给我", "请", "推荐", "告诉我", "讲", "写", "解释", "总结", "翻译", "列出"];
 
+/// The lowercase words of `text`: runs of letters and digits, an apostrophe kept inside ("i'm").
+pub(crate) fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// Words that make a request carry a fact after all: asking to remember something, or saying
 /// something about oneself ("Please note my flight is at 9.").
 const TELLING_WORDS: &[&str] = &["remember", "note", "i", "i'm", "i've", "my", "mine"];
@@ -60,11 +68,7 @@ pub fn is_request(text: &str) -> bool {
     if TELLING_ZH.iter().any(|w| t.contains(w)) {
         return false;
     }
-    let words: Vec<String> = t
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let words = words(t);
     if words.iter().any(|w| TELLING_WORDS.contains(&w.as_str())) {
         return false;
     }

@@ -32,14 +32,15 @@ impl AgentSummarizer {
 
 /// The user's line of a stored exchange (`User: …\nAssistant: …`), or the whole text of another
 /// memory.
-fn user_line(record: &MemoryRecord) -> &str {
-    let first = record.content.lines().next().unwrap_or_default();
+pub(crate) fn user_line(content: &str) -> &str {
+    let first = content.lines().next().unwrap_or_default();
     first.strip_prefix("User: ").unwrap_or(first)
 }
 
 /// The extractive summary of `records`; `None` when they hold no text at all.
 pub fn extractive_summary(records: &[MemoryRecord]) -> Option<String> {
-    let said: Vec<&str> = records.iter().map(user_line).filter(|l| !l.trim().is_empty()).collect();
+    let said: Vec<&str> =
+        records.iter().map(|r| user_line(&r.content)).filter(|l| !l.trim().is_empty()).collect();
     if said.is_empty() {
         return None;
     }

@@ -6,6 +6,8 @@
 //! compete with it on equal terms. Recall puts the user's own statements first for such a
 //! question, and someone else's after them, still there for a question about that person.
 
+use crate::question::words;
+
 /// People a user talks about, in English. A sentence that opens with "my" or "our" and one of
 /// these is about that person.
 const RELATIONS_EN: &[&str] = &[
@@ -115,12 +117,7 @@ const RELATIONS_ZH: &[&str] = &[
 /// ("my wife and I moved …", "我和我妹妹…").
 pub fn about_someone_else(text: &str) -> bool {
     let first = text.trim().split(['.', '!', ';', '。', '！', '；', '\n']).next().unwrap_or("");
-    let words: Vec<String> = first
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
-    let english = match words.as_slice() {
+    let english = match words(first).as_slice() {
         [owner, relation, rest @ ..]
             if (owner == "my" || owner == "our") && RELATIONS_EN.contains(&relation.as_str()) =>
         {
@@ -141,39 +138,20 @@ pub fn about_someone_else(text: &str) -> bool {
 }
 
 /// Whether a question asks about the user: it speaks of "I", "me" or "my" (or "我") and not of
-/// one of the user's relations ("what does my sister do?").
+/// one of the user's relations ("what does my sister do?", "我妹妹做什么工作？").
 pub fn asks_about_the_user(question: &str) -> bool {
-    if about_someone_else(&strip_question_opening(question)) {
-        return false;
-    }
+    let words = words(question);
+    let english = words.iter().any(|w| matches!(w.as_str(), "i" | "me" | "my" | "i'm" | "mine"));
+    // Split at apostrophes too, so that "my sister's car" names the sister.
     let lower = question.to_lowercase();
-    let english = lower
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .any(|w| matches!(w, "i" | "me" | "my" | "i'm" | "mine"));
-    let mentions_relation = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .collect::<Vec<_>>()
-        .windows(2)
-        .any(|w| (w[0] == "my" || w[0] == "our") && RELATIONS_EN.contains(&w[1]));
+    let parts: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let mentions_relation =
+        parts.windows(2).any(|w| (w[0] == "my" || w[0] == "our") && RELATIONS_EN.contains(&w[1]));
     let chinese = question.contains('我')
         && !RELATIONS_ZH
             .iter()
             .any(|r| question.contains(&format!("我{r}")) || question.contains(&format!("我的{r}")));
     (english && !mentions_relation) || chinese
-}
-
-/// `question` without an opening question word and auxiliary ("what does my sister do" → "my
-/// sister do"), so that its subject opens it.
-fn strip_question_opening(question: &str) -> String {
-    let mut words = question.split_whitespace().peekable();
-    let openers = [
-        "what", "which", "where", "who", "how", "when", "why", "does", "do", "did", "is", "are", "was",
-        "were", "has", "have",
-    ];
-    while words.peek().is_some_and(|w| openers.contains(&w.to_lowercase().as_str())) {
-        words.next();
-    }
-    words.collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
