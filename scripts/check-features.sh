@@ -73,6 +73,18 @@ lean mnemograph-models async-openai reqwest rustls tiktoken-rs
 lean mnemograph-memory milvus-sdk-rust tonic prost reqwest candle-core tokenizers
 # mnemograph-telemetry: the OTLP transports (`grpc`, `http`) are its default features, not forced.
 lean mnemograph-telemetry opentelemetry-otlp tonic prost reqwest rustls
+# memory-agent: its default build (the README's first command) compiles what the default run
+# uses and no server client, OpenAI client, OTLP exporter or MiniLM model (candle-core brings
+# `tokenizers` itself; the MiniLM tokenizer adds its C regex library, `onig_sys`).
+deps=$(cargo_tree -p memory-agent -e normal,build --prefix none)
+for crate in sqlx-mysql sqlx-postgres redis milvus-sdk-rust tonic async-openai opentelemetry-otlp \
+  candle-transformers onig_sys; do
+  if grep -qE "^$crate v" <<<"$deps"; then
+    echo "error: memory-agent's default build compiles $crate; what pulls it:" >&2
+    cargo_tree -p memory-agent -e normal,build -i "$crate" >&2 || true
+    lean_failed=1
+  fi
+done
 [ "$lean_failed" = 0 ] || exit 1
 
 # --- the engine stays out of the persistence side ------------------------------------------------

@@ -175,6 +175,11 @@ features=()
 if [ -d crates/mnemograph-memory ] && selected mnemograph-memory; then
   features=(--features mnemograph-memory/local-embeddings)
 fi
+# memory-agent's server clients and OpenAI client, off in its default build; its tests of them
+# run against the servers started above.
+if [ -d examples/memory-agent ] && selected memory-agent; then
+  features+=(--features memory-agent/servers)
+fi
 # mnemograph-server's durable run queue and its clusters (`cluster`, which takes in `mysql`),
 # tested against the MariaDB and Redis the other tests use, and its webhooks (`webhooks`).
 if [ -d crates/mnemograph-server ] && selected mnemograph-server; then

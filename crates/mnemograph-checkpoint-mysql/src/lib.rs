@@ -102,7 +102,6 @@ mod pyjson;
 mod read_cache;
 mod read_io;
 mod reads;
-mod redact;
 mod retention;
 mod rows;
 mod runs;
@@ -119,7 +118,6 @@ pub use delta::DeltaChannels;
 pub use error::{Error, Result};
 pub use fence::Fence;
 pub use lock_error::LockError;
-pub use redact::redact;
 pub use shallow::MySqlShallowCheckpointer;
 
 /// Re-exported so callers can build [`MySqlCheckpointer::connect_with`]'s options without naming

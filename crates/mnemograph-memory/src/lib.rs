@@ -19,7 +19,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> mnemograph_memory::Result<()> {
-//! // HashingEmbeddings keeps this example offline; use a real model (feature `local-embeddings`).
+//! // HashingEmbeddings keeps this example offline; use a real model (feature `multilingual`).
 //! let memory = EmbeddedMemory::new(HashingEmbeddings::new(384));
 //! memory.save_turn(NewMemory::turn("alice", "monday", "We set the RAG chunk size to 512", "Noted: 512 tokens")).await?;
 //! memory.save_turn(NewMemory::turn("alice", "monday", "I like hiking", "Nice!")).await?;
@@ -63,9 +63,11 @@
 //! ## Features
 //! | feature | default | what |
 //! |---|---|---|
-//! | `local-embeddings` | no | offline embeddings in pure Rust (candle): `MultilingualUseEmbeddings` (Universal Sentence Encoder multilingual v3, Chinese and English in one space) and `MiniLmEmbeddings` (all-MiniLM-L6-v2, English) |
+//! | `multilingual` | no | `MultilingualUseEmbeddings`, offline and in pure Rust on candle's tensors: the Universal Sentence Encoder multilingual v3, Chinese and English in one space |
+//! | `minilm` | no | `MiniLmEmbeddings`, offline and in pure Rust (candle's BERT, `tokenizers`): all-MiniLM-L6-v2, English; it adds candle's model zoo and a tokenizer library to the build |
+//! | `local-embeddings` | no | both models |
 //!
-//! Without features the crate builds no model runtime. The feature is off by default, as a default
+//! Without features the crate builds no model runtime. The features are off by default, as a default
 //! feature cannot be turned off by the application when a library in between depends on this crate.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -82,10 +84,10 @@ mod embedded;
 mod error;
 mod llm_decider;
 mod llm_summarizer;
-#[cfg(feature = "local-embeddings")]
+#[cfg(feature = "minilm")]
 mod local;
 mod memory;
-#[cfg(feature = "local-embeddings")]
+#[cfg(feature = "multilingual")]
 mod multilingual;
 pub mod newer_first;
 mod record;
@@ -102,12 +104,12 @@ pub use embedded::EmbeddedMemory;
 pub use error::{Error, Result};
 pub use llm_decider::{parse_decision, LlmDecider, SUPERSEDE_PROMPT};
 pub use llm_summarizer::{LlmSummarizer, SUMMARY_PROMPT};
-#[cfg(feature = "local-embeddings")]
-#[cfg_attr(docsrs, doc(cfg(feature = "local-embeddings")))]
+#[cfg(feature = "minilm")]
+#[cfg_attr(docsrs, doc(cfg(feature = "minilm")))]
 pub use local::MiniLmEmbeddings;
 pub use memory::Memory;
-#[cfg(feature = "local-embeddings")]
-#[cfg_attr(docsrs, doc(cfg(feature = "local-embeddings")))]
+#[cfg(feature = "multilingual")]
+#[cfg_attr(docsrs, doc(cfg(feature = "multilingual")))]
 pub use multilingual::MultilingualUseEmbeddings;
 pub use newer_first::NewerFirst;
 pub use record::{

@@ -1,8 +1,8 @@
-//! Universal Sentence Encoder multilingual v3 (feature `local-embeddings`): the Rust encoder
+//! Universal Sentence Encoder multilingual v3 (feature `multilingual`): the Rust encoder
 //! against the reference the Python package produces, and the model's behaviour on Chinese and
 //! English. Needs `USE_MODEL_DIR` (from `scripts/models.sh use-multilingual`); skips with a message
 //! when unset, fails under CI.
-#![cfg(feature = "local-embeddings")]
+#![cfg(feature = "multilingual")]
 
 use mnemograph_checkpoint::store::{cosine_similarity, Embeddings};
 use mnemograph_memory::{Error, MultilingualUseEmbeddings};

@@ -10,23 +10,21 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
-use mnemograph_checkpoint_mysql::MySqlCheckpointer;
-use mnemograph_checkpoint_postgres::PostgresCheckpointer;
-use mnemograph_checkpoint_redis::RedisCheckpointer;
 use mnemograph_checkpoint_sqlite::{SqliteCheckpointer, SqliteStore};
 use mnemograph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer};
 use mnemograph_core::store::IndexConfig;
 use mnemograph_memory::EmbeddedMemory;
-use mnemograph_memory_milvus::{Consistency, MilvusConfig, MilvusMemory};
-use mnemograph_models::{ChatModelExt, OpenAiChatModel, OpenAiConfig, SharedChatModel};
+use mnemograph_models::{ChatModelExt, SharedChatModel};
 
-pub use crate::connect::CONNECT_TIMEOUT;
-use crate::connect::{create_database, Service, MILVUS_HINT, MYSQL_HINT, POSTGRES_HINT, REDIS_HINT};
 use crate::embedder::EmbedderChoice;
+use crate::endpoint::OpenAiEndpoint;
 use crate::error::{redact, Error, Result};
+use crate::features::Feature;
 use crate::memory::AgentMemory;
 use crate::offline::OfflineModel;
 
+/// How long connecting to a server may take before the agent gives up with [`Error::Timeout`].
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Milvus collection used when `MILVUS_COLLECTION` is unset.
 pub const DEFAULT_COLLECTION: &str = "memory_agent";
 /// Model used when `OPENAI_API_KEY` is set and `OPENAI_MODEL` is not.
@@ -63,7 +61,7 @@ pub enum ModelChoice {
     /// [`OfflineModel`]: deterministic, no network (no `OPENAI_API_KEY`).
     Offline,
     /// An OpenAI-compatible endpoint (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `OPENAI_MODEL`).
-    OpenAi(OpenAiConfig),
+    OpenAi(OpenAiEndpoint),
 }
 
 /// The long-term memory.
@@ -234,12 +232,45 @@ impl Config {
         self
     }
 
-    /// Reads the process environment; see [`from_lookup`](Self::from_lookup).
+    /// Reads the process environment; see [`from_lookup`](Self::from_lookup), and checks that
+    /// this build has every client the settings name ([`check_built`](Self::check_built)).
     ///
     /// # Errors
-    /// As [`from_lookup`](Self::from_lookup).
+    /// As [`from_lookup`](Self::from_lookup), and [`Error::NotBuilt`].
     pub fn from_env(checkpointer: Option<CheckpointerKind>) -> Result<Self> {
-        Self::from_lookup(|k| std::env::var(k).ok(), checkpointer)
+        let config = Self::from_lookup(|k| std::env::var(k).ok(), checkpointer)?;
+        config.check_built(Feature::compiled)?;
+        Ok(config)
+    }
+
+    /// The clients these settings need, each with the setting that asks for it.
+    pub fn needs(&self) -> Vec<(Feature, &'static str)> {
+        let mut needs = Vec::new();
+        if matches!(self.model, ModelChoice::OpenAi(_)) {
+            needs.push((Feature::OpenAi, "OPENAI_API_KEY"));
+        }
+        if matches!(self.embedder, EmbedderChoice::OpenAi { .. }) {
+            needs.push((Feature::OpenAi, "OPENAI_EMBEDDING_MODEL"));
+        }
+        if matches!(self.memory, MemoryChoice::Milvus { .. }) {
+            needs.push((Feature::Milvus, "MILVUS_URL"));
+        }
+        match self.checkpointer {
+            CheckpointerChoice::Postgres { .. } => needs.push((Feature::Postgres, "DATABASE_URL")),
+            CheckpointerChoice::MySql { .. } => needs.push((Feature::MySql, "MYSQL_URL")),
+            CheckpointerChoice::Redis { .. } => needs.push((Feature::Redis, "REDIS_URL")),
+            CheckpointerChoice::InMemory | CheckpointerChoice::Sqlite { .. } => {}
+        }
+        needs
+    }
+
+    /// Checks, before anything connects, that every client the settings name is compiled in
+    /// (`compiled` is [`Feature::compiled`] outside tests).
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`] naming the first setting whose feature is off.
+    pub fn check_built(&self, compiled: impl Fn(Feature) -> bool) -> Result<()> {
+        self.needs().into_iter().try_for_each(|(feature, setting)| feature.require(setting, &compiled))
     }
 
     /// Reads settings through `var` (empty values count as unset). `checkpointer` picks one when
@@ -261,8 +292,7 @@ impl Config {
             None => ModelChoice::Offline,
             Some(key) => {
                 let mut c =
-                    OpenAiConfig::new(var("OPENAI_MODEL").unwrap_or_else(|| DEFAULT_MODEL.to_owned()))
-                        .with_api_key(key);
+                    OpenAiEndpoint::new(var("OPENAI_MODEL").unwrap_or_else(|| DEFAULT_MODEL.to_owned()), key);
                 if let Some(url) = var("OPENAI_BASE_URL") {
                     c = c.with_base_url(url);
                 }
@@ -358,10 +388,10 @@ impl Config {
     /// # Errors
     /// [`Error::Model`] when the OpenAI client cannot be built.
     pub fn chat_model(&self) -> Result<SharedChatModel> {
-        Ok(match &self.model {
-            ModelChoice::Offline => OfflineModel.shared(),
-            ModelChoice::OpenAi(c) => OpenAiChatModel::new(c.clone())?.shared(),
-        })
+        match &self.model {
+            ModelChoice::Offline => Ok(OfflineModel.shared()),
+            ModelChoice::OpenAi(endpoint) => crate::clients::chat_model(endpoint),
+        }
     }
 
     /// Loads the embedding model and connects the long-term memory, creating the Milvus
@@ -374,9 +404,9 @@ impl Config {
     /// for instance).
     pub async fn connect_memory(&self) -> Result<AgentMemory> {
         let embedder = self.embedder.load()?;
-        let (url, token, collection) = match &self.memory {
+        match &self.memory {
             MemoryChoice::Embedded => {
-                return Ok(EmbeddedMemory::from_arc(embedder).rerank(self.embedder.rerank()).into());
+                Ok(EmbeddedMemory::from_arc(embedder).rerank(self.embedder.rerank()).into())
             }
             MemoryChoice::File { path } => {
                 let index = IndexConfig::from_arc(Arc::clone(&embedder)).fields(["content"]);
@@ -384,25 +414,22 @@ impl Config {
                 let store =
                     open_file("SQLite memory", path, |target| async move { builder.connect(&target).await })
                         .await?;
-                return Ok(EmbeddedMemory::with_store(store)
+                Ok(EmbeddedMemory::with_store(store)
                     .embeddings(embedder)
                     .rerank(self.embedder.rerank())
-                    .into());
+                    .into())
             }
-            MemoryChoice::Milvus { url, token, collection } => (url, token, collection),
-        };
-        let svc = Service { name: "Milvus", url, default_port: 19530, hint: MILVUS_HINT };
-        svc.probe().await?;
-        // Strong reads: a session-2 question must see what session 1 wrote a moment ago.
-        let mut c = MilvusConfig::new(url.clone())
-            .collection(collection.clone())
-            .consistency(Consistency::Strong)
-            .rerank(self.embedder.rerank());
-        if let Some(t) = token {
-            c = c.token(t.clone());
+            MemoryChoice::Milvus { url, token, collection } => {
+                crate::clients::milvus_memory(
+                    url,
+                    token.as_deref(),
+                    collection,
+                    embedder,
+                    self.embedder.rerank(),
+                )
+                .await
+            }
         }
-        let memory = svc.timed(MilvusMemory::connect(c, embedder)).await?;
-        Ok(memory.into())
     }
 
     /// Connects the checkpointer. For MySQL it creates the database named in the URL when missing
@@ -422,28 +449,9 @@ impl Config {
                 .await?;
                 Ok(Arc::new(saver))
             }
-            CheckpointerChoice::Postgres { url } => {
-                let svc = Service { name: "Postgres", url, default_port: 5432, hint: POSTGRES_HINT };
-                svc.probe().await?;
-                let saver = svc.timed(PostgresCheckpointer::connect(url)).await?;
-                svc.timed(saver.setup()).await?;
-                Ok(Arc::new(saver))
-            }
-            CheckpointerChoice::MySql { url } => {
-                let svc = Service { name: "MySQL", url, default_port: 3306, hint: MYSQL_HINT };
-                svc.probe().await?;
-                svc.timed(create_database(url)).await?;
-                let saver = svc.timed(MySqlCheckpointer::connect(url)).await?;
-                svc.timed(saver.setup()).await?;
-                Ok(Arc::new(saver))
-            }
-            CheckpointerChoice::Redis { url, prefix } => {
-                let svc = Service { name: "Redis", url, default_port: 6379, hint: REDIS_HINT };
-                svc.probe().await?;
-                let saver =
-                    svc.timed(RedisCheckpointer::builder().key_prefix(prefix.clone()).connect(url)).await?;
-                Ok(Arc::new(saver))
-            }
+            CheckpointerChoice::Postgres { url } => crate::clients::postgres(url).await,
+            CheckpointerChoice::MySql { url } => crate::clients::mysql(url).await,
+            CheckpointerChoice::Redis { url, prefix } => crate::clients::redis(url, prefix).await,
         }
     }
 
@@ -454,7 +462,7 @@ impl Config {
             ModelChoice::Offline => {
                 "offline (deterministic, no network; set OPENAI_API_KEY for a real model)".into()
             }
-            ModelChoice::OpenAi(c) => format!("{} at {}", c.model, c.base_url),
+            ModelChoice::OpenAi(endpoint) => endpoint.describe(),
         };
         let memory = match &self.memory {
             MemoryChoice::Embedded => {
@@ -552,7 +560,10 @@ mod tests {
         ]);
         let c = Config::from_lookup(env, None).unwrap();
         let ModelChoice::OpenAi(m) = &c.model else { panic!("{:?}", c.model) };
-        assert_eq!((m.model.as_str(), m.base_url.as_str()), (DEFAULT_MODEL, "http://127.0.0.1:11434/v1"));
+        assert_eq!(
+            (m.model.as_str(), m.base_url.as_deref()),
+            (DEFAULT_MODEL, Some("http://127.0.0.1:11434/v1"))
+        );
         assert!(
             matches!(&c.memory, MemoryChoice::Milvus { collection, .. } if collection == DEFAULT_COLLECTION)
         );

@@ -2,28 +2,26 @@
 //! and errors that name the service and what to do.
 
 use std::future::Future;
-use std::str::FromStr;
-use std::time::Duration;
 
-use mnemograph_checkpoint_mysql::MySqlConnectOptions;
 use mnemograph_core::BoxError;
-use sqlx::Connection;
 
+use crate::config::CONNECT_TIMEOUT;
 use crate::error::{redact, Error, Result};
 
-/// How long connecting to a server may take before the agent gives up with [`Error::Timeout`].
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// What to do when Milvus does not answer.
+#[cfg(feature = "milvus")]
 pub(crate) const MILVUS_HINT: &str =
     "start one with `bash scripts/milvus-lite.sh`, or unset MILVUS_URL to keep memories in the data directory";
 /// What to do when MySQL does not answer.
+#[cfg(feature = "mysql")]
 pub(crate) const MYSQL_HINT: &str =
     "start MariaDB/MySQL, or unset MYSQL_URL to keep checkpoints in the data directory";
 /// What to do when Postgres does not answer.
+#[cfg(feature = "postgres")]
 pub(crate) const POSTGRES_HINT: &str =
     "start PostgreSQL, or unset DATABASE_URL to keep checkpoints in the data directory";
 /// What to do when Redis does not answer.
+#[cfg(feature = "redis")]
 pub(crate) const REDIS_HINT: &str =
     "start Redis, or unset REDIS_URL to keep checkpoints in the data directory";
 
@@ -95,7 +93,13 @@ fn host_port(url: &str, default_port: u16) -> Option<String> {
 
 /// Creates the database named in a MySQL URL when it does not exist: the saver's `setup()` makes
 /// tables, not databases, and a fresh server has neither.
+#[cfg(feature = "mysql")]
 pub(crate) async fn create_database(url: &str) -> Result<(), BoxError> {
+    use std::str::FromStr;
+
+    use mnemograph_checkpoint_mysql::MySqlConnectOptions;
+    use sqlx::Connection;
+
     let options = MySqlConnectOptions::from_str(url)?;
     let Some(db) = options.get_database().map(str::to_owned) else {
         return Err("MYSQL_URL must name a database, e.g. mysql://root@127.0.0.1:3306/memory_agent".into());

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use mnemograph_core::store::{DynEmbeddings, HashingEmbeddings};
 use mnemograph_memory::{MultilingualUseEmbeddings, RerankConfig};
-use mnemograph_models::{OpenAiConfig, OpenAiEmbeddings};
 
+use crate::endpoint::OpenAiEndpoint;
 use crate::error::{Error, Result};
 
 /// Dimension of the word-hashing embedder (all-MiniLM-L6-v2's, a common size).
@@ -33,7 +33,7 @@ pub enum EmbedderChoice {
     /// An OpenAI-compatible embeddings endpoint (`OPENAI_EMBEDDING_MODEL`).
     OpenAi {
         /// Endpoint, key and model.
-        config: OpenAiConfig,
+        endpoint: OpenAiEndpoint,
         /// Vector length (`OPENAI_EMBEDDING_DIMS`).
         dims: usize,
     },
@@ -76,11 +76,11 @@ impl EmbedderChoice {
                         invalid("OPENAI_EMBEDDING_DIMS", format!("`{d}` is not a positive number"))
                     })?,
                 };
-                let mut config = OpenAiConfig::new(model).with_api_key(key);
+                let mut endpoint = OpenAiEndpoint::new(model, key);
                 if let Some(url) = var("OPENAI_EMBEDDING_BASE_URL").or_else(|| var("OPENAI_BASE_URL")) {
-                    config = config.with_base_url(url);
+                    endpoint = endpoint.with_base_url(url);
                 }
-                Ok(Self::OpenAi { config, dims })
+                Ok(Self::OpenAi { endpoint, dims })
             }
             other => Err(invalid(
                 "MEMORY_EMBEDDINGS",
@@ -106,9 +106,7 @@ impl EmbedderChoice {
                 })?;
                 Arc::new(model)
             }
-            Self::OpenAi { config, dims } => Arc::new(
-                OpenAiEmbeddings::new(config.clone(), *dims).map_err(|e| Error::Embeddings(Box::new(e)))?,
-            ),
+            Self::OpenAi { endpoint, dims } => openai_embeddings(endpoint, *dims)?,
             Self::Hashing => Arc::new(HashingEmbeddings::new(HASHING_DIMS)),
         })
     }
@@ -146,7 +144,7 @@ impl EmbedderChoice {
             Self::Multilingual { .. } => {
                 "Universal Sentence Encoder multilingual v3, offline (Chinese and English)".to_owned()
             }
-            Self::OpenAi { config, dims } => format!("{} at {} ({dims} dims)", config.model, config.base_url),
+            Self::OpenAi { endpoint, dims } => format!("{} ({dims} dims)", endpoint.describe()),
             Self::Hashing => "word hashing (no model; shared words only)".to_owned(),
         }
     }
@@ -161,6 +159,20 @@ pub const MULTILINGUAL_RULE_SIMILARITY: f64 = 0.7;
 /// [`MULTILINGUAL_RULE_SIMILARITY`], no outdated fact of the bilingual quality benchmark ranks
 /// above its newer version (its sweep is in docs/benchmarks/memory-quality.md).
 pub const MULTILINGUAL_NEWER_FIRST: f64 = 0.2;
+
+/// The endpoint's embeddings client.
+#[cfg(feature = "openai")]
+fn openai_embeddings(endpoint: &OpenAiEndpoint, dims: usize) -> Result<Arc<dyn DynEmbeddings>> {
+    let model = mnemograph_models::OpenAiEmbeddings::new(endpoint.client_config(), dims)
+        .map_err(|e| Error::Embeddings(Box::new(e)))?;
+    Ok(Arc::new(model))
+}
+
+/// Without the `openai` feature there is no client to make.
+#[cfg(not(feature = "openai"))]
+fn openai_embeddings(_: &OpenAiEndpoint, _: usize) -> Result<Arc<dyn DynEmbeddings>> {
+    Err(crate::features::Feature::OpenAi.missing("OPENAI_EMBEDDING_MODEL"))
+}
 
 /// The model's directory in the cache, fetched there first by the workspace's own script
 /// (`scripts/models.sh`), which shows pip's progress on the terminal. Runs once: the script
@@ -216,12 +228,12 @@ mod tests {
             ("OPENAI_EMBEDDING_MODEL", "bge-m3"),
             ("OPENAI_EMBEDDING_DIMS", "1024"),
         ]);
-        let EmbedderChoice::OpenAi { config, dims } = EmbedderChoice::from_lookup(env).unwrap() else {
+        let EmbedderChoice::OpenAi { endpoint, dims } = EmbedderChoice::from_lookup(env).unwrap() else {
             panic!("not openai")
         };
         assert_eq!(
-            (config.model.as_str(), config.base_url.as_str(), dims),
-            ("bge-m3", "http://127.0.0.1:11434/v1", 1024)
+            (endpoint.model.as_str(), endpoint.base_url.as_deref(), dims),
+            ("bge-m3", Some("http://127.0.0.1:11434/v1"), 1024)
         );
     }
 

@@ -53,6 +53,17 @@ pub enum Error {
         /// Which rule it breaks.
         reason: String,
     },
+    /// A setting names a client this build does not compile in.
+    #[error(
+        "{setting} is set, but this build has no {feature} client: build with `--features {feature}` \
+         (`cargo run -p memory-agent --features {feature}`), or unset {setting}"
+    )]
+    NotBuilt {
+        /// The setting, e.g. `MYSQL_URL`.
+        setting: &'static str,
+        /// The cargo feature that compiles the client in.
+        feature: &'static str,
+    },
     /// The chat model could not be created.
     #[error("cannot set up the chat model")]
     Model(#[from] mnemograph_models::Error),
@@ -93,4 +104,4 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// assert_eq!(redact("mysql://root:s3cret@db:3306/app"), "mysql://root:***@db:3306/app");
 /// assert_eq!(redact("redis://127.0.0.1:6379/"), "redis://127.0.0.1:6379/");
 /// ```
-pub use mnemograph_checkpoint_mysql::redact;
+pub use mnemograph_core::checkpoint::backend::redact;

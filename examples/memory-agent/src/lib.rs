@@ -4,7 +4,7 @@
 //! two layers of memory.
 //!
 //! - **Short-term**: the conversation of one session, the `messages` of [`AgentState`],
-//!   checkpointed per thread `"{user_id}:{session_id}"` (in memory, MySQL or Redis).
+//!   checkpointed per thread `"{user_id}:{session_id}"` (SQLite, in memory, Postgres, MySQL or Redis).
 //! - **Long-term**: one memory per question-and-answer exchange, written by `save_memory` through
 //!   mnemograph-memory's [`Memory`](mnemograph_memory::Memory) API and recalled by `retrieve` for later
 //!   sessions, scoped to the user (embedded, or Milvus). A statement that changes an older fact
@@ -62,17 +62,38 @@
 //! | `offline` | [`OfflineModel`] |
 //! | `config` | [`Config`] from the environment |
 //! | `embedder` | [`EmbedderChoice`]: the multilingual model (default), an endpoint, or hashing |
+//! | `features` | [`Feature`]: which clients this build compiles in |
+//! | `clients` | the server and OpenAI clients, each behind its feature |
+//! | `endpoint` | [`OpenAiEndpoint`]: model, key and base URL as the environment names them |
 //! | `connect` | connecting to servers with clear errors |
 //! | `demo` | the scripted conversation and the transcript format |
+//!
+//! ## Features
+//! The default build compiles what the default run uses: the offline model, the multilingual
+//! encoder and SQLite files. A setting that names a client this build lacks is
+//! [`Error::NotBuilt`], naming the feature.
+//!
+//! | feature | what |
+//! |---|---|
+//! | `mysql`, `postgres`, `redis` | checkpoints on that server (`MYSQL_URL`, `DATABASE_URL`, `REDIS_URL`) |
+//! | `milvus` | long-term memory in Milvus (`MILVUS_URL`) |
+//! | `openai` | the OpenAI-compatible chat model and embeddings (`OPENAI_API_KEY`, `OPENAI_EMBEDDING_MODEL`) |
+//! | `otlp` | spans and metrics exported over OTLP (`OTEL_EXPORTER_OTLP_ENDPOINT`) |
+//! | `servers` | all of the above |
 
 mod agent;
+mod clients;
 mod compact;
 mod config;
+// Reaching the servers the settings name; only builds with a server client have any.
+#[cfg(any(feature = "mysql", feature = "postgres", feature = "redis", feature = "milvus"))]
 mod connect;
 mod consolidate;
 mod demo;
 mod embedder;
+mod endpoint;
 mod error;
+mod features;
 mod importance;
 mod memory;
 mod nodes;
@@ -105,7 +126,9 @@ pub use demo::{AFTER_COMPACTION, DEMO_COMPACT_AFTER_DAYS};
 pub use embedder::{
     EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_NEWER_FIRST, MULTILINGUAL_RULE_SIMILARITY,
 };
+pub use endpoint::OpenAiEndpoint;
 pub use error::{redact, Error, Result};
+pub use features::Feature;
 pub use importance::{
     importance, parse_importance, score_with, ImportanceScorer, IMPORTANCE_PROMPT, MIN_RECALL_IMPORTANCE,
     QUESTION_IMPORTANCE, STATEMENT_IMPORTANCE,

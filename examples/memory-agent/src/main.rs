@@ -179,6 +179,9 @@ async fn main() -> ExitCode {
         Ok(guard) => guard,
         Err(e) => {
             eprintln!("error: {e}");
+            if matches!(e, mnemograph_telemetry::Error::ProtocolNotEnabled { .. }) {
+                eprintln!("  memory-agent exports spans in builds with `--features otlp`");
+            }
             return ExitCode::FAILURE;
         }
     };

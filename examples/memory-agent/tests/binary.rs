@@ -33,6 +33,13 @@ fn an_unreachable_server_is_a_clear_error() {
     let out = agent().env("MYSQL_URL", "mysql://root:secret@127.0.0.1:1/app").output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
+    if !cfg!(feature = "mysql") {
+        // A build without the client says which feature brings it, before anything runs.
+        assert!(stderr.contains("error: MYSQL_URL is set, but this build has no mysql client"), "{stderr}");
+        assert!(stderr.contains("--features mysql"), "{stderr}");
+        assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+        return;
+    }
     assert!(stderr.contains("error: cannot reach MySQL at mysql://root:***@127.0.0.1:1/app"), "{stderr}");
     assert!(stderr.contains("unset MYSQL_URL"), "{stderr}");
     assert!(!stderr.contains("secret") && !stderr.contains("panicked"), "{stderr}");
@@ -72,7 +79,8 @@ fn interactive_mode_chats_on_stdin() {
 #[test]
 fn an_api_key_switches_to_the_openai_client() {
     // A real OpenAI-compatible client, pointed at a closed port: the banner names it, no offline
-    // notice is printed, and the failed call is reported, not panicked on.
+    // notice is printed, and the failed call is reported, not panicked on. A build without the
+    // client refuses the key before anything runs.
     let out = agent()
         .env("OPENAI_API_KEY", "sk-test-not-a-key")
         .env("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
@@ -81,6 +89,12 @@ fn an_api_key_switches_to_the_openai_client() {
         .unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!out.status.success());
+    assert!(!stderr.contains("sk-test") && !stderr.contains("panicked"), "{stderr}");
+    if !cfg!(feature = "openai") {
+        assert!(stderr.contains("OPENAI_API_KEY is set, but this build has no openai client"), "{stderr}");
+        assert!(stdout.is_empty(), "nothing ran: {stdout}");
+        return;
+    }
     assert!(stdout.contains("model:       tiny at http://127.0.0.1:1/v1"), "{stdout}");
     // Importance and summaries follow the model.
     assert!(stdout.contains("importance:  the chat model scores"), "{stdout}");

@@ -289,9 +289,15 @@ async fn changing_facts_on_milvus() {
         support::unavailable("Milvus", "MILVUS_URL is not set; start one with scripts/milvus-lite.sh");
         return;
     };
+    if !cfg!(feature = "milvus") {
+        support::unavailable("Milvus", "this build has no Milvus client (`--features milvus`)");
+        return;
+    }
     let memory = MemoryChoice::Milvus { url, token: None, collection: support::unique("changing_facts") };
     let agent = benchmark("on Milvus", Config::embedded().with_memory(memory)).await;
+    #[cfg(feature = "milvus")]
     if let Some(m) = agent.context().memory.downcast_ref::<mnemograph_memory_milvus::MilvusMemory>() {
         m.drop_collection().await.expect("drop the test collection");
     }
+    drop(agent);
 }

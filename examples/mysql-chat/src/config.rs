@@ -112,7 +112,7 @@ fn positive(var: &'static str, text: &str) -> Result<usize> {
 
 /// `url` with the password, if any, replaced by `***`, for logs: the workspace's one copy, shared
 /// with the other tools that print connection URLs.
-pub use mnemograph_checkpoint_mysql::redact;
+pub use mnemograph_core::checkpoint::backend::redact;
 
 #[cfg(test)]
 mod tests {

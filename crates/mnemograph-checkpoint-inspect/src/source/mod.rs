@@ -13,8 +13,8 @@ mod redis;
 mod sql;
 mod thread;
 
+use mnemograph_checkpoint::checkpoint::backend::redact;
 use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, DynCheckpointer, ListOptions};
-use mnemograph_checkpoint_mysql::redact;
 
 use crate::error::{Error, Result};
 use crate::snapshot::Snapshot;

@@ -4,7 +4,8 @@
 
 use std::str::FromStr;
 
-use mnemograph_checkpoint_mysql::{redact, MySqlCheckpointer, MySqlConnectOptions};
+use mnemograph_checkpoint::checkpoint::backend::redact;
+use mnemograph_checkpoint_mysql::{MySqlCheckpointer, MySqlConnectOptions};
 use sqlx::mysql::MySqlRow;
 use sqlx::Row as _;
 

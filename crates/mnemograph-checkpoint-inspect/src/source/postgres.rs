@@ -4,7 +4,7 @@
 
 use std::str::FromStr;
 
-use mnemograph_checkpoint_mysql::redact;
+use mnemograph_checkpoint::checkpoint::backend::redact;
 use mnemograph_checkpoint_postgres::{stored_text, text_from_stored, PgConnectOptions, PostgresCheckpointer};
 use sqlx::postgres::PgRow;
 use sqlx::Row as _;

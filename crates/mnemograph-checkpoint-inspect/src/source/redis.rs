@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use mnemograph_checkpoint_mysql::redact;
+use mnemograph_checkpoint::checkpoint::backend::redact;
 use mnemograph_checkpoint_redis::{RedisCheckpointer, StoredValue, DEFAULT_PREFIX};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde_json::Value as Json;

@@ -1,11 +1,12 @@
 //! What a saver's author needs beyond the [`Checkpointer`](super::Checkpointer) contract: ids,
 //! timestamps and versions as LangGraph writes them, the index a pending write is stored under,
-//! and the [`ReadCache`] layer that keeps the checkpoints a saver wrote last. Building and
-//! running graphs needs none of it.
+//! connection URLs safe to print ([`redact`]), and the [`ReadCache`] layer that keeps the
+//! checkpoints a saver wrote last. Building and running graphs needs none of it.
 
 pub use super::delegate::Delegate;
 pub use super::id::{checkpoint_id, uuid6};
 pub use super::read_cache::{Fingerprinted, ReadCache, DEFAULT_RECENT_CAPACITY};
+pub use super::redact::redact;
 pub use super::spans::record_io;
 pub use super::time::{civil_from_days, days_from_civil, format_iso, now_iso};
 pub use super::version::{next_version, version_number};

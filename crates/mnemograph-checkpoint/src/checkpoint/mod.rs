@@ -15,6 +15,7 @@ mod id;
 mod in_memory;
 mod prune;
 mod read_cache;
+mod redact;
 pub(crate) mod saver;
 pub mod serde;
 mod spans;

@@ -7,6 +7,7 @@ pub mod changing_facts;
 pub mod scripted;
 
 use memory_agent::DemoReport;
+#[cfg(feature = "mysql")]
 use sqlx::Connection;
 
 /// Checks a finished demo on real outputs: short-term recall inside a session, long-term recall
@@ -138,6 +139,7 @@ pub fn agent_with(
     memory_agent::Agent::new(context, checkpointer).unwrap()
 }
 
+#[cfg(feature = "mysql")]
 /// A fresh database name on the server of `MYSQL_URL` (default: the local test server), and the
 /// URL naming it.
 pub fn mysql_database() -> (String, String) {
@@ -147,6 +149,7 @@ pub fn mysql_database() -> (String, String) {
     (database, url)
 }
 
+#[cfg(feature = "mysql")]
 /// Drops a test database if the server is there.
 pub async fn drop_database(url: &str, database: &str) {
     let server = with_database(url, "information_schema");
