@@ -34,7 +34,10 @@
 //! The three steps run in a task of their own, so a client leaving mid-commit (which drops the
 //! run) cannot stop them half way.
 //!
-//! Every other commit (cold-start rebuilds, state updates through the API) passes through.
+//! Every other commit (cold-start rebuilds, state updates through the API, the steps of a run
+//! before its last) passes through, after one check: when the thread's latest checkpoint carries
+//! a round the archive lacks, that round is archived first, since the commit is about to replace
+//! the checkpoint that carries it. If that archiving fails, so does the commit.
 //!
 //! [`recovery::archive_snapshot_round`]: crate::recovery::archive_snapshot_round
 
@@ -112,6 +115,29 @@ impl ArchivingSaver {
     }
 }
 
+impl ArchivingSaver {
+    /// Archives the round the latest checkpoint of `thread_id` carries, unless the archive holds
+    /// it already; see the [module docs](self).
+    async fn archive_round_being_replaced(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        let head = CheckpointConfig::thread(thread_id);
+        let latest = match Checkpointer::remembered_latest(&self.redis, &head) {
+            Some(tuple) => Some(tuple),
+            None => Checkpointer::get_tuple(&self.redis, &head).await?,
+        };
+        let Some(tuple) = latest else { return Ok(()) };
+        let Some(round) = round_of(&tuple.metadata) else { return Ok(()) };
+        let written = self.archive.archive_round(&round, &tuple.checkpoint.id).await.map_err(backend)?;
+        if written {
+            tracing::warn!(
+                thread_id,
+                checkpoint_id = %tuple.checkpoint.id,
+                "the archive lacked the round of the checkpoint a commit replaces; archived it first"
+            );
+        }
+        Ok(())
+    }
+}
+
 /// A crate error as a checkpointer error, its chain kept as the source.
 fn backend(e: Error) -> CheckpointError {
     CheckpointError::Backend(Box::new(e))
@@ -137,6 +163,9 @@ impl Checkpointer for ArchivingSaver {
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Result<CheckpointConfig, CheckpointError> {
+        if config.checkpoint_ns.is_empty() {
+            self.archive_round_being_replaced(&config.thread_id).await?;
+        }
         Checkpointer::put(&self.redis, config, checkpoint, metadata, new_versions).await
     }
 
@@ -161,7 +190,12 @@ impl Checkpointer for ArchivingSaver {
             }
             _ => None,
         };
-        let Some(round) = staged else { return Checkpointer::commit(&self.redis, commit).await };
+        let Some(round) = staged else {
+            if commit.parent.checkpoint_ns.is_empty() {
+                self.archive_round_being_replaced(&commit.parent.thread_id).await?;
+            }
+            return Checkpointer::commit(&self.redis, commit).await;
+        };
         let task = tokio::spawn(Self::commit_round(self.redis.clone(), self.archive.clone(), round, commit));
         task.await.map_err(|e| backend(Error::from(e)))?
     }

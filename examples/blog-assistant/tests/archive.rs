@@ -1,10 +1,10 @@
 //! A round is stored in Redis and in the MySQL archive, or in neither: an archive that refuses
 //! the round leaves the snapshot as it was and the client sees the error, a round without an
 //! answer is stored nowhere, a round the snapshot took and the archive lost (a process dying
-//! between the two commits) is archived from the snapshot before anything reads the thread,
-//! and a thread with an empty archive starts fresh. Each archived
-//! round's tool calls are audited in `tool_invocations`, queryable as `docs/sql-inspection.md`
-//! shows. Real Redis and MariaDB, as the other service tests.
+//! between the two commits) is archived from the snapshot before anything reads or replaces the
+//! thread's checkpoint, and a thread with an empty archive starts fresh. Each archived round's
+//! tool calls are audited in `tool_invocations`, queryable as `docs/sql-inspection.md` shows.
+//! Real Redis and MariaDB, as the other service tests.
 
 mod support;
 
@@ -15,6 +15,7 @@ use blog_assistant::model::OfflineModel;
 use blog_assistant::recovery::{archive_snapshot_round, ensure_checkpoint, Recovery};
 use blog_assistant::routes::thread_id;
 use blog_assistant::snapshot::round_config;
+use mnemograph_agent::{AgentStateUpdate, MODEL_NODE};
 use mnemograph_core::messages::{Message, MessageType};
 use mnemograph_core::{RunConfig, StateSnapshot};
 use mnemograph_models::{ChatModel, ChatModelExt, ChatRequest};
@@ -191,6 +192,47 @@ async fn a_round_the_snapshot_holds_and_the_archive_lacks_is_archived_before_any
             messages.iter().filter(|m| m.kind() == MessageType::Human && m.text() == question).count();
         assert_eq!(asked, 1, "{question}: {messages:?}");
     }
+}
+
+#[tokio::test]
+async fn a_state_update_archives_the_round_of_the_checkpoint_it_replaces() {
+    let Some(t) = start(SHARED_DB).await else { return };
+    let (user, session) = ids("replaced");
+    let thread = thread_id(&user, &session);
+    let config = RunConfig::thread(thread.as_str());
+    let pool = t.app.archive().pool();
+    let question = "Redis 快照的 TTL 设多久合适？";
+    let reply = answer(&chat(&t.server.url(), &user, &session, question).await);
+    let carrying = checkpoint_id(&t.app.agent().get_state(&config).await.unwrap());
+
+    // The archive loses the round, then a state update (as through the LangGraph API) replaces
+    // the checkpoint that carries it: the round is archived before the update is stored.
+    lose_the_archive(pool, &user, &session, &thread).await;
+    assert!(rounds_noted(pool, &thread).await.is_empty());
+    let note = Message::ai("An editor's note.");
+    t.app
+        .agent()
+        .update_state(&config, AgentStateUpdate::messages(vec![note]), Some(MODEL_NODE))
+        .await
+        .unwrap();
+    let after = t.app.agent().get_state(&config).await.unwrap();
+    assert_ne!(checkpoint_id(&after), carrying, "the update made a new checkpoint");
+    assert!(after.metadata.as_ref().and_then(round_of).is_none(), "the update carries no round");
+    assert_eq!(rounds_noted(pool, &thread).await, [opening(&reply)]);
+    assert_eq!(audited(pool, &thread).await, 2);
+    let rows = archived_rows(&t.app, &user, &session).await;
+    let bubbles: Vec<(&str, &str)> = rows.iter().map(|r| (r.0.as_str(), r.1.as_str())).collect();
+    assert_eq!(bubbles, [("human", question), ("ai", reply.as_str())]);
+
+    // A second update finds the round archived and writes nothing more.
+    let again = Message::ai("Another note.");
+    t.app
+        .agent()
+        .update_state(&config, AgentStateUpdate::messages(vec![again]), Some(MODEL_NODE))
+        .await
+        .unwrap();
+    assert_eq!(rounds_noted(pool, &thread).await, [opening(&reply)]);
+    assert_eq!(archived_rows(&t.app, &user, &session).await.len(), 2);
 }
 
 #[tokio::test]
