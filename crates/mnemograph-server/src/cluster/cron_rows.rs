@@ -31,7 +31,8 @@ pub(super) const SETUP: &str = "CREATE TABLE IF NOT EXISTS server_crons (
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4";
 
 /// The columns of a cron's row.
-pub(super) const CRON_COLUMNS: &str = "cron_id, assistant_id, thread_id, maker, payload, schedule, timezone, \
+pub(super) const CRON_COLUMNS: &str =
+    "cron_id, assistant_id, thread_id, maker, payload, schedule, timezone, \
      next_run_date, end_time, metadata, on_run_completed, enabled, created_at, updated_at";
 
 /// A cron from its row.

@@ -135,7 +135,10 @@ impl CronKeeper for ClusterCrons {
                 if let Err(missing) = reached(row.as_ref().map(cron_of).transpose()?, cron_id, grant) {
                     return Ok(Err(missing));
                 }
-                sqlx::query("DELETE FROM server_crons WHERE cron_id = ?").bind(cron_id).execute(&mut **tx).await?;
+                sqlx::query("DELETE FROM server_crons WHERE cron_id = ?")
+                    .bind(cron_id)
+                    .execute(&mut **tx)
+                    .await?;
                 Ok(Ok(()))
             })
         })
@@ -168,7 +171,8 @@ impl CronKeeper for ClusterCrons {
                 q.offset
             );
             let rows = found.bind(sqlx::query(&sql)).fetch_all(pool).await.map_err(db)?;
-            let mut page: Vec<CronRecord> = rows.iter().map(cron_of).collect::<sqlx::Result<_>>().map_err(db)?;
+            let mut page: Vec<CronRecord> =
+                rows.iter().map(cron_of).collect::<sqlx::Result<_>>().map_err(db)?;
             let more = page.len() > q.limit;
             page.truncate(q.limit);
             Ok((page, more))
@@ -203,14 +207,15 @@ impl CronKeeper for ClusterCrons {
             let pool = self.ready().await?;
             // The compare-and-set that makes a tick one process's: of the processes that saw the
             // cron due with `seen`, the one whose update finds it still there moves it on.
-            let done =
-                sqlx::query("UPDATE server_crons SET next_run_date = ? WHERE cron_id = ? AND next_run_date = ?")
-                    .bind(next)
-                    .bind(cron_id)
-                    .bind(seen)
-                    .execute(pool)
-                    .await
-                    .map_err(db)?;
+            let done = sqlx::query(
+                "UPDATE server_crons SET next_run_date = ? WHERE cron_id = ? AND next_run_date = ?",
+            )
+            .bind(next)
+            .bind(cron_id)
+            .bind(seen)
+            .execute(pool)
+            .await
+            .map_err(db)?;
             Ok(done.rows_affected() == 1)
         })
     }

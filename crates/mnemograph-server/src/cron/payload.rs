@@ -70,8 +70,9 @@ pub(crate) fn run_request(cron: &CronRecord) -> Result<RunCreate> {
             context.entry(CRON_ID_KEY).or_insert(id);
         }
     }
-    serde_json::from_value(Value::Object(payload))
-        .map_err(|e| ServerError::Unprocessable(format!("cron {} has an unreadable payload: {e}", cron.cron_id)))
+    serde_json::from_value(Value::Object(payload)).map_err(|e| {
+        ServerError::Unprocessable(format!("cron {} has an unreadable payload: {e}", cron.cron_id))
+    })
 }
 
 /// Sets `config.configurable.cron_id`, making the objects on the way when missing.
@@ -97,7 +98,10 @@ mod tests {
     use super::*;
 
     fn object(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap_or_default()
+        match v {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
     }
 
     #[test]

@@ -137,7 +137,10 @@ mod tests {
     use super::*;
 
     fn body(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap_or_default()
+        match v {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
     }
 
     fn status<T: std::fmt::Debug>(r: Result<T>) -> u16 {
@@ -155,7 +158,10 @@ mod tests {
             (json!({"assistant_id": "chain", "schedule": "not a schedule"}), 422),
             (json!({"assistant_id": "chain", "schedule": 5}), 422),
             (json!({"assistant_id": "chain", "schedule": "0 0 30 2 *"}), 422),
-            (json!({"assistant_id": "chain", "schedule": "* * * * *", "end_time": "2001-01-01T00:00:00Z"}), 422),
+            (
+                json!({"assistant_id": "chain", "schedule": "* * * * *", "end_time": "2001-01-01T00:00:00Z"}),
+                422,
+            ),
             (json!({"assistant_id": "chain", "schedule": "* * * * *", "end_time": "soon"}), 422),
             (json!({"assistant_id": "chain", "schedule": "* * * * *", "on_run_completed": "archive"}), 422),
             (json!({"assistant_id": "chain", "schedule": "* * * * *", "timezone": "Nowhere/Land"}), 422),

@@ -34,7 +34,9 @@ impl Schedule {
         let zone = timezone.map(zone).transpose()?;
         let fields: Vec<&str> = expression.split_whitespace().collect();
         let (pattern, seconds) = match fields.len() {
-            1 if expression.trim_start().starts_with('@') => (expression.trim().to_owned(), Seconds::Disallowed),
+            1 if expression.trim_start().starts_with('@') => {
+                (expression.trim().to_owned(), Seconds::Disallowed)
+            }
             5 => (fields.join(" "), Seconds::Disallowed),
             6 => {
                 let (seconds, rest) = fields.split_last().unwrap_or((&"0", &[]));
@@ -89,7 +91,10 @@ mod tests {
     }
 
     fn next(expression: &str, timezone: Option<&str>, from: DateTime<Utc>) -> DateTime<Utc> {
-        Schedule::parse(expression, timezone).expect("a valid schedule").next_after(from).expect("a next time")
+        Schedule::parse(expression, timezone)
+            .expect("a valid schedule")
+            .next_after(from)
+            .expect("a next time")
     }
 
     #[test]
@@ -119,7 +124,10 @@ mod tests {
     #[test]
     fn a_timezone_moves_the_schedule_and_the_next_run_date_stays_utc() {
         // 09:00 in New York in January is 14:00 UTC.
-        assert_eq!(next("0 9 * * *", Some("America/New_York"), at(2030, 1, 1, 0, 0, 0)), at(2030, 1, 1, 14, 0, 0));
+        assert_eq!(
+            next("0 9 * * *", Some("America/New_York"), at(2030, 1, 1, 0, 0, 0)),
+            at(2030, 1, 1, 14, 0, 0)
+        );
     }
 
     #[test]

@@ -44,6 +44,7 @@ impl CronSort {
     }
 
     /// The column of a cluster's cron table this sorts by.
+    #[cfg(feature = "cluster")]
     pub(crate) fn column(self) -> &'static str {
         match self {
             Self::CronId => "cron_id",

@@ -15,7 +15,10 @@ const HELPER: &str = "00000000-0000-4000-8000-0000000000a1";
 const OTHER: &str = "00000000-0000-4000-8000-0000000000a2";
 
 fn object(v: Value) -> Map<String, Value> {
-    v.as_object().cloned().unwrap_or_default()
+    match v {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
 fn status<T: std::fmt::Debug>(r: crate::error::Result<T>) -> u16 {
@@ -32,7 +35,9 @@ fn cron(id: &str, assistant: &str, thread: Option<&str>, metadata: Value, minute
         assistant_id: assistant.to_owned(),
         thread_id: thread.map(str::to_owned),
         user: Some(Identity::new("alice").permissions(["crons"])),
-        payload: object(json!({"assistant_id": assistant, "input": {"log": []}, "config": {"configurable": {"cron_id": id}}})),
+        payload: object(
+            json!({"assistant_id": assistant, "input": {"log": []}, "config": {"configurable": {"cron_id": id}}}),
+        ),
         schedule: "*/5 * * * *".to_owned(),
         timezone: None,
         next_run_date: stamp(minute + 30),
@@ -121,14 +126,18 @@ pub(crate) async fn cron_keeper_semantics(keeper: &dyn CronKeeper) {
     assert_eq!(keeper.update(C, &clear, &all).await.expect("update").end_time, None);
 
     // Due crons and the compare-and-set that takes a tick: one taker per seen date.
-    let due: Vec<String> = keeper.due(&stamp(40)).await.expect("due").into_iter().map(|c| c.cron_id).collect();
+    let due: Vec<String> =
+        keeper.due(&stamp(40)).await.expect("due").into_iter().map(|c| c.cron_id).collect();
     assert_eq!(due, [A], "enabled and due; the disabled ones wait");
     assert_eq!(keeper.due(&stamp(31)).await.expect("due").len(), 1, "due at its very date");
     assert!(keeper.due(&stamp(30)).await.expect("due").is_empty());
     assert!(keeper.claim(A, &a.next_run_date, &stamp(45)).await.expect("claim"));
     assert!(!keeper.claim(A, &a.next_run_date, &stamp(50)).await.expect("claim"), "the tick is taken");
     assert_eq!(keeper.get(A, &all).await.expect("get").next_run_date, stamp(45));
-    assert!(!keeper.claim("00000000-0000-7000-8000-000000000000", &stamp(1), &stamp(2)).await.expect("claim"));
+    assert!(!keeper
+        .claim("00000000-0000-7000-8000-000000000000", &stamp(1), &stamp(2))
+        .await
+        .expect("claim"));
     let mut ended = cron("00000000-0000-7000-8000-0000000000e1", HELPER, None, json!({}), 4);
     ended.end_time = Some(stamp(35));
     keeper.create(ended.clone()).await.expect("create");

@@ -38,14 +38,18 @@ fn object(bytes: &[u8]) -> Result<Map<String, Value>> {
     }
     match serde_json::from_slice(bytes) {
         Ok(Value::Object(map)) => Ok(map),
-        Ok(other) => Err(ServerError::Unprocessable(format!("the request body must be an object, got {other}"))),
+        Ok(other) => {
+            Err(ServerError::Unprocessable(format!("the request body must be an object, got {other}")))
+        }
         Err(e) => Err(ServerError::Unprocessable(format!("invalid request body: {e}"))),
     }
 }
 
 /// A cron id from the path; one that is not a UUID is unprocessable, as LangGraph answers it.
 fn cron_id(id: &str) -> Result<()> {
-    Uuid::parse_str(id).map(|_| ()).map_err(|_| ServerError::Unprocessable("Invalid cron ID: must be a UUID".into()))
+    Uuid::parse_str(id)
+        .map(|_| ())
+        .map_err(|_| ServerError::Unprocessable("Invalid cron ID: must be a UUID".into()))
 }
 
 /// An id a search filters by; one that is not a UUID is unprocessable, as LangGraph answers it.
@@ -161,7 +165,9 @@ async fn update(
     match body.get("webhook") {
         None | Some(Value::Null) => {}
         Some(Value::String(webhook)) => app.webhooks.check(Some(webhook.as_str()))?,
-        Some(other) => return Err(ServerError::Unprocessable(format!("`webhook` must be a URL, got {other}"))),
+        Some(other) => {
+            return Err(ServerError::Unprocessable(format!("`webhook` must be a URL, got {other}")))
+        }
     }
     let value = || {
         let mut value = Value::Object(body.clone());
@@ -200,7 +206,12 @@ struct Search {
 }
 
 /// The search a request asks for, confined to what the caller may search.
-async fn confined(caller: &Caller, q: &Search, body: &Map<String, Value>, page: (usize, usize)) -> Result<CronSearch> {
+async fn confined(
+    caller: &Caller,
+    q: &Search,
+    body: &Map<String, Value>,
+    page: (usize, usize),
+) -> Result<CronSearch> {
     filter_id("assistant", q.assistant_id.as_ref())?;
     filter_id("thread", q.thread_id.as_ref())?;
     let descending = match q.sort_order.as_deref().map(str::to_ascii_lowercase).as_deref() {
