@@ -127,6 +127,25 @@ async fn a_cron_that_could_never_run_is_refused_and_nothing_is_stored() {
     assert_eq!(status.as_u16(), 422);
     let (_, count) = post("/runs/crons/count", json!({"metadata": marked})).await;
     assert_eq!(count, json!(0), "nothing was stored");
+
+    // An update that would leave a cron unable to run changes nothing.
+    let (status, cron) =
+        post(&format!("/threads/{tid}/runs/crons"), with(json!({"schedule": "0 0 1 1 *"}))).await;
+    assert_eq!(status, StatusCode::OK, "{cron}");
+    let cron_url = format!("{url}/runs/crons/{}", cron["cron_id"].as_str().unwrap());
+    for (change, want) in [
+        (json!({"input": [1]}), 422),
+        (json!({"context": {"x": 1}, "config": {"configurable": {"y": 2}}}), 400),
+        (json!({"end_time": "2001-01-01T00:00:00Z"}), 422),
+        (json!({"webhook": "http://127.0.0.1:9/hook"}), 422),
+        (json!({"schedule": "* * *"}), 422),
+        (json!({}), 400),
+    ] {
+        let (status, answer) = call(reqwest::Method::PATCH, cron_url.clone(), Some(change.clone())).await;
+        assert_eq!(status.as_u16(), want, "{change}: {answer}");
+    }
+    let (_, kept) = call(reqwest::Method::GET, cron_url.clone(), None).await;
+    assert_eq!(kept, cron, "refused updates changed nothing");
     let (status, _) = call(reqwest::Method::GET, format!("{url}/runs/crons/not-a-uuid"), None).await;
     assert_eq!(status.as_u16(), 422);
     let (status, _) = post("/runs/crons/search", json!({"assistant_id": "chain"})).await;
@@ -169,7 +188,7 @@ async fn a_crons_tick_runs_as_a_run_with_the_crons_metadata_and_id() {
 
 #[cfg(feature = "webhooks")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_crons_run_posts_its_final_record_to_the_crons_webhook() {
+async fn a_stateless_crons_run_posts_its_webhook_and_its_thread_is_deleted() {
     use support::receiver::Receiver;
     let hooks = Receiver::start(Vec::new()).await;
     let policy = mnemograph_server::WebhookPolicy::new().allow_host(hooks.host());
@@ -183,4 +202,15 @@ async fn a_crons_run_posts_its_final_record_to_the_crons_webhook() {
         .await;
     assert_eq!(delivered[0]["status"], "success", "{delivered:?}");
     assert_eq!(delivered[0]["values"]["log"], json!(["a", "b"]), "{delivered:?}");
+    // A stateless cron deletes each tick's thread when its run ends (`on_run_completed: delete`).
+    let thread = format!("{url}/threads/{}", delivered[0]["thread_id"].as_str().unwrap());
+    let mut status = StatusCode::OK;
+    for _ in 0..50 {
+        (status, _) = call(reqwest::Method::GET, thread.clone(), None).await;
+        if status == StatusCode::NOT_FOUND {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, StatusCode::NOT_FOUND, "the tick's thread was deleted");
 }

@@ -12,6 +12,7 @@ mod fire;
 mod payload;
 mod record;
 mod request;
+mod runnable;
 mod schedule;
 pub(crate) mod scheduler;
 mod search;
@@ -22,9 +23,10 @@ use std::time::Duration;
 pub(crate) use change::CronChange;
 #[cfg(test)]
 pub(crate) use change::EndTime;
-pub(crate) use payload::stored as stored_payload;
+pub(crate) use payload::{run_request, stored as stored_payload};
 pub(crate) use record::{CronRecord, CRON_FIELDS};
 pub(crate) use request::{check_change, NewCron};
+pub(crate) use runnable::check_runnable;
 pub(crate) use search::{CronSearch, CronSort};
 pub(crate) use time::{stamp, utc_now};
 

@@ -33,8 +33,6 @@ impl CronFields {
 /// A new cron's fields, checked.
 #[derive(Debug)]
 pub(crate) struct NewCron {
-    /// The assistant (a UUID or a graph id) as the request names it.
-    pub(crate) assistant_id: String,
     pub(crate) schedule: String,
     pub(crate) timezone: Option<String>,
     /// When it first fires.
@@ -52,10 +50,9 @@ impl NewCron {
     /// `on_run_completed` other than `delete` and `keep` is unprocessable.
     pub(crate) fn check(body: &Map<String, Value>, now: DateTime<Utc>) -> Result<Self> {
         let fields = CronFields::of(body)?;
-        let assistant_id = fields
-            .assistant_id
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| ServerError::Unprocessable("`assistant_id` is required".into()))?;
+        if fields.assistant_id.is_none_or(|a| a.is_empty()) {
+            return Err(ServerError::Unprocessable("`assistant_id` is required".into()));
+        }
         let schedule =
             fields.schedule.ok_or_else(|| ServerError::Unprocessable("`schedule` is required".into()))?;
         let next = Schedule::parse(&schedule, fields.timezone.as_deref())?
@@ -65,7 +62,6 @@ impl NewCron {
         let on_run_completed = fields.on_run_completed.unwrap_or_else(|| "delete".to_owned());
         check_on_run_completed(&on_run_completed)?;
         Ok(Self {
-            assistant_id,
             schedule,
             timezone: fields.timezone,
             next_run_date: stamp(next),

@@ -15,11 +15,12 @@ use uuid::Uuid;
 use crate::app::App;
 use crate::auth::{Action, Caller, Grant, Resource};
 use crate::cron::{
-    check_change, stamp, stored_payload, utc_now, CronRecord, CronSearch, CronSort, NewCron, CRON_FIELDS,
+    check_change, check_runnable, run_request, stamp, stored_payload, utc_now, CronRecord, CronSearch,
+    CronSort, NewCron, CRON_FIELDS,
 };
 use crate::error::{Result, ServerError};
 use crate::page::Count;
-use crate::request::{Multitask, RunCreate};
+use crate::request::RunCreate;
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -100,15 +101,7 @@ async fn new_cron(
         value
     };
     let grant = caller.grant(Resource::Crons, Action::Create, value).await?;
-    let (assistant, graph) = app.run_assistant(&cron.assistant_id, caller).await?;
-    // The checks a run of this request meets when it is made, met now: a cron that could never
-    // make its run is refused rather than stored.
-    let merged = run.under(&assistant)?;
-    merged.modes()?;
-    merged.run_input(&graph.graph.nodes())?;
-    Multitask::parse(merged.multitask_strategy.as_deref())?;
-    app.limits.check_recursion_limit(merged.config.as_ref().and_then(|c| c.recursion_limit))?;
-    app.webhooks.check(merged.webhook.as_deref())?;
+    let assistant = check_runnable(app, caller, &run).await?;
     if let Some(thread_id) = thread_id {
         let read = caller.thread_grant(Action::Read, thread_id).await?;
         app.thread(thread_id, &read).await?;
@@ -152,7 +145,7 @@ async fn one(
 }
 
 /// `PATCH /runs/crons/{id}`: the named fields changed; a new schedule or zone fires next from
-/// now.
+/// now. Nothing changes when the cron as changed could not make its runs.
 async fn update(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
@@ -162,13 +155,6 @@ async fn update(
     cron_id(&id)?;
     let body = object(&body)?;
     let change = check_change(&body, utc_now())?;
-    match body.get("webhook") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(webhook)) => app.webhooks.check(Some(webhook.as_str()))?,
-        Some(other) => {
-            return Err(ServerError::Unprocessable(format!("`webhook` must be a URL, got {other}")))
-        }
-    }
     let value = || {
         let mut value = Value::Object(body.clone());
         if let Value::Object(map) = &mut value {
@@ -177,6 +163,9 @@ async fn update(
         value
     };
     let grant = caller.grant(Resource::Crons, Action::Update, value).await?;
+    // The cron as the change would leave it must still make a run a tick could make.
+    let current = app.crons.get(&id, &grant).await?;
+    check_runnable(&app, &caller, &run_request(&change.apply(&current, utc_now())?)?).await?;
     Ok(Json(app.crons.update(&id, &change, &grant).await?.to_json()))
 }
 

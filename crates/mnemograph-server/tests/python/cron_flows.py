@@ -11,6 +11,7 @@ The server must serve the graphs of graphs.py and look for due crons at least ev
 
 import datetime
 import sys
+import zoneinfo
 import time
 import uuid
 
@@ -34,6 +35,10 @@ MISSING = "00000000-0000-0000-0000-000000000000"
 
 def when(text):
     return datetime.datetime.fromisoformat(text)
+
+
+def is_dst(at):
+    return bool(at.astimezone(zoneinfo.ZoneInfo("America/New_York")).dst())
 
 
 def eventually(check, what, timeout=30.0):
@@ -92,6 +97,12 @@ def crons_create_search_count_update_delete():
     assert updated["payload"]["config"]["configurable"]["cron_id"] == cid, updated
     assert [c["cron_id"] for c in client.crons.search(enabled=False, metadata={"flow": TAG})] == [cid]
     assert client.crons.update(cid, end_time=None)["end_time"] is None
+
+    # A schedule read in an IANA zone; the next run date stays UTC.
+    zoned = client.crons.update(cid, schedule="0 9 * * *", timezone="America/New_York")
+    assert zoned["timezone"] == "America/New_York", zoned
+    nine = when(zoned["next_run_date"])
+    assert (nine.utcoffset(), nine.hour, nine.minute) == (datetime.timedelta(0), 13 if is_dst(nine) else 14, 0), zoned
 
     client.crons.delete(cid)
     assert [c["cron_id"] for c in client.crons.search(metadata={"flow": TAG})] == [tcid]
