@@ -270,11 +270,11 @@ impl Server {
         self
     }
 
-    /// Looks for crons that are due every `interval` ([`CRON_POLL_INTERVAL`](crate::CRON_POLL_INTERVAL),
-    /// five seconds, by default, as LangGraph's `CRON_SCHEDULER_SLEEP_TIME`): a cron's tick makes
-    /// its run up to this late. A shorter interval suits schedules with seconds (a sixth field)
-    /// and tests; each look reads the crons that are due, so a cluster's database is asked once
-    /// per interval per process.
+    /// Looks for due crons every `interval`: five seconds by default
+    /// ([`CRON_POLL_INTERVAL`](crate::CRON_POLL_INTERVAL)), as LangGraph's
+    /// `CRON_SCHEDULER_SLEEP_TIME`. A tick's run is made up to this late. A shorter interval suits
+    /// schedules with seconds (a sixth field) and tests; each look is one query of the crons that
+    /// are due, so a cluster's database is asked once per interval per process.
     #[must_use]
     pub fn with_cron_poll_interval(mut self, interval: Duration) -> Self {
         self.cron_poll = interval;
@@ -336,8 +336,8 @@ impl Server {
     /// The API as an axum [`Router`], to mount or to serve with your own listener.
     ///
     /// This also starts the sweeper ([`Server::with_sweep_interval`]), the cron scheduler
-    /// ([`Server::with_cron_poll_interval`]) and, with a cluster, the process's workers, so it must be called inside a Tokio runtime; outside one, the process
-    /// only answers requests.
+    /// ([`Server::with_cron_poll_interval`]) and, with a cluster, the process's workers, so it
+    /// must be called inside a Tokio runtime; outside one, the process only answers requests.
     ///
     /// Unlike [`Server::serve`], it does not know the address it will be served on: a router
     /// without [`Server::with_auth`] served beyond loopback lets anyone who reaches it read and
