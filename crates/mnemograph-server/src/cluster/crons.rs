@@ -223,13 +223,57 @@ impl CronKeeper for ClusterCrons {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use chrono::{TimeZone, Utc};
+
     use super::*;
+    use crate::cron::scheduler::take_due;
+    use crate::cron::stamp;
+
+    async fn drop_database(pool: &MySqlPool) {
+        let name: String = sqlx::query_scalar("SELECT DATABASE()").fetch_one(pool).await.expect("its name");
+        sqlx::raw_sql(&format!("DROP DATABASE `{name}`")).execute(pool).await.expect("DROP DATABASE");
+    }
 
     #[tokio::test]
     async fn the_cluster_keeper_keeps_crons_as_langgraph_does() {
         let Some(pool) = super::super::assistants::tests::fresh_pool().await else { return };
         crate::keeper::cron_conformance::cron_keeper_semantics(&ClusterCrons::new(pool.clone())).await;
-        let name: String = sqlx::query_scalar("SELECT DATABASE()").fetch_one(&pool).await.expect("its name");
-        sqlx::raw_sql(&format!("DROP DATABASE `{name}`")).execute(&pool).await.expect("DROP DATABASE");
+        drop_database(&pool).await;
+    }
+
+    /// One look of one process's scheduler at `now`; how many ticks it took.
+    async fn look(keeper: &ClusterCrons, now: chrono::DateTime<Utc>, taken: &AtomicUsize) -> usize {
+        let fire = |_| {
+            taken.fetch_add(1, Ordering::SeqCst);
+            std::future::ready(())
+        };
+        take_due(keeper, now, fire).await.expect("the due crons")
+    }
+
+    /// Three processes' schedulers, on one database, look at once at each of twenty ticks of a
+    /// cron that fires every second: each tick is taken exactly once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn schedulers_of_three_processes_take_each_tick_once() {
+        let Some(pool) = super::super::assistants::tests::fresh_pool().await else { return };
+        let processes: Vec<ClusterCrons> = (0..3).map(|_| ClusterCrons::new(pool.clone())).collect();
+        let t0 = Utc.with_ymd_and_hms(2030, 1, 1, 10, 0, 0).single().expect("a valid time");
+        let mut cron = crate::keeper::cron_conformance::every_second("00000000-0000-7000-8000-0000000000c1");
+        cron.next_run_date = stamp(t0);
+        processes[0].create(cron).await.expect("create");
+        let taken = AtomicUsize::new(0);
+        for tick in 0..20 {
+            let now = t0 + chrono::Duration::seconds(tick) + chrono::Duration::milliseconds(10);
+            let (a, b, c) = tokio::join!(
+                look(&processes[0], now, &taken),
+                look(&processes[1], now, &taken),
+                look(&processes[2], now, &taken)
+            );
+            let counts = [a, b, c];
+            assert_eq!(counts.iter().sum::<usize>(), 1, "tick {tick}: {counts:?}");
+        }
+        assert_eq!(taken.load(Ordering::SeqCst), 20);
+        drop_database(&pool).await;
     }
 }

@@ -50,6 +50,14 @@ fn cron(id: &str, assistant: &str, thread: Option<&str>, metadata: Value, minute
     }
 }
 
+/// A stateless cron that fires every second.
+#[cfg(feature = "cluster")]
+pub(crate) fn every_second(id: &str) -> CronRecord {
+    let mut every = cron(id, HELPER, None, json!({}), 0);
+    every.schedule = "* * * * * *".to_owned();
+    every
+}
+
 fn search() -> CronSearch {
     CronSearch { limit: 10, descending: true, ..CronSearch::default() }
 }
