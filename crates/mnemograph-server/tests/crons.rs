@@ -90,6 +90,64 @@ fn the_same_cron_flows_pass_against_pythons_own_server() {
     support::python::run_script(&python, "cron_flows.py", &server.url);
 }
 
+/// Each schedule's next run date is the one LangGraph's scheduler computes with `croniter` from
+/// the same moment (the cron's `created_at`), asked of the Python peer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_fire_when_croniter_says_they_do() {
+    let Some(python) = support::python::python() else { return };
+    let url = serve(support::graphs::server()).await;
+    let schedules = [
+        ("*/5 * * * *", None),
+        ("27 15 * * *", None),
+        ("0 9 * * MON", None),
+        ("0 0 15 * FRI", None),
+        ("0 12 1-7 * 1", None),
+        ("5,10-20/5 * * * *", None),
+        ("0-59/7 * * * 7", None),
+        ("0 0 29 2 *", None),
+        ("0 0 * * 5#2", None),
+        ("* * L * *", None),
+        ("* * * * * */10", None),
+        ("* * * * * 15", None),
+        ("@hourly", None),
+        ("@midnight", None),
+        ("0 9 * * *", Some("America/New_York")),
+        ("30 2 * * *", Some("Asia/Kolkata")),
+    ];
+    let mut asked = Vec::new();
+    let mut ours = Vec::new();
+    for (schedule, timezone) in schedules {
+        let body =
+            json!({"assistant_id": "chain", "schedule": schedule, "timezone": timezone, "enabled": false});
+        let (status, cron) = call(reqwest::Method::POST, format!("{url}/runs/crons"), Some(body)).await;
+        assert_eq!(status, StatusCode::OK, "{schedule}: {cron}");
+        asked.push(json!({"schedule": schedule, "timezone": timezone, "base": cron["created_at"]}));
+        ours.push(cron["next_run_date"].as_str().unwrap().to_owned());
+    }
+    let theirs = tokio::task::spawn_blocking(move || croniter_next(&python, &Value::Array(asked)))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    for ((schedule, _), (ours, theirs)) in schedules.iter().zip(ours.iter().zip(&theirs)) {
+        let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).unwrap();
+        assert_eq!(parse(ours), parse(theirs), "{schedule}: ours {ours}, croniter {theirs}");
+    }
+}
+
+/// `croniter`'s next times for `asked` (`tests/python/croniter_next.py`).
+fn croniter_next(python: &str, asked: &Value) -> Vec<String> {
+    use std::io::Write;
+    let mut child = std::process::Command::new(python)
+        .arg(support::python::dir().join("croniter_next.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python starts");
+    child.stdin.take().unwrap().write_all(asked.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "croniter_next.py failed");
+    serde_json::from_slice(&out.stdout).expect("a JSON list of times")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cron_that_could_never_run_is_refused_and_nothing_is_stored() {
     let url = serve(support::graphs::server().with_cron_poll_interval(POLL)).await;

@@ -34,6 +34,10 @@ impl Schedule {
         let zone = timezone.map(zone).transpose()?;
         let fields: Vec<&str> = expression.split_whitespace().collect();
         let (pattern, seconds) = match fields.len() {
+            // `croniter` also reads `@midnight`, which `croner` names `@daily`.
+            1 if expression.trim().eq_ignore_ascii_case("@midnight") => {
+                ("@daily".to_owned(), Seconds::Disallowed)
+            }
             1 if expression.trim_start().starts_with('@') => {
                 (expression.trim().to_owned(), Seconds::Disallowed)
             }
@@ -128,6 +132,35 @@ mod tests {
             next("0 9 * * *", Some("America/New_York"), at(2030, 1, 1, 0, 0, 0)),
             at(2030, 1, 1, 14, 0, 0)
         );
+    }
+
+    #[test]
+    fn croniters_midnight_is_daily() {
+        assert_eq!(next("@midnight", None, at(2030, 1, 1, 10, 0, 0)), at(2030, 1, 2, 0, 0, 0));
+    }
+
+    #[test]
+    fn odd_schedules_are_read_or_refused_without_panicking() {
+        let from = at(2030, 1, 1, 0, 0, 0);
+        for odd in [
+            "*/0 * * * *",
+            "59-0 * * * *",
+            "L * * * *",
+            "* * L * *",
+            "* * * * 5#9",
+            "* * 31 2 *",
+            "0 0 29 2 *",
+            "* * * * * 60",
+            "*/61 * * * *",
+            "0-59/7 * * * 7",
+            "@reboot",
+        ] {
+            if let Ok(schedule) = Schedule::parse(odd, None) {
+                let _ = schedule.next_after(from);
+            }
+        }
+        assert_eq!(next("0 0 29 2 *", None, from), at(2032, 2, 29, 0, 0, 0));
+        assert_eq!(Schedule::parse("* * 31 2 *", None).map(|s| s.next_after(from)).ok(), Some(None));
     }
 
     #[test]
