@@ -1,6 +1,6 @@
 //! [`App`]: what every request shares: the registered graphs, the saver and the store, the
-//! server's limits, the [`RecordKeeper`] of its threads and runs and the [`AssistantKeeper`] of
-//! its assistants.
+//! server's limits, the [`RecordKeeper`] of its threads and runs, the [`AssistantKeeper`] of
+//! its assistants and the [`CronKeeper`] of its crons.
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use crate::assistant::{assistant_id, AssistantRecord};
 use crate::auth::{Action, Caller, Grant, Resource};
 use crate::error::{assistant_not_found, Result, ServerError};
 use crate::handle::RunRef;
-use crate::keeper::{AssistantKeeper, NewRun, RecordKeeper};
+use crate::keeper::{AssistantKeeper, CronKeeper, CronsOf, LocalCrons, NewRun, RecordKeeper};
 use crate::limits::Limits;
 use crate::records::{new_thread_id, RunRecord, ThreadRecord, ThreadSearch};
 use crate::registered::RegisteredGraph;
@@ -30,6 +30,8 @@ pub(crate) struct App {
     pub(crate) graphs: Vec<RegisteredGraph>,
     /// The assistants of those graphs.
     pub(crate) assistants: Arc<dyn AssistantKeeper>,
+    /// The crons that make runs on a schedule.
+    pub(crate) crons: Arc<dyn CronKeeper>,
     pub(crate) saver: Arc<dyn DynCheckpointer>,
     pub(crate) store: Arc<dyn DynStore>,
     /// What one request may ask: pages, recursion, waiting runs.
@@ -58,6 +60,7 @@ impl App {
         Self {
             graphs,
             assistants,
+            crons: Arc::new(LocalCrons::default()),
             saver,
             store,
             limits: Limits::default(),
@@ -172,9 +175,10 @@ impl App {
         self.records.patch_thread(thread_id, metadata, grant).await
     }
 
-    /// Stops a thread's runs and deletes it with its checkpoints and runs.
+    /// Stops a thread's runs and deletes it with its checkpoints, runs and crons.
     pub(crate) async fn delete_thread(&self, thread_id: &str, grant: &Grant) -> Result<()> {
-        self.records.delete_thread(thread_id, grant).await
+        self.records.delete_thread(thread_id, grant).await?;
+        self.crons.forget(CronsOf::Thread(thread_id)).await
     }
 
     /// Copies a thread `read` reaches and its checkpoints under a new id, stamped with

@@ -129,6 +129,11 @@ pub(crate) fn version_not_found(id: &str, version: i64) -> ServerError {
     ServerError::NotFound(format!("Version {version} not found for assistant {id}"))
 }
 
+/// A cron that does not exist, or that the caller may not see.
+pub(crate) fn cron_not_found(id: &str) -> ServerError {
+    ServerError::NotFound(format!("Cron '{id}' not found"))
+}
+
 /// A thread that does not exist, or that the caller may not see.
 pub(crate) fn thread_not_found(id: &str) -> ServerError {
     ServerError::NotFound(format!("Thread with ID {id} not found"))

@@ -54,6 +54,17 @@
 //!   as LangGraph's `Command` input, with or without `resume`. A run that arrives on a busy thread is handled by
 //!   its `multitask_strategy`: `reject` (409), `enqueue` (the default), `interrupt` or
 //!   `rollback` (the runs in progress stop, and with `rollback` their checkpoints are deleted).
+//! - **Crons**: runs made on a schedule, as LangGraph's server makes them: create (stateless, a
+//!   new thread each tick, deleted after its run unless `on_run_completed` is `keep`; or on a
+//!   thread), get, update, delete, search (`assistant_id`, `thread_id`, `enabled`, metadata;
+//!   `sort_by`, `sort_order`, `select`) and count. A cron carries the run request (`input`,
+//!   `config`, `context`, `metadata`, `webhook`, `multitask_strategy`, stream modes), a standard
+//!   cron `schedule` read as LangGraph's `croniter` reads it (five fields, or six with seconds
+//!   last), in UTC or its IANA `timezone`, an `end_time`, and `enabled`. The scheduler
+//!   ([`Server::with_cron_poll_interval`]) makes each tick's run as the cron's maker, through the
+//!   same path as a client's run request. In a cluster each tick runs exactly once whichever
+//!   processes are up; a tick missed while none was runs once, then the cron keeps its schedule
+//!   from then on, as in LangGraph. Deleting a thread or an assistant deletes its crons.
 //! - **Store**: put (with a TTL in minutes), get, delete, search (filter, query, paging) and
 //!   list namespaces, on the store the graphs' nodes reach through their runtime
 //!   ([`Server::with_store`]; in memory by default).
@@ -124,6 +135,7 @@ pub mod auth;
 #[cfg(feature = "cluster")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
 pub mod cluster;
+mod cron;
 mod error;
 mod event_log;
 mod events;
@@ -154,6 +166,7 @@ mod sweeper;
 mod thread_table;
 mod webhook;
 
+pub use cron::CRON_POLL_INTERVAL;
 pub use error::{Result, ServerError};
 pub use events::EVENT_RETENTION;
 pub use hooks::{NoHooks, RunContext, RunEnd, RunHooks};

@@ -47,6 +47,8 @@ pub struct Server {
     /// Whether the server may serve a non-loopback address without authentication.
     unauthenticated: bool,
     webhooks: Webhooks,
+    /// How often the cron scheduler looks for due crons.
+    cron_poll: Duration,
     #[cfg(feature = "cluster")]
     cluster: Option<crate::cluster::Cluster>,
 }
@@ -79,6 +81,7 @@ impl Server {
             auth: None,
             unauthenticated: false,
             webhooks: Webhooks::default(),
+            cron_poll: crate::cron::CRON_POLL_INTERVAL,
             #[cfg(feature = "cluster")]
             cluster: None,
         }
@@ -267,6 +270,17 @@ impl Server {
         self
     }
 
+    /// Looks for due crons every `interval`: five seconds by default
+    /// ([`CRON_POLL_INTERVAL`](crate::CRON_POLL_INTERVAL)), as LangGraph's
+    /// `CRON_SCHEDULER_SLEEP_TIME`. A tick's run is made up to this late. A shorter interval suits
+    /// schedules with seconds (a sixth field) and tests; each look is one query of the crons that
+    /// are due, so a cluster's database is asked once per interval per process.
+    #[must_use]
+    pub fn with_cron_poll_interval(mut self, interval: Duration) -> Self {
+        self.cron_poll = interval;
+        self
+    }
+
     /// Serves the threads of `cluster` together with the other processes on it: thread and run
     /// records live in its database, runs go through its queue to whichever process has room,
     /// and a run's events reach the client from any process.
@@ -321,9 +335,9 @@ impl Server {
 
     /// The API as an axum [`Router`], to mount or to serve with your own listener.
     ///
-    /// This also starts the sweeper ([`Server::with_sweep_interval`]) and, with a cluster, the
-    /// process's workers, so it must be called inside a Tokio runtime; outside one, the process
-    /// only answers requests.
+    /// This also starts the sweeper ([`Server::with_sweep_interval`]), the cron scheduler
+    /// ([`Server::with_cron_poll_interval`]) and, with a cluster, the process's workers, so it
+    /// must be called inside a Tokio runtime; outside one, the process only answers requests.
     ///
     /// Unlike [`Server::serve`], it does not know the address it will be served on: a router
     /// without [`Server::with_auth`] served beyond loopback lets anyone who reaches it read and
@@ -381,6 +395,10 @@ impl Server {
         );
         let mut app =
             App::new(graphs, assistants, self.saver, self.store, records).with_retention(self.retention);
+        #[cfg(feature = "cluster")]
+        if let Some((_, ledger)) = &cluster {
+            app.crons = Arc::new(crate::cluster::ClusterCrons::new(ledger.pool().clone()));
+        }
         app.limits = self.limits;
         app.webhooks = self.webhooks;
         app.streams = crate::streams::Streams::new(self.limits.max_streams_per_user);
@@ -388,6 +406,7 @@ impl Server {
         let app = Arc::new(app);
         if tokio::runtime::Handle::try_current().is_ok() {
             crate::sweeper::start(Arc::downgrade(&app), self.retention.sweep_interval, own_store);
+            crate::cron::scheduler::start(Arc::downgrade(&app), self.auth.clone(), self.cron_poll);
             #[cfg(feature = "cluster")]
             if let Some((cluster, ledger)) = cluster {
                 crate::cluster::start(&cluster, ledger, app.clone());
@@ -395,7 +414,7 @@ impl Server {
         } else {
             tracing::error!(
                 "Server::router was called outside a Tokio runtime: expired runs, threads and store items \
-                 are not swept, and no cluster runs are run in this process"
+                 are not swept, crons do not fire, and no cluster runs are run in this process"
             );
         }
         crate::guard::apply(crate::routes::router(app, self.auth), guard, max_body)

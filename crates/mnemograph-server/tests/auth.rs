@@ -21,6 +21,9 @@ use support::graphs::{chain, Log};
 
 const TOKENS: &str = "alice:token-a,bob:token-b";
 
+/// How often the flows' servers look for due crons: the flows' crons fire every second.
+const CRON_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
 fn tokens() -> BearerTokens {
     BearerTokens::parse(TOKENS).expect("a valid token table")
 }
@@ -50,7 +53,8 @@ async fn post(url: String, token: &str, body: Value) -> (StatusCode, Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_users_of_the_python_sdk_see_only_their_own() {
     let Some(python) = support::python::python() else { return };
-    let url = serve(support::graphs::server().with_auth(tokens())).await;
+    let server = support::graphs::server().with_auth(tokens()).with_cron_poll_interval(CRON_POLL);
+    let url = serve(server).await;
     tokio::task::spawn_blocking(move || support::python::run_script(&python, "auth_flows.py", &url))
         .await
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
@@ -78,9 +82,14 @@ async fn two_users_of_the_python_sdk_see_only_their_own_in_a_cluster() {
     let front =
         Cluster::connect(&db, &redis).await.expect("cluster").with_workers(0).with_key_prefix(&prefix);
     let back = Cluster::connect(&db, &redis).await.expect("cluster").with_workers(8).with_key_prefix(prefix);
-    let front =
-        support::graphs::server_on(saver.clone(), store.clone()).with_auth(tokens()).with_cluster(front);
-    let back = support::graphs::server_on(saver, store).with_auth(tokens()).with_cluster(back);
+    let front = support::graphs::server_on(saver.clone(), store.clone())
+        .with_auth(tokens())
+        .with_cron_poll_interval(CRON_POLL)
+        .with_cluster(front);
+    let back = support::graphs::server_on(saver, store)
+        .with_auth(tokens())
+        .with_cron_poll_interval(CRON_POLL)
+        .with_cluster(back);
     let url = serve(front).await;
     serve(back).await;
     tokio::task::spawn_blocking(move || support::python::run_script(&python, "auth_flows.py", &url))

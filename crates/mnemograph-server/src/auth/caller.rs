@@ -27,6 +27,12 @@ impl Caller {
         Self { user: None, auth: None }
     }
 
+    /// The caller a cron's runs run as: the cron's maker (`None` when the server had no
+    /// authentication then), authorized by the server's `auth` as the maker's requests are.
+    pub(crate) fn scheduled(user: Option<Identity>, auth: Authenticator) -> Self {
+        Self { user, auth }
+    }
+
     /// The authenticated caller; `None` on a server without authentication.
     pub(crate) fn user(&self) -> Option<&Identity> {
         self.user.as_ref()

@@ -274,12 +274,12 @@ impl AssistantKeeper for ClusterAssistants {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// The server of `MYSQL_URL` with a new, empty database; `None` (after saying why) when it
     /// is unreachable and `CI` is not set.
-    async fn fresh_pool() -> Option<MySqlPool> {
+    pub(in crate::cluster) async fn fresh_pool() -> Option<MySqlPool> {
         use sqlx::Connection;
         let url =
             std::env::var("MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/graph_test".into());

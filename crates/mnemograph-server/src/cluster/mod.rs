@@ -44,6 +44,8 @@ macro_rules! in_tx {
 
 mod assistant_rows;
 mod assistants;
+mod cron_rows;
+mod crons;
 mod events;
 mod expiry;
 mod fence;
@@ -60,6 +62,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) use assistants::ClusterAssistants;
+pub(crate) use crons::ClusterCrons;
 pub(crate) use keeper::ClusterRecords;
 pub(crate) use ledger::Ledger;
 pub(crate) use worker::start;

@@ -1,18 +1,22 @@
 //! [`RecordKeeper`]: where the records of threads and runs are kept, and the rules that tie them
 //! (one run at a time per thread, the multitask strategies, cleanup), behind one contract with
 //! two keepers: [`LocalRecords`] in this process, and a cluster's in its shared database.
-//! [`AssistantKeeper`] keeps assistants the same two ways.
+//! [`AssistantKeeper`] keeps assistants, and [`CronKeeper`] crons, the same two ways.
 
 mod assistants;
 #[cfg(test)]
 pub(crate) mod conformance;
+#[cfg(test)]
+pub(crate) mod cron_conformance;
+mod crons;
 mod local;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
 pub(crate) use assistants::AssistantKeeper;
-pub(crate) use local::{LocalAssistants, LocalRecords};
+pub(crate) use crons::{CronKeeper, CronsOf};
+pub(crate) use local::{LocalAssistants, LocalCrons, LocalRecords};
 
 use crate::auth::{Grant, Identity};
 use crate::error::Result;

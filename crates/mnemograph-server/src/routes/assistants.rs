@@ -20,6 +20,7 @@ use crate::assistant_change::AssistantChange;
 use crate::assistant_search::{descending, AssistantSearch, SortBy, VersionSearch};
 use crate::auth::{Action, Caller, Resource};
 use crate::error::{assistant_not_found, Result, ServerError};
+use crate::keeper::CronsOf;
 use crate::page::Count;
 use crate::records::ThreadSearch;
 
@@ -231,7 +232,7 @@ struct Delete {
     delete_threads: Option<String>,
 }
 
-/// `DELETE /assistants/{id}`, and with `?delete_threads=true` the threads it ran on that the
+/// `DELETE /assistants/{id}` with its crons, as LangGraph deletes them, and with `?delete_threads=true` the threads it ran on that the
 /// caller may delete.
 async fn delete(
     State(app): State<Arc<App>>,
@@ -242,6 +243,7 @@ async fn delete(
     let id = app.assistant_id(&id)?;
     let grant = caller.grant(Resource::Assistants, Action::Delete, || json!({ "assistant_id": id })).await?;
     app.assistants.delete(&id, &grant).await?;
+    app.crons.forget(CronsOf::Assistant(&id)).await?;
     if q.delete_threads.is_some_and(|d| d.eq_ignore_ascii_case("true")) {
         delete_threads_of(&app, &caller, &id).await?;
     }

@@ -1,6 +1,7 @@
 //! The HTTP routes, grouped as the LangGraph server API groups them.
 
 mod assistants;
+mod crons;
 mod runs;
 mod store;
 mod threads;
@@ -19,6 +20,7 @@ use crate::auth::{authenticate, Authenticator};
 pub(crate) fn router(app: Arc<App>, auth: Authenticator) -> Router {
     Router::new()
         .merge(assistants::routes())
+        .merge(crons::routes())
         .merge(threads::routes())
         .merge(runs::routes())
         .merge(store::routes())
@@ -31,7 +33,7 @@ pub(crate) fn router(app: Arc<App>, auth: Authenticator) -> Router {
 async fn info() -> Json<Value> {
     Json(json!({
         "version": env!("CARGO_PKG_VERSION"),
-        "flags": { "assistants": true, "crons": false },
+        "flags": { "assistants": true, "crons": true },
         "host": { "kind": "self-hosted" },
     }))
 }

@@ -212,4 +212,35 @@ def an_assistant_is_changed_only_by_its_owner():
     refused(lambda: alice.assistants.get(aid))
 
 
+@flow
+def a_cron_is_its_makers_and_runs_as_its_maker():
+    tid = alice.threads.create(metadata={"flow": TAG})["thread_id"]
+    yearly = alice.crons.create("chain", schedule="0 0 1 1 *", metadata={"owner": "bob", "flow": TAG})
+    cid = yearly["cron_id"]
+    assert yearly["metadata"]["owner"] == "alice" and yearly["user_id"] == "alice", yearly
+    # To another caller it does not exist: not found, not listed, not counted.
+    refused(lambda: bob.crons.update(cid, enabled=False))
+    refused(lambda: bob.crons.delete(cid))
+    assert bob.crons.search(metadata={"flow": TAG}) == []
+    assert bob.crons.count(metadata={"flow": TAG}) == 0
+    assert [c["cron_id"] for c in alice.crons.search(metadata={"flow": TAG})] == [cid]
+    assert alice.crons.count(metadata={"flow": TAG}) == 1
+    # Nor may it schedule runs on a thread it cannot see.
+    refused(lambda: bob.crons.create_for_thread(tid, "chain", schedule="0 0 1 1 *"))
+    assert alice.crons.update(cid, metadata={"owner": "bob"})["metadata"]["owner"] == "alice"
+    alice.crons.delete(cid)
+    # Each tick runs as the cron's maker, whoever asks for the thread's state.
+    ticking = alice.crons.create_for_thread(tid, "whoami", schedule="* * * * * *", input={"log": []})
+    deadline = time.monotonic() + 30
+    try:
+        while not alice.runs.list(tid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        runs = alice.runs.list(tid)
+        assert runs, "no tick ran"
+        wait_status(alice, tid, runs[-1]["run_id"], {"success"})
+    finally:
+        alice.crons.delete(ticking["cron_id"])
+    assert alice.threads.get_state(tid)["values"]["log"][0] == "user:alice"
+
+
 finish()

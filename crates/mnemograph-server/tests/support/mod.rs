@@ -3,6 +3,8 @@
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod graphs;
 #[allow(dead_code, reason = "each test file uses a different subset")]
+pub(crate) mod langgraph_dev;
+#[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod python;
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod receiver;

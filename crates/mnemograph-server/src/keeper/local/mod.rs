@@ -10,9 +10,11 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 mod assistants;
+mod crons;
 mod runs;
 
 pub(crate) use assistants::LocalAssistants;
+pub(crate) use crons::LocalCrons;
 
 use super::{NewRun, RecordKeeper};
 use crate::auth::Grant;
