@@ -255,3 +255,65 @@ async fn forward_run(
         let _ = tx.send(done).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(event: &str, data: &Value) -> Frame {
+        Frame { id: "x".into(), event: event.into(), data: data.to_string().into() }
+    }
+
+    fn record(run_id: &str, status: &'static str) -> RunRecord {
+        RunRecord {
+            run_id: run_id.into(),
+            thread_id: "t".into(),
+            assistant_id: "a".into(),
+            metadata: serde_json::Map::new(),
+            status,
+            kwargs: Value::Null,
+            multitask_strategy: "enqueue".into(),
+            created_at: String::new(),
+            updated_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn thread_stream_modes_are_langgraphs_and_run_modes_by_default() {
+        let all = ThreadModes::parse([]).unwrap();
+        assert!(all.keeps(&frame("updates", &json!({}))) && !all.keeps(&frame("state_update", &json!({}))));
+        let life = ThreadModes::parse(["lifecycle"]).unwrap();
+        assert!(life.keeps(&frame("metadata", &json!({"run_id": "r", "attempt": 1}))));
+        assert!(life.keeps(&frame("metadata", &json!({"run_id": "r", "status": "run_done"}))));
+        assert!(!life.keeps(&frame("values", &json!({}))));
+        let both = ThreadModes::parse(["run_modes,state_update"]).unwrap();
+        assert!(both.keeps(&frame("state_update", &json!({}))) && both.keeps(&frame("values", &json!({}))));
+        assert!(matches!(ThreadModes::parse(["events"]), Err(ServerError::Unprocessable(_))));
+    }
+
+    #[test]
+    fn last_event_id_resumes_after_a_run_event_or_a_run_end() {
+        let (older, run, newer) = (
+            "01000000-0000-7000-8000-000000000000",
+            "02000000-0000-7000-8000-000000000000",
+            "03000000-0000-7000-8000-000000000000",
+        );
+        let after = Resume::parse(Some(&format!("{run}:4"))).unwrap();
+        assert_eq!(after.start(&record(older, "success"), true), None);
+        assert_eq!(after.start(&record(run, "running"), true), Some(Some("4".into())));
+        assert_eq!(after.start(&record(newer, "success"), true), Some(None));
+        let done = Resume::parse(Some(&format!("{run}:done"))).unwrap();
+        assert_eq!(done.start(&record(run, "success"), true), None);
+        assert_eq!(Resume::parse(Some("-")).unwrap().start(&record(older, "success"), true), Some(None));
+        assert_eq!(Resume::parse(Some("state_update:3")).unwrap(), Resume::Fresh);
+        assert!(matches!(Resume::parse(Some("12-0")), Err(ServerError::Unprocessable(_))));
+    }
+
+    #[test]
+    fn a_new_reader_leaves_out_the_runs_that_ended_before_it_joined() {
+        let fresh = Resume::Fresh;
+        assert_eq!(fresh.start(&record("r", "success"), true), None);
+        assert_eq!(fresh.start(&record("r", "pending"), true), Some(None));
+        assert_eq!(fresh.start(&record("r", "success"), false), Some(None), "a run that came and went since");
+    }
+}
