@@ -22,6 +22,7 @@ use crate::retention::Retention;
 use crate::run::Stop;
 use crate::store_quota::StoreWrites;
 use crate::streams::Streams;
+use crate::thread_updates::{ThreadUpdate, ThreadUpdates};
 use crate::webhook::Webhooks;
 
 /// The server's state, shared by every request.
@@ -44,6 +45,8 @@ pub(crate) struct App {
     pub(crate) store_writes: StoreWrites,
     /// Where runs' final records may be posted, and the client that posts them.
     pub(crate) webhooks: Webhooks,
+    /// The state updates the thread streams of this process carry.
+    pub(crate) thread_updates: ThreadUpdates,
     /// Where the records of threads and runs are kept: in this process or in a cluster's
     /// database.
     records: Arc<dyn RecordKeeper>,
@@ -68,6 +71,7 @@ impl App {
             streams: Streams::new(Limits::DEFAULT_MAX_STREAMS_PER_USER),
             store_writes: StoreWrites::default(),
             webhooks: Webhooks::default(),
+            thread_updates: ThreadUpdates::default(),
             records,
         }
     }
@@ -206,9 +210,21 @@ impl App {
         self.records.runs_of(thread_id, grant).await
     }
 
+    /// The runs not finished whose status is one of `statuses`, on every thread `grant` reaches.
+    pub(crate) async fn open_runs(&self, statuses: &[&str], grant: &Grant) -> Result<Vec<RunRecord>> {
+        self.records.open_runs(statuses, grant).await
+    }
+
     /// A run of a thread `grant` reaches.
     pub(crate) async fn run(&self, thread_id: &str, run_id: &str, grant: &Grant) -> Result<RunRef> {
         self.records.run(thread_id, run_id, grant).await
+    }
+
+    /// Tells the thread streams that a thread's state was updated, in every process of a cluster.
+    pub(crate) async fn state_updated(&self, update: ThreadUpdate) {
+        if !self.records.publish_state_update(update.clone()).await {
+            self.thread_updates.send(update);
+        }
     }
 
     /// Frees what outlived its retention (see [`RecordKeeper::sweep`]).
@@ -236,6 +252,7 @@ impl App {
         let (assistant, graph) = self.run_assistant(&body.assistant_id, caller).await?;
         let body = &body.under(&assistant)?;
         let modes = body.modes()?;
+        let options = body.options(&*graph.graph)?;
         let input = body.run_input(&graph.graph.nodes())?;
         let strategy = Multitask::parse(body.multitask_strategy.as_deref())?;
         self.limits.check_recursion_limit(body.config.as_ref().and_then(|c| c.recursion_limit))?;
@@ -243,8 +260,19 @@ impl App {
         let limits = &self.limits;
         let assistant_id = assistant.assistant_id.as_str();
         let user = caller.user();
-        let new =
-            NewRun { graph, assistant_id, thread_id, body, modes, input, strategy, limits, grant, user };
+        let new = NewRun {
+            graph,
+            assistant_id,
+            thread_id,
+            body,
+            modes,
+            options,
+            input,
+            strategy,
+            limits,
+            grant,
+            user,
+        };
         self.records.create_run(new).await
     }
 

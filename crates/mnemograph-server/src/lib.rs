@@ -40,15 +40,29 @@
 //!   setting an older version latest; schemas and graph drawing. Each graph gets a system
 //!   assistant whose id is derived from the graph id as LangGraph derives it. A run on an
 //!   assistant runs its graph with the assistant's `config` and `context` under the run's.
-//! - **Threads**: create (with `if_exists`), get, patch metadata, search, count, delete, copy; state
-//!   (latest or at a checkpoint), state update (`as_node`, forking from a `checkpoint_id`),
-//!   history.
+//! - **Threads**: create (with `if_exists`), get, patch metadata, search, count, delete, copy,
+//!   prune (`delete`, or `keep_latest`: the thread and its latest checkpoint stay, the older
+//!   checkpoints go, on a saver that prunes); state (latest or at a checkpoint), state update
+//!   (`as_node`, forking from a `checkpoint_id`), history. A thread's stream
+//!   (`threads.join_stream`) carries the events of its runs one after another, each run's end
+//!   as `metadata {"status": "run_done"}`, and its state updates; `stream_modes` picks
+//!   `run_modes`, `lifecycle` or `state_update`, and `Last-Event-ID` (`-` for all) resumes it
+//!   across runs.
 //! - **Runs**: background create, `stream` (server-sent events, `metadata` first, every event
 //!   with an id so `Last-Event-ID` resumes a join stream, and a `Location` naming that join
 //!   stream for clients that reconnect on their own), `wait`, list, get, join, join stream,
-//!   cancel (`interrupt` or `rollback`), delete; stateless runs under `/runs`. Stream modes
+//!   cancel (`interrupt` or `rollback`), cancel many (a thread's runs by id, or every run
+//!   `pending`, `running` or both), delete; stateless runs under `/runs`, one at a time or in a
+//!   batch, their thread kept or deleted after (`on_completion`). A run may wait `after_seconds`
+//!   before it starts (pending, dated at its start, holding up no run queued after it), stop at
+//!   breakpoints (`interrupt_before`, `interrupt_after`: node names or `"*"`) and checkpoint as
+//!   `durability` (or `checkpoint_during`) says; `stream_subgraphs` is taken for graphs without
+//!   subgraphs, whose stream it leaves as it is, and refused with 422 for one with subgraphs,
+//!   whose own events the engine does not stream; `stream_resumable` is taken, every run's events
+//!   being kept for reconnecting clients anyway. Stream modes
 //!   `values`, `updates`, `messages`, `messages-tuple`, `custom`, `tasks`, `checkpoints` and
-//!   `debug`. Interrupts stop a run with the thread `interrupted`; `command.resume` (one value,
+//!   `debug`; `events` (LangChain's callback events, which the engine does not produce) is
+//!   refused with 422. Interrupts stop a run with the thread `interrupted`; `command.resume` (one value,
 //!   or a map by interrupt id) continues it. `command.update` (an object of state fields, or
 //!   `[field, value]` pairs) and `command.goto` (node names, or `{"node", "input"}` sends) run
 //!   as LangGraph's `Command` input, with or without `resume`. A run that arrives on a busy thread is handled by
@@ -132,6 +146,7 @@ mod assistant;
 mod assistant_change;
 mod assistant_search;
 pub mod auth;
+mod cancel_many;
 #[cfg(feature = "cluster")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
 pub mod cluster;
@@ -147,6 +162,7 @@ mod hooks;
 mod keeper;
 mod limits;
 mod page;
+mod prune;
 #[cfg(feature = "mysql")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mysql")))]
 pub mod queue;
@@ -156,6 +172,7 @@ mod request;
 mod retention;
 mod routes;
 mod run;
+mod run_options;
 mod run_under_assistant;
 mod served;
 mod server;
@@ -163,7 +180,9 @@ mod sse;
 mod store_quota;
 mod streams;
 mod sweeper;
+mod thread_stream;
 mod thread_table;
+mod thread_updates;
 mod webhook;
 
 pub use cron::CRON_POLL_INTERVAL;

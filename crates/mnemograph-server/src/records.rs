@@ -20,6 +20,14 @@ pub(crate) fn stamp_before(ago: std::time::Duration) -> String {
     mnemograph_core::checkpoint::backend::format_iso(d.as_secs() as i64, d.subsec_micros())
 }
 
+/// The timestamp `later` after now, in the API's format: a delayed run's `created_at`, as
+/// LangGraph's server dates it.
+pub(crate) fn stamp_after(later: std::time::Duration) -> String {
+    let at = std::time::SystemTime::now() + later;
+    let d = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    mnemograph_core::checkpoint::backend::format_iso(d.as_secs() as i64, d.subsec_micros())
+}
+
 /// A thread's record: what `GET /threads/{id}` answers, plus its run queue.
 #[derive(Debug, Clone)]
 pub(crate) struct ThreadRecord {

@@ -1,6 +1,6 @@
 //! The body of a run request (`RunCreate`), and what it asks of the engine.
 
-use mnemograph_core::{Durability, RunConfig, END};
+use mnemograph_core::{RunConfig, END, START};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -8,7 +8,8 @@ use crate::auth::{is_reserved, Identity};
 use crate::error::ServerError;
 use crate::events::ApiModes;
 use crate::records::{now, RunRecord};
-use crate::served::{GotoInput, ResumeInput, RunInput};
+use crate::run_options::{self, durability_of, RunOptions};
+use crate::served::{GotoInput, ResumeInput, RunInput, ServedGraph};
 
 /// `POST /threads/{id}/runs` and its `stream` and `wait` forms. Fields the server does not use
 /// (feedback keys, ...) are accepted and ignored.
@@ -32,6 +33,14 @@ pub(crate) struct RunCreate {
     pub(crate) on_disconnect: Option<String>,
     pub(crate) on_completion: Option<String>,
     pub(crate) durability: Option<String>,
+    /// LangGraph's older form of `durability`: `false` checkpoints only at the run's end.
+    pub(crate) checkpoint_during: Option<Value>,
+    /// Seconds the run waits, `pending`, before it may start.
+    pub(crate) after_seconds: Option<Value>,
+    /// Whether the stream carries the events of subgraphs (see [`RunCreate::options`]).
+    pub(crate) stream_subgraphs: Option<Value>,
+    /// Whether the run's events are kept for clients that reconnect.
+    pub(crate) stream_resumable: Option<Value>,
     /// Where the run's final record is posted when it ends.
     pub(crate) webhook: Option<String>,
 }
@@ -159,6 +168,9 @@ impl RunCreate {
             "interrupt_before": self.interrupt_before,
             "interrupt_after": self.interrupt_after,
             "webhook": self.webhook,
+            "subgraphs": self.stream_subgraphs.as_ref().and_then(Value::as_bool).unwrap_or(false),
+            "resumable": self.stream_resumable.as_ref().and_then(Value::as_bool).unwrap_or(false),
+            "durability": self.durability,
         });
         RunRecord {
             run_id: run_id.to_owned(),
@@ -179,6 +191,28 @@ impl RunCreate {
         metadata.extend(self.metadata.clone().unwrap_or_default());
         metadata.insert("run_id".into(), run_id.into());
         metadata
+    }
+
+    /// The run's options, checked for a run of `graph`; a malformed one is unprocessable (422).
+    ///
+    /// `stream_subgraphs` is taken for a graph without subgraphs, whose stream is then what
+    /// LangGraph streams with it, and refused for one with subgraphs: the engine's stream does
+    /// not carry a subgraph's own events. `stream_resumable` is taken as a flag: every run's
+    /// events are kept for reconnecting clients here, resumable or not.
+    pub(crate) fn options(&self, graph: &dyn ServedGraph) -> Result<RunOptions, ServerError> {
+        if run_options::flag(self.stream_subgraphs.as_ref(), "stream_subgraphs")? && graph.has_subgraphs() {
+            return Err(ServerError::Unprocessable(
+                "`stream_subgraphs` is not supported for a graph with subgraphs: the engine does not stream \
+                 a subgraph's own events"
+                    .into(),
+            ));
+        }
+        run_options::flag(self.stream_resumable.as_ref(), "stream_resumable")?;
+        durability_of(self.durability.as_deref(), self.checkpoint_during.as_ref())?;
+        Ok(RunOptions {
+            delay: run_options::delay(self.after_seconds.as_ref())?,
+            delete_on_completion: run_options::delete_on_completion(self.on_completion.as_deref())?,
+        })
     }
 
     pub(crate) fn modes(&self) -> Result<ApiModes, ServerError> {
@@ -224,23 +258,21 @@ impl RunCreate {
         }
         config = config.interrupt_before(node_list(self.interrupt_before.as_ref(), nodes)?);
         config = config.interrupt_after(node_list(self.interrupt_after.as_ref(), nodes)?);
-        if let Some(d) = &self.durability {
-            config = config.durability(match d.as_str() {
-                "sync" => Durability::Sync,
-                "async" => Durability::Async,
-                "exit" => Durability::Exit,
-                other => return Err(ServerError::Unprocessable(format!("unknown durability `{other}`"))),
-            });
+        if let Some(d) = durability_of(self.durability.as_deref(), self.checkpoint_during.as_ref())? {
+            config = config.durability(d);
         }
         Ok(config)
     }
 }
 
-/// `interrupt_before`/`interrupt_after`: a list of nodes, or `"*"` for all.
+/// `interrupt_before`/`interrupt_after`: a list of nodes, or `"*"` for all of the graph's own
+/// nodes (not `__start__`, which LangGraph hides from `"*"`).
 fn node_list(value: Option<&Value>, nodes: &[String]) -> Result<Vec<String>, ServerError> {
     match value {
         None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::String(s)) if s == "*" => Ok(nodes.to_vec()),
+        Some(Value::String(s)) if s == "*" => {
+            Ok(nodes.iter().filter(|n| n.as_str() != START && n.as_str() != END).cloned().collect())
+        }
         Some(Value::Array(list)) => list
             .iter()
             .map(|v| {

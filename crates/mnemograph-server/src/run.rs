@@ -97,6 +97,8 @@ pub(crate) struct RunHandle {
     /// When the run finished, once it has: what its retention counts from.
     done: watch::Sender<Option<Instant>>,
     stop: watch::Sender<Option<Stop>>,
+    /// When the run may start (`after_seconds`); `None` for a run that may start at once.
+    due: Option<Instant>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -118,7 +120,19 @@ impl RunHandle {
             output: Mutex::new(Value::Null),
             done: watch::channel(None).0,
             stop: watch::channel(None).0,
+            due: None,
         }
+    }
+
+    /// The same run, not to start before `at`.
+    pub(crate) fn not_before(mut self, at: Instant) -> Self {
+        self.due = Some(at);
+        self
+    }
+
+    /// Whether the run may start at `now`.
+    pub(crate) fn is_due(&self, now: Instant) -> bool {
+        self.due.is_none_or(|at| at <= now)
     }
 
     pub(crate) fn run_id(&self) -> String {

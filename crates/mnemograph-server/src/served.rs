@@ -73,6 +73,8 @@ pub(crate) trait ServedGraph: Send + Sync {
     fn fields(&self) -> Vec<&'static str>;
     /// The graph's node names.
     fn nodes(&self) -> Vec<String>;
+    /// Whether a node is a subgraph, whose own events the engine's stream does not carry.
+    fn has_subgraphs(&self) -> bool;
     /// The graph's nodes and edges in LangGraph's JSON.
     fn layout(&self) -> Value;
     /// Runs the graph (after the hooks' `before_run`), yielding its stream as the API's events.
@@ -238,6 +240,10 @@ impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
 
     fn nodes(&self) -> Vec<String> {
         self.graph.node_names().map(str::to_owned).collect()
+    }
+
+    fn has_subgraphs(&self) -> bool {
+        self.graph.has_subgraphs()
     }
 
     fn layout(&self) -> Value {

@@ -1,6 +1,6 @@
-//! The Python SDK flows against a cluster of two servers on one MySQL database and one Redis: the
-//! client talks to a server that runs no runs, so every run is queued, run by the other server,
-//! and streamed back through Redis.
+//! The Python SDK flows (`sdk_flows.py`, `surface_flows.py`) against a cluster of two servers on
+//! one MySQL database and one Redis: the client talks to a server that runs no runs, so every run
+//! is queued, run by the other server, and streamed back through Redis.
 
 mod support;
 
@@ -14,9 +14,23 @@ use mnemograph_server::queue::Lease;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_flows_pass_against_a_cluster_of_two_servers() {
+    flows_on_two_servers("sdk_flows.py", "cluster_sdk").await;
+}
+
+/// The rest of the client's surface on the same pair: delayed runs wait in the shared queue, runs
+/// are cancelled and threads pruned through a process that runs none of them, and a thread's
+/// stream follows runs the other process runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rest_of_the_sdk_surface_passes_against_a_cluster_of_two_servers() {
+    flows_on_two_servers("surface_flows.py", "cluster_surface").await;
+}
+
+/// Runs the flows of `script` against a front server with no workers and a back server with 8,
+/// on a fresh database named after `label`.
+async fn flows_on_two_servers(script: &'static str, label: &str) {
     let Some(python) = support::python::python() else { return };
     let Some(redis) = support::mysql::redis_url().await else { return };
-    let Some(db) = support::mysql::fresh_database("cluster_sdk").await else { return };
+    let Some(db) = support::mysql::fresh_database(label).await else { return };
     let saver = MySqlCheckpointer::connect(&db).await.expect("connect the saver");
     saver.setup().await.expect("saver tables");
     let saver: Arc<dyn DynCheckpointer> = Arc::new(saver);
@@ -42,7 +56,7 @@ async fn the_python_sdk_flows_pass_against_a_cluster_of_two_servers() {
     let url = format!("http://{}", listener.local_addr().unwrap());
     let back_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let servers = [tokio::spawn(front.serve(listener)), tokio::spawn(back.serve(back_listener))];
-    let flows = tokio::task::spawn_blocking(move || support::python::run_flows(&python, &url)).await;
+    let flows = tokio::task::spawn_blocking(move || support::python::run_script(&python, script, &url)).await;
     for server in servers {
         server.abort();
     }

@@ -125,4 +125,10 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     pub fn node_names(&self) -> impl Iterator<Item = &str> {
         self.pregel.layout.nodes.iter().map(|n| &*n.name)
     }
+
+    /// Whether a node of this graph is a compiled graph added as a node (a subgraph), whose runs
+    /// stream under their own namespaces in LangGraph.
+    pub fn has_subgraphs(&self) -> bool {
+        self.pregel.layout.nodes.iter().any(|n| n.node.as_ref().is_some_and(|n| n.0.subgraph().is_some()))
+    }
 }

@@ -15,6 +15,15 @@ fn child() -> CompiledGraph<S> {
         .unwrap()
 }
 
+/// A graph knows whether one of its nodes is a compiled graph: the server refuses
+/// `stream_subgraphs` for those, whose own events the engine's stream does not carry.
+#[test]
+fn a_graph_with_a_subgraph_node_says_so() {
+    let parent = StateGraph::<S>::new().add_node("sub", child()).add_edge(START, "sub").compile().unwrap();
+    assert!(parent.has_subgraphs());
+    assert!(!child().has_subgraphs());
+}
+
 /// The child's checkpoints live under `"<node>:<task_id>"` with `parents` pointing at the parent's
 /// checkpoint; shared reducer keys are applied twice, as in LangGraph.
 #[tokio::test]

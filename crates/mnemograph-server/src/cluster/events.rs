@@ -1,8 +1,9 @@
 //! Run events in Redis: one stream per run (`XADD`), read by any process with blocking `XREAD`
 //! from any entry id, so a client may stream a run from a process that does not run it and
 //! resume with `Last-Event-ID`; the stream's last entry marks the run's end and carries its
-//! output. Two pub/sub channels wake the processes: one when a run is queued or a thread is freed,
-//! one when a run is asked to stop.
+//! output. Pub/sub channels wake the processes: one when a run is queued or a thread is freed,
+//! one when a run is asked to stop, and one carries the threads' state updates to every
+//! process's thread streams.
 //!
 //! Each stream keeps about its latest `max_len` entries (`XADD MAXLEN ~`): a client resuming
 //! from an id that was trimmed away gets the entries still kept, from the oldest, as LangGraph's
@@ -31,6 +32,7 @@ use super::tables;
 use crate::error::{Result, ServerError};
 use crate::run::Stop;
 use crate::sse::{Frame, Frames};
+use crate::thread_updates::ThreadUpdate;
 
 /// The name of the entry that ends a run's stream.
 const END: &str = "__end__";
@@ -68,6 +70,8 @@ pub(super) enum Signal {
     Wake,
     /// A run is asked to stop.
     Stop(String, Stop),
+    /// A thread's state was updated through the API.
+    StateUpdate(ThreadUpdate),
 }
 
 /// One read of a run's stream.
@@ -181,17 +185,41 @@ impl Events {
         }
     }
 
+    /// Tells every process that a thread's state was updated: `<thread_id> <event data>`.
+    /// Returns whether Redis took the message.
+    pub(super) async fn state_update(&self, update: &ThreadUpdate) -> bool {
+        let mut conn = self.conn.clone();
+        let mut message = Vec::with_capacity(update.thread_id.len() + 1 + update.data.len());
+        message.extend_from_slice(update.thread_id.as_bytes());
+        message.push(b' ');
+        message.extend_from_slice(&update.data);
+        let sent: redis::RedisResult<i64> =
+            redis::cmd("PUBLISH").arg(self.channel("state")).arg(message).query_async(&mut conn).await;
+        if let Err(e) = &sent {
+            tracing::warn!(thread_id = %update.thread_id, error = %e, "publishing a thread's state update failed");
+        }
+        sent.is_ok()
+    }
+
     /// The wake-up and stop signals, for as long as the connection lasts.
     pub(super) async fn signals(&self) -> Result<futures_util::stream::BoxStream<'static, Signal>> {
         let mut pubsub = self.client.get_async_pubsub().await.map_err(redis_error)?;
-        let (wake, stop) = (self.channel("wake"), self.channel("stop"));
+        let (wake, stop, state) = (self.channel("wake"), self.channel("stop"), self.channel("state"));
         pubsub.subscribe(&wake).await.map_err(redis_error)?;
         pubsub.subscribe(&stop).await.map_err(redis_error)?;
+        pubsub.subscribe(&state).await.map_err(redis_error)?;
         Ok(pubsub
             .into_on_message()
             .filter_map(move |msg| {
                 let signal = if msg.get_channel_name() == wake {
                     Some(Signal::Wake)
+                } else if msg.get_channel_name() == state {
+                    let bytes: Vec<u8> = msg.get_payload().unwrap_or_default();
+                    bytes.iter().position(|b| *b == b' ').map(|at| {
+                        let thread_id = String::from_utf8_lossy(&bytes[..at]).into_owned();
+                        let data = axum::body::Bytes::copy_from_slice(&bytes[at + 1..]);
+                        Signal::StateUpdate(ThreadUpdate { thread_id, data })
+                    })
                 } else {
                     let text: String = msg.get_payload().unwrap_or_default();
                     text.split_once(' ').map(|(how, run)| {

@@ -15,6 +15,7 @@ use crate::keeper::{NewRun, RecordKeeper};
 use crate::records::{RunRecord, ThreadRecord, ThreadSearch};
 use crate::retention::Retention;
 use crate::run::Stop;
+use crate::thread_updates::ThreadUpdate;
 
 /// A cluster's records, as this process reaches them.
 pub(crate) struct ClusterRecords {
@@ -84,6 +85,14 @@ impl RecordKeeper for ClusterRecords {
         Box::pin(async move { self.ledger.run(thread_id, run_id, grant).await.map(RunRef::new) })
     }
 
+    fn open_runs<'a>(
+        &'a self,
+        statuses: &'a [&'a str],
+        grant: &'a Grant,
+    ) -> BoxFuture<'a, Result<Vec<RunRecord>>> {
+        Box::pin(self.ledger.open_runs(statuses, grant))
+    }
+
     fn delete_run<'a>(
         &'a self,
         thread_id: &'a str,
@@ -95,10 +104,23 @@ impl RecordKeeper for ClusterRecords {
 
     fn create_run<'a>(&'a self, new: NewRun<'a>) -> BoxFuture<'a, Result<RunRef>> {
         // The input is read again from the request by the worker that claims the run.
-        let NewRun { graph, assistant_id, thread_id, body, modes, strategy, limits, grant, user, .. } = new;
+        let NewRun {
+            graph,
+            assistant_id,
+            thread_id,
+            body,
+            modes,
+            options,
+            strategy,
+            limits,
+            grant,
+            user,
+            ..
+        } = new;
         Box::pin(async move {
             let ids = (graph.graph_id.as_str(), assistant_id);
-            let run = self.ledger.create_run(ids, thread_id, body, modes, strategy, limits, grant, user);
+            let asked = (body, modes, options);
+            let run = self.ledger.create_run(ids, thread_id, asked, strategy, limits, grant, user);
             run.await.map(RunRef::new)
         })
     }
@@ -111,6 +133,10 @@ impl RecordKeeper for ClusterRecords {
         grant: &'a Grant,
     ) -> BoxFuture<'a, Result<RunRef>> {
         Box::pin(async move { self.ledger.cancel(thread_id, run_id, how, grant).await.map(RunRef::new) })
+    }
+
+    fn publish_state_update(&self, update: ThreadUpdate) -> BoxFuture<'_, bool> {
+        Box::pin(async move { self.ledger.events.state_update(&update).await })
     }
 
     fn sweep(&self) -> BoxFuture<'_, ()> {

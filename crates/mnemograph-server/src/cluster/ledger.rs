@@ -22,9 +22,10 @@ use crate::handle::RunView;
 use crate::limits::Limits;
 use crate::queue::mysql::db;
 use crate::queue::MySqlRunQueue;
-use crate::records::{new_thread_id, now, RunRecord, ThreadRecord, ThreadSearch};
+use crate::records::{new_thread_id, now, stamp_after, RunRecord, ThreadRecord, ThreadSearch};
 use crate::request::{Multitask, RunCreate};
 use crate::run::Stop;
+use crate::run_options::RunOptions;
 use crate::sse::Frames;
 
 /// How long deleting a thread waits for its running runs to stop before it deletes their
@@ -275,6 +276,42 @@ impl Ledger {
         Ok(RemoteRun { record, ledger: self.clone() })
     }
 
+    /// The runs whose status is one of `statuses` (`pending`, `running`), oldest first, on
+    /// every thread `grant` reaches.
+    pub(crate) async fn open_runs(&self, statuses: &[&str], grant: &Grant) -> Result<Vec<RunRecord>> {
+        let statuses: Vec<&str> =
+            statuses.iter().copied().filter(|s| matches!(*s, "pending" | "running")).collect();
+        if statuses.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marks = vec!["?"; statuses.len()].join(", ");
+        let sql = format!("SELECT {RUN_COLUMNS} FROM server_runs WHERE status IN ({marks}) ORDER BY seq");
+        let rows = statuses
+            .iter()
+            .fold(sqlx::query(&sql), |q, s| q.bind(*s))
+            .fetch_all(self.queue.pool())
+            .await
+            .map_err(db)?;
+        let runs: Vec<RunRecord> =
+            rows.iter().map(tables::run_of).collect::<sqlx::Result<_>>().map_err(db)?;
+        let mut reached: HashMap<String, bool> = HashMap::new();
+        let mut kept = Vec::with_capacity(runs.len());
+        for run in runs {
+            let reaches = match reached.get(&run.thread_id) {
+                Some(known) => *known,
+                None => {
+                    let known = self.reaches(&run.thread_id, grant).await?;
+                    reached.insert(run.thread_id.clone(), known);
+                    known
+                }
+            };
+            if reaches {
+                kept.push(run);
+            }
+        }
+        Ok(kept)
+    }
+
     pub(crate) async fn delete_run(&self, thread_id: &str, run_id: &str, grant: &Grant) -> Result<()> {
         if !self.reaches(thread_id, grant).await? {
             return Err(run_not_found(run_id));
@@ -304,8 +341,7 @@ impl Ledger {
         self: &Arc<Self>,
         (graph_id, assistant_id): (&str, &str),
         thread_id: Option<&str>,
-        body: &RunCreate,
-        modes: ApiModes,
+        (body, modes, options): (&RunCreate, ApiModes, RunOptions),
         strategy: Multitask,
         limits: &Limits,
         grant: &Grant,
@@ -315,9 +351,7 @@ impl Ledger {
         let creates = thread_id.is_none() || body.if_not_exists.as_deref() == Some("create");
         let (thread_id, temporary) = match thread_id {
             Some(id) => (id.to_owned(), false),
-            None => {
-                (Uuid::now_v7().to_string(), body.on_completion.as_deref().unwrap_or("delete") == "delete")
-            }
+            None => (Uuid::now_v7().to_string(), options.delete_on_completion),
         };
         let (run_id, thread_id) = (run_id.as_str(), thread_id.as_str());
         let (record, ended, asked) = in_tx!(self.queue.pool(), |tx| {
@@ -363,7 +397,11 @@ impl Ledger {
             .bind(thread_id)
             .execute(&mut **tx)
             .await?;
-            let record = body.run_record(run_id, thread_id, assistant_id, modes, strategy);
+            let mut record = body.run_record(run_id, thread_id, assistant_id, modes, strategy);
+            if !options.delay.is_zero() {
+                // LangGraph dates a delayed run at its start; the queue starts no run before it.
+                record.created_at = stamp_after(options.delay);
+            }
             let mut run_metadata = body.run_metadata(&metadata, run_id);
             grant.stamp(&mut run_metadata);
             let payload = json!({
@@ -375,11 +413,13 @@ impl Ledger {
             sqlx::query(
                 "INSERT INTO server_runs (run_id, thread_id, status, payload, created_at, updated_at, \
                          assistant_id, metadata, kwargs, multitask_strategy) \
-                         VALUES (?, ?, 'pending', ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), ?, ?, ?, ?)",
+                         VALUES (?, ?, 'pending', ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, UTC_TIMESTAMP(6), \
+                         ?, ?, ?, ?)",
             )
             .bind(run_id)
             .bind(thread_id)
             .bind(payload.to_string())
+            .bind(u64::try_from(options.delay.as_micros()).unwrap_or(u64::MAX))
             .bind(&record.assistant_id)
             .bind(Value::Object(record.metadata.clone()).to_string())
             .bind(record.kwargs.to_string())

@@ -33,6 +33,7 @@ use crate::queue::{Claim, Finished, Lease};
 use crate::request::RunCreate;
 use crate::run::{Plan, Stop};
 use crate::served::{RunInput, ServedGraph};
+use crate::thread_updates::ThreadUpdates;
 use crate::webhook::FinalRecord;
 
 /// How often an idle dispatcher looks at the queue without being woken: for runs whose lease ran
@@ -65,7 +66,7 @@ struct Payload {
 /// Starts this process's part of the cluster: the signal listener and, unless the cluster has
 /// no workers here, the dispatcher.
 pub(crate) fn start(cluster: &Cluster, ledger: Arc<Ledger>, app: Arc<App>) {
-    tokio::spawn(listen(ledger.clone()));
+    tokio::spawn(listen(ledger.clone(), app.thread_updates.clone()));
     if cluster.workers > 0 {
         let worker = Arc::new(Worker {
             ledger,
@@ -78,9 +79,9 @@ pub(crate) fn start(cluster: &Cluster, ledger: Arc<Ledger>, app: Arc<App>) {
     }
 }
 
-/// Forwards wake-ups to the dispatcher and stop requests to this process's runs, reconnecting
-/// when the connection drops.
-async fn listen(ledger: Arc<Ledger>) {
+/// Forwards wake-ups to the dispatcher, stop requests to this process's runs and state updates
+/// to its thread streams, reconnecting when the connection drops.
+async fn listen(ledger: Arc<Ledger>, updates: ThreadUpdates) {
     loop {
         match ledger.events.signals().await {
             Ok(mut signals) => {
@@ -90,6 +91,7 @@ async fn listen(ledger: Arc<Ledger>) {
                     match signal {
                         Signal::Wake => ledger.wake.notify_one(),
                         Signal::Stop(run_id, how) => ledger.deliver_stop(&run_id, how),
+                        Signal::StateUpdate(update) => updates.send(update),
                     }
                 }
             }

@@ -27,7 +27,9 @@ use crate::records::{RunRecord, ThreadRecord, ThreadSearch};
 use crate::registered::RegisteredGraph;
 use crate::request::{Multitask, RunCreate};
 use crate::run::Stop;
+use crate::run_options::RunOptions;
 use crate::served::RunInput;
+use crate::thread_updates::ThreadUpdate;
 
 /// A run asked for, checked against its assistant: what a keeper needs to create it.
 pub(crate) struct NewRun<'a> {
@@ -41,6 +43,8 @@ pub(crate) struct NewRun<'a> {
     pub(crate) body: &'a RunCreate,
     /// The stream modes it asked for.
     pub(crate) modes: ApiModes,
+    /// Its run-level options: when it may start, what becomes of a stateless run's thread.
+    pub(crate) options: RunOptions,
     /// Its input, read against the graph.
     pub(crate) input: RunInput,
     /// What to do when its thread is busy.
@@ -99,6 +103,14 @@ pub(crate) trait RecordKeeper: Send + Sync {
         grant: &'a Grant,
     ) -> BoxFuture<'a, Result<RunRef>>;
 
+    /// The runs not finished whose status is one of `statuses` (`pending`, `running`), on every
+    /// thread `grant` reaches.
+    fn open_runs<'a>(
+        &'a self,
+        statuses: &'a [&'a str],
+        grant: &'a Grant,
+    ) -> BoxFuture<'a, Result<Vec<RunRecord>>>;
+
     /// Deletes a finished run's record.
     fn delete_run<'a>(
         &'a self,
@@ -119,6 +131,14 @@ pub(crate) trait RecordKeeper: Send + Sync {
         how: Stop,
         grant: &'a Grant,
     ) -> BoxFuture<'a, Result<RunRef>>;
+
+    /// Tells every process of the keeper's that a thread's state was updated through the API;
+    /// `false` when the keeper reaches no other process, and the update is this process's alone
+    /// to tell.
+    fn publish_state_update(&self, update: ThreadUpdate) -> BoxFuture<'_, bool> {
+        let _ = update;
+        Box::pin(async { false })
+    }
 
     /// Frees what outlived its retention: finished runs, their events, and idle threads past
     /// the thread TTL with their checkpoints.

@@ -361,7 +361,9 @@ pub(crate) async fn finish_in(
 /// Up to `max` claims, inside one transaction.
 ///
 /// One locking read finds them all: the oldest open run of each thread, when it is pending on a
-/// thread with no run in progress or running under a lease that ran out. Runs whose rows, or
+/// thread with no run in progress or running under a lease that ran out. A run dated later than
+/// now (a delayed run, dated at its start as LangGraph dates it) neither starts nor holds up the
+/// runs queued after it until then. Runs whose rows, or
 /// whose thread's row, another transaction holds are skipped, not waited for. Each one found is
 /// checked once more for an older open run with a read that waits for locks, as the first
 /// read's check may have passed over a row another transaction held.
@@ -375,10 +377,11 @@ async fn claim_in(
         "SELECT r.seq, r.run_id, r.thread_id, r.payload, r.attempt \
          FROM server_runs r JOIN server_threads t ON t.thread_id = r.thread_id \
          WHERE r.status IN ('pending', 'running') \
-         AND ((r.status = 'pending' AND t.active_run IS NULL) \
+         AND ((r.status = 'pending' AND t.active_run IS NULL AND r.created_at <= UTC_TIMESTAMP(6)) \
               OR (r.status = 'running' AND r.lease_until < UTC_TIMESTAMP(6))) \
          AND NOT EXISTS (SELECT 1 FROM server_runs o WHERE o.thread_id = r.thread_id \
-                         AND o.status IN ('pending', 'running') AND o.seq < r.seq) \
+                         AND o.status IN ('pending', 'running') AND o.seq < r.seq \
+                         AND (o.status = 'running' OR o.created_at <= UTC_TIMESTAMP(6))) \
          ORDER BY r.seq LIMIT ? FOR UPDATE SKIP LOCKED",
     )
     .bind(max as u64)
@@ -394,7 +397,7 @@ async fn claim_in(
         // it waiting is not overlooked.
         let older = sqlx::query(
             "SELECT seq FROM server_runs WHERE thread_id = ? AND status IN ('pending', 'running') AND seq < ? \
-             LIMIT 1 LOCK IN SHARE MODE",
+             AND (status = 'running' OR created_at <= UTC_TIMESTAMP(6)) LIMIT 1 LOCK IN SHARE MODE",
         )
         .bind(&thread_id)
         .bind(seq)

@@ -1,9 +1,11 @@
 //! The HTTP routes, grouped as the LangGraph server API groups them.
 
 mod assistants;
+mod bulk;
 mod crons;
 mod runs;
 mod store;
+mod thread_streams;
 mod threads;
 
 use std::sync::Arc;
@@ -23,6 +25,8 @@ pub(crate) fn router(app: Arc<App>, auth: Authenticator) -> Router {
         .merge(crons::routes())
         .merge(threads::routes())
         .merge(runs::routes())
+        .merge(bulk::routes())
+        .merge(thread_streams::routes())
         .merge(store::routes())
         .route_layer(middleware::from_fn_with_state(auth, authenticate))
         .route("/ok", get(|| async { Json(json!({ "ok": true })) }))

@@ -37,7 +37,8 @@ pub(super) fn routes() -> Router<Arc<App>> {
         .route("/runs/wait", post(stateless_wait))
 }
 
-fn parse(body: &Bytes) -> Result<RunCreate> {
+/// A run request's body; one without an `assistant_id` is unprocessable.
+pub(super) fn parse(body: &Bytes) -> Result<RunCreate> {
     let run: RunCreate = body_or_default(body)?;
     if run.assistant_id.is_empty() {
         return Err(ServerError::Unprocessable("`assistant_id` is required".into()));
@@ -53,7 +54,7 @@ fn with_location(mut response: Response, location: &str) -> Response {
 }
 
 /// Creates a run as `caller` may: on a thread it reaches, stamped with its grant.
-async fn start(
+pub(super) async fn start(
     app: &Arc<App>,
     caller: &Caller,
     thread_id: Option<&str>,

@@ -20,6 +20,7 @@ use crate::error::{Result, ServerError};
 use crate::page::Count;
 use crate::records::{ThreadRecord, ThreadSearch};
 use crate::registered::RegisteredGraph;
+use crate::thread_updates::ThreadUpdate;
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -248,12 +249,28 @@ async fn update_state(
         config = config.checkpoint_id(cp);
     }
     let saved = assistant.graph.update_state(config, values, u.as_node).await?;
+    announce_state(&app, assistant, &id).await;
     let address = json!({
         "thread_id": saved.thread_id,
         "checkpoint_ns": saved.checkpoint_ns,
         "checkpoint_id": saved.checkpoint_id,
     });
     Ok(Json(json!({ "checkpoint": address, "configurable": address, "checkpoint_id": saved.checkpoint_id })))
+}
+
+/// Tells the thread's streams its new state (`state_update`), as LangGraph's server does after a
+/// state update. A state that cannot be read back is not told, rather than failing the update,
+/// which is done.
+async fn announce_state(app: &App, graph: &RegisteredGraph, thread_id: &str) {
+    let state = match graph.graph.state(RunConfig::thread(thread_id)).await {
+        Ok(state) => state.unwrap_or_else(empty_state),
+        Err(e) => {
+            tracing::warn!(thread_id, error = %e, "reading a thread's state after its update failed");
+            return;
+        }
+    };
+    let data = json!({ "state": state, "thread_id": thread_id }).to_string().into();
+    app.state_updated(ThreadUpdate { thread_id: thread_id.to_owned(), data }).await;
 }
 
 #[derive(Debug, Default, Deserialize)]

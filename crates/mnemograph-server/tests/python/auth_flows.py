@@ -243,4 +243,32 @@ def a_cron_is_its_makers_and_runs_as_its_maker():
     assert alice.threads.get_state(tid)["values"]["log"][0] == "user:alice"
 
 
+@flow
+def bulk_operations_touch_only_ones_own():
+    tid = alice.threads.create(metadata={"flow": TAG})["thread_id"]
+    alice.runs.wait(tid, "chain", input={"log": []})
+    delayed = alice.runs.create(tid, "chain", input={"log": []}, after_seconds=30, multitask_strategy="enqueue")
+    rid = delayed["run_id"]
+    # Bob cancels, prunes and streams nothing of alice's: as if none of it existed.
+    refused(lambda: bob.runs.cancel_many(thread_id=tid, run_ids=[rid]))
+    refused(lambda: bob.runs.cancel_many(status="pending"))
+    refused(lambda: bob.threads.prune([tid]))
+    refused(lambda: bob.threads.prune([tid], strategy="keep_latest"))
+    refused(lambda: bob.threads.join_stream(tid, last_event_id="-"))
+    assert alice.runs.get(tid, rid)["status"] == "pending"
+    assert alice.threads.get(tid)["values"]["log"] == ["a", "b"]
+    assert len(alice.threads.get_history(tid)) == 4
+    # A prune naming alice's thread beside his own touches neither.
+    mine = bob.threads.create(metadata={"flow": TAG})["thread_id"]
+    refused(lambda: bob.threads.prune([mine, tid]))
+    assert bob.threads.get(mine)["thread_id"] == mine
+    # His own bulk calls reach his own only; alice's reach hers.
+    assert bob.threads.prune([mine]) == {"pruned_count": 1}
+    alice.runs.cancel_many(status="pending")
+    assert alice.runs.get(tid, rid)["status"] == "interrupted"
+    runs = bob.runs.create_batch([{"assistant_id": "whoami", "input": {"log": []}, "on_completion": "keep"}])
+    assert bob.runs.join(runs[0]["thread_id"], runs[0]["run_id"])["log"] == ["user:bob"]
+    refused(lambda: alice.threads.get(runs[0]["thread_id"]))
+
+
 finish()

@@ -160,6 +160,25 @@ impl RecordKeeper for LocalRecords {
         Box::pin(async move { self.0.run(thread_id, run_id, grant).map(RunRef::new) })
     }
 
+    fn open_runs<'a>(
+        &'a self,
+        statuses: &'a [&'a str],
+        grant: &'a Grant,
+    ) -> BoxFuture<'a, Result<Vec<RunRecord>>> {
+        Box::pin(async move {
+            let tables = self.0.tables();
+            let mut runs: Vec<RunRecord> = tables
+                .runs
+                .values()
+                .map(|r| r.record())
+                .filter(|r| !r.is_finished() && statuses.contains(&r.status))
+                .filter(|r| tables.threads.get(&r.thread_id).is_some_and(|t| grant.admits(&t.metadata)))
+                .collect();
+            runs.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+            Ok(runs)
+        })
+    }
+
     fn delete_run<'a>(
         &'a self,
         thread_id: &'a str,

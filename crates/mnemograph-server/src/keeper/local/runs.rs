@@ -2,9 +2,11 @@
 //! the multitask strategy, started, queued or settled unstarted, run, and settled when it ends,
 //! starting the thread's next queued run.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::Local;
@@ -13,7 +15,7 @@ use crate::error::{thread_busy, thread_not_found, Result};
 use crate::exec::{self, Outcome};
 use crate::hooks::RunContext;
 use crate::keeper::NewRun;
-use crate::records::{new_thread_id, now, RunRecord, ThreadRecord};
+use crate::records::{new_thread_id, now, stamp_after, RunRecord, ThreadRecord};
 use crate::request::Multitask;
 use crate::run::{Plan, RunHandle, Stop};
 use crate::served::ServedGraph;
@@ -23,8 +25,19 @@ impl Local {
     /// Creates a run on its thread (a new temporary thread when none is named) and starts it,
     /// queues it or refuses it, by the thread's state and the request's `multitask_strategy`.
     pub(super) fn create_run(self: &Arc<Self>, new: NewRun<'_>) -> Result<Arc<RunHandle>> {
-        let NewRun { graph, assistant_id, thread_id, body, modes, input, strategy, limits, grant, user } =
-            new;
+        let NewRun {
+            graph,
+            assistant_id,
+            thread_id,
+            body,
+            modes,
+            options,
+            input,
+            strategy,
+            limits,
+            grant,
+            user,
+        } = new;
         let mut owned = Map::new();
         grant.stamp(&mut owned);
         let run_id = Uuid::now_v7().to_string();
@@ -47,7 +60,7 @@ impl Local {
             None => {
                 let id = Uuid::now_v7().to_string();
                 tables.threads.insert(id.clone(), ThreadRecord::new(id.clone(), owned));
-                if body.on_completion.as_deref().unwrap_or("delete") == "delete" {
+                if options.delete_on_completion {
                     tables.temporary.insert(id.clone());
                 }
                 id
@@ -65,46 +78,72 @@ impl Local {
         let mut metadata = body.run_metadata(&thread.metadata, &run_id);
         grant.stamp(&mut metadata);
         let config = body.run_config(&thread_id, &metadata, &graph.graph.nodes(), user)?;
-        let record = body.run_record(&run_id, &thread_id, assistant_id, modes, strategy);
-        let run = Arc::new(RunHandle::new(
+        let mut record = body.run_record(&run_id, &thread_id, assistant_id, modes, strategy);
+        let delayed = !options.delay.is_zero();
+        if delayed {
+            // LangGraph dates a delayed run at its start.
+            record.created_at = stamp_after(options.delay);
+        }
+        let mut run = RunHandle::new(
             record,
             Plan { input, config, modes, graph: Some(graph.graph.clone()) },
             self.retention.event_log_bytes,
             limits.max_unread_event_bytes,
-        ));
+        );
+        if delayed {
+            run = run.not_before(Instant::now() + options.delay);
+        }
+        let run = Arc::new(run);
         let mut dropped = Vec::new();
-        let start_now = if thread.is_busy() {
-            if matches!(strategy, Multitask::Interrupt | Multitask::Rollback) {
-                let how = if strategy == Multitask::Rollback { Stop::Rollback } else { Stop::Interrupt };
-                let queued: Vec<String> = thread.queue.drain(..).collect();
-                let active = thread.active.clone();
-                for id in queued.iter().chain(active.iter()) {
-                    if let Some(r) = tables.runs.get(id) {
-                        r.request_stop(how);
-                    }
+        if thread.is_busy() && matches!(strategy, Multitask::Interrupt | Multitask::Rollback) {
+            let how = if strategy == Multitask::Rollback { Stop::Rollback } else { Stop::Interrupt };
+            let queued: Vec<String> = thread.queue.drain(..).collect();
+            let active = thread.active.clone();
+            for id in queued.iter().chain(active.iter()) {
+                if let Some(r) = tables.runs.get(id) {
+                    r.request_stop(how);
                 }
-                // Queued runs never start now: they are settled below, as a cancel settles them.
-                dropped =
-                    queued.iter().filter_map(|id| tables.runs.get(id).cloned().map(|r| (r, how))).collect();
             }
-            let thread = tables.threads.get_mut(&thread_id).ok_or_else(|| thread_not_found(&thread_id))?;
-            thread.queue.push_back(run_id.clone());
-            false
-        } else {
-            thread.active = Some(run_id.clone());
-            thread.status = "busy";
-            true
-        };
+            // Queued runs never start now: they are settled below, as a cancel settles them.
+            dropped = queued.iter().filter_map(|id| tables.runs.get(id).cloned().map(|r| (r, how))).collect();
+        }
+        let thread = tables.threads.get_mut(&thread_id).ok_or_else(|| thread_not_found(&thread_id))?;
+        thread.queue.push_back(run_id.clone());
+        thread.status = "busy";
         tables.runs.insert(run_id, run.clone());
         drop(tables);
         for (old, how) in dropped {
             old.take_plan();
             self.settle_unstarted(&old, how);
         }
-        if start_now {
-            self.spawn(run.clone());
+        self.start_due(&thread_id);
+        if delayed {
+            let (local, delay) = (self.clone(), options.delay);
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                local.start_due(&thread_id);
+            });
         }
         Ok(run)
+    }
+
+    /// Starts the thread's first queued run that may start now, unless a run is in progress.
+    fn start_due(self: &Arc<Self>, thread_id: &str) {
+        let next = {
+            let mut guard = self.tables();
+            let tables = &mut *guard;
+            let Some(thread) = tables.threads.get_mut(thread_id) else { return };
+            if thread.active.is_some() {
+                return;
+            }
+            let Some(id) = take_due(&mut thread.queue, &tables.runs) else { return };
+            thread.active = Some(id.clone());
+            thread.status = "busy";
+            tables.runs.get(&id).cloned()
+        };
+        if let Some(run) = next {
+            self.spawn(run);
+        }
     }
 
     /// Asks a run to stop.
@@ -125,6 +164,10 @@ impl Local {
                 match thread {
                     Some(t) if t.queue.contains(&run_id.to_owned()) => {
                         t.queue.retain(|id| id != run_id);
+                        if !t.is_busy() {
+                            // Its last waiting run (a delayed one) is gone.
+                            t.status = "idle";
+                        }
                         true
                     }
                     _ => false,
@@ -196,7 +239,8 @@ impl Local {
             self.webhooks.deliver(target, FinalRecord::new(run.record(), &outcome, &settled, started_at));
         }
         let next = {
-            let mut tables = self.tables();
+            let mut guard = self.tables();
+            let tables = &mut *guard;
             if let Outcome::Stopped(Stop::Rollback) = outcome {
                 tables.runs.remove(&record.run_id);
             }
@@ -214,14 +258,18 @@ impl Local {
                     thread.active = None;
                 }
                 if thread.active.is_none() {
-                    if let Some(id) = thread.queue.pop_front() {
+                    if let Some(id) = take_due(&mut thread.queue, &tables.runs) {
                         thread.active = Some(id.clone());
-                        thread.status = "busy";
                         next = tables.runs.get(&id).cloned();
                     }
                 }
+                if thread.is_busy() {
+                    // A run in progress, or runs waiting for their start.
+                    thread.status = "busy";
+                }
             }
-            if temporary && next.is_none() {
+            let waiting = tables.threads.get(thread_id).is_some_and(|t| t.is_busy());
+            if temporary && !waiting {
                 tables.temporary.remove(thread_id);
                 tables.threads.remove(thread_id);
                 tables.runs.remove(&record.run_id);
@@ -241,6 +289,14 @@ impl Local {
             None => {}
         }
     }
+}
+
+/// Takes the first run of `queue` that may start now, dropping ids of runs no longer kept.
+fn take_due(queue: &mut VecDeque<String>, runs: &HashMap<String, Arc<RunHandle>>) -> Option<String> {
+    queue.retain(|id| runs.contains_key(id));
+    let now = Instant::now();
+    let at = queue.iter().position(|id| runs.get(id).is_some_and(|r| r.is_due(now)))?;
+    queue.remove(at)
 }
 
 /// What hooks learn of a run.
