@@ -372,13 +372,18 @@ impl Worker {
         let (run_id, thread_id) = (&claim.run.run_id, &claim.run.thread_id);
         in_tx!(self.ledger.queue.pool(), |tx| {
             if !finish_in(tx, claim, how).await? {
-                // Deleted with its thread (its end is still announced), or taken over.
-                let exists = sqlx::query("SELECT 1 FROM server_runs WHERE run_id = ?")
+                // Deleted with its thread (its end is still announced), taken over, or ended by
+                // an earlier try of this very transaction whose commit answer was lost (the
+                // server went away after committing): its end is recorded, and it is ours.
+                let row = sqlx::query("SELECT status, attempt, worker FROM server_runs WHERE run_id = ?")
                     .bind(run_id)
                     .fetch_optional(&mut **tx)
-                    .await?
-                    .is_some();
-                return Ok(Ok(if exists { None } else { Some(false) }));
+                    .await?;
+                let Some(row) = row else { return Ok(Ok(Some(false))) };
+                let ours = row.try_get::<String, _>("status")? == how.status()
+                    && row.try_get::<u32, _>("attempt")? == claim.attempt
+                    && row.try_get::<Option<String>, _>("worker")?.is_none();
+                return Ok(Ok(if ours { Some(false) } else { None }));
             }
             if let Outcome::Stopped(Stop::Rollback) = outcome {
                 sqlx::query("DELETE FROM server_runs WHERE run_id = ?")
