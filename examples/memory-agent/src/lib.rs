@@ -82,6 +82,7 @@
 //! | `servers` | all of the above |
 
 mod agent;
+mod answers;
 mod clients;
 mod compact;
 mod config;
@@ -98,6 +99,7 @@ mod importance;
 mod memory;
 mod nodes;
 mod offline;
+mod passages;
 mod question;
 mod settings;
 mod state;
@@ -109,6 +111,7 @@ mod when;
 mod whose;
 
 pub use agent::{build_graph, Agent, CheckpointSize, Turn};
+pub use answers::{answering_first, Answers};
 pub use compact::{
     compact_user, compact_users, render_compaction, CompactPolicy, CompactReason, SessionCompaction,
 };
@@ -124,7 +127,7 @@ pub use demo::{
 };
 pub use demo::{AFTER_COMPACTION, DEMO_COMPACT_AFTER_DAYS};
 pub use embedder::{
-    EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_NEWER_FIRST, MULTILINGUAL_RULE_SIMILARITY,
+    EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_ANSWER_SHARE, MULTILINGUAL_NEWER_FIRST, MULTILINGUAL_RULE_SIMILARITY,
 };
 pub use endpoint::OpenAiEndpoint;
 pub use error::{redact, Error, Result};
@@ -138,10 +141,11 @@ pub use nodes::{
     build_request, call_model, exchanges_in_reach, retrieve, save_memory, system_prompt, AgentContext,
 };
 pub use offline::{OfflineModel, OFFLINE_NOTICE};
+pub use passages::{sentences, Passages};
 pub use question::{is_question, is_request};
 pub use settings::Settings;
 pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate};
 pub use summarizer::{extractive_summary, AgentSummarizer};
 pub use trim::{request_tokens, trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
 pub use when::{time_window, TimeWindow};
-pub use whose::{about_someone_else, asks_about_the_user};
+pub use whose::{about_someone_else, asks_about_the_user, remarks_on_something};
