@@ -138,7 +138,8 @@ impl Agent {
         let checkpointer = config.connect_checkpointer().await?;
         let embedder = config.embedder.load()?;
         let memory = config.connect_memory_with(Arc::clone(&embedder)).await?;
-        let answers = config.embedder.answer_share().map(|share| Answers::new(Passages::new(embedder), share));
+        let answers =
+            config.embedder.answer_share().map(|share| Answers::new(Passages::new(embedder), share));
         // The update path follows the model: an LLM judges supersession when there is one,
         // the offline rule otherwise.
         let consolidator = match config.model {

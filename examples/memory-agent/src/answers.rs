@@ -45,20 +45,24 @@ impl Answers {
             return Ok(own);
         }
         let said: Vec<&str> = own.iter().map(|h| user_line(&h.record.content)).collect();
-        let matches = self.passages.best(question, &said).await.map_err(mnemograph_memory::Error::Embedding)?;
+        let matches =
+            self.passages.best(question, &said).await.map_err(mnemograph_memory::Error::Embedding)?;
         Ok(answering_first(own, &matches, self.share))
     }
 }
 
+/// A hit with how well it matches the question.
+type Scored = (MemoryHit, f64);
+
 /// `hits` with those whose `matches` are at least `share` of the best first, newest first (better
 /// match first within a second), then the rest in their order.
-pub fn answering_first(hits: Vec<MemoryHit>, matches: &[f64], share: f64) -> Vec<MemoryHit> {
+fn answering_first(hits: Vec<MemoryHit>, matches: &[f64], share: f64) -> Vec<MemoryHit> {
     let best = matches.iter().copied().fold(f64::MIN, f64::max);
     if best <= 0.0 {
         return hits;
     }
-    let (mut answering, rest): (Vec<(MemoryHit, f64)>, Vec<(MemoryHit, f64)>) =
-        hits.into_iter().zip(matches.iter().copied()).partition(|(_, m)| *m >= share * best);
+    let scored = hits.into_iter().zip(matches.iter().copied());
+    let (mut answering, rest): (Vec<Scored>, Vec<Scored>) = scored.partition(|(_, m)| *m >= share * best);
     answering.sort_by(|a, b| b.0.record.created_at.cmp(&a.0.record.created_at).then(b.1.total_cmp(&a.1)));
     answering.into_iter().chain(rest).map(|(h, _)| h).collect()
 }

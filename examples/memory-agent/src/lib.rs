@@ -9,6 +9,9 @@
 //!   mnemograph-memory's [`Memory`](mnemograph_memory::Memory) API and recalled by `retrieve` for later
 //!   sessions, scoped to the user (embedded, or Milvus). A statement that changes an older fact
 //!   retires the older memory (mnemograph-memory's `Consolidator`), so it is no longer recalled.
+//!   For a question about the user, the user's own statements come before remarks on things
+//!   and news of other people ([`remarks_on_something`], [`about_someone_else`]), and among them
+//!   the newest that answers the question comes first ([`Answers`]), however it was worded.
 //!   Recall also reaches the current session's exchanges that trimming dropped from the request
 //!   ([`exchanges_in_reach`]), and a question that names a time ("yesterday", "上周") recalls
 //!   from that window only ([`time_window`]).
@@ -111,7 +114,7 @@ mod when;
 mod whose;
 
 pub use agent::{build_graph, Agent, CheckpointSize, Turn};
-pub use answers::{answering_first, Answers};
+pub use answers::Answers;
 pub use compact::{
     compact_user, compact_users, render_compaction, CompactPolicy, CompactReason, SessionCompaction,
 };
@@ -127,7 +130,8 @@ pub use demo::{
 };
 pub use demo::{AFTER_COMPACTION, DEMO_COMPACT_AFTER_DAYS};
 pub use embedder::{
-    EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_ANSWER_SHARE, MULTILINGUAL_NEWER_FIRST, MULTILINGUAL_RULE_SIMILARITY,
+    EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_ANSWER_SHARE, MULTILINGUAL_NEWER_FIRST,
+    MULTILINGUAL_RULE_SIMILARITY,
 };
 pub use endpoint::OpenAiEndpoint;
 pub use error::{redact, Error, Result};

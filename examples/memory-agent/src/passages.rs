@@ -75,16 +75,16 @@ impl Passages {
     ///
     /// # Errors
     /// The model's failure.
-    pub async fn best(
-        &self,
-        question: &str,
-        texts: &[&str],
-    ) -> Result<Vec<f64>, BoxError> {
+    pub async fn best(&self, question: &str, texts: &[&str]) -> Result<Vec<f64>, BoxError> {
         let split: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();
         let missing: Vec<String> = {
             let cache = self.vectors.lock().unwrap_or_else(PoisonError::into_inner);
-            let mut missing: Vec<String> =
-                split.iter().flatten().filter(|s| !cache.contains_key(**s)).map(|s| (*s).to_owned()).collect();
+            let mut missing: Vec<String> = split
+                .iter()
+                .flatten()
+                .filter(|s| !cache.contains_key(**s))
+                .map(|s| (*s).to_owned())
+                .collect();
             missing.sort_unstable();
             missing.dedup();
             missing

@@ -152,9 +152,31 @@ const THING_OPENINGS_EN: &[&str] =
 /// Pieces of content a user reports taking in; what they are "about" is their topic, not
 /// something the user has.
 const CONTENT_EN: &[&str] = &[
-    "article", "articles", "talk", "talks", "video", "videos", "documentary", "podcast", "book", "show",
-    "post", "story", "news", "programme", "program", "film", "movie", "lecture", "interview", "episode",
-    "read", "watched", "saw", "heard", "listened",
+    "article",
+    "articles",
+    "talk",
+    "talks",
+    "video",
+    "videos",
+    "documentary",
+    "podcast",
+    "book",
+    "show",
+    "post",
+    "story",
+    "news",
+    "programme",
+    "program",
+    "film",
+    "movie",
+    "lecture",
+    "interview",
+    "episode",
+    "read",
+    "watched",
+    "saw",
+    "heard",
+    "listened",
 ];
 
 /// The same in Chinese: pieces of content and taking them in.
