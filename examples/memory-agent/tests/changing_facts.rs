@@ -2,7 +2,8 @@
 //! other language, among chit-chat that names the same things (`support/changing_facts`), run
 //! end to end through [`Agent::chat`] with the main command's defaults, in process and on Milvus
 //! (`MILVUS_URL`). After six sessions each user asks about each of their facts, one new session
-//! per question, and the recalled memories are traced back to the turns that made them.
+//! per question, and the recalled memories are traced back to the turns that made them. Each
+//! turn is dated a second after the one before it.
 //!
 //! Measured per question: whether a memory stating the current value is among the first three
 //! recalled (recall@3) or first (top-1), whether one stating a replaced value comes before it,
@@ -71,8 +72,14 @@ impl Outcome {
 /// and the questions took.
 async fn run(agent: &Agent, users: &[User]) -> (Vec<Outcome>, Duration, Duration, usize) {
     let (mut outcomes, mut chatting, mut asking, mut said) = (Vec::new(), Duration::ZERO, Duration::ZERO, 0);
+    let mut second = 0;
     for user in users {
         for turn in &user.turns {
+            // Each turn a second after the one before: memories are dated to the second, and a
+            // machine writes many turns a second, so which of two statements is newer would
+            // otherwise depend on its speed.
+            second += 1;
+            agent.context().clock.set_offset(second);
             let started = Instant::now();
             let result = agent.chat(&user.id, &turn.session, &turn.text).await.expect("a turn");
             let Label::Question { subject } = turn.label else {
