@@ -171,10 +171,11 @@ pub const MULTILINGUAL_RULE_SIMILARITY: f64 = 0.7;
 /// above its newer version (its sweep is in docs/benchmarks/memory-quality.md).
 pub const MULTILINGUAL_NEWER_FIRST: f64 = 0.2;
 
-/// [`EmbedderChoice::answer_share`] with the multilingual encoder: half. The encoder scores a
-/// question against a sentence that answers it two to three times as high as against one about
-/// another fact of the same user, while two answers to the same question, worded apart or in the
-/// other language, often differ by a third.
+/// [`EmbedderChoice::answer_share`] with the multilingual encoder: half. The encoder matches a
+/// question far better with a sentence that answers it than with one about another fact of the
+/// same user, while two answers to the same question, worded apart or in the other language, can
+/// match it quite differently; half keeps both and leaves most others out (its sweep is in
+/// docs/benchmarks/memory-quality.md).
 pub const MULTILINGUAL_ANSWER_SHARE: f64 = 0.5;
 
 /// The endpoint's embeddings client.

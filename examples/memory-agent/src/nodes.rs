@@ -260,10 +260,9 @@ pub async fn call_model(
 
 /// `save_memory`: writes this turn (question and answer) to long-term memory, on the hot path,
 /// with the importance [`AgentContext::importance`] gives it (the model's score, or the offline
-/// rule), and when the user stated something of themselves, retires the older memories it
-/// supersedes (the update
-/// path: "I moved to Shanghai" retires "I live in Beijing", so later sessions recall only the
-/// new fact). The reasons land in [`AgentState::retired`]. When the chat model's decision fails,
+/// rule), and when the user stated something, retires the older memories it supersedes (the
+/// update path: "I moved to Shanghai" retires "I live in Beijing", so later sessions recall only
+/// the new fact; with the offline rule, only statements the user makes of themselves). The reasons land in [`AgentState::retired`]. When the chat model's decision fails,
 /// the offline rule decides and the reasons say so ([`FallbackDecider`](crate::FallbackDecider)).
 ///
 /// # Errors
@@ -282,10 +281,11 @@ pub async fn save_memory(
         .importance(ctx.importance.score(&question, &answer).await)
         .meta("thread_id", crate::thread_id(&s.user_id, &s.session_id))
         .created_at(ctx.clock.now());
-    // Only what the user says of themselves replaces what they said of themselves before: a
-    // remark on a car, or news of a neighbour's car, names the same things as "I drive a Civic"
-    // without changing it.
-    let statement = !is_question(&question) && own_statement(&question);
+    // The offline rule judges by similarity alone, so only what the user says of themselves goes
+    // to it: a remark on a car, or news of a neighbour's car, names the same things as "I drive a
+    // Civic" without changing it. The chat model judges what changed, so it sees every statement.
+    let judged = matches!(ctx.consolidator, AgentConsolidator::Llm(_)) || own_statement(&question);
+    let statement = !is_question(&question) && judged;
     let (_, report) = ctx.consolidator.save_turn(&ctx.memory, turn, statement).await?;
     Ok(AgentStateUpdate::retired(report.retired.into_iter().map(|r| r.reason).collect::<Vec<_>>()))
 }
