@@ -9,12 +9,14 @@ use mnemograph_core::prelude::*;
 use mnemograph_core::GraphStream;
 use mnemograph_memory::MemoryHit;
 
+use crate::answers::Answers;
 use crate::compact::{compact_users, CompactPolicy, SessionCompaction};
 use crate::config::{Config, ModelChoice};
 use crate::consolidate::AgentConsolidator;
 use crate::error::{Error, Result};
 use crate::importance::ImportanceScorer;
 use crate::nodes::{call_model, retrieve, save_memory, AgentContext};
+use crate::passages::Passages;
 use crate::settings::Settings;
 use crate::state::{last_text, thread_id, AgentState, AgentStateUpdate};
 use crate::summarizer::AgentSummarizer;
@@ -134,7 +136,10 @@ impl Agent {
         // The checkpointer first: if its server is missing, no Milvus collection has been
         // created for nothing (connecting creates it).
         let checkpointer = config.connect_checkpointer().await?;
-        let memory = config.connect_memory().await?;
+        let embedder = config.embedder.load()?;
+        let memory = config.connect_memory_with(Arc::clone(&embedder)).await?;
+        let answers =
+            config.embedder.answer_share().map(|share| Answers::new(Passages::new(embedder), share));
         // The update path follows the model: an LLM judges supersession when there is one,
         // the offline rule otherwise.
         let consolidator = match config.model {
@@ -150,7 +155,8 @@ impl Agent {
             .with_consolidator(consolidator)
             .with_importance(importance)
             .with_summarizer(summarizer)
-            .with_max_context_tokens(settings.max_context_tokens);
+            .with_max_context_tokens(settings.max_context_tokens)
+            .with_answers(answers);
         Self::new(context, checkpointer)
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use mnemograph_checkpoint_sqlite::{SqliteCheckpointer, SqliteStore};
 use mnemograph_core::checkpoint::{DynCheckpointer, InMemoryCheckpointer};
-use mnemograph_core::store::IndexConfig;
+use mnemograph_core::store::{DynEmbeddings, IndexConfig};
 use mnemograph_memory::EmbeddedMemory;
 use mnemograph_models::{ChatModelExt, SharedChatModel};
 
@@ -403,7 +403,14 @@ impl Config {
     /// [`Error::Backend`] when it refuses the collection (one made for vectors of another length,
     /// for instance).
     pub async fn connect_memory(&self) -> Result<AgentMemory> {
-        let embedder = self.embedder.load()?;
+        self.connect_memory_with(self.embedder.load()?).await
+    }
+
+    /// [`connect_memory`](Self::connect_memory) with the embedding model already loaded.
+    ///
+    /// # Errors
+    /// As [`connect_memory`](Self::connect_memory), the model's loading aside.
+    pub async fn connect_memory_with(&self, embedder: Arc<dyn DynEmbeddings>) -> Result<AgentMemory> {
         match &self.memory {
             MemoryChoice::Embedded => {
                 Ok(EmbeddedMemory::from_arc(embedder).rerank(self.embedder.rerank()).into())

@@ -132,6 +132,17 @@ impl EmbedderChoice {
         }
     }
 
+    /// The share of the best match (cosine similarity of a sentence to the question) from which
+    /// one of the user's statements answers a question about the user too, which puts the newest
+    /// such statement first ([`Answers`](crate::Answers)). It belongs to the model: on with the
+    /// multilingual encoder, off with the others.
+    pub fn answer_share(&self) -> Option<f64> {
+        match self {
+            Self::Multilingual { .. } => Some(MULTILINGUAL_ANSWER_SHARE),
+            Self::OpenAi { .. } | Self::Hashing => None,
+        }
+    }
+
     /// How the main command reranks with this model: the library's defaults and
     /// [`newer_first`](Self::newer_first).
     pub fn rerank(&self) -> RerankConfig {
@@ -159,6 +170,13 @@ pub const MULTILINGUAL_RULE_SIMILARITY: f64 = 0.7;
 /// [`MULTILINGUAL_RULE_SIMILARITY`], no outdated fact of the bilingual quality benchmark ranks
 /// above its newer version (its sweep is in docs/benchmarks/memory-quality.md).
 pub const MULTILINGUAL_NEWER_FIRST: f64 = 0.2;
+
+/// [`EmbedderChoice::answer_share`] with the multilingual encoder: half. The encoder matches a
+/// question far better with a sentence that answers it than with one about another fact of the
+/// same user, while two answers to the same question, worded apart or in the other language, can
+/// match it quite differently; half keeps both and leaves most others out (its sweep is in
+/// docs/benchmarks/memory-quality.md).
+pub const MULTILINGUAL_ANSWER_SHARE: f64 = 0.5;
 
 /// The endpoint's embeddings client.
 #[cfg(feature = "openai")]

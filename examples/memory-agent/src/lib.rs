@@ -9,6 +9,9 @@
 //!   mnemograph-memory's [`Memory`](mnemograph_memory::Memory) API and recalled by `retrieve` for later
 //!   sessions, scoped to the user (embedded, or Milvus). A statement that changes an older fact
 //!   retires the older memory (mnemograph-memory's `Consolidator`), so it is no longer recalled.
+//!   For a question about the user, the user's own statements come before remarks on things
+//!   and news of other people ([`remarks_on_something`], [`about_someone_else`]), and among them
+//!   the newest that answers the question comes first ([`Answers`]), however it was worded.
 //!   Recall also reaches the current session's exchanges that trimming dropped from the request
 //!   ([`exchanges_in_reach`]), and a question that names a time ("yesterday", "上周") recalls
 //!   from that window only ([`time_window`]).
@@ -82,6 +85,7 @@
 //! | `servers` | all of the above |
 
 mod agent;
+mod answers;
 mod clients;
 mod compact;
 mod config;
@@ -98,6 +102,7 @@ mod importance;
 mod memory;
 mod nodes;
 mod offline;
+mod passages;
 mod question;
 mod settings;
 mod state;
@@ -109,6 +114,7 @@ mod when;
 mod whose;
 
 pub use agent::{build_graph, Agent, CheckpointSize, Turn};
+pub use answers::Answers;
 pub use compact::{
     compact_user, compact_users, render_compaction, CompactPolicy, CompactReason, SessionCompaction,
 };
@@ -124,7 +130,8 @@ pub use demo::{
 };
 pub use demo::{AFTER_COMPACTION, DEMO_COMPACT_AFTER_DAYS};
 pub use embedder::{
-    EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_NEWER_FIRST, MULTILINGUAL_RULE_SIMILARITY,
+    EmbedderChoice, DEFAULT_OPENAI_DIMS, HASHING_DIMS, MULTILINGUAL_ANSWER_SHARE, MULTILINGUAL_NEWER_FIRST,
+    MULTILINGUAL_RULE_SIMILARITY,
 };
 pub use endpoint::OpenAiEndpoint;
 pub use error::{redact, Error, Result};
@@ -138,10 +145,11 @@ pub use nodes::{
     build_request, call_model, exchanges_in_reach, retrieve, save_memory, system_prompt, AgentContext,
 };
 pub use offline::{OfflineModel, OFFLINE_NOTICE};
+pub use passages::{sentences, Passages};
 pub use question::{is_question, is_request};
 pub use settings::Settings;
 pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate};
 pub use summarizer::{extractive_summary, AgentSummarizer};
 pub use trim::{request_tokens, trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
 pub use when::{time_window, TimeWindow};
-pub use whose::{about_someone_else, asks_about_the_user};
+pub use whose::{about_someone_else, asks_about_the_user, remarks_on_something};

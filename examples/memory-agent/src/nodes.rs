@@ -8,6 +8,7 @@ use mnemograph_core::Runtime;
 use mnemograph_memory::{Memory, MemoryHit, NewMemory, RetrieveQuery, SessionScope, ENRICH_RECENT};
 use mnemograph_models::{ChatModelExt, ChatRequest, SharedChatModel};
 
+use crate::answers::Answers;
 use crate::consolidate::{AgentConsolidator, Clock};
 use crate::importance::{ImportanceScorer, MIN_RECALL_IMPORTANCE};
 use crate::memory::AgentMemory;
@@ -16,7 +17,7 @@ use crate::state::{last_human, last_text, AgentState, AgentStateUpdate};
 use crate::summarizer::{user_line, AgentSummarizer};
 use crate::trim::{trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
 use crate::when::time_window;
-use crate::whose::{about_someone_else, asks_about_the_user};
+use crate::whose::{about_someone_else, asks_about_the_user, remarks_on_something};
 
 /// What the nodes use besides the state: given once with `CompiledGraph::with_context`.
 #[derive(Debug, Clone)]
@@ -38,6 +39,9 @@ pub struct AgentContext {
     pub max_context_tokens: usize,
     /// Writes the summaries that replace compacted sessions.
     pub summarizer: AgentSummarizer,
+    /// Puts the newest of the user's statements that answer a question about the user first
+    /// (see [`Answers`]); `None` keeps the memory's order.
+    pub answers: Option<Answers>,
 }
 
 impl AgentContext {
@@ -54,7 +58,15 @@ impl AgentContext {
             importance: ImportanceScorer::Rule,
             max_context_tokens: DEFAULT_MAX_CONTEXT_TOKENS,
             summarizer: AgentSummarizer::Extractive,
+            answers: None,
         }
+    }
+
+    /// Sets how the user's own statements are ordered for a question about the user.
+    #[must_use]
+    pub fn with_answers(mut self, answers: Option<Answers>) -> Self {
+        self.answers = answers;
+        self
     }
 
     /// Sets the importance scorer.
@@ -117,10 +129,11 @@ pub async fn retrieve(
     let now = ctx.clock.now();
     let in_reach = exchanges_in_reach(&s.messages, ctx.max_context_tokens);
     // Asks for as many more as could be dropped, so that dropping them still leaves the top k,
-    // and for k more, which a statement about someone else can make way for.
+    // and for 3k more, which a statement about someone else can make way for, and among which a
+    // newer answer to the question can be found.
     let query = RetrieveQuery::new(s.user_id.as_str(), question.as_str())
         .recent(recent)
-        .top_k(2 * ctx.top_k + in_reach.len())
+        .top_k(4 * ctx.top_k + in_reach.len())
         .min_importance(MIN_RECALL_IMPORTANCE)
         .session(SessionScope::All)
         .now(now);
@@ -141,8 +154,8 @@ pub async fn retrieve(
 }
 
 /// The top k hits of `query`, without the exchanges of `session` in `in_reach`. For a question
-/// about the user, what the user said about someone else comes after what they said about
-/// themselves ([`whose`](crate::whose)).
+/// about the user, what the user said about someone else, or remarked on a thing or an event,
+/// comes after what they said about themselves ([`whose`](crate::whose)).
 async fn recall(
     ctx: &AgentContext,
     query: RetrieveQuery,
@@ -150,14 +163,24 @@ async fn recall(
     in_reach: &HashSet<String>,
 ) -> Result<Vec<MemoryHit>, mnemograph_memory::Error> {
     let about_the_user = asks_about_the_user(&query.query);
+    let question = query.query.clone();
     let hits = ctx.memory.retrieve(query).await?;
     let (mut own, others): (Vec<MemoryHit>, Vec<MemoryHit>) = hits
         .into_iter()
         .filter(|h| h.record.session_id != session || !in_reach.contains(&h.record.content))
-        .partition(|h| !about_the_user || !about_someone_else(user_line(&h.record.content)));
+        .partition(|h| !about_the_user || own_statement(user_line(&h.record.content)));
+    if let (true, Some(answers)) = (about_the_user && is_question(&question), &ctx.answers) {
+        own = answers.order(&question, own).await?;
+    }
     own.extend(others);
     own.truncate(ctx.top_k);
     Ok(own)
+}
+
+/// Whether the user's words `said` state something of the user themselves: neither about someone
+/// else nor a remark on a thing.
+fn own_statement(said: &str) -> bool {
+    !about_someone_else(said) && !remarks_on_something(said)
 }
 
 /// The exchanges of the conversation `messages` that a request of `max_tokens` can still hold,
@@ -237,9 +260,9 @@ pub async fn call_model(
 
 /// `save_memory`: writes this turn (question and answer) to long-term memory, on the hot path,
 /// with the importance [`AgentContext::importance`] gives it (the model's score, or the offline
-/// rule), and when the user stated something, retires the older memories it supersedes (the update
-/// path: "I moved to Shanghai" retires "I live in Beijing", so later sessions recall only the
-/// new fact). The reasons land in [`AgentState::retired`]. When the chat model's decision fails,
+/// rule), and when the user stated something, retires the older memories it supersedes (the
+/// update path: "I moved to Shanghai" retires "I live in Beijing", so later sessions recall only
+/// the new fact; with the offline rule, only statements the user makes of themselves). The reasons land in [`AgentState::retired`]. When the chat model's decision fails,
 /// the offline rule decides and the reasons say so ([`FallbackDecider`](crate::FallbackDecider)).
 ///
 /// # Errors
@@ -258,7 +281,11 @@ pub async fn save_memory(
         .importance(ctx.importance.score(&question, &answer).await)
         .meta("thread_id", crate::thread_id(&s.user_id, &s.session_id))
         .created_at(ctx.clock.now());
-    let statement = !is_question(&question);
+    // The offline rule judges by similarity alone, so only what the user says of themselves goes
+    // to it: a remark on a car, or news of a neighbour's car, names the same things as "I drive a
+    // Civic" without changing it. The chat model judges what changed, so it sees every statement.
+    let judged = matches!(ctx.consolidator, AgentConsolidator::Llm(_)) || own_statement(&question);
+    let statement = !is_question(&question) && judged;
     let (_, report) = ctx.consolidator.save_turn(&ctx.memory, turn, statement).await?;
     Ok(AgentStateUpdate::retired(report.retired.into_iter().map(|r| r.reason).collect::<Vec<_>>()))
 }

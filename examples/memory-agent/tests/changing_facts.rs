@@ -2,7 +2,8 @@
 //! other language, among chit-chat that names the same things (`support/changing_facts`), run
 //! end to end through [`Agent::chat`] with the main command's defaults, in process and on Milvus
 //! (`MILVUS_URL`). After six sessions each user asks about each of their facts, one new session
-//! per question, and the recalled memories are traced back to the turns that made them.
+//! per question, and the recalled memories are traced back to the turns that made them. Each
+//! turn is dated a second after the one before it.
 //!
 //! Measured per question: whether a memory stating the current value is among the first three
 //! recalled (recall@3) or first (top-1), whether one stating a replaced value comes before it,
@@ -45,6 +46,8 @@ struct Outcome {
     cross_user: usize,
     /// Recalled memories of this user that no turn of theirs made.
     untraced: usize,
+    /// Whether the statement of the current value was retired by a later turn.
+    current_retired: bool,
 }
 
 impl Outcome {
@@ -69,8 +72,14 @@ impl Outcome {
 /// and the questions took.
 async fn run(agent: &Agent, users: &[User]) -> (Vec<Outcome>, Duration, Duration, usize) {
     let (mut outcomes, mut chatting, mut asking, mut said) = (Vec::new(), Duration::ZERO, Duration::ZERO, 0);
+    let mut second = 0;
     for user in users {
         for turn in &user.turns {
+            // Each turn a second after the one before: memories are dated to the second, and a
+            // machine writes many turns a second, so which of two statements is newer would
+            // otherwise depend on its speed.
+            second += 1;
+            agent.context().clock.set_offset(second);
             let started = Instant::now();
             let result = agent.chat(&user.id, &turn.session, &turn.text).await.expect("a turn");
             let Label::Question { subject } = turn.label else {
@@ -98,6 +107,7 @@ async fn run(agent: &Agent, users: &[User]) -> (Vec<Outcome>, Duration, Duration
                 trap: None,
                 cross_user: 0,
                 untraced: 0,
+                current_retired: retired(agent, &user.id, &stated.text).await,
             };
             for (rank, hit) in result.recalled.iter().enumerate() {
                 if hit.record.user_id != user.id {
@@ -127,6 +137,17 @@ async fn run(agent: &Agent, users: &[User]) -> (Vec<Outcome>, Duration, Duration
         }
     }
     (outcomes, chatting, asking, said)
+}
+
+/// Whether the memory of what `user` said in `said` is retired.
+async fn retired(agent: &Agent, user: &str, said: &str) -> bool {
+    use mnemograph_memory::{Memory, RetrieveQuery, SearchMode};
+    let query =
+        RetrieveQuery::new(user, said).mode(SearchMode::Dense).rerank(false).include_retired(true).top_k(5);
+    let hits = agent.context().memory.retrieve(query).await.expect("a search");
+    hits.iter()
+        .find(|h| h.record.content.lines().next().and_then(|l| l.strip_prefix("User: ")) == Some(said))
+        .is_some_and(|h| h.record.is_retired())
 }
 
 /// Prints a question whose current value did not come first, and what did
@@ -161,6 +182,7 @@ fn report(name: &str, outcomes: &[Outcome], chatting: Duration, asking: Duration
     println!("  replaced value ranked above the current one: {}", share(&updated, Outcome::stale_first));
     println!("  a trap ranked above the current value: {}", share(&all, Outcome::trap_first));
     println!("  cross-user hits: {}", outcomes.iter().map(|o| o.cross_user).sum::<usize>());
+    println!("  the current value's statement retired: {}", share(&all, |o| o.current_retired));
     let mut groups: BTreeMap<String, Vec<&Outcome>> = BTreeMap::new();
     for o in outcomes {
         groups.entry(format!("stated {:?}", o.how)).or_default().push(o);

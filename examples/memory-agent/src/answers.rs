@@ -1,0 +1,98 @@
+//! Which of the user's own statements answer a question about the user, and the newest of those
+//! first.
+//!
+//! A user who said "I drive a Corolla." and sessions later "换车了，现在开的是Model 3。" has two
+//! statements that answer "what car do I drive?", worded apart and in two languages: too far apart
+//! for a similarity between the two statements to tell that one replaces the other. Each is close
+//! to the question, though, since each answers it. Among the user's statements about
+//! themselves, those that match the question at least [`Answers::share`] as well as the best one
+//! (by their best sentence, see [`Passages`]) are taken to answer the same question, and the
+//! newest of them comes first: it is the user's latest word on it. The others follow in the
+//! memory's order. Nothing is retired: the older answers stay in the list, after the newer.
+
+use mnemograph_memory::MemoryHit;
+
+use crate::passages::Passages;
+use crate::summarizer::user_line;
+
+/// Orders the user's own statements for a question about the user.
+#[derive(Debug, Clone)]
+pub struct Answers {
+    /// Sentence vectors.
+    passages: Passages,
+    /// The share of the best match (cosine similarity of a sentence to the question) from which
+    /// a statement answers the question too.
+    pub share: f64,
+}
+
+impl Answers {
+    /// Statements matching at least `share` of the best match answer the question.
+    pub fn new(passages: Passages, share: f64) -> Self {
+        Self { passages, share }
+    }
+
+    /// `own` (the user's statements about themselves, in the memory's order), those that answer
+    /// `question` first, newest first, then the others.
+    ///
+    /// # Errors
+    /// The embedding model's failure.
+    pub async fn order(
+        &self,
+        question: &str,
+        own: Vec<MemoryHit>,
+    ) -> Result<Vec<MemoryHit>, mnemograph_memory::Error> {
+        if own.len() < 2 {
+            return Ok(own);
+        }
+        let said: Vec<&str> = own.iter().map(|h| user_line(&h.record.content)).collect();
+        let matches =
+            self.passages.best(question, &said).await.map_err(mnemograph_memory::Error::Embedding)?;
+        Ok(answering_first(own, &matches, self.share))
+    }
+}
+
+/// A hit with how well it matches the question.
+type Scored = (MemoryHit, f64);
+
+/// `hits` with those whose `matches` are at least `share` of the best first, newest first (better
+/// match first within a second), then the rest in their order.
+fn answering_first(hits: Vec<MemoryHit>, matches: &[f64], share: f64) -> Vec<MemoryHit> {
+    let best = matches.iter().copied().fold(f64::MIN, f64::max);
+    if best <= 0.0 {
+        return hits;
+    }
+    let scored = hits.into_iter().zip(matches.iter().copied());
+    let (mut answering, rest): (Vec<Scored>, Vec<Scored>) = scored.partition(|(_, m)| *m >= share * best);
+    answering.sort_by(|a, b| b.0.record.created_at.cmp(&a.0.record.created_at).then(b.1.total_cmp(&a.1)));
+    answering.into_iter().chain(rest).map(|(h, _)| h).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use mnemograph_memory::{MemoryRecord, NewMemory};
+
+    use super::*;
+
+    fn hit(said: &str, created_at: i64) -> MemoryHit {
+        let turn = NewMemory::turn("u", "s", said, "Noted.");
+        let record = MemoryRecord {
+            id: created_at,
+            user_id: turn.user_id,
+            session_id: turn.session_id,
+            role: turn.role,
+            content: turn.content,
+            created_at,
+            importance: turn.importance,
+            metadata: turn.metadata,
+        };
+        MemoryHit { record, relevance: 0.5, score: 0.5 }
+    }
+
+    #[test]
+    fn the_newest_answer_comes_first_and_the_rest_by_match() {
+        let hits = vec![hit("old answer", 1), hit("new answer", 3), hit("unrelated", 4), hit("related", 2)];
+        let order = answering_first(hits, &[0.8, 0.5, 0.2, 0.3], 0.5);
+        let said: Vec<&str> = order.iter().map(|h| user_line(&h.record.content)).collect();
+        assert_eq!(said, ["new answer", "old answer", "unrelated", "related"], "the rest keep their order");
+    }
+}
