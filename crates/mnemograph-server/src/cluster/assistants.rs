@@ -2,13 +2,12 @@
 //! in the shared database, filtered, ordered and paged there.
 
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value};
-use sqlx::mysql::{MySqlArguments, MySqlPool};
-use sqlx::query::Query;
-use sqlx::{MySql, Row};
+use sqlx::mysql::MySqlPool;
+use sqlx::Row;
 use tokio::sync::OnceCell;
 
 use super::assistant_rows::{self as rows, assistant_of, ASSISTANT_COLUMNS, VERSION_COLUMNS};
+use super::conditions::Conditions;
 use crate::assistant::AssistantRecord;
 use crate::assistant_change::AssistantChange;
 use crate::assistant_search::{AssistantSearch, VersionSearch};
@@ -57,44 +56,19 @@ impl ClusterAssistants {
     }
 }
 
-/// The condition of a search of assistants (or of one's versions) and the values it binds.
-struct Where {
-    sql: String,
-    binds: Vec<String>,
-}
-
-impl Where {
-    fn new() -> Self {
-        Self { sql: "1 = 1".to_owned(), binds: Vec::new() }
+/// The condition of a search of assistants and the values it binds.
+fn conditions(q: &AssistantSearch) -> Conditions {
+    let mut found = Conditions::new();
+    if let Some(graph_id) = &q.graph_id {
+        found.and("graph_id = ?", graph_id.clone());
     }
-
-    fn of(q: &AssistantSearch) -> Self {
-        let mut found = Self::new();
-        if let Some(graph_id) = &q.graph_id {
-            found.sql.push_str(" AND graph_id = ?");
-            found.binds.push(graph_id.clone());
-        }
-        if let Some(name) = &q.name {
-            // LOCATE, not LIKE: a name with `%` or `_` matches only itself.
-            found.sql.push_str(" AND LOCATE(LOWER(?), LOWER(name)) > 0");
-            found.binds.push(name.clone());
-        }
-        found.contains(&q.metadata);
-        found.contains(&q.within);
-        found
+    if let Some(name) = &q.name {
+        // LOCATE, not LIKE: a name with `%` or `_` matches only itself.
+        found.and("LOCATE(LOWER(?), LOWER(name)) > 0", name.clone());
     }
-
-    /// Metadata holding `filter`, by JSON containment as in one process.
-    fn contains(&mut self, filter: &Map<String, Value>) {
-        if !filter.is_empty() {
-            self.sql.push_str(" AND JSON_CONTAINS(metadata, ?)");
-            self.binds.push(Value::Object(filter.clone()).to_string());
-        }
-    }
-
-    fn bind<'q>(&'q self, query: Query<'q, MySql, MySqlArguments>) -> Query<'q, MySql, MySqlArguments> {
-        self.binds.iter().fold(query, |query, value| query.bind(value))
-    }
+    found.contains(&q.metadata);
+    found.contains(&q.within);
+    found
 }
 
 /// The assistant, if `grant` reaches it.
@@ -188,7 +162,7 @@ impl AssistantKeeper for ClusterAssistants {
     fn search<'a>(&'a self, q: &'a AssistantSearch) -> BoxFuture<'a, Result<(Vec<AssistantRecord>, bool)>> {
         Box::pin(async move {
             let pool = self.ready().await?;
-            let found = Where::of(q);
+            let found = conditions(q);
             let order = if q.descending { "DESC" } else { "ASC" };
             // One row past the page tells whether more follow it.
             let sql = format!(
@@ -211,7 +185,7 @@ impl AssistantKeeper for ClusterAssistants {
     fn count<'a>(&'a self, q: &'a AssistantSearch) -> BoxFuture<'a, Result<usize>> {
         Box::pin(async move {
             let pool = self.ready().await?;
-            let found = Where::of(q);
+            let found = conditions(q);
             let sql = format!("SELECT COUNT(*) AS n FROM server_assistants WHERE {}", found.sql);
             let row = found.bind(sqlx::query(&sql)).fetch_one(pool).await.map_err(db)?;
             let n: i64 = row.try_get("n").map_err(db)?;
@@ -228,9 +202,8 @@ impl AssistantKeeper for ClusterAssistants {
         Box::pin(async move {
             self.get(assistant_id, grant).await?;
             let pool = self.ready().await?;
-            let mut found = Where::new();
-            found.sql.push_str(" AND assistant_id = ?");
-            found.binds.push(assistant_id.to_owned());
+            let mut found = Conditions::new();
+            found.and("assistant_id = ?", assistant_id);
             found.contains(&q.metadata);
             found.contains(grant.filter());
             let sql = format!(

@@ -3,12 +3,11 @@
 //! so that exactly one process makes each tick's run.
 
 use futures_util::future::BoxFuture;
-use serde_json::{Map, Value};
-use sqlx::mysql::{MySqlArguments, MySqlPool};
-use sqlx::query::Query;
-use sqlx::{MySql, Row};
+use sqlx::mysql::MySqlPool;
+use sqlx::Row;
 use tokio::sync::OnceCell;
 
+use super::conditions::Conditions;
 use super::cron_rows::{self as rows, cron_of, CRON_COLUMNS};
 use crate::auth::Grant;
 use crate::cron::{utc_now, CronChange, CronRecord, CronSearch};
@@ -42,39 +41,19 @@ impl ClusterCrons {
 }
 
 /// The condition of a search of crons and the values it binds.
-struct Where {
-    sql: String,
-    binds: Vec<String>,
-}
-
-impl Where {
-    fn of(q: &CronSearch) -> Self {
-        let mut found = Self { sql: "1 = 1".to_owned(), binds: Vec::new() };
-        for (column, value) in [("assistant_id", &q.assistant_id), ("thread_id", &q.thread_id)] {
-            if let Some(value) = value {
-                found.sql.push_str(&format!(" AND {column} = ?"));
-                found.binds.push(value.clone());
-            }
-        }
-        if let Some(enabled) = q.enabled {
-            found.sql.push_str(if enabled { " AND enabled = 1" } else { " AND enabled = 0" });
-        }
-        found.contains(&q.metadata);
-        found.contains(&q.within);
-        found
-    }
-
-    /// Metadata holding `filter`, by JSON containment as in one process.
-    fn contains(&mut self, filter: &Map<String, Value>) {
-        if !filter.is_empty() {
-            self.sql.push_str(" AND JSON_CONTAINS(metadata, ?)");
-            self.binds.push(Value::Object(filter.clone()).to_string());
+fn conditions(q: &CronSearch) -> Conditions {
+    let mut found = Conditions::new();
+    for (column, value) in [("assistant_id", &q.assistant_id), ("thread_id", &q.thread_id)] {
+        if let Some(value) = value {
+            found.and(&format!("{column} = ?"), value.clone());
         }
     }
-
-    fn bind<'q>(&'q self, query: Query<'q, MySql, MySqlArguments>) -> Query<'q, MySql, MySqlArguments> {
-        self.binds.iter().fold(query, |query, value| query.bind(value))
+    if let Some(enabled) = q.enabled {
+        found.and_fixed(if enabled { "enabled = 1" } else { "enabled = 0" });
     }
+    found.contains(&q.metadata);
+    found.contains(&q.within);
+    found
 }
 
 /// The cron, if `grant` reaches it.
@@ -159,7 +138,7 @@ impl CronKeeper for ClusterCrons {
     fn search<'a>(&'a self, q: &'a CronSearch) -> BoxFuture<'a, Result<(Vec<CronRecord>, bool)>> {
         Box::pin(async move {
             let pool = self.ready().await?;
-            let found = Where::of(q);
+            let found = conditions(q);
             let order = if q.descending { "DESC" } else { "ASC" };
             // One row past the page tells whether more follow it.
             let sql = format!(
@@ -182,7 +161,7 @@ impl CronKeeper for ClusterCrons {
     fn count<'a>(&'a self, q: &'a CronSearch) -> BoxFuture<'a, Result<usize>> {
         Box::pin(async move {
             let pool = self.ready().await?;
-            let found = Where::of(q);
+            let found = conditions(q);
             let sql = format!("SELECT COUNT(*) AS n FROM server_crons WHERE {}", found.sql);
             let row = found.bind(sqlx::query(&sql)).fetch_one(pool).await.map_err(db)?;
             let n: i64 = row.try_get("n").map_err(db)?;

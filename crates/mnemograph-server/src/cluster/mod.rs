@@ -44,6 +44,7 @@ macro_rules! in_tx {
 
 mod assistant_rows;
 mod assistants;
+mod conditions;
 mod cron_rows;
 mod crons;
 mod events;
