@@ -131,4 +131,53 @@ impl<S: State, C: Send + Sync + 'static> CompiledGraph<S, C> {
     pub fn has_subgraphs(&self) -> bool {
         self.pregel.layout.nodes.iter().any(|n| n.node.as_ref().is_some_and(|n| n.0.subgraph().is_some()))
     }
+
+    /// The subgraphs of this graph with their namespaces, in node order (LangGraph's
+    /// `get_subgraphs`): a subgraph's namespace is its node's name, a nested one's the names on
+    /// the way joined by `|`. `recurse` goes into subgraphs of subgraphs; `namespace` keeps only
+    /// the subgraph at exactly that namespace (a nested one is found only with `recurse`).
+    ///
+    /// ```
+    /// use mnemograph_core::prelude::*;
+    /// # #[derive(State, Clone, Default, Debug)] struct S { n: u32 }
+    /// let inner = StateGraph::<S>::new()
+    ///     .add_node("a", |_: S| async { Ok::<_, Error>(SUpdate::n(1_u32)) })
+    ///     .add_edge(START, "a")
+    ///     .compile()?;
+    /// let outer = StateGraph::<S>::new().add_node("inner", inner).add_edge(START, "inner").compile()?;
+    /// let found: Vec<String> = outer.get_subgraphs(None, false).into_iter().map(|(ns, _)| ns).collect();
+    /// assert_eq!(found, ["inner"]);
+    /// assert!(outer.get_subgraphs(Some("other"), true).is_empty());
+    /// # Ok::<(), mnemograph_core::Error>(())
+    /// ```
+    pub fn get_subgraphs(&self, namespace: Option<&str>, recurse: bool) -> Vec<(String, Self)> {
+        let mut found = Vec::new();
+        for def in &self.pregel.layout.nodes {
+            let name = &*def.name;
+            let rest = match namespace {
+                None => None,
+                Some(ns) if ns == name => Some(""),
+                Some(ns) => match ns.strip_prefix(name).and_then(|r| r.strip_prefix(NS_SEP)) {
+                    Some(rest) => Some(rest),
+                    None => continue,
+                },
+            };
+            let child = def.node.as_ref().and_then(|n| n.0.subgraph()).and_then(|g| g.downcast_ref::<Self>());
+            let Some(child) = child else { continue };
+            if rest == Some("") {
+                return vec![(name.to_owned(), child.clone())];
+            }
+            if rest.is_none() {
+                found.push((name.to_owned(), child.clone()));
+            }
+            if recurse {
+                let nested = child.get_subgraphs(rest, true);
+                found.extend(nested.into_iter().map(|(ns, g)| (format!("{name}{NS_SEP}{ns}"), g)));
+            }
+        }
+        found
+    }
 }
+
+/// What joins the node names of a nested subgraph's namespace, as LangGraph joins them.
+const NS_SEP: char = '|';

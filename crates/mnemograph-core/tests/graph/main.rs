@@ -2,5 +2,6 @@
 //! reaches and loops no run leaves, and drawings that survive any node name.
 
 mod drawing;
+mod subgraphs;
 mod support;
 mod warnings;

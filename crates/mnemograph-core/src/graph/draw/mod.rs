@@ -8,6 +8,7 @@ mod escape;
 mod ids;
 mod json;
 mod mermaid;
+mod xray;
 
 pub use json::{GraphEdge, GraphLayout};
 
