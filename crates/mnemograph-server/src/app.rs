@@ -258,11 +258,10 @@ impl App {
         self.limits.check_recursion_limit(body.config.as_ref().and_then(|c| c.recursion_limit))?;
         self.webhooks.check(body.webhook.as_deref())?;
         let limits = &self.limits;
-        let assistant_id = assistant.assistant_id.as_str();
         let user = caller.user();
         let new = NewRun {
             graph,
-            assistant_id,
+            assistant: &assistant,
             thread_id,
             body,
             modes,

@@ -1,5 +1,6 @@
 //! `POST /runs/cancel`: cancelling several runs at once — the runs of one thread named by id, or
-//! every run `pending`, `running` or both — as LangGraph's server cancels them.
+//! every run `pending`, `running` or both — as LangGraph's server cancels them; and the runs of
+//! an assistant being deleted.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -27,6 +28,9 @@ pub(crate) enum Selection {
     Status(Vec<&'static str>),
     /// These runs of one thread.
     Runs { thread_id: String, run_ids: Vec<String> },
+    /// Every run pending or running on this assistant, on any thread the caller reaches; none
+    /// left is no error (the assistant is being deleted).
+    Assistant(String),
 }
 
 impl CancelMany {
@@ -73,10 +77,18 @@ fn uuid(id: &str, message: &str) -> Result<()> {
 /// Cancels the runs `selection` names on the threads `grant` reaches, pending ones before running
 /// ones (so that no pending run starts when a running one stops). Named runs that already ended
 /// are left as they are. None found, none the caller reaches, or none left to cancel: not found
-/// (404), with LangGraph's messages.
+/// (404), with LangGraph's messages, but for an assistant's runs, where none is no error.
 pub(crate) async fn cancel_many(app: &App, selection: Selection, how: Stop, grant: &Grant) -> Result<()> {
     let mut runs: Vec<RunRecord> = match selection {
         Selection::Status(statuses) => app.open_runs(&statuses, grant).await?,
+        Selection::Assistant(id) => {
+            let mut runs = app.open_runs(&["pending", "running"], grant).await?;
+            runs.retain(|r| r.assistant_id == id);
+            if runs.is_empty() {
+                return Ok(());
+            }
+            runs
+        }
         Selection::Runs { thread_id, run_ids } => match app.runs_of(&thread_id, grant).await {
             Ok(runs) => runs.into_iter().filter(|r| run_ids.contains(&r.run_id)).collect(),
             Err(ServerError::NotFound(_)) => Vec::new(),
@@ -114,6 +126,9 @@ pub(crate) fn access_value(selection: &Selection, action: &str) -> Value {
         }),
         Selection::Runs { thread_id, run_ids } => serde_json::json!({
             "thread_id": thread_id, "action": action, "metadata": { "run_ids": run_ids, "status": null },
+        }),
+        Selection::Assistant(_) => serde_json::json!({
+            "thread_id": null, "action": action, "metadata": { "run_ids": null, "status": null },
         }),
     }
 }

@@ -151,6 +151,7 @@ mod cancel_many;
 #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
 pub mod cluster;
 mod cron;
+mod cron_visibility;
 mod error;
 mod event_log;
 mod events;
@@ -174,6 +175,7 @@ mod routes;
 mod run;
 mod run_options;
 mod run_under_assistant;
+mod schemas;
 mod served;
 mod server;
 mod sse;
@@ -191,6 +193,7 @@ pub use events::EVENT_RETENTION;
 pub use hooks::{NoHooks, RunContext, RunEnd, RunHooks};
 pub use limits::Limits;
 pub use retention::{EVENT_LOG_BYTES, RUN_RETENTION, SWEEP_INTERVAL};
+pub use schemas::GraphSchemas;
 pub use server::Server;
 #[cfg(feature = "webhooks")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]

@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use crate::schemas::GraphSchemas;
 use crate::served::ServedGraph;
 
 /// A graph registered with [`Server::graph`](crate::Server::graph).
@@ -11,26 +12,26 @@ use crate::served::ServedGraph;
 pub(crate) struct RegisteredGraph {
     pub(crate) graph_id: String,
     pub(crate) graph: Arc<dyn ServedGraph>,
+    schemas: GraphSchemas,
 }
 
 impl RegisteredGraph {
-    pub(crate) fn new(graph_id: String, graph: Arc<dyn ServedGraph>) -> Self {
-        Self { graph_id, graph }
+    /// `graph` served as `graph_id`, with `schemas`, else its state's fields as open properties.
+    pub(crate) fn new(graph_id: String, graph: Arc<dyn ServedGraph>, schemas: Option<GraphSchemas>) -> Self {
+        let schemas = schemas.unwrap_or_else(|| GraphSchemas::open(&graph_id, &graph.fields()));
+        Self { graph_id, graph, schemas }
     }
 
-    /// `GET /assistants/{id}/schemas`: the state's fields. Rust states carry no JSON Schema of
-    /// their field types, so each property is open (`{}`).
+    /// `GET /assistants/{id}/schemas`: its schemas and its graph id.
     pub(crate) fn schemas(&self) -> Value {
-        let properties: serde_json::Map<String, Value> =
-            self.graph.fields().into_iter().map(|f| (f.to_owned(), json!({}))).collect();
-        let schema = json!({ "title": self.graph_id, "type": "object", "properties": properties });
-        json!({
-            "graph_id": self.graph_id,
-            "input_schema": schema,
-            "output_schema": schema,
-            "state_schema": schema,
-            "config_schema": null,
-            "context_schema": null,
-        })
+        let mut schemas = self.subgraph_schemas();
+        schemas["graph_id"] = Value::String(self.graph_id.clone());
+        schemas
+    }
+
+    /// The schemas of one of its subgraphs, which share its state and context:
+    /// [`schemas`](Self::schemas) without the graph id.
+    pub(crate) fn subgraph_schemas(&self) -> Value {
+        self.schemas.to_json()
     }
 }

@@ -4,6 +4,7 @@ use mnemograph_core::{RunConfig, END, START};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::assistant::AssistantRecord;
 use crate::auth::{is_reserved, Identity};
 use crate::error::ServerError;
 use crate::events::ApiModes;
@@ -137,13 +138,14 @@ impl RunCreate {
         }
     }
 
-    /// The stream modes asked for.
-    /// The record of a new run of this request, `pending`.
+    /// The record of a new run of this request, `pending`, with `metadata` (see
+    /// [`run_metadata`](Self::run_metadata)).
     pub(crate) fn run_record(
         &self,
         run_id: &str,
         thread_id: &str,
         assistant_id: &str,
+        metadata: Map<String, Value>,
         modes: ApiModes,
         strategy: Multitask,
     ) -> RunRecord {
@@ -176,7 +178,7 @@ impl RunCreate {
             run_id: run_id.to_owned(),
             thread_id: thread_id.to_owned(),
             assistant_id: assistant_id.to_owned(),
-            metadata: self.metadata.clone().unwrap_or_default(),
+            metadata,
             status: "pending",
             kwargs,
             multitask_strategy: strategy.name().to_owned(),
@@ -185,11 +187,18 @@ impl RunCreate {
         }
     }
 
-    /// The metadata of the run's checkpoints: the thread's, the request's, and the run's id.
-    pub(crate) fn run_metadata(&self, thread: &Map<String, Value>, run_id: &str) -> Map<String, Value> {
-        let mut metadata = thread.clone();
+    /// The run's metadata, merged as LangGraph merges it: its assistant's, under its thread's,
+    /// under the request's, with `assistant_id` always the assistant's, so that no request
+    /// passes for another assistant's run. The run's checkpoints carry it with the run's id.
+    pub(crate) fn run_metadata(
+        &self,
+        assistant: &AssistantRecord,
+        thread: &Map<String, Value>,
+    ) -> Map<String, Value> {
+        let mut metadata = assistant.metadata.clone();
+        metadata.extend(thread.clone());
         metadata.extend(self.metadata.clone().unwrap_or_default());
-        metadata.insert("run_id".into(), run_id.into());
+        metadata.insert("assistant_id".into(), assistant.assistant_id.clone().into());
         metadata
     }
 

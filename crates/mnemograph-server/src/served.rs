@@ -75,8 +75,11 @@ pub(crate) trait ServedGraph: Send + Sync {
     fn nodes(&self) -> Vec<String>;
     /// Whether a node is a subgraph, whose own events the engine's stream does not carry.
     fn has_subgraphs(&self) -> bool;
-    /// The graph's nodes and edges in LangGraph's JSON.
-    fn layout(&self) -> Value;
+    /// The graph's nodes and edges in LangGraph's JSON, its subgraphs opened `xray` levels deep.
+    fn layout(&self, xray: usize) -> Value;
+    /// The namespaces of its subgraphs, as
+    /// [`CompiledGraph::get_subgraphs`](mnemograph_core::CompiledGraph::get_subgraphs) finds them.
+    fn subgraphs(&self, namespace: Option<&str>, recurse: bool) -> Vec<String>;
     /// Runs the graph (after the hooks' `before_run`), yielding its stream as the API's events.
     fn run(
         &self,
@@ -246,8 +249,12 @@ impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
         self.graph.has_subgraphs()
     }
 
-    fn layout(&self) -> Value {
-        self.graph.get_graph().to_json()
+    fn layout(&self, xray: usize) -> Value {
+        self.graph.get_graph_xray(xray).to_json()
+    }
+
+    fn subgraphs(&self, namespace: Option<&str>, recurse: bool) -> Vec<String> {
+        self.graph.get_subgraphs(namespace, recurse).into_iter().map(|(ns, _)| ns).collect()
     }
 
     fn run(

@@ -20,6 +20,7 @@ use crate::keeper::{AssistantKeeper, LocalAssistants, LocalRecords, RecordKeeper
 use crate::limits::Limits;
 use crate::registered::RegisteredGraph;
 use crate::retention::Retention;
+use crate::schemas::GraphSchemas;
 use crate::served::{Served, ServedGraph};
 use crate::webhook::Webhooks;
 
@@ -41,6 +42,8 @@ pub struct Server {
     own_store: bool,
     store_ttl: Option<TtlConfig>,
     graphs: Vec<(String, Bind)>,
+    /// The JSON Schemas given for graphs, by graph id.
+    schemas: Vec<(String, GraphSchemas)>,
     guard: Policy,
     limits: Limits,
     auth: Authenticator,
@@ -76,6 +79,7 @@ impl Server {
             own_store: true,
             store_ttl: None,
             graphs: Vec::new(),
+            schemas: Vec::new(),
             guard: Policy::default(),
             limits: Limits::default(),
             auth: None,
@@ -333,6 +337,21 @@ impl Server {
         Ok(self)
     }
 
+    /// Serves `schemas` as the JSON Schemas of the graph served as `graph_id` and of its
+    /// subgraphs (`/assistants/{id}/schemas`, `/assistants/{id}/subgraphs`), in place of its
+    /// state's field names.
+    ///
+    /// # Errors
+    /// [`ServerError::NotFound`] when no graph is served as `graph_id` (yet).
+    pub fn with_schemas(mut self, graph_id: &str, schemas: GraphSchemas) -> Result<Self> {
+        if !self.graphs.iter().any(|(id, _)| id == graph_id) {
+            return Err(ServerError::NotFound(format!("no graph is served as `{graph_id}`")));
+        }
+        self.schemas.retain(|(id, _)| id != graph_id);
+        self.schemas.push((graph_id.to_owned(), schemas));
+        Ok(self)
+    }
+
     /// The API as an axum [`Router`], to mount or to serve with your own listener.
     ///
     /// This also starts the sweeper ([`Server::with_sweep_interval`]), the cron scheduler
@@ -354,7 +373,10 @@ impl Server {
         let graphs: Vec<RegisteredGraph> = self
             .graphs
             .into_iter()
-            .map(|(id, bind)| RegisteredGraph::new(id, bind(&self.saver, &self.store)))
+            .map(|(id, bind)| {
+                let schemas = self.schemas.iter().find(|(of, _)| *of == id).map(|(_, s)| s.clone());
+                RegisteredGraph::new(id, bind(&self.saver, &self.store), schemas)
+            })
             .collect();
         let system: Vec<AssistantRecord> =
             graphs.iter().map(|g| AssistantRecord::system(&g.graph_id)).collect();

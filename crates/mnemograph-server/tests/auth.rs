@@ -253,6 +253,75 @@ async fn an_assistant_the_caller_may_not_read_answers_as_a_missing_one() {
     assert_eq!(post(format!("{url}/runs/wait"), "token-b", system).await.0, StatusCode::OK);
 }
 
+/// Crons everyone may see, threads private to their owner.
+struct SharedCrons(BearerTokens);
+
+impl Auth for SharedCrons {
+    fn authenticate<'a>(&'a self, parts: &'a Parts) -> BoxFuture<'a, mnemograph_server::Result<Identity>> {
+        self.0.authenticate(parts)
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        user: &'a Identity,
+        access: &'a Access<'a>,
+    ) -> BoxFuture<'a, mnemograph_server::Result<Grant>> {
+        Box::pin(async move {
+            match access.resource {
+                Resource::Crons => Ok(Grant::all()),
+                _ => mnemograph_server::auth::owner_grant(user, access),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn crons_on_threads_the_caller_may_not_read_are_left_out_of_search_and_count() {
+    let url = serve(support::graphs::server().with_auth(SharedCrons(tokens()))).await;
+    let (_, thread) = post(format!("{url}/threads"), "token-a", json!({})).await;
+    let tid = thread["thread_id"].as_str().expect("a thread id").to_owned();
+    let yearly = json!({"assistant_id": "chain", "schedule": "0 0 1 1 *", "metadata": {"flow": "shared"}});
+    let (status, on_thread) =
+        post(format!("{url}/threads/{tid}/runs/crons"), "token-a", yearly.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{on_thread}");
+    let (status, stateless) = post(format!("{url}/runs/crons"), "token-a", yearly).await;
+    assert_eq!(status, StatusCode::OK, "{stateless}");
+    let ids = |found: &Value| -> Vec<String> {
+        let mut ids: Vec<String> = found
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| c["cron_id"].as_str().unwrap_or("").to_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let filter = json!({"metadata": {"flow": "shared"}});
+    let mut both = vec![
+        on_thread["cron_id"].as_str().unwrap().to_owned(),
+        stateless["cron_id"].as_str().unwrap().to_owned(),
+    ];
+    both.sort();
+    // Its maker sees both; the other user only the cron on no thread, in search, pages and count.
+    assert_eq!(ids(&post(format!("{url}/runs/crons/search"), "token-a", filter.clone()).await.1), both);
+    assert_eq!(post(format!("{url}/runs/crons/count"), "token-a", filter.clone()).await.1, json!(2));
+    let (status, seen) = post(format!("{url}/runs/crons/search"), "token-b", filter.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{seen}");
+    assert_eq!(ids(&seen), [stateless["cron_id"].as_str().unwrap()]);
+    assert_eq!(post(format!("{url}/runs/crons/count"), "token-b", filter.clone()).await.1, json!(1));
+    let page = json!({"metadata": {"flow": "shared"}, "limit": 1, "offset": 1});
+    assert_eq!(post(format!("{url}/runs/crons/search"), "token-b", page).await.1, json!([]));
+    // Asked for by its thread: as if the thread had no crons.
+    let by_thread = json!({"thread_id": tid});
+    let (status, none) = post(format!("{url}/runs/crons/search"), "token-b", by_thread.clone()).await;
+    assert_eq!((status, none), (StatusCode::OK, json!([])));
+    assert_eq!(post(format!("{url}/runs/crons/count"), "token-b", by_thread.clone()).await.1, json!(0));
+    assert_eq!(
+        ids(&post(format!("{url}/runs/crons/search"), "token-a", by_thread).await.1),
+        [on_thread["cron_id"].as_str().unwrap()]
+    );
+}
+
 #[tokio::test]
 async fn a_server_on_a_public_address_refuses_to_start_without_auth() {
     let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();

@@ -105,20 +105,10 @@ impl RecordKeeper for ClusterRecords {
     fn create_run<'a>(&'a self, new: NewRun<'a>) -> BoxFuture<'a, Result<RunRef>> {
         // The input is read again from the request by the worker that claims the run.
         let NewRun {
-            graph,
-            assistant_id,
-            thread_id,
-            body,
-            modes,
-            options,
-            strategy,
-            limits,
-            grant,
-            user,
-            ..
+            graph, assistant, thread_id, body, modes, options, strategy, limits, grant, user, ..
         } = new;
         Box::pin(async move {
-            let ids = (graph.graph_id.as_str(), assistant_id);
+            let ids = (graph.graph_id.as_str(), assistant);
             let asked = (body, modes, options);
             let run = self.ledger.create_run(ids, thread_id, asked, strategy, limits, grant, user);
             run.await.map(RunRef::new)

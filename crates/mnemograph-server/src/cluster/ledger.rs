@@ -15,6 +15,7 @@ use uuid::Uuid;
 use super::events::Events;
 use super::search;
 use super::tables::{self, RUN_COLUMNS, THREAD_COLUMNS};
+use crate::assistant::AssistantRecord;
 use crate::auth::{Grant, Identity};
 use crate::error::{run_in_progress, run_not_found, thread_busy, thread_exists, thread_not_found, Result};
 use crate::events::ApiModes;
@@ -331,7 +332,7 @@ impl Ledger {
         Ok(())
     }
 
-    /// Queues a run of the graph `graph_id` as the assistant `assistant_id`, by the thread's
+    /// Queues a run of the graph `graph_id` as `assistant`, by the thread's
     /// state and the request's `multitask_strategy`; refuses it
     /// when as many runs as `limits` allows already wait on the thread behind its first. The
     /// thread must be one `grant` reaches; a thread made for the run, and the run's metadata, are
@@ -339,7 +340,7 @@ impl Ledger {
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn create_run(
         self: &Arc<Self>,
-        (graph_id, assistant_id): (&str, &str),
+        (graph_id, assistant): (&str, &AssistantRecord),
         thread_id: Option<&str>,
         (body, modes, options): (&RunCreate, ApiModes, RunOptions),
         strategy: Multitask,
@@ -388,7 +389,7 @@ impl Ledger {
             };
             let mut metadata = thread.metadata.clone();
             metadata.insert("graph_id".into(), graph_id.into());
-            metadata.insert("assistant_id".into(), assistant_id.into());
+            metadata.insert("assistant_id".into(), assistant.assistant_id.clone().into());
             sqlx::query(
                 "UPDATE server_threads SET metadata = ?, status = 'busy', updated_at = ? WHERE thread_id = ?",
             )
@@ -397,13 +398,16 @@ impl Ledger {
             .bind(thread_id)
             .execute(&mut **tx)
             .await?;
-            let mut record = body.run_record(run_id, thread_id, assistant_id, modes, strategy);
+            let mut run_metadata = body.run_metadata(assistant, &metadata);
+            grant.stamp(&mut run_metadata);
+            let assistant_id = &assistant.assistant_id;
+            let mut record =
+                body.run_record(run_id, thread_id, assistant_id, run_metadata.clone(), modes, strategy);
             if !options.delay.is_zero() {
                 // LangGraph dates a delayed run at its start; the queue starts no run before it.
                 record.created_at = stamp_after(options.delay);
             }
-            let mut run_metadata = body.run_metadata(&metadata, run_id);
-            grant.stamp(&mut run_metadata);
+            run_metadata.insert("run_id".into(), run_id.into());
             let payload = json!({
                 "graph_id": graph_id,
                 "body": body,

@@ -18,6 +18,7 @@ pub(crate) use assistants::AssistantKeeper;
 pub(crate) use crons::{CronKeeper, CronsOf};
 pub(crate) use local::{LocalAssistants, LocalCrons, LocalRecords};
 
+use crate::assistant::AssistantRecord;
 use crate::auth::{Grant, Identity};
 use crate::error::Result;
 use crate::events::ApiModes;
@@ -36,7 +37,7 @@ pub(crate) struct NewRun<'a> {
     /// The graph it runs.
     pub(crate) graph: &'a RegisteredGraph,
     /// The assistant it runs the graph as.
-    pub(crate) assistant_id: &'a str,
+    pub(crate) assistant: &'a AssistantRecord,
     /// Its thread; a new temporary one when `None`.
     pub(crate) thread_id: Option<&'a str>,
     /// The request.

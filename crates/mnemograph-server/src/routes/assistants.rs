@@ -1,6 +1,6 @@
 //! `/assistants`: create, read, update (a new version each time), delete, search and count
-//! assistants, list an assistant's versions and set one latest, and read its graph's schemas and
-//! drawing.
+//! assistants, list an assistant's versions and set one latest, and read its graph's schemas,
+//! drawing and subgraphs.
 
 use std::sync::Arc;
 
@@ -19,10 +19,12 @@ use crate::assistant::{select, AssistantRecord, ASSISTANT_FIELDS};
 use crate::assistant_change::AssistantChange;
 use crate::assistant_search::{descending, AssistantSearch, SortBy, VersionSearch};
 use crate::auth::{Action, Caller, Resource};
+use crate::cancel_many::{self, Selection};
 use crate::error::{assistant_not_found, Result, ServerError};
 use crate::keeper::CronsOf;
 use crate::page::Count;
 use crate::records::ThreadSearch;
+use crate::run::Stop;
 
 pub(super) fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -34,6 +36,8 @@ pub(super) fn routes() -> Router<Arc<App>> {
         .route("/assistants/{assistant_id}/latest", post(set_latest))
         .route("/assistants/{assistant_id}/schemas", get(schemas))
         .route("/assistants/{assistant_id}/graph", get(graph))
+        .route("/assistants/{assistant_id}/subgraphs", get(subgraphs))
+        .route("/assistants/{assistant_id}/subgraphs/{namespace}", get(subgraphs))
 }
 
 /// A request body as `T`, `{}` when empty; a body that does not fit the schema is unprocessable,
@@ -232,7 +236,8 @@ struct Delete {
     delete_threads: Option<String>,
 }
 
-/// `DELETE /assistants/{id}` with its crons, as LangGraph deletes them, and with `?delete_threads=true` the threads it ran on that the
+/// `DELETE /assistants/{id}` with its crons, its runs in progress interrupted, as LangGraph
+/// deletes them, and with `?delete_threads=true` the threads it ran on that the
 /// caller may delete.
 async fn delete(
     State(app): State<Arc<App>>,
@@ -242,12 +247,24 @@ async fn delete(
 ) -> Result<StatusCode> {
     let id = app.assistant_id(&id)?;
     let grant = caller.grant(Resource::Assistants, Action::Delete, || json!({ "assistant_id": id })).await?;
+    // Not found, or not the caller's to delete, before any of its runs is touched.
+    app.assistants.get(&id, &grant).await?;
+    interrupt_runs_of(&app, &caller, &id).await?;
     app.assistants.delete(&id, &grant).await?;
     app.crons.forget(CronsOf::Assistant(&id)).await?;
     if q.delete_threads.is_some_and(|d| d.eq_ignore_ascii_case("true")) {
         delete_threads_of(&app, &caller, &id).await?;
     }
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Interrupts the assistant's runs pending or running on the threads the caller may update, as
+/// LangGraph does before it deletes an assistant: no run outlives its assistant.
+async fn interrupt_runs_of(app: &App, caller: &Caller, assistant_id: &str) -> Result<()> {
+    let selection = Selection::Assistant(assistant_id.to_owned());
+    let value = || cancel_many::access_value(&selection, "interrupt");
+    let grant = caller.grant(Resource::Threads, Action::Update, value).await?;
+    cancel_many::cancel_many(app, selection, Stop::Interrupt, &grant).await
 }
 
 /// Deletes the threads whose metadata names the assistant, those the caller may delete; the
@@ -324,21 +341,51 @@ struct Drawing {
     xray: Option<String>,
 }
 
-/// `GET /assistants/{id}/graph`. `xray` is checked as LangGraph checks it (`true`, `false` or a
-/// positive depth); the drawing shows the graph's own nodes at any depth.
+/// `GET /assistants/{id}/graph`, with subgraphs opened `xray` levels deep: `true` opens every
+/// level, `false` none, a positive number that many; anything else is unprocessable, as LangGraph
+/// reads it.
 async fn graph(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     Query(q): Query<Drawing>,
 ) -> Result<Json<Value>> {
-    match q.xray.as_deref() {
-        None | Some("" | "true" | "True" | "false" | "False") => {}
-        Some(depth) if depth.parse::<u32>().is_ok_and(|d| d > 0) => {}
-        Some(_) => return Err(ServerError::Unprocessable("Invalid xray value".into())),
-    }
+    let xray = match q.xray.as_deref() {
+        None | Some("" | "false" | "False") => 0,
+        Some("true" | "True") => usize::MAX,
+        Some(depth) => match depth.parse::<usize>() {
+            Ok(depth) if depth > 0 => depth,
+            _ => return Err(ServerError::Unprocessable("Invalid xray value".into())),
+        },
+    };
     let assistant = readable(&app, &caller, &id).await?;
-    Ok(Json(app.graph(&assistant.graph_id)?.graph.layout()))
+    Ok(Json(app.graph(&assistant.graph_id)?.graph.layout(xray)))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Subgraphs {
+    recurse: Option<String>,
+}
+
+/// `GET /assistants/{id}/subgraphs[/{namespace}]`: the schemas of the graph's subgraphs by
+/// namespace (`recurse=true` for nested ones), or of the one at `namespace`; `{}` when there is
+/// none.
+async fn subgraphs(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(params): Path<Vec<(String, String)>>,
+    Query(q): Query<Subgraphs>,
+) -> Result<Json<Value>> {
+    let param = |name: &str| params.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let id = param("assistant_id").unwrap_or_default();
+    // LangGraph reads only these two spellings as true.
+    let recurse = matches!(q.recurse.as_deref(), Some("true" | "True"));
+    let assistant = readable(&app, &caller, id).await?;
+    let graph = app.graph(&assistant.graph_id)?;
+    let schemas = graph.subgraph_schemas();
+    let found = graph.graph.subgraphs(param("namespace"), recurse);
+    Ok(Json(Value::Object(found.into_iter().map(|ns| (ns, schemas.clone())).collect())))
 }
 
 async fn schemas(

@@ -18,6 +18,7 @@ use crate::cron::{
     check_change, check_runnable, run_request, stamp, stored_payload, utc_now, CronRecord, CronSearch,
     CronSort, NewCron, CRON_FIELDS,
 };
+use crate::cron_visibility;
 use crate::error::{Result, ServerError};
 use crate::page::Count;
 use crate::request::RunCreate;
@@ -251,7 +252,8 @@ async fn search(
         }
     }
     let search = confined(&caller, &q, &body, (limit, offset)).await?;
-    let (found, more) = app.crons.search(&search).await?;
+    let threads = thread_grant(&caller, &q).await?;
+    let (found, more) = cron_visibility::search_visible(&app, &search, &threads).await?;
     let mut headers = HeaderMap::new();
     let (total, next) = match more {
         true => (offset + limit + 1, Some(offset + limit)),
@@ -273,5 +275,15 @@ async fn count(
     let body = object(&body)?;
     let q = search_body(&body)?;
     let search = confined(&caller, &q, &body, (0, 0)).await?;
-    Ok(Json(app.crons.count(&search).await?))
+    let threads = thread_grant(&caller, &q).await?;
+    Ok(Json(cron_visibility::count_visible(&app, &search, &threads).await?))
+}
+
+/// What of threads the caller may see, as LangGraph asks it beside a search of crons: read of the
+/// thread the search names, else search.
+async fn thread_grant(caller: &Caller, q: &Search) -> Result<Grant> {
+    match &q.thread_id {
+        Some(id) => caller.thread_grant(Action::Read, id).await,
+        None => caller.grant(Resource::Threads, Action::Search, || json!({})).await,
+    }
 }

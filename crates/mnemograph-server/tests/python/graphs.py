@@ -3,7 +3,10 @@ flows and the same load on `langgraph dev` (langgraph.json in this folder regist
 
 import asyncio
 import operator
-from typing import Annotated, TypedDict
+from typing import Annotated
+
+# typing's TypedDict has no JSON Schema on Python < 3.12: the server would serve no input schema.
+from typing_extensions import TypedDict
 
 from langgraph.config import get_config, get_store
 from langgraph.graph import START, StateGraph
@@ -56,6 +59,10 @@ def greet(s: State):
     return {"log": [f"greeting:{greeting}"]}
 
 
+def after(s: State):
+    return {"log": ["after"]}
+
+
 def _chain(*nodes):
     builder = StateGraph(State)
     previous = START
@@ -74,3 +81,15 @@ remembering = _chain(remember)
 pause = _chain(wait)
 whoami = _chain(whoami)
 configured = _chain(greet)
+
+
+def _nested():
+    builder = StateGraph(State)
+    builder.add_node("inner", chain)
+    builder.add_node("after", after)
+    builder.add_edge(START, "inner")
+    builder.add_edge("inner", "after")
+    return builder.compile()
+
+
+nested = _nested()

@@ -137,6 +137,69 @@ def assistants_as_versioned_configurations():
 
 
 @flow
+def an_assistants_metadata_reaches_its_runs_and_checkpoints():
+    made = client.assistants.create("chain", metadata={"flow": RUN_TAG, "team": "blue"})
+    aid = made["assistant_id"]
+    tid = new_thread(metadata={"topic": "t"})
+    run = client.runs.create(tid, aid, input={"log": []}, metadata={"asked": 1})
+    # The assistant's, the thread's and the request's, with the assistant's id.
+    for key, value in {"team": "blue", "topic": "t", "asked": 1, "assistant_id": aid}.items():
+        assert run["metadata"].get(key) == value, (key, run["metadata"])
+    client.runs.join(tid, run["run_id"])
+    state = client.threads.get_state(tid)
+    assert state["metadata"]["team"] == "blue" and state["metadata"]["asked"] == 1, state["metadata"]
+    client.assistants.delete(aid)
+
+
+@flow
+def deleting_an_assistant_interrupts_its_runs():
+    made = client.assistants.create("sleepy", metadata={"flow": RUN_TAG})
+    aid = made["assistant_id"]
+    tid = new_thread()
+    running = client.runs.create(tid, aid, input={"log": []})
+    waiting = client.runs.create(tid, aid, input={"log": []}, multitask_strategy="enqueue")
+    wait_status(tid, running["run_id"], {"running"})
+    other = client.runs.create(new_thread(), "sleepy", input={"log": []})
+    client.assistants.delete(aid)
+    for run_id in (running["run_id"], waiting["run_id"]):
+        assert wait_status(tid, run_id, {"interrupted", "success", "error"})["status"] == "interrupted"
+    # Another assistant's run goes on.
+    assert client.runs.join(other["thread_id"], other["run_id"])["log"] == ["slow"]
+
+
+@flow
+def subgraphs_and_the_drawing_opened_to_them():
+    nested = next(a for a in client.assistants.search(graph_id="nested") if a["metadata"].get("created_by") == "system")
+    aid = nested["assistant_id"]
+    found = client.assistants.get_subgraphs(aid)
+    assert list(found) == ["inner"], found
+    keys = {"input_schema", "output_schema", "state_schema", "config_schema", "context_schema"}
+    assert keys <= set(found["inner"]), found
+    assert found["inner"]["state_schema"]["properties"]["log"]["items"]["type"] == "string", found
+    assert list(client.assistants.get_subgraphs(aid, namespace="inner", recurse=True)) == ["inner"]
+    assert client.assistants.get_subgraphs(aid, namespace="nope") == {}
+    assert client.assistants.get_subgraphs(client.assistants.search(graph_id="chain")[0]["assistant_id"]) == {}
+
+    def drawn(**kw):
+        graph = client.assistants.get_graph(aid, **kw)
+        return sorted(n["id"] for n in graph["nodes"]), sorted((e["source"], e["target"]) for e in graph["edges"])
+
+    nodes, edges = drawn()
+    assert nodes == ["__end__", "__start__", "after", "inner"], nodes
+    assert edges == [("__start__", "inner"), ("after", "__end__"), ("inner", "after")], edges
+    for xray in (True, 1):
+        nodes, edges = drawn(xray=xray)
+        assert nodes == ["__end__", "__start__", "after", "inner:a", "inner:b"], nodes
+        expected = [("__start__", "inner:a"), ("after", "__end__"), ("inner:a", "inner:b"), ("inner:b", "after")]
+        assert edges == expected, edges
+    schemas = client.assistants.get_schemas(aid)
+    assert schemas["graph_id"] == "nested" and keys <= set(schemas), schemas
+    for key in ("input_schema", "state_schema"):
+        log = schemas[key]["properties"]["log"]
+        assert (log["type"], log["items"]["type"]) == ("array", "string"), schemas
+
+
+@flow
 def threads_create_get_search_patch():
     tid = new_thread(metadata={"user": "u1", "flow": RUN_TAG})
     thread = client.threads.get(tid)

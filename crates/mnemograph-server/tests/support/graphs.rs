@@ -8,10 +8,10 @@ use mnemograph_core::prelude::*;
 use mnemograph_core::store::{DynStore, InMemoryStore};
 use mnemograph_core::BoxError;
 use mnemograph_server::auth::Identity;
-use mnemograph_server::Server;
+use mnemograph_server::{GraphSchemas, Server};
 
 /// The state of every test graph: a log that nodes append to.
-#[derive(State, Clone, Default, Debug)]
+#[derive(State, Clone, Default, Debug, schemars::JsonSchema)]
 pub(crate) struct Log {
     #[reducer(append)]
     pub(crate) log: Vec<String>,
@@ -69,14 +69,16 @@ pub(crate) fn failing() -> StateGraph<Log> {
 }
 
 /// A server with `chain` (a → b), `approve` (a → ask, which interrupts → b), `failing`,
-/// `sleepy` (1.5 s), `remembering` (writes the store), `whoami` (logs `user:<identity>`) and
-/// `configured` (logs `greeting:<configurable greeting>`), on an in-memory saver and store.
+/// `sleepy` (1.5 s), `remembering` (writes the store), `whoami` (logs `user:<identity>`),
+/// `configured` (logs `greeting:<configurable greeting>`) and `nested` (`chain` as the subgraph
+/// `inner` → `after`), each with its state's JSON Schema, on an in-memory saver and store.
 pub(crate) fn server() -> Server {
     server_on(Arc::new(InMemoryCheckpointer::new()), Arc::new(InMemoryStore::new()))
 }
 
 /// The graphs of [`server`] on `saver` and `store`.
 pub(crate) fn server_on(saver: Arc<dyn DynCheckpointer>, store: Arc<dyn DynStore>) -> Server {
+    let inner = chain().compile().expect("a test graph compiles");
     let chain = chain();
     let approve = StateGraph::<Log>::new()
         .add_node("a", append("a"))
@@ -90,6 +92,11 @@ pub(crate) fn server_on(saver: Arc<dyn DynCheckpointer>, store: Arc<dyn DynStore
     let remembering = StateGraph::<Log>::new().add_node("remember", remember).add_edge(START, "remember");
     let whoami = StateGraph::<Log>::new().add_node("whoami", whoami).add_edge(START, "whoami");
     let configured = StateGraph::<Log>::new().add_node("greet", greet).add_edge(START, "greet");
+    let nested = StateGraph::<Log>::new()
+        .add_node("inner", inner)
+        .add_node("after", append("after"))
+        .add_edge(START, "inner")
+        .add_edge("inner", "after");
     let server = Server::with_shared_saver(saver).with_shared_store(store);
     let graphs = [
         ("chain", chain),
@@ -99,11 +106,14 @@ pub(crate) fn server_on(saver: Arc<dyn DynCheckpointer>, store: Arc<dyn DynStore
         ("remembering", remembering),
         ("whoami", whoami),
         ("configured", configured),
+        ("nested", nested),
     ];
     graphs
         .into_iter()
         .try_fold(server, |server, (id, graph)| {
-            server.graph(id, graph.compile().expect("a test graph compiles"))
+            server
+                .graph(id, graph.compile().expect("a test graph compiles"))?
+                .with_schemas(id, GraphSchemas::of_state::<Log>())
         })
         .expect("distinct graph ids")
 }

@@ -27,7 +27,7 @@ impl Local {
     pub(super) fn create_run(self: &Arc<Self>, new: NewRun<'_>) -> Result<Arc<RunHandle>> {
         let NewRun {
             graph,
-            assistant_id,
+            assistant,
             thread_id,
             body,
             modes,
@@ -74,11 +74,13 @@ impl Local {
             limits.check_queue(thread.queue.len())?;
         }
         thread.metadata.insert("graph_id".into(), graph.graph_id.clone().into());
-        thread.metadata.insert("assistant_id".into(), assistant_id.into());
-        let mut metadata = body.run_metadata(&thread.metadata, &run_id);
+        thread.metadata.insert("assistant_id".into(), assistant.assistant_id.clone().into());
+        let mut metadata = body.run_metadata(assistant, &thread.metadata);
         grant.stamp(&mut metadata);
+        let mut record =
+            body.run_record(&run_id, &thread_id, &assistant.assistant_id, metadata.clone(), modes, strategy);
+        metadata.insert("run_id".into(), run_id.clone().into());
         let config = body.run_config(&thread_id, &metadata, &graph.graph.nodes(), user)?;
-        let mut record = body.run_record(&run_id, &thread_id, assistant_id, modes, strategy);
         let delayed = !options.delay.is_zero();
         if delayed {
             // LangGraph dates a delayed run at its start.
