@@ -8,8 +8,9 @@ from typing import Annotated
 # typing's TypedDict has no JSON Schema on Python < 3.12: the server would serve no input schema.
 from typing_extensions import TypedDict
 
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langgraph.config import get_config, get_store
-from langgraph.graph import START, StateGraph
+from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import interrupt
 
 
@@ -63,8 +64,28 @@ def after(s: State):
     return {"log": ["after"]}
 
 
-def _chain(*nodes):
-    builder = StateGraph(State)
+# The pause before each token of a `chat` reply; tests/support/graphs.rs types at the same pace.
+TOKEN_GAP = 0.03
+
+
+def _type_out(messages, text):
+    """`text` from a fake chat model that streams it a character at a time: in the `messages`
+    stream mode LangGraph sends each character as a chunk, as it does a real model's tokens."""
+    return FakeListChatModel(responses=[text], sleep=TOKEN_GAP).invoke(messages)
+
+
+def echo(s: MessagesState):
+    said = s["messages"][-1].content
+    return {"messages": [_type_out(s["messages"], f"You said: {said}")]}
+
+
+def confirm(s: MessagesState):
+    answer = interrupt({"question": "Send this reply?"})
+    return {"messages": [_type_out(s["messages"], f"Approved: {answer}")]}
+
+
+def _chain(*nodes, state=State):
+    builder = StateGraph(state)
     previous = START
     for fn in nodes:
         builder.add_node(fn.__name__, fn)
@@ -81,6 +102,7 @@ remembering = _chain(remember)
 pause = _chain(wait)
 whoami = _chain(whoami)
 configured = _chain(greet)
+chat = _chain(echo, confirm, state=MessagesState)
 
 
 def _nested():

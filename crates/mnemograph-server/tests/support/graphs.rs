@@ -49,6 +49,46 @@ async fn greet(_s: Log, rt: Runtime) -> Result<LogUpdate> {
     Ok(LogUpdate::log(vec![format!("greeting:{greeting}")]))
 }
 
+/// The pause before each token of a [`chat`] reply, as a chat model's tokens arrive over time;
+/// `tests/python/graphs.py` types at the same pace.
+const TOKEN_GAP: Duration = Duration::from_millis(30);
+
+/// Streams `text` to the `messages` mode a character at a time as the AI message `id`, the way a
+/// chat model adapter streams its tokens, and returns the whole message under the same id, so a
+/// client merges the chunks and the stored message into one.
+async fn type_out(rt: &Runtime, id: String, text: String) -> Message {
+    for token in text.chars() {
+        tokio::time::sleep(TOKEN_GAP).await;
+        rt.stream_message(Message::ai(token.to_string()).with_id(id.clone()));
+    }
+    Message::ai(text).with_id(id)
+}
+
+/// Answers `You said: <the last message>`, streamed.
+async fn echo(s: MessagesState, rt: Runtime) -> Result<MessagesStateUpdate> {
+    let said = s.messages.last().map(Message::text).unwrap_or_default();
+    // The position in the thread makes the id unique there, as a model's run id would.
+    let id = format!("reply-{}", s.messages.len());
+    Ok(MessagesStateUpdate::messages(vec![type_out(&rt, id, format!("You said: {said}")).await]))
+}
+
+/// Asks whether to send the reply, then answers `Approved: <the resume value>`, streamed.
+async fn confirm(s: MessagesState, rt: Runtime) -> Result<MessagesStateUpdate> {
+    let answer: String = rt.interrupt(serde_json::json!({"question": "Send this reply?"}))?;
+    let id = format!("reply-{}", s.messages.len());
+    Ok(MessagesStateUpdate::messages(vec![type_out(&rt, id, format!("Approved: {answer}")).await]))
+}
+
+/// `echo` → `confirm`: a chat that streams its reply token by token, then interrupts for
+/// approval and streams a second reply once resumed.
+pub(crate) fn chat() -> StateGraph<MessagesState> {
+    StateGraph::<MessagesState>::new()
+        .add_node("echo", echo)
+        .add_node("confirm", confirm)
+        .add_edge(START, "echo")
+        .add_edge("echo", "confirm")
+}
+
 async fn slow(_s: Log) -> Result<LogUpdate> {
     tokio::time::sleep(Duration::from_millis(1500)).await;
     Ok(LogUpdate::log(vec!["slow".to_owned()]))
@@ -71,7 +111,8 @@ pub(crate) fn failing() -> StateGraph<Log> {
 /// A server with `chain` (a → b), `approve` (a → ask, which interrupts → b), `failing`,
 /// `sleepy` (1.5 s), `remembering` (writes the store), `whoami` (logs `user:<identity>`),
 /// `configured` (logs `greeting:<configurable greeting>`) and `nested` (`chain` as the subgraph
-/// `inner` → `after`), each with its state's JSON Schema, on an in-memory saver and store.
+/// `inner` → `after`), each with its state's JSON Schema, and [`chat`] (messages streamed token
+/// by token, an interrupt), on an in-memory saver and store.
 pub(crate) fn server() -> Server {
     server_on(Arc::new(InMemoryCheckpointer::new()), Arc::new(InMemoryStore::new()))
 }
@@ -108,12 +149,13 @@ pub(crate) fn server_on(saver: Arc<dyn DynCheckpointer>, store: Arc<dyn DynStore
         ("configured", configured),
         ("nested", nested),
     ];
-    graphs
+    let server = graphs
         .into_iter()
         .try_fold(server, |server, (id, graph)| {
             server
                 .graph(id, graph.compile().expect("a test graph compiles"))?
                 .with_schemas(id, GraphSchemas::of_state::<Log>())
         })
-        .expect("distinct graph ids")
+        .expect("distinct graph ids");
+    server.graph("chat", chat().compile().expect("the chat graph compiles")).expect("distinct graph ids")
 }
