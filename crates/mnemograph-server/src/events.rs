@@ -182,7 +182,7 @@ impl Translator {
             "error" => out.push(("error".to_owned(), e.data)),
             "messages" => {
                 if m.messages_tuple {
-                    out.push(("messages".to_owned(), e.data.clone()));
+                    out.push(("messages".to_owned(), as_chunk(e.data.clone())));
                 }
                 if m.messages {
                     out.extend(self.partial_message(e.data));
@@ -232,6 +232,19 @@ impl Translator {
         out.push(("messages/partial".to_owned(), json!([whole])));
         out
     }
+}
+
+/// A `[message, metadata]` pair of the `messages-tuple` mode with its AI message typed as the
+/// chunk it is (`AIMessageChunk`, with its `tool_call_chunks`), as LangGraph sends a model's
+/// tokens; the `messages` mode's partial messages keep the whole message's type.
+fn as_chunk(mut pair: Value) -> Value {
+    if let Some(Value::Object(chunk)) = pair.get_mut(0) {
+        if chunk.get("type").and_then(Value::as_str) == Some("ai") {
+            chunk.insert("type".to_owned(), "AIMessageChunk".into());
+            chunk.entry("tool_call_chunks").or_insert_with(|| Value::Array(Vec::new()));
+        }
+    }
+    pair
 }
 
 /// Appends a chunk's text to the accumulated message's.

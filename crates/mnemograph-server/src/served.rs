@@ -275,13 +275,16 @@ impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
                 RunInput::Command { update, goto, resume } => command_input::<S>(update, goto, resume)?,
             };
             let thread_id = config.thread_id.clone().unwrap_or_default();
+            let mut run_metadata = config.metadata.clone();
+            run_metadata.insert("thread_id".to_owned(), thread_id.clone().into());
             let mut last_values = Value::Null;
             let events = graph.stream(input, &config).modes(modes).flat_map(move |item| {
                 let out: Vec<Result<Emitted, ServerError>> = match item {
                     Err(e) => vec![Err(e.into())],
-                    Ok(event) => {
-                        emitted::<S>(event, &mut last_values, modes, &thread_id).into_iter().map(Ok).collect()
-                    }
+                    Ok(event) => emitted::<S>(event, &mut last_values, modes, &thread_id, &run_metadata)
+                        .into_iter()
+                        .map(Ok)
+                        .collect(),
                 };
                 futures_util::stream::iter(out)
             });
@@ -334,12 +337,14 @@ impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
     }
 }
 
-/// The API events one engine event becomes.
+/// The API events one engine event becomes. A message chunk carries `run_metadata` (the run's
+/// metadata and thread) with where it came from, as LangGraph's chunks carry the run's config.
 fn emitted<S: State>(
     event: StreamEvent<S>,
     last_values: &mut Value,
     modes: StreamModes,
     thread_id: &str,
+    run_metadata: &Map<String, Value>,
 ) -> Vec<Emitted> {
     use mnemograph_core::StreamMode;
     let fail = |e: ServerError| {
@@ -368,14 +373,19 @@ fn emitted<S: State>(
             out
         }
         StreamEvent::Messages { chunk, metadata } => {
-            let meta = json!({
-                "langgraph_node": &*metadata.node,
-                "langgraph_step": metadata.step,
-                "langgraph_checkpoint_ns": &*metadata.checkpoint_ns,
-                "langgraph_task_id": &*metadata.task_id,
-            });
+            // The namespace of the node's task, as LangGraph names it in a chunk's metadata.
+            let task_ns = match &*metadata.checkpoint_ns {
+                "" => format!("{}:{}", metadata.node, metadata.task_id),
+                parent => format!("{parent}|{}:{}", metadata.node, metadata.task_id),
+            };
+            let mut meta = run_metadata.clone();
+            meta.insert("langgraph_step".to_owned(), metadata.step.into());
+            meta.insert("langgraph_node".to_owned(), (*metadata.node).into());
+            meta.insert("langgraph_checkpoint_ns".to_owned(), task_ns.clone().into());
+            meta.insert("checkpoint_ns".to_owned(), task_ns.into());
+            meta.insert("langgraph_task_id".to_owned(), (*metadata.task_id).into());
             match serde_json::to_value(&chunk) {
-                Ok(c) => vec![Emitted::message(&c, &meta)],
+                Ok(c) => vec![Emitted::message(&c, &Value::Object(meta))],
                 Err(e) => fail(ServerError::Unprocessable(e.to_string())),
             }
         }

@@ -231,6 +231,29 @@ def stream_values_and_updates():
 
 
 @flow
+def message_chunks_carry_the_run_and_where_they_came_from():
+    tid = new_thread(metadata={"topic": RUN_TAG})
+    parts = list(
+        client.runs.stream(
+            tid, "chat", input={"messages": [{"type": "human", "content": "hi"}]}, stream_mode="messages-tuple"
+        )
+    )
+    run_id = parts[0].data["run_id"]
+    chunks = [p.data for p in parts if p.event == "messages"]
+    assert len(chunks) > 1, chunks
+    text = "".join(chunk["content"] for chunk, _ in chunks)
+    assert text == "You said: hi", text
+    for chunk, meta in chunks:
+        assert chunk["type"] == "AIMessageChunk" and chunk["tool_call_chunks"] == [], chunk
+        expected = {"run_id": run_id, "thread_id": tid, "graph_id": "chat", "langgraph_node": "echo",
+                    "langgraph_step": 1, "topic": RUN_TAG}
+        assert {k: meta.get(k) for k in expected} == expected, meta
+        assert meta["assistant_id"] == "eb6db400-e3c8-5d06-a834-015cb89efe69", meta
+        ns = meta["langgraph_checkpoint_ns"]
+        assert ns.startswith("echo:") and meta["checkpoint_ns"] == ns, meta
+
+
+@flow
 def state_and_history():
     tid = new_thread()
     client.runs.wait(tid, "chain", input={"log": []})
