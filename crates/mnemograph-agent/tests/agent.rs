@@ -275,9 +275,16 @@ async fn tokens_stream_from_the_model_node_and_final_state_matches_invoke() {
     let mut events =
         agent.stream(Some(input()), &RunConfig::new()).modes([StreamMode::Messages, StreamMode::Values]);
     let mut tokens = String::new();
+    let mut tool_results = Vec::new();
     let mut last = None;
     while let Some(event) = events.next().await {
         match event.unwrap() {
+            // The model's tokens, and the tool's result once the tools node returns it, as
+            // LangGraph's messages mode streams a ToolNode's messages.
+            StreamEvent::Messages { chunk, metadata } if chunk.kind() == MessageType::Tool => {
+                assert_eq!(&*metadata.node, "tools");
+                tool_results.push(chunk.text());
+            }
             StreamEvent::Messages { chunk, metadata } => {
                 assert_eq!(&*metadata.node, "model");
                 if chunk.id() == Some("ai-2") {
@@ -289,6 +296,7 @@ async fn tokens_stream_from_the_model_node_and_final_state_matches_invoke() {
         }
     }
     assert_eq!(tokens, "the final answer is here");
+    assert_eq!(tool_results.len(), 1, "{tool_results:?}");
     let streamed = last.unwrap();
     let strip = |ms: &[Message]| -> Vec<(MessageType, String, Vec<ToolCall>)> {
         ms.iter().map(|m| (m.kind(), m.text(), m.tool_calls().to_vec())).collect()

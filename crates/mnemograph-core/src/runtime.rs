@@ -10,7 +10,10 @@ use crate::stream::{EventMetadata, StreamMode, StreamModes};
 /// An event a node sends to the run's stream.
 pub(crate) enum SideEvent {
     Custom(serde_json::Value),
+    /// A chunk a model streamed.
     Message(Message),
+    /// A whole message a node wrote, streamed unless a chunk with its id was.
+    Written(Message),
 }
 
 pub(crate) type SideSink = Arc<dyn Fn(SideEvent, &EventMetadata) + Send + Sync>;

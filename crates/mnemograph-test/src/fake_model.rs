@@ -52,15 +52,19 @@ impl FakeChatModel {
         })
     }
 
-    /// Replies and streams the reply's text as word chunks to the run's `messages` stream.
+    /// Replies and streams the reply's text as word chunks to the run's `messages` stream. The
+    /// chunks carry the reply's id (a fresh one when the script gave none), as a real model's
+    /// do, so the stream shows the reply once.
     pub async fn stream_reply<C>(&self, messages: &[Message], runtime: &Runtime<C>) -> Message {
-        let reply = self.reply(messages);
+        let mut reply = self.reply(messages);
+        let id = reply.id().map_or_else(|| format!("run-{}", uuid::Uuid::new_v4()), str::to_owned);
+        reply.set_id(id.clone());
         let text = reply.text();
         let mut start = 0;
         for (i, _) in text.match_indices(' ').chain(std::iter::once((text.len(), ""))) {
             let end = (i + 1).min(text.len());
             if end > start {
-                runtime.stream_message(Message::ai(&text[start..end]));
+                runtime.stream_message(Message::ai(&text[start..end]).with_id(id.clone()));
                 // Yield between chunks, as a real network stream would.
                 tokio::task::yield_now().await;
             }

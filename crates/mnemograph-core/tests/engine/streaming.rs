@@ -159,3 +159,99 @@ async fn test_stream_values_on_resume_starts_with_current_state() {
     let nothing = values_of(g.stream(Input::Resume, &cfg)).await;
     assert_eq!(nothing, [vec!["in", "a", "ask:yes", "b", "b"]]);
 }
+
+/// The messages of a `messages` stream: (node, id, text) of each.
+async fn streamed_messages(
+    g: &CompiledGraph<MessagesState>,
+    input: Vec<Message>,
+) -> Vec<(String, String, String)> {
+    let events: Vec<_> = g
+        .stream(Some(MessagesStateUpdate::messages(input)), &RunConfig::new())
+        .modes([StreamMode::Messages])
+        .collect()
+        .await;
+    events
+        .into_iter()
+        .filter_map(|e| match e.unwrap() {
+            StreamEvent::Messages { chunk, metadata } => {
+                Some((metadata.node.to_string(), chunk.id().unwrap_or_default().to_owned(), chunk.text()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// As LangGraph's message handler: the messages a node returns are streamed at its end, each
+/// once (by id), but not those the state it read already held, nor one whose chunks were
+/// streamed under its id.
+#[tokio::test]
+async fn test_messages_mode_streams_the_messages_nodes_return() {
+    let g = StateGraph::<MessagesState>::new()
+        .add_node("tool", |_: MessagesState| async {
+            Ok::<_, Error>(MessagesStateUpdate::messages(vec![
+                Message::ai("hello").with_id("m1"),
+                Message::tool("result", "call-1").with_id("m2"),
+            ]))
+        })
+        .add_node("again", |s: MessagesState| async move {
+            // The state's own messages and the one just streamed come back: none is new.
+            let mut echo = s.messages.clone();
+            echo.push(Message::ai("hello, edited").with_id("m1"));
+            Ok::<_, Error>(MessagesStateUpdate::messages(echo))
+        })
+        .add_node("model", |_: MessagesState, rt: Runtime| async move {
+            for token in ["to", "kens"] {
+                rt.stream_message(Message::ai(token).with_id("m3"));
+            }
+            Ok::<_, Error>(MessagesStateUpdate::messages(vec![Message::ai("tokens").with_id("m3")]))
+        })
+        .add_edge(START, "tool")
+        .add_edge("tool", "again")
+        .add_edge("again", "model")
+        .compile()
+        .unwrap();
+    let seen = streamed_messages(&g, vec![Message::human("hi").with_id("h1")]).await;
+    let t = |node: &str, id: &str, text: &str| (node.to_owned(), id.to_owned(), text.to_owned());
+    assert_eq!(
+        seen,
+        [
+            t("tool", "m1", "hello"),
+            t("tool", "m2", "result"),
+            t("model", "m3", "to"),
+            t("model", "m3", "kens")
+        ]
+    );
+}
+
+/// A message a node returns without an id is streamed with the id the state then keeps.
+#[tokio::test]
+async fn test_messages_mode_names_a_returned_message_as_the_state_keeps_it() {
+    let g = StateGraph::<MessagesState>::new()
+        .add_node("bot", |_: MessagesState| async {
+            Ok::<_, Error>(MessagesStateUpdate::messages(vec![Message::ai("no id yet")]))
+        })
+        .add_edge(START, "bot")
+        .compile()
+        .unwrap();
+    let input = MessagesStateUpdate::messages(vec![Message::human("hi").with_id("h1")]);
+    let events: Vec<_> = g
+        .stream(Some(input), &RunConfig::new())
+        .modes([StreamMode::Messages, StreamMode::Values])
+        .collect()
+        .await;
+    let mut streamed = Vec::new();
+    let mut kept = None;
+    for event in events {
+        match event.unwrap() {
+            StreamEvent::Messages { chunk, .. } => {
+                streamed.push((chunk.id().map(str::to_owned), chunk.text()))
+            }
+            StreamEvent::Values(s) => kept = s.messages.last().and_then(|m| m.id().map(str::to_owned)),
+            _ => {}
+        }
+    }
+    assert_eq!(streamed.len(), 1, "{streamed:?}");
+    assert_eq!(streamed[0].1, "no id yet");
+    assert!(streamed[0].0.is_some(), "streamed with an id");
+    assert_eq!(streamed[0].0, kept, "the streamed message is the one the state keeps");
+}

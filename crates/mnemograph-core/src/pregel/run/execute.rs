@@ -151,7 +151,8 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
         let name = layout.nodes[t.node].name.clone();
         match result {
             Ok(output) => match task::route(layout, t.node, &self.ch.state, output) {
-                Ok(writes) => {
+                Ok(mut writes) => {
+                    self.stream_written_messages(t, &mut writes, step)?;
                     self.emit_task_result(t, &writes, None, step);
                     let defer = last && done.failure.is_none() && done.interrupts.is_empty();
                     self.save_writes(t, &writes, resumed, defer).await?;

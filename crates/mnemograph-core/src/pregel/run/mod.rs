@@ -29,6 +29,7 @@ mod execute;
 mod hand_off;
 pub(crate) mod remembered;
 mod running;
+mod written_messages;
 
 /// Where stream events go, and which ones are wanted.
 pub(crate) struct Sink<S: State> {
@@ -359,11 +360,25 @@ pub(crate) fn full_update<S: State>(state: &S, fields: Option<FieldSet>) -> Resu
         .collect()
 }
 
+/// The sink of a run's node events. It keeps the ids of the message chunks it streamed, so that
+/// the message a node then writes with the same id is not streamed a second time.
 fn side_sink<S: State>(tx: UnboundedSender<Result<StreamEvent<S>>>) -> SideSink {
+    let streamed = parking_lot::Mutex::new(std::collections::HashSet::<String>::new());
     Arc::new(move |event, meta: &EventMetadata| {
         let event = match event {
             SideEvent::Custom(value) => StreamEvent::Custom { value, metadata: meta.clone() },
-            SideEvent::Message(chunk) => StreamEvent::Messages { chunk, metadata: meta.clone() },
+            SideEvent::Message(chunk) => {
+                if let Some(id) = chunk.id() {
+                    streamed.lock().insert(id.to_owned());
+                }
+                StreamEvent::Messages { chunk, metadata: meta.clone() }
+            }
+            SideEvent::Written(message) => {
+                if message.id().is_some_and(|id| !streamed.lock().insert(id.to_owned())) {
+                    return;
+                }
+                StreamEvent::Messages { chunk: message, metadata: meta.clone() }
+            }
         };
         let _ = tx.send(Ok(event));
     })
