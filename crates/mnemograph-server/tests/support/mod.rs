@@ -7,6 +7,8 @@ pub(crate) mod langgraph_dev;
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod node;
 #[allow(dead_code, reason = "each test file uses a different subset")]
+pub(crate) mod probe;
+#[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod python;
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod receiver;
