@@ -4,10 +4,15 @@
 //! Rows are copied by the server (`INSERT … SELECT`), so no value travels to the client. Delta
 //! rows refer to versions of their own channel in their own namespace and thread, which the copy
 //! carries whole, so a copied delta chain reads back as the original does.
+//!
+//! Copies to new ids that sort next to each other (a server's UUIDv7s) lock the same gap, and
+//! InnoDB breaks the deadlock of their inserts by rolling one back: that copy did nothing, and
+//! runs again.
 
 use mnemograph_checkpoint::checkpoint::CheckpointError;
 use sqlx::MySqlPool;
 
+use crate::commit::retry::{backoff, is_deadlock, DEADLOCK_ATTEMPTS};
 use crate::error::backend;
 use crate::exact::same;
 use crate::sql::Layout;
@@ -43,6 +48,26 @@ fn statements(layout: Layout) -> [String; 3] {
 /// Copies `source` to `target`; refuses a target with checkpoints (see
 /// [`Checkpointer::copy_thread`](mnemograph_checkpoint::checkpoint::Checkpointer::copy_thread)).
 pub(crate) async fn copy_thread(
+    pool: &MySqlPool,
+    layout: Layout,
+    source: &str,
+    target: &str,
+) -> Result<(), CheckpointError> {
+    let mut attempt = 0;
+    loop {
+        match copy_once(pool, layout, source, target).await {
+            Err(e) if is_deadlock(&e) && attempt < DEADLOCK_ATTEMPTS => {
+                tracing::debug!(attempt, source, target, "copy deadlocked; retrying");
+                backoff(attempt).await;
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// One try of [`copy_thread`], in one transaction.
+async fn copy_once(
     pool: &MySqlPool,
     layout: Layout,
     source: &str,

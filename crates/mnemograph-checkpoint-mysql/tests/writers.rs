@@ -1,6 +1,6 @@
 //! Concurrent writers of commits expecting the latest parent: many new threads at once must not lock each
 //! other out, two writers of one thread must serialize, and a writer cancelled while it waits
-//! must not leave the thread locked.
+//! must not leave the thread locked. Concurrent copies of threads must all go through too.
 
 mod support;
 
@@ -255,4 +255,32 @@ async fn a_writer_waits_for_a_locked_parent_and_refuses_its_new_child() {
     assert_eq!(history.len(), 2, "the parent and the other session's child, no fork");
     drop(saver);
     support::drop_database(&name).await;
+}
+
+/// Copies of many threads at once, each to a new id next to the others' (as a server's fresh
+/// UUIDv7s are): the copies' gap locks may deadlock, and every copy must still go through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn copies_of_threads_to_adjacent_new_ids_at_once_all_succeed() {
+    let Some(saver) = support::saver().await else { return };
+    let saver = Arc::new(saver);
+    let run = support::unique("copies");
+    for t in 0..16 {
+        put_next(&saver, &CheckpointConfig::thread(format!("{run}-source-{t}")), -1).await.unwrap();
+    }
+    let mut copies = JoinSet::new();
+    for t in 0..16 {
+        let saver = Arc::clone(&saver);
+        let (source, target) = (format!("{run}-source-{t}"), format!("{run}-target-{t}"));
+        copies.spawn(async move {
+            saver.copy_thread(&source, &target).await.map_err(|e| format!("{source}: {e:?}"))?;
+            Ok::<_, String>([source, target])
+        });
+    }
+    while let Some(joined) = copies.join_next().await {
+        for thread in joined.expect("copy panicked").expect("every copy succeeds") {
+            let copied = saver.get_tuple(&CheckpointConfig::thread(thread.clone())).await.unwrap();
+            assert!(copied.is_some(), "{thread}");
+            saver.delete_thread(&thread).await.unwrap();
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! The body of a run request (`RunCreate`), and what it asks of the engine.
 
-use mnemograph_core::{RunConfig, END, START};
+use mnemograph_core::{Durability, RunConfig, END, START};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -9,11 +9,11 @@ use crate::auth::{is_reserved, Identity};
 use crate::error::ServerError;
 use crate::events::ApiModes;
 use crate::records::{now, RunRecord};
-use crate::run_options::{self, durability_of, RunOptions};
+use crate::run_options::{self, durability_name, durability_of, RunOptions};
 use crate::served::{GotoInput, ResumeInput, RunInput, ServedGraph};
 
 /// `POST /threads/{id}/runs` and its `stream` and `wait` forms. Fields the server does not use
-/// (feedback keys, ...) are accepted and ignored.
+/// are accepted and ignored; `feedback_keys` (LangSmith's) is only kept in the run's record.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
 pub(crate) struct RunCreate {
@@ -44,6 +44,8 @@ pub(crate) struct RunCreate {
     pub(crate) stream_resumable: Option<Value>,
     /// Where the run's final record is posted when it ends.
     pub(crate) webhook: Option<String>,
+    /// LangSmith feedback keys: recorded in the run's `kwargs`, as LangGraph records them.
+    pub(crate) feedback_keys: Option<Value>,
 }
 
 /// `command`: LangGraph's `Command`.
@@ -161,6 +163,12 @@ impl RunCreate {
             .collect();
         configurable.insert("thread_id".into(), thread_id.into());
         configurable.insert("run_id".into(), run_id.into());
+        // Recorded as the run takes it, as LangGraph records it: the request's durability, else
+        // what its `checkpoint_during` means, else the default. A refused one never gets here.
+        let durability = durability_of(self.durability.as_deref(), self.checkpoint_during.as_ref())
+            .ok()
+            .flatten()
+            .unwrap_or(RunConfig::default().durability);
         let kwargs = json!({
             "input": self.input,
             "command": command,
@@ -170,9 +178,11 @@ impl RunCreate {
             "interrupt_before": self.interrupt_before,
             "interrupt_after": self.interrupt_after,
             "webhook": self.webhook,
+            "feedback_keys": self.feedback_keys,
             "subgraphs": self.stream_subgraphs.as_ref().and_then(Value::as_bool).unwrap_or(false),
             "resumable": self.stream_resumable.as_ref().and_then(Value::as_bool).unwrap_or(false),
-            "durability": self.durability,
+            "durability": durability_name(durability),
+            "checkpoint_during": durability != Durability::Exit,
         });
         RunRecord {
             run_id: run_id.to_owned(),

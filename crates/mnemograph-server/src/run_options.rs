@@ -47,6 +47,16 @@ pub(crate) fn delete_on_completion(on_completion: Option<&str>) -> Result<bool, 
     }
 }
 
+/// A durability's LangGraph name; `None` for one LangGraph does not have.
+pub(crate) fn durability_name(durability: Durability) -> Option<&'static str> {
+    match durability {
+        Durability::Sync => Some("sync"),
+        Durability::Async => Some("async"),
+        Durability::Exit => Some("exit"),
+        _ => None,
+    }
+}
+
 /// A durability by its LangGraph name.
 fn durability(name: &str) -> Result<Durability, ServerError> {
     match name {
@@ -122,6 +132,9 @@ mod tests {
     #[test]
     fn durability_names_are_langgraphs() {
         assert_eq!(durability("exit").unwrap(), Durability::Exit);
+        for d in [Durability::Sync, Durability::Async, Durability::Exit] {
+            assert_eq!(durability(durability_name(d).unwrap()).unwrap(), d);
+        }
         assert!(matches!(durability("eventually"), Err(ServerError::Unprocessable(_))));
     }
 }

@@ -7,10 +7,8 @@ mod support;
 use std::sync::Arc;
 
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
-use mnemograph_core::checkpoint::DynCheckpointer;
-use mnemograph_core::store::{DynStore, InMemoryStore};
+use mnemograph_core::store::InMemoryStore;
 use mnemograph_server::cluster::Cluster;
-use mnemograph_server::queue::Lease;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_flows_pass_against_a_cluster_of_two_servers() {
@@ -29,41 +27,13 @@ async fn the_rest_of_the_sdk_surface_passes_against_a_cluster_of_two_servers() {
 /// on a fresh database named after `label`.
 async fn flows_on_two_servers(script: &'static str, label: &str) {
     let Some(python) = support::python::python() else { return };
-    let Some(redis) = support::mysql::redis_url().await else { return };
-    let Some(db) = support::mysql::fresh_database(label).await else { return };
-    let saver = MySqlCheckpointer::connect(&db).await.expect("connect the saver");
-    saver.setup().await.expect("saver tables");
-    let saver: Arc<dyn DynCheckpointer> = Arc::new(saver);
-    // The store is one both processes reach, as a cluster's store must be.
-    let store: Arc<dyn DynStore> = Arc::new(InMemoryStore::new());
-    let lease = Lease { ttl: std::time::Duration::from_secs(5) };
-    let prefix = format!("{db}:");
-    let front_cluster =
-        Cluster::connect(&db, &redis).await.expect("cluster").with_workers(0).with_key_prefix(&prefix);
-    let back_cluster =
-        Cluster::connect(&db, &redis).await.expect("cluster").with_workers(8).with_lease(lease);
-    let back_cluster = back_cluster.with_key_prefix(prefix);
-    let front = support::graphs::server_on(saver.clone(), store.clone());
-    let back = support::graphs::server_on(saver, store);
-    // The flows' webhook receiver listens on loopback, at a port of its choosing.
-    #[cfg(feature = "webhooks")]
-    let (front, back) = {
-        let loopback = || mnemograph_server::WebhookPolicy::new().allow_host("127.0.0.1");
-        (front.with_webhooks(loopback()).unwrap(), back.with_webhooks(loopback()).unwrap())
-    };
-    let (front, back) = (front.with_cluster(front_cluster), back.with_cluster(back_cluster));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let back_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let servers = [tokio::spawn(front.serve(listener)), tokio::spawn(back.serve(back_listener))];
+    let Some(pair) = support::pair::Pair::start(label).await else { return };
+    let url = pair.url.clone();
     let flows = tokio::task::spawn_blocking(move || support::python::run_script(&python, script, &url)).await;
-    for server in servers {
-        server.abort();
-    }
     if let Err(e) = flows {
         std::panic::resume_unwind(e.into_panic());
     }
-    support::mysql::drop_database(&db).await;
+    pair.stop().await;
 }
 
 /// Thread search on a cluster reads status, ids and the page in the database and filters

@@ -10,81 +10,14 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-/// The package the script imports; its installed version must be the one `package.json` pins.
-const SDK: &str = "@langchain/langgraph-sdk";
-
-fn js_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js")
-}
-
-fn ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
-}
-
-/// Skips the test with `why`, or fails it when `CI` is set.
-fn skip(why: &str) {
-    assert!(!ci(), "the JavaScript SDK is required when CI is set: {why}");
-    eprintln!("SKIPPED: @langchain/langgraph-sdk unavailable ({why})");
-}
-
-/// What a command printed, stdout then stderr.
-fn report(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
-
-/// The major version of `node` on `PATH`, or why there is none.
-fn node_major() -> Result<u32, String> {
-    let out = Command::new("node").arg("--version").output().map_err(|e| format!("node: {e}"))?;
-    let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    version
-        .strip_prefix('v')
-        .and_then(|v| v.split('.').next())
-        .and_then(|major| major.parse().ok())
-        .ok_or_else(|| format!("`node --version` printed {version:?}"))
-}
-
-/// The `version` field of the JSON file at `path`, or the version `package.json` pins for `SDK`.
-fn version_in(path: &Path, pinned: bool) -> Option<String> {
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-    let version = if pinned { &json["dependencies"][SDK] } else { &json["version"] };
-    version.as_str().map(str::to_owned)
-}
-
-/// Installs the locked packages unless the pinned SDK is already there; returns why it could not.
-fn install() -> Result<(), String> {
-    let dir = js_dir();
-    let pinned = version_in(&dir.join("package.json"), true).expect("package.json pins the SDK");
-    let installed = dir.join("node_modules").join(SDK).join("package.json");
-    if version_in(&installed, false).as_deref() == Some(pinned.as_str()) {
-        return Ok(());
-    }
-    // `ci` installs exactly the lockfile and fails rather than change it.
-    let out = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund"])
-        .current_dir(&dir)
-        .output()
-        .map_err(|e| format!("npm: {e}"))?;
-    if !out.status.success() {
-        return Err(format!("`npm ci` in {} failed:\n{}", dir.display(), report(&out)));
-    }
-    match version_in(&installed, false) {
-        Some(v) if v == pinned => Ok(()),
-        other => Err(format!("`npm ci` installed {SDK} {other:?}, not the pinned {pinned}")),
-    }
-}
+use std::process::Command;
 
 /// Runs the flows against `url`; panics with the script's report when one fails.
 fn run_flows(url: &str) {
-    let out = Command::new("node")
-        .arg(js_dir().join("sdk_flows.mjs"))
-        .arg(url)
-        .current_dir(js_dir())
-        .output()
-        .expect("node starts");
-    let report = report(&out);
+    let dir = support::node::dir();
+    let out = Command::new("node").arg(dir.join("sdk_flows.mjs")).arg(url).current_dir(&dir).output();
+    let out = out.expect("node starts");
+    let report = support::node::report(&out);
     println!("{report}");
     assert!(out.status.success(), "JS SDK flows failed against {url}:\n{report}");
     assert!(report.contains("all flows passed"), "{report}");
@@ -92,14 +25,8 @@ fn run_flows(url: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_js_sdk_flows_pass_against_the_server() {
-    match node_major() {
-        // The pinned SDK's dependencies need Node.js 20.
-        Ok(major) if major >= 20 => {}
-        Ok(major) => return skip(&format!("node {major} is older than 20")),
-        Err(why) => return skip(&why),
-    }
-    if let Err(why) = install() {
-        return skip(&why);
+    if !support::node::ready() {
+        return;
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());

@@ -265,7 +265,8 @@ impl Events {
         Ok(batch)
     }
 
-    /// A run's events after entry `after` (from the first when `None`), ending with the run.
+    /// A run's events after entry `after`, ending with the run; from the first when `after` is
+    /// `None` or no entry id (`-`, LangGraph's "every event", or an id of another server).
     pub(super) fn frames(&self, pool: MySqlPool, run_id: String, after: Option<String>) -> Frames {
         struct Tail {
             events: Events,
@@ -280,7 +281,9 @@ impl Events {
             events: self.clone(),
             pool,
             run_id,
-            after: after.unwrap_or_else(|| "0-0".to_owned()),
+            // `XREAD` refuses an id that is not an entry's, and a reader retries a refused read
+            // for as long as its client stays.
+            after: after.filter(|id| is_entry_id(id)).unwrap_or_else(|| "0-0".to_owned()),
             conn: None,
             checked: None,
             done: false,
@@ -390,6 +393,15 @@ impl Events {
     }
 }
 
+/// Whether `id` is a stream entry's id as `XREAD` takes it: `<ms>-<seq>` or `<ms>`.
+fn is_entry_id(id: &str) -> bool {
+    let number = |part: &str| part.bytes().all(|b| b.is_ascii_digit()) && part.parse::<u64>().is_ok();
+    match id.split_once('-') {
+        Some((ms, seq)) => number(ms) && number(seq),
+        None => number(id),
+    }
+}
+
 /// The output of a run whose record says it ended; `None` while it is pending or running, or
 /// when it has no record.
 async fn ended(pool: &MySqlPool, run_id: &str) -> Result<Option<Value>> {
@@ -397,4 +409,19 @@ async fn ended(pool: &MySqlPool, run_id: &str) -> Result<Option<Value>> {
         .await?
         .filter(|(status, _)| !matches!(status.as_str(), "pending" | "running"))
         .map(|(_, output)| output))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_entry_id;
+
+    #[test]
+    fn only_stream_entry_ids_are_read_from() {
+        for id in ["0-0", "1700000000000-3", "1700000000000"] {
+            assert!(is_entry_id(id), "{id}");
+        }
+        for id in ["-", "", "-1", "1-", "+1-0", "a-1", "1-2-3", "99999999999999999999-0"] {
+            assert!(!is_entry_id(id), "{id}");
+        }
+    }
 }

@@ -7,6 +7,10 @@ pub(crate) mod graphs;
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod langgraph_dev;
 #[allow(dead_code, reason = "each test file uses a different subset")]
+pub(crate) mod node;
+#[allow(dead_code, reason = "each test file uses a different subset")]
+pub(crate) mod probe;
+#[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod python;
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod receiver;
@@ -27,6 +31,9 @@ pub(crate) fn http_client() -> reqwest::Client {
 #[cfg(feature = "mysql")]
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod mysql;
+#[cfg(feature = "cluster")]
+#[allow(dead_code, reason = "each test file uses a different subset")]
+pub(crate) mod pair;
 #[cfg(feature = "cluster")]
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod services;
