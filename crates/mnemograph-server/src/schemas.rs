@@ -27,7 +27,9 @@ use serde_json::{json, Map, Value};
 /// let schemas = GraphSchemas::of_state::<Chat>().with_context::<Settings>();
 /// let json = schemas.to_json();
 /// assert_eq!(json["state_schema"]["properties"]["messages"]["type"], "array");
-/// assert_eq!(json["input_schema"], json["state_schema"], "a run's input is the state's fields");
+/// assert_eq!(json["state_schema"]["properties"]["messages"]["title"], "Messages");
+/// assert_eq!(json["input_schema"]["required"], serde_json::json!(["messages"]));
+/// assert!(json["state_schema"]["properties"]["messages"]["default"].is_null());
 /// assert_eq!(json["context_schema"]["properties"]["model"]["type"], "string");
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -41,10 +43,22 @@ pub struct GraphSchemas {
 
 impl GraphSchemas {
     /// The schemas of a graph whose state is `S`: the state's schema is also its input's and its
-    /// output's, as for a LangGraph graph built on one state schema.
+    /// output's, as for a LangGraph graph built on one state schema. The state schema is shaped
+    /// as LangGraph builds its own from a graph's channels: no field required, each defaulting
+    /// to `null`, no description.
     pub fn of_state<S: JsonSchema>() -> Self {
-        let state = schema::<S>();
-        Self { input: state.clone(), output: state.clone(), state, config: json!({}), context: Value::Null }
+        let schema = schema::<S>();
+        let mut state = schema.clone();
+        if let Value::Object(map) = &mut state {
+            map.remove("required");
+            map.remove("description");
+            if let Some(Value::Object(properties)) = map.get_mut("properties") {
+                for property in properties.values_mut().filter_map(Value::as_object_mut) {
+                    property.entry("default").or_insert(Value::Null);
+                }
+            }
+        }
+        Self { input: schema.clone(), output: schema, state, config: json!({}), context: Value::Null }
     }
 
     /// With the schema of what a run's input may hold, when it is less than the whole state.
@@ -80,7 +94,9 @@ impl GraphSchemas {
     /// The schemas of a graph served without any: an object of the state's `fields`, each any
     /// JSON value, titled `title`.
     pub(crate) fn open(title: &str, fields: &[&str]) -> Self {
-        let properties: Map<String, Value> = fields.iter().map(|f| ((*f).to_owned(), json!({}))).collect();
+        let mut properties: Map<String, Value> =
+            fields.iter().map(|f| ((*f).to_owned(), json!({}))).collect();
+        titled(&mut properties);
         let state = json!({ "title": title, "type": "object", "properties": properties });
         Self { input: state.clone(), output: state.clone(), state, config: json!({}), context: Value::Null }
     }
@@ -98,7 +114,52 @@ impl GraphSchemas {
     }
 }
 
-/// `T`'s JSON Schema as a JSON value.
+/// `T`'s JSON Schema as a JSON value, shaped as LangGraph serves pydantic's: no `$schema` (the
+/// schema is a value in a response, not a document) and each property titled.
 fn schema<T: JsonSchema>() -> Value {
-    schemars::schema_for!(T).to_value()
+    let mut schema = schemars::schema_for!(T).to_value();
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+        if let Some(Value::Object(properties)) = map.get_mut("properties") {
+            titled(properties);
+        }
+    }
+    schema
+}
+
+/// Gives each property without a title pydantic's: its name with `_` as spaces, each word
+/// capitalised (`user_name`: `User Name`).
+fn titled(properties: &mut Map<String, Value>) {
+    for (name, property) in properties.iter_mut() {
+        if let Value::Object(property) = property {
+            property.entry("title").or_insert_with(|| title_of(name).into());
+        }
+    }
+}
+
+fn title_of(name: &str) -> String {
+    name.split('_')
+        .filter(|w| !w.is_empty())
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_uppercase().chain(chars.flat_map(char::to_lowercase)).collect()
+            })
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_are_titled_as_pydantic_titles_them() {
+        assert_eq!(title_of("log"), "Log");
+        assert_eq!(title_of("user_name"), "User Name");
+        assert_eq!(title_of("HTTP_code"), "Http Code");
+        let open = GraphSchemas::open("g", &["last_seen"]).to_json();
+        assert_eq!(open["state_schema"]["properties"]["last_seen"]["title"], "Last Seen");
+    }
 }

@@ -15,6 +15,8 @@ from langgraph.types import interrupt
 
 
 class State(TypedDict):
+    """The state of every test graph: a log that nodes append to."""
+
     log: Annotated[list[str], operator.add]
 
 
