@@ -3,13 +3,14 @@
 //
 //     node sdk_flows.mjs http://127.0.0.1:PORT
 //
-// The server must serve the graphs of ../python/graphs.py (chain, approve, sleepy) under those
-// ids. Every flow runs, each prints `ok` or what went wrong; the exit status is the number of
+// The server must serve the graphs of ../python/graphs.py under their ids, look for due crons
+// every second, and post webhooks to loopback. Every flow runs, each prints `ok` or what went wrong; the exit status is the number of
 // failures. The JavaScript client parses responses and server-sent events with its own code, so
 // this catches wire-format differences the Python client tolerates.
 
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import http from "node:http";
 
 import { Client } from "@langchain/langgraph-sdk";
 
@@ -236,6 +237,104 @@ await flow("store_put_get", async () => {
   );
   await client.store.deleteItem(ns, "food");
   assert.equal(await client.store.getItem(ns, "food"), null);
+});
+
+/** Waits for `check` to return something truthy, up to `seconds`. */
+async function eventually(check, what, seconds = 30) {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    const found = await check();
+    if (found) return found;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${what} did not happen within ${seconds} s`);
+}
+
+await flow("assistants_as_versioned_configurations", async () => {
+  const made = await client.assistants.create({
+    graphId: "configured",
+    config: { configurable: { greeting: "hello" } },
+    metadata: { flow: RUN_TAG, tier: "free" },
+    name: `greeter-${RUN_TAG}`,
+  });
+  const id = made.assistant_id;
+  assert.equal(made.version, 1);
+  assert.deepEqual(made.context, { greeting: "hello" });
+  const v2 = await client.assistants.update(id, {
+    config: { configurable: { greeting: "hi" } },
+    metadata: { tier: "paid" },
+  });
+  assert.equal(v2.version, 2);
+  assert.deepEqual(v2.metadata, { flow: RUN_TAG, tier: "paid" });
+  const versions = await client.assistants.getVersions(id);
+  assert.deepEqual(versions.map((v) => v.version), [2, 1]);
+  const ran = await client.runs.wait(null, id, { input: { log: [] } });
+  assert.deepEqual(ran.log, ["greeting:hi"]);
+  const back = await client.assistants.setLatest(id, 1);
+  assert.equal(back.version, 1);
+  assert.deepEqual((await client.runs.wait(null, id, { input: { log: [] } })).log, ["greeting:hello"]);
+  const found = await client.assistants.search({ metadata: { flow: RUN_TAG }, select: ["assistant_id", "name"] });
+  assert.deepEqual(found, [{ assistant_id: id, name: `greeter-${RUN_TAG}` }]);
+  assert.equal(await client.assistants.count({ metadata: { flow: RUN_TAG } }), 1);
+  // The run's metadata carries the assistant's.
+  const tid = await newThread();
+  const run = await client.runs.create(tid, id, { input: { log: [] } });
+  assert.equal(run.metadata.tier, "free", JSON.stringify(run.metadata));
+  await client.runs.join(tid, run.run_id);
+  await client.assistants.delete(id);
+  assert.equal(await client.assistants.count({ metadata: { flow: RUN_TAG } }), 0);
+  await assert.rejects(client.assistants.get(id), /404/);
+});
+
+await flow("subgraphs_and_the_opened_drawing", async () => {
+  const nested = (await client.assistants.search({ graphId: "nested" })).find(
+    (a) => a.metadata.created_by === "system",
+  );
+  const subgraphs = await client.assistants.getSubgraphs(nested.assistant_id);
+  assert.deepEqual(Object.keys(subgraphs), ["inner"]);
+  const drawn = await client.assistants.getGraph(nested.assistant_id, { xray: true });
+  assert.deepEqual(drawn.nodes.map((n) => n.id).sort(), ["__end__", "__start__", "after", "inner:a", "inner:b"]);
+});
+
+await flow("a_cron_ticks_on_its_thread_until_deleted", async () => {
+  const tid = await newThread();
+  // Every second (croniter's sixth field is seconds).
+  const cron = await client.crons.createForThread(tid, "chain", {
+    schedule: "* * * * * *",
+    input: { log: [] },
+    metadata: { flow: RUN_TAG },
+  });
+  assert.equal(cron.thread_id, tid);
+  const found = await client.crons.search({ threadId: tid });
+  assert.deepEqual(found.map((c) => c.cron_id), [cron.cron_id]);
+  assert.equal(await client.crons.count({ threadId: tid }), 1);
+  await eventually(async () => (await client.runs.list(tid)).length > 0, "a tick's run");
+  await client.crons.delete(cron.cron_id);
+  assert.equal(await client.crons.count({ threadId: tid }), 0);
+});
+
+await flow("a_webhook_receives_the_run_it_follows", async () => {
+  const received = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      received.push(JSON.parse(body));
+      res.end("ok");
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    const url = `http://127.0.0.1:${server.address().port}/hook`;
+    const tid = await newThread();
+    const run = await client.runs.create(tid, "chain", { input: { log: [] }, webhook: url });
+    await client.runs.join(tid, run.run_id);
+    const hook = await eventually(() => received.find((r) => r.run_id === run.run_id), "the webhook's post");
+    assert.equal(hook.status, "success");
+    assert.equal(hook.thread_id, tid);
+  } finally {
+    server.close();
+  }
 });
 
 console.log(failures.length ? `${failures.length} failed: ${failures.join(", ")}` : "all flows passed");
