@@ -115,6 +115,8 @@ impl RunRecord {
             "multitask_strategy": self.multitask_strategy,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
+            // No LangSmith tracing here, so no session to name.
+            "langsmith_session_name": null,
         })
     }
 

@@ -141,7 +141,7 @@ impl RunCreate {
     }
 
     /// The record of a new run of this request, `pending`, with `metadata` (see
-    /// [`run_metadata`](Self::run_metadata)).
+    /// [`run_metadata`](Self::run_metadata)), in its record and its config as LangGraph keeps it.
     pub(crate) fn run_record(
         &self,
         run_id: &str,
@@ -172,7 +172,7 @@ impl RunCreate {
         let kwargs = json!({
             "input": self.input,
             "command": command,
-            "config": { "configurable": configurable },
+            "config": { "configurable": configurable, "metadata": metadata },
             "context": self.context,
             "stream_mode": modes.names(),
             "interrupt_before": self.interrupt_before,
@@ -183,6 +183,8 @@ impl RunCreate {
             "resumable": self.stream_resumable.as_ref().and_then(Value::as_bool).unwrap_or(false),
             "durability": durability_name(durability),
             "checkpoint_during": durability != Durability::Exit,
+            // Whether the run's thread goes when it ends; the keeper that makes the thread knows.
+            "temporary": false,
         });
         RunRecord {
             run_id: run_id.to_owned(),

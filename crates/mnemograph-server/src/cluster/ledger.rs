@@ -403,6 +403,7 @@ impl Ledger {
             let assistant_id = &assistant.assistant_id;
             let mut record =
                 body.run_record(run_id, thread_id, assistant_id, run_metadata.clone(), modes, strategy);
+            record.kwargs["temporary"] = temporary.into();
             if !options.delay.is_zero() {
                 // LangGraph dates a delayed run at its start; the queue starts no run before it.
                 record.created_at = stamp_after(options.delay);

@@ -66,6 +66,7 @@ impl Local {
                 id
             }
         };
+        let temporary = tables.temporary.contains(&thread_id);
         let thread = tables.threads.get_mut(&thread_id).ok_or_else(|| thread_not_found(&thread_id))?;
         if thread.is_busy() && strategy == Multitask::Reject {
             return Err(thread_busy());
@@ -79,6 +80,7 @@ impl Local {
         grant.stamp(&mut metadata);
         let mut record =
             body.run_record(&run_id, &thread_id, &assistant.assistant_id, metadata.clone(), modes, strategy);
+        record.kwargs["temporary"] = temporary.into();
         metadata.insert("run_id".into(), run_id.clone().into());
         let config = body.run_config(&thread_id, &metadata, &graph.graph.nodes(), user)?;
         let delayed = !options.delay.is_zero();
