@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use axum::http::header::CONTENT_TYPE;
 use futures_util::FutureExt;
+use mnemograph_test::browser::{chromedriver, Driver, Session};
 use serde_json::{json, Value};
-use support::browser::{chromedriver, Driver, Session};
 
 /// The longest wait for anything the page does.
 const PAGE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -150,7 +150,7 @@ fn driver_binary() -> Option<PathBuf> {
 /// Opens the page in Chromium (driven by `binary`) on the `chat` assistant of the server at
 /// `api`, and chats.
 async fn chat_in_chromium(binary: &Path, page_origin: &str, api: &str) {
-    let driver = match Driver::start(binary).await {
+    let driver = match Driver::start(binary, support::http_client()).await {
         Ok(d) => d,
         Err(e) => return skip(&e),
     };
@@ -199,13 +199,17 @@ fn assert_streamed(page: &Value, index: usize) {
 async fn chat(session: &Session<'_>, url: &str) {
     session.open(url).await;
     let idle = |v: &Value| v.is_object() && v["busy"] == false;
-    let page = session.wait_for("the empty chat", PAGE_TIMEOUT, PAGE, idle).await;
+    let page = session.wait_for("the empty chat", PAGE_TIMEOUT, PAGE, idle).await.pop().unwrap_or_default();
     assert_eq!(page["messages"], json!([]), "{page}");
 
     session.type_into("#message", "hello").await;
     session.click("#send").await;
     let asked = |v: &Value| idle(v) && v["interrupt"].is_string();
-    let page = session.wait_for("the reply and the interrupt", PAGE_TIMEOUT, PAGE, asked).await;
+    let page = session
+        .wait_for("the reply and the interrupt", PAGE_TIMEOUT, PAGE, asked)
+        .await
+        .pop()
+        .unwrap_or_default();
     assert_eq!(texts(&page), conversation(&[("human", "hello"), ("ai", "You said: hello")]), "{page}");
     assert_eq!(page["interrupt"], "Send this reply?", "{page}");
     assert_eq!(page["error"], Value::Null, "{page}");
@@ -216,13 +220,21 @@ async fn chat(session: &Session<'_>, url: &str) {
 
     // Reopened on the interrupted thread, the page shows its messages and the pending interrupt.
     session.reload().await;
-    let page = session.wait_for("the interrupted thread's history", PAGE_TIMEOUT, PAGE, asked).await;
+    let page = session
+        .wait_for("the interrupted thread's history", PAGE_TIMEOUT, PAGE, asked)
+        .await
+        .pop()
+        .unwrap_or_default();
     assert_eq!(texts(&page), conversation(&[("human", "hello"), ("ai", "You said: hello")]), "{page}");
     assert_eq!(page["thread"], thread.as_str(), "{page}");
 
     session.click("#approve").await;
     let answered = |v: &Value| idle(v) && v["messages"].as_array().is_some_and(|m| m.len() == 3);
-    let page = session.wait_for("the reply after resuming", PAGE_TIMEOUT, PAGE, answered).await;
+    let page = session
+        .wait_for("the reply after resuming", PAGE_TIMEOUT, PAGE, answered)
+        .await
+        .pop()
+        .unwrap_or_default();
     let whole = conversation(&[("human", "hello"), ("ai", "You said: hello"), ("ai", "Approved: yes")]);
     assert_eq!(texts(&page), whole, "{page}");
     assert_eq!(page["interrupt"], Value::Null, "{page}");
@@ -230,7 +242,11 @@ async fn chat(session: &Session<'_>, url: &str) {
     assert_streamed(&page, 2);
 
     session.reload().await;
-    let page = session.wait_for("the finished thread's history", PAGE_TIMEOUT, PAGE, answered).await;
+    let page = session
+        .wait_for("the finished thread's history", PAGE_TIMEOUT, PAGE, answered)
+        .await
+        .pop()
+        .unwrap_or_default();
     assert_eq!(texts(&page), whole, "{page}");
     assert_eq!(page["interrupt"], Value::Null, "{page}");
     assert_eq!(page["thread"], thread.as_str(), "{page}");

@@ -1,8 +1,6 @@
 //! Shared by the server's tests.
 
 #[allow(dead_code, reason = "each test file uses a different subset")]
-pub(crate) mod browser;
-#[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod graphs;
 #[allow(dead_code, reason = "each test file uses a different subset")]
 pub(crate) mod langgraph_dev;

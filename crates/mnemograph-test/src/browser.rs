@@ -1,6 +1,25 @@
-//! Headless Chromium driven through chromedriver with the W3C WebDriver protocol: plain JSON over
-//! HTTP, sent with reqwest. Debian's `chromium` and `chromium-driver` (`scripts/chromium.sh`);
-//! `CHROMEDRIVER` names the driver, or `chromedriver` is looked up on `PATH`.
+//! Headless Chromium driven through chromedriver with the W3C WebDriver protocol (plain JSON over
+//! HTTP), for tests of pages in a real browser. Debian's `chromium` and `chromium-driver`
+//! provide both; `CHROMEDRIVER` names the driver, or `chromedriver` is looked up on `PATH`.
+//!
+//! ```no_run
+//! # async fn page() -> Result<(), String> {
+//! use std::time::Duration;
+//! use mnemograph_test::browser::{chromedriver, Driver};
+//!
+//! let binary = chromedriver().ok_or("no chromedriver")?;
+//! let driver = Driver::start(&binary, reqwest::Client::new()).await?;
+//! let session = driver.session().await?;
+//! session.open("http://127.0.0.1:8080/").await;
+//! session.type_into("#message", "hello").await;
+//! session.click("#send").await;
+//! let seen = session
+//!     .wait_for("a reply", Duration::from_secs(30), "return document.title", |v| v == "done")
+//!     .await;
+//! assert_eq!(seen.last().map(|v| v == "done"), Some(true));
+//! session.end().await;
+//! # Ok(()) }
+//! ```
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -14,7 +33,7 @@ const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The chromedriver binary: `CHROMEDRIVER`, or `chromedriver` found on `PATH`.
-pub(crate) fn chromedriver() -> Option<PathBuf> {
+pub fn chromedriver() -> Option<PathBuf> {
     let named =
         std::env::var_os("CHROMEDRIVER").filter(|v| !v.is_empty()).unwrap_or_else(|| "chromedriver".into());
     let named = PathBuf::from(named);
@@ -25,7 +44,8 @@ pub(crate) fn chromedriver() -> Option<PathBuf> {
 }
 
 /// A running chromedriver, killed on drop.
-pub(crate) struct Driver {
+#[derive(Debug)]
+pub struct Driver {
     child: Child,
     /// `http://127.0.0.1:{port}`.
     base: String,
@@ -40,8 +60,12 @@ impl Drop for Driver {
 }
 
 impl Driver {
-    /// Starts `binary` on a free port and waits (10 s at most) until it is ready.
-    pub(crate) async fn start(binary: &Path) -> Result<Self, String> {
+    /// Starts `binary` on a free port and waits (10 s at most) until it is ready; `http` talks to
+    /// it (plain HTTP on loopback).
+    ///
+    /// # Errors
+    /// Why the driver did not start or become ready.
+    pub async fn start(binary: &Path, http: reqwest::Client) -> Result<Self, String> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .map_err(|e| e.to_string())?
@@ -52,7 +76,7 @@ impl Driver {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
-        let driver = Self { child, base: format!("http://127.0.0.1:{port}"), http: super::http_client() };
+        let driver = Self { child, base: format!("http://127.0.0.1:{port}"), http };
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
             if let Ok(status) = driver.call(reqwest::Method::GET, "/status", None).await {
@@ -66,9 +90,12 @@ impl Driver {
     }
 
     /// Opens a headless Chromium session.
-    pub(crate) async fn session(&self) -> Result<Session<'_>, String> {
+    ///
+    /// # Errors
+    /// Why the browser did not start.
+    pub async fn session(&self) -> Result<Session<'_>, String> {
         let caps = json!({ "capabilities": { "alwaysMatch": { "goog:chromeOptions": { "args": [
-            "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1000,800"
+            "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1200,900"
         ] } } } });
         let value = self.call(reqwest::Method::POST, "/session", Some(caps)).await?;
         let id = value["sessionId"].as_str().ok_or_else(|| format!("no session id in {value}"))?;
@@ -92,8 +119,10 @@ impl Driver {
     }
 }
 
-/// A browser session; [`Session::end`] closes its browser.
-pub(crate) struct Session<'d> {
+/// A browser session; [`Session::end`] closes its browser. Its commands panic when the browser
+/// refuses them, failing the test that sent them.
+#[derive(Debug)]
+pub struct Session<'d> {
     driver: &'d Driver,
     /// `/session/{id}`.
     path: String,
@@ -106,17 +135,17 @@ impl Session<'_> {
     }
 
     /// Opens `url`.
-    pub(crate) async fn open(&self, url: &str) {
+    pub async fn open(&self, url: &str) {
         self.post("/url", json!({ "url": url })).await;
     }
 
     /// Reloads the page.
-    pub(crate) async fn reload(&self) {
+    pub async fn reload(&self) {
         self.post("/refresh", json!({})).await;
     }
 
     /// Runs `script` (a function body) in the page and returns its result.
-    pub(crate) async fn eval(&self, script: &str) -> Value {
+    pub async fn eval(&self, script: &str) -> Value {
         self.post("/execute/sync", json!({ "script": script, "args": [] })).await
     }
 
@@ -127,39 +156,42 @@ impl Session<'_> {
     }
 
     /// Types `text` into the element `css` selects.
-    pub(crate) async fn type_into(&self, css: &str, text: &str) {
+    pub async fn type_into(&self, css: &str, text: &str) {
         let element = self.find(css).await;
         self.post(&format!("/element/{element}/value"), json!({ "text": text })).await;
     }
 
     /// Clicks the element `css` selects.
-    pub(crate) async fn click(&self, css: &str) {
+    pub async fn click(&self, css: &str) {
         let element = self.find(css).await;
         self.post(&format!("/element/{element}/click"), json!({})).await;
     }
 
-    /// Evaluates `script` every 50 ms until `done` accepts its result, and returns that result;
-    /// panics after `timeout` showing the last one.
-    pub(crate) async fn wait_for(
+    /// Evaluates `script` every 50 ms until `done` accepts its result, and returns every result
+    /// seen, the accepted one last; panics after `timeout` showing the last one.
+    pub async fn wait_for(
         &self,
         what: &str,
         timeout: Duration,
         script: &str,
         done: impl Fn(&Value) -> bool,
-    ) -> Value {
+    ) -> Vec<Value> {
         let deadline = Instant::now() + timeout;
+        let mut seen = Vec::new();
         loop {
             let v = self.eval(script).await;
-            if done(&v) {
-                return v;
+            let finished = done(&v);
+            seen.push(v);
+            if finished {
+                return seen;
             }
-            assert!(Instant::now() < deadline, "timed out waiting for {what}; last: {v}");
+            assert!(Instant::now() < deadline, "timed out waiting for {what}; last: {:?}", seen.last());
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
     /// Closes the browser.
-    pub(crate) async fn end(self) {
+    pub async fn end(self) {
         let _ = self.driver.call(reqwest::Method::DELETE, &self.path, None).await;
     }
 }
