@@ -184,13 +184,17 @@ async fn a_policy_that_refuses_answers_403_and_changes_nothing() {
     assert_eq!(status, StatusCode::FORBIDDEN);
 }
 
-/// Assistants private to their owner: reads and searches of assistants are filtered by owner as
-/// everything else is.
-struct PrivateAssistants(BearerTokens);
+/// The static token table's users, each owning what it makes, but for one resource, where every
+/// caller gets `grant(caller)` instead.
+struct OwnersBut {
+    tokens: BearerTokens,
+    resource: Resource,
+    grant: fn(&Identity) -> Grant,
+}
 
-impl Auth for PrivateAssistants {
+impl Auth for OwnersBut {
     fn authenticate<'a>(&'a self, parts: &'a Parts) -> BoxFuture<'a, mnemograph_server::Result<Identity>> {
-        self.0.authenticate(parts)
+        self.tokens.authenticate(parts)
     }
 
     fn authorize<'a>(
@@ -199,11 +203,22 @@ impl Auth for PrivateAssistants {
         access: &'a Access<'a>,
     ) -> BoxFuture<'a, mnemograph_server::Result<Grant>> {
         Box::pin(async move {
-            match access.resource {
-                Resource::Assistants => Ok(Grant::all().metadata("owner", user.identity.clone())),
-                _ => mnemograph_server::auth::owner_grant(user, access),
+            if access.resource == self.resource {
+                Ok((self.grant)(user))
+            } else {
+                mnemograph_server::auth::owner_grant(user, access)
             }
         })
+    }
+}
+
+/// Assistants private to their owner: reads and searches of assistants are filtered by owner as
+/// everything else is.
+fn private_assistants() -> OwnersBut {
+    OwnersBut {
+        tokens: tokens(),
+        resource: Resource::Assistants,
+        grant: |user| Grant::all().metadata("owner", user.identity.clone()),
     }
 }
 
@@ -215,7 +230,7 @@ async fn get(url: String, token: &str) -> (StatusCode, Value) {
 
 #[tokio::test]
 async fn an_assistant_the_caller_may_not_read_answers_as_a_missing_one() {
-    let url = serve(support::graphs::server().with_auth(PrivateAssistants(tokens()))).await;
+    let url = serve(support::graphs::server().with_auth(private_assistants())).await;
     let (status, mine) =
         post(format!("{url}/assistants"), "token-a", json!({"graph_id": "configured"})).await;
     assert_eq!(status, StatusCode::OK, "{mine}");
@@ -254,30 +269,13 @@ async fn an_assistant_the_caller_may_not_read_answers_as_a_missing_one() {
 }
 
 /// Crons everyone may see, threads private to their owner.
-struct SharedCrons(BearerTokens);
-
-impl Auth for SharedCrons {
-    fn authenticate<'a>(&'a self, parts: &'a Parts) -> BoxFuture<'a, mnemograph_server::Result<Identity>> {
-        self.0.authenticate(parts)
-    }
-
-    fn authorize<'a>(
-        &'a self,
-        user: &'a Identity,
-        access: &'a Access<'a>,
-    ) -> BoxFuture<'a, mnemograph_server::Result<Grant>> {
-        Box::pin(async move {
-            match access.resource {
-                Resource::Crons => Ok(Grant::all()),
-                _ => mnemograph_server::auth::owner_grant(user, access),
-            }
-        })
-    }
+fn shared_crons() -> OwnersBut {
+    OwnersBut { tokens: tokens(), resource: Resource::Crons, grant: |_| Grant::all() }
 }
 
 #[tokio::test]
 async fn crons_on_threads_the_caller_may_not_read_are_left_out_of_search_and_count() {
-    let url = serve(support::graphs::server().with_auth(SharedCrons(tokens()))).await;
+    let url = serve(support::graphs::server().with_auth(shared_crons())).await;
     let (_, thread) = post(format!("{url}/threads"), "token-a", json!({})).await;
     let tid = thread["thread_id"].as_str().expect("a thread id").to_owned();
     let yearly = json!({"assistant_id": "chain", "schedule": "0 0 1 1 *", "metadata": {"flow": "shared"}});
