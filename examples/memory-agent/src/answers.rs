@@ -9,10 +9,19 @@
 //! (by their best sentence, see [`Passages`]) are taken to answer the same question, and the
 //! newest of them comes first: it is the user's latest word on it. The others follow in the
 //! memory's order. Nothing is retired: the older answers stay in the list, after the newer.
+//!
+//! How well a statement matches the question still depends on its wording: an update that only
+//! implies the change ("Settling into the new apartment in Madrid.") matches "where do I live?"
+//! far less than a plain statement, and a statement on another subject worded like the question
+//! can match it better. So when the question is on one of the [`Subjects`] of a life, the
+//! statements with a sentence on that subject are its answers instead, newest first, and every
+//! other statement comes after them; the share decides only when the question is on none, or no
+//! statement is on its subject.
 
 use mnemograph_memory::MemoryHit;
 
 use crate::passages::Passages;
+use crate::subjects::{Subjects, SUBJECT_MARGIN};
 use crate::summarizer::user_line;
 
 /// Orders the user's own statements for a question about the user.
@@ -23,12 +32,26 @@ pub struct Answers {
     /// The share of the best match (cosine similarity of a sentence to the question) from which
     /// a statement answers the question too.
     pub share: f64,
+    /// The subjects statements and questions are on; `None` orders by the share alone.
+    subjects: Option<Subjects>,
 }
 
 impl Answers {
     /// Statements matching at least `share` of the best match answer the question.
     pub fn new(passages: Passages, share: f64) -> Self {
-        Self { passages, share }
+        Self { passages, share, subjects: None }
+    }
+
+    /// Takes the statements on the question's subject as its answers, when it is on one.
+    #[must_use]
+    pub fn with_subjects(mut self, subjects: Option<Subjects>) -> Self {
+        self.subjects = subjects;
+        self
+    }
+
+    /// Whether the statements on the question's subject answer it.
+    pub fn by_subject(&self) -> bool {
+        self.subjects.is_some()
     }
 
     /// `own` (the user's statements about themselves, in the memory's order), those that answer
@@ -45,10 +68,37 @@ impl Answers {
             return Ok(own);
         }
         let said: Vec<&str> = own.iter().map(|h| user_line(&h.record.content)).collect();
-        let matches =
-            self.passages.best(question, &said).await.map_err(mnemograph_memory::Error::Embedding)?;
+        let embedded =
+            self.passages.embed(question, &said).await.map_err(mnemograph_memory::Error::Embedding)?;
+        let matches = embedded.best();
+        if let Some(subjects) = &self.subjects {
+            let asked =
+                subjects.place(&embedded.question).await.map_err(mnemograph_memory::Error::Embedding)?;
+            if let Some(subject) = asked.fact() {
+                let mut on = Vec::with_capacity(own.len());
+                for parts in &embedded.sentences {
+                    let vs: Vec<&[f32]> = parts.iter().map(|v| &v[..]).collect();
+                    let placed =
+                        subjects.place_all(&vs).await.map_err(mnemograph_memory::Error::Embedding)?;
+                    on.push(placed.iter().any(|p| p.on(subject, SUBJECT_MARGIN)));
+                }
+                if on.iter().any(|o| *o) {
+                    return Ok(on_subject_first(own, &on, &matches));
+                }
+            }
+        }
         Ok(answering_first(own, &matches, self.share))
     }
+}
+
+/// `hits` with those `on` the question's subject first, newest first (better match first within a
+/// second), then the rest in their order.
+fn on_subject_first(hits: Vec<MemoryHit>, on: &[bool], matches: &[f64]) -> Vec<MemoryHit> {
+    let scored = hits.into_iter().zip(matches.iter().copied()).zip(on.iter().copied());
+    let (answering, rest): (Vec<_>, Vec<_>) = scored.partition(|(_, on)| *on);
+    let mut answering: Vec<Scored> = answering.into_iter().map(|(s, _)| s).collect();
+    answering.sort_by(|a, b| b.0.record.created_at.cmp(&a.0.record.created_at).then(b.1.total_cmp(&a.1)));
+    answering.into_iter().map(|(h, _)| h).chain(rest.into_iter().map(|((h, _), _)| h)).collect()
 }
 
 /// A hit with how well it matches the question.
@@ -94,5 +144,13 @@ mod tests {
         let order = answering_first(hits, &[0.8, 0.5, 0.2, 0.3], 0.5);
         let said: Vec<&str> = order.iter().map(|h| user_line(&h.record.content)).collect();
         assert_eq!(said, ["new answer", "old answer", "unrelated", "related"], "the rest keep their order");
+    }
+
+    #[test]
+    fn statements_on_the_subject_come_first_newest_first_whatever_their_match() {
+        let hits = vec![hit("plain old", 1), hit("other subject", 5), hit("implied new", 3), hit("other", 2)];
+        let order = on_subject_first(hits, &[true, false, true, false], &[0.8, 0.7, 0.2, 0.1]);
+        let said: Vec<&str> = order.iter().map(|h| user_line(&h.record.content)).collect();
+        assert_eq!(said, ["implied new", "plain old", "other subject", "other"]);
     }
 }

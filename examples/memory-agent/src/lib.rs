@@ -104,8 +104,10 @@ mod nodes;
 mod offline;
 mod passages;
 mod question;
+mod recent_queries;
 mod settings;
 mod state;
+mod subjects;
 mod summarizer;
 #[cfg(test)]
 mod test_env;
@@ -147,8 +149,10 @@ pub use nodes::{
 pub use offline::{OfflineModel, OFFLINE_NOTICE};
 pub use passages::{sentences, Passages};
 pub use question::{is_question, is_request};
+pub use recent_queries::RecentQueries;
 pub use settings::Settings;
 pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate};
+pub use subjects::{Placement, Subject, Subjects, SUBJECTS, SUBJECT_MARGIN};
 pub use summarizer::{extractive_summary, AgentSummarizer};
 pub use trim::{request_tokens, trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
 pub use when::{time_window, TimeWindow};
