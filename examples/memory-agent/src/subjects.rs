@@ -64,8 +64,16 @@ pub const SUBJECTS: &[Subject] = &[
             "changing careers to a new occupation",
             "starting a new job",
             "the company I work for and my position there",
+            "I work as a doctor, a plumber, a designer or a manager",
         ],
-        &["我的工作和职业", "我是做什么的", "转行换职业", "开始一份新工作", "我工作的公司和岗位"],
+        &[
+            "我的工作和职业",
+            "我是做什么的",
+            "转行换职业",
+            "开始一份新工作",
+            "我工作的公司和岗位",
+            "我是医生、水管工、设计师或者经理",
+        ],
     ),
     fact(
         "vehicle",
@@ -154,8 +162,13 @@ pub const SUBJECTS: &[Subject] = &[
     fact("age", &["my age and my birthday"], &["我的年龄和生日"]),
     fact(
         "routine",
-        &["my daily routine and schedule", "when I wake up and go to sleep"],
-        &["我的作息和日程", "我几点起床几点睡觉"],
+        &["when I wake up and go to bed", "my working hours and fixed appointments"],
+        &["我几点起床几点睡觉", "我的上班时间和固定的安排"],
+    ),
+    fact(
+        "goal",
+        &["a goal I am working towards", "training or studying for a race, a test or an exam"],
+        &["我正在努力实现的目标", "为比赛或考试做准备"],
     ),
     fact("travel", &["my travel plans and trips", "a holiday I am taking"], &["我的旅行计划", "我要去度假"]),
     fact("money", &["my income and savings", "my bank and my budget"], &["我的收入和存款", "我的银行和预算"]),
@@ -173,13 +186,18 @@ pub const SUBJECTS: &[Subject] = &[
     ),
     talk(
         "smalltalk",
-        &["small talk about the weather", "saying hello and thanks", "a joke"],
-        &["聊天气", "打招呼和道谢", "讲笑话"],
+        &["small talk about the weather", "saying hello and thanks", "hello, good to see you", "a joke"],
+        &["聊天气", "打招呼和道谢", "你好，又见面了", "讲笑话"],
     ),
     talk(
         "asking",
         &["asking for advice or a recommendation", "asking a general knowledge question"],
         &["请你给点建议或推荐", "问一个常识问题"],
+    ),
+    talk(
+        "plans",
+        &["my plans for the weekend or the evening", "something I feel like doing to unwind"],
+        &["我周末或晚上的打算", "想做点什么放松一下"],
     ),
     talk(
         "errand",
@@ -192,6 +210,11 @@ pub const SUBJECTS: &[Subject] = &[
 /// a sentence can be on two subjects ("I teach at the university" is on a job and on a school),
 /// and the nearest of two close ones is a matter of wording.
 pub const SUBJECT_MARGIN: f64 = 0.05;
+
+/// How far below its nearest subject a question can match another and still ask about that one
+/// too: "is there any food that makes me ill?" asks about a diet and about health alike, and a
+/// question is short, so it sits between subjects more often than a statement does.
+pub const QUESTION_MARGIN: f64 = 0.12;
 
 /// How a sentence sits among the subjects.
 #[derive(Debug, Clone, PartialEq)]
@@ -216,6 +239,20 @@ impl Placement {
     pub fn on(&self, subject: usize, margin: f64) -> bool {
         SUBJECTS[self.nearest].fact
             && self.similarities.get(subject).is_some_and(|s| *s >= self.similarity - margin)
+    }
+
+    /// The fact subjects the sentence is on (see [`on`](Self::on)), nearest first; none when it is
+    /// nearest to talk that sets no fact. A question can be on two ("what do I do these days?").
+    pub fn facts_on(&self, margin: f64) -> Vec<usize> {
+        let mut on: Vec<usize> =
+            (0..SUBJECTS.len()).filter(|k| SUBJECTS[*k].fact && self.on(*k, margin)).collect();
+        on.sort_by(|a, b| self.similarities[*b].total_cmp(&self.similarities[*a]));
+        on
+    }
+
+    /// Whether the sentence is on one of `subjects`.
+    pub fn on_any(&self, subjects: &[usize], margin: f64) -> bool {
+        subjects.iter().any(|k| self.on(*k, margin))
     }
 }
 

@@ -71,6 +71,10 @@ const LABELLED: &[(&str, Option<&str>)] = &[
     ("谢谢你的建议。", None),
     ("Remind me to buy milk later.", None),
     ("记得提醒我明天交报告。", None),
+    ("Hello there, good to see you!", None),
+    ("嗨，好久不见。", None),
+    ("I'm going to the cinema tonight.", None),
+    ("晚上想去公园散散步。", None),
 ];
 
 #[tokio::test]
