@@ -52,6 +52,15 @@ impl Answers {
         self
     }
 
+    /// Embeds the sentences of a statement the user just made, ahead of the questions it will
+    /// answer.
+    ///
+    /// # Errors
+    /// The embedding model's failure.
+    pub async fn remember(&self, said: &str) -> Result<(), mnemograph_memory::Error> {
+        self.passages.remember(&[said]).await.map_err(mnemograph_memory::Error::Embedding)
+    }
+
     /// Whether the statements on the question's subject answer it.
     pub fn by_subject(&self) -> bool {
         self.subjects.is_some()

@@ -290,6 +290,11 @@ pub async fn save_memory(
     let judged = matches!(ctx.consolidator, AgentConsolidator::Llm(_)) || own_statement(&question);
     let statement = !is_question(&question) && judged;
     let (_, report) = ctx.consolidator.save_turn(&ctx.memory, turn, statement).await?;
+    // A statement's sentences are embedded as it is saved, not while a question that recalls it
+    // waits.
+    if let (true, Some(answers)) = (statement, &ctx.answers) {
+        answers.remember(&question).await?;
+    }
     Ok(AgentStateUpdate::retired(report.retired.into_iter().map(|r| r.reason).collect::<Vec<_>>()))
 }
 

@@ -79,6 +79,39 @@ impl Passages {
         Ok(self.embed(question, texts).await?.best())
     }
 
+    /// Embeds the sentences of `texts` not seen before, so that a later question finds them
+    /// ready: a statement's sentences are embedded as it is saved, not while a question waits.
+    ///
+    /// # Errors
+    /// The model's failure.
+    pub async fn remember(&self, texts: &[&str]) -> Result<(), BoxError> {
+        let missing = self.missing(texts);
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let vectors = self.embed.embed_documents(&missing).await?;
+        let mut cache = self.vectors.lock().unwrap_or_else(PoisonError::into_inner);
+        if cache.len() + missing.len() > CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.extend(missing.into_iter().zip(vectors.into_iter().map(Arc::from)));
+        Ok(())
+    }
+
+    /// The sentences of `texts` not in the cache, each once.
+    fn missing(&self, texts: &[&str]) -> Vec<String> {
+        let cache = self.vectors.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut missing: Vec<String> = texts
+            .iter()
+            .flat_map(|t| sentences(t))
+            .filter(|s| !cache.contains_key(*s))
+            .map(str::to_owned)
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        missing
+    }
+
     /// The vector of `question` and of each sentence of each of `texts`. The question is embedded
     /// once; each sentence only if it was not seen before.
     ///
@@ -86,18 +119,7 @@ impl Passages {
     /// The model's failure.
     pub async fn embed(&self, question: &str, texts: &[&str]) -> Result<Embedded, BoxError> {
         let split: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();
-        let missing: Vec<String> = {
-            let cache = self.vectors.lock().unwrap_or_else(PoisonError::into_inner);
-            let mut missing: Vec<String> = split
-                .iter()
-                .flatten()
-                .filter(|s| !cache.contains_key(**s))
-                .map(|s| (*s).to_owned())
-                .collect();
-            missing.sort_unstable();
-            missing.dedup();
-            missing
-        };
+        let missing = self.missing(texts);
         let fresh: HashMap<String, Arc<[f32]>> = if missing.is_empty() {
             HashMap::new()
         } else {

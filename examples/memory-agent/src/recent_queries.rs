@@ -15,14 +15,17 @@ use mnemograph_core::BoxError;
 /// few turns running at once.
 const REMEMBERED: usize = 16;
 
+/// Query texts and their vectors, oldest first.
+type Remembered = VecDeque<(String, Vec<f32>)>;
+
 /// Wraps a model; documents pass through, the last [`REMEMBERED`] queries are remembered. Clones
 /// share what they remember.
 #[derive(Clone)]
 pub struct RecentQueries {
     /// The model.
     inner: Arc<dyn DynEmbeddings>,
-    /// Query texts and their vectors, oldest first.
-    recent: Arc<Mutex<VecDeque<(String, Vec<f32>)>>>,
+    /// What it remembers.
+    recent: Arc<Mutex<Remembered>>,
 }
 
 impl std::fmt::Debug for RecentQueries {
