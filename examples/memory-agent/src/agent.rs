@@ -6,6 +6,7 @@ use mnemograph_core::checkpoint::serde::{checkpoint_to_json, dumps_typed};
 use mnemograph_core::checkpoint::{CheckpointConfig, DynCheckpointer};
 use mnemograph_core::messages::{Message, MessageType};
 use mnemograph_core::prelude::*;
+use mnemograph_core::store::DynEmbeddings;
 use mnemograph_core::GraphStream;
 use mnemograph_memory::MemoryHit;
 
@@ -17,8 +18,10 @@ use crate::error::{Error, Result};
 use crate::importance::ImportanceScorer;
 use crate::nodes::{call_model, retrieve, save_memory, AgentContext};
 use crate::passages::Passages;
+use crate::recent_queries::RecentQueries;
 use crate::settings::Settings;
 use crate::state::{last_text, thread_id, AgentState, AgentStateUpdate};
+use crate::subjects::Subjects;
 use crate::summarizer::AgentSummarizer;
 use crate::when::TimeWindow;
 
@@ -136,10 +139,13 @@ impl Agent {
         // The checkpointer first: if its server is missing, no Milvus collection has been
         // created for nothing (connecting creates it).
         let checkpointer = config.connect_checkpointer().await?;
-        let embedder = config.embedder.load()?;
+        // The question is embedded by the search and again by `Answers`: once is enough.
+        let embedder: Arc<dyn DynEmbeddings> = Arc::new(RecentQueries::new(config.embedder.load()?));
         let memory = config.connect_memory_with(Arc::clone(&embedder)).await?;
-        let answers =
-            config.embedder.answer_share().map(|share| Answers::new(Passages::new(embedder), share));
+        let answers = config.embedder.answer_share().map(|share| {
+            let subjects = config.embedder.subjects().then(|| Subjects::new(Arc::clone(&embedder)));
+            Answers::new(Passages::new(embedder), share).with_subjects(subjects)
+        });
         // The update path follows the model: an LLM judges supersession when there is one,
         // the offline rule otherwise.
         let consolidator = match config.model {

@@ -143,6 +143,14 @@ impl EmbedderChoice {
         }
     }
 
+    /// Whether the user's statements on the subject of a question about the user answer it
+    /// ([`Subjects`](crate::Subjects)): the subjects' descriptions are placed by the model's
+    /// similarities, which hold across languages with the multilingual encoder; word hashing
+    /// matches words only, and another model's scale is unknown.
+    pub fn subjects(&self) -> bool {
+        matches!(self, Self::Multilingual { .. })
+    }
+
     /// How the main command reranks with this model: the library's defaults and
     /// [`newer_first`](Self::newer_first).
     pub fn rerank(&self) -> RerankConfig {

@@ -11,7 +11,9 @@
 //!   retires the older memory (mnemograph-memory's `Consolidator`), so it is no longer recalled.
 //!   For a question about the user, the user's own statements come before remarks on things
 //!   and news of other people ([`remarks_on_something`], [`about_someone_else`]), and among them
-//!   the newest that answers the question comes first ([`Answers`]), however it was worded.
+//!   the newest that answers the question comes first ([`Answers`]), however it was worded: the
+//!   statements on the question's subject (where the user lives, their job, their car, …;
+//!   [`Subjects`]) answer it.
 //!   Recall also reaches the current session's exchanges that trimming dropped from the request
 //!   ([`exchanges_in_reach`]), and a question that names a time ("yesterday", "上周") recalls
 //!   from that window only ([`time_window`]).
@@ -57,6 +59,9 @@
 //! | `memory` | [`AgentMemory`]: embedded or Milvus behind one type |
 //! | `consolidate` | the update path: [`AgentConsolidator`] (LLM or offline rule), [`Clock`] |
 //! | `importance` | [`ImportanceScorer`]: the model's 0-1 score or the offline rule |
+//! | `answers` | [`Answers`]: the user's statements that answer a question, newest first |
+//! | `subjects` | [`Subjects`]: which subject of a life a sentence or a question is on |
+//! | `passages` | [`Passages`]: sentence vectors, cached; [`RecentQueries`]: a question embedded once |
 //! | `trim` | [`trim_conversation`]: the thread cut to the token budget before each call |
 //! | `when` | [`time_window`]: the time a question names ("yesterday", "上周"), recall's window |
 //! | `summarizer` | [`AgentSummarizer`]: the model or the extractive offline summary |
@@ -104,8 +109,10 @@ mod nodes;
 mod offline;
 mod passages;
 mod question;
+mod recent_queries;
 mod settings;
 mod state;
+mod subjects;
 mod summarizer;
 #[cfg(test)]
 mod test_env;
@@ -147,8 +154,10 @@ pub use nodes::{
 pub use offline::{OfflineModel, OFFLINE_NOTICE};
 pub use passages::{sentences, Passages};
 pub use question::{is_question, is_request};
+pub use recent_queries::RecentQueries;
 pub use settings::Settings;
 pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate};
+pub use subjects::{Placement, Subject, Subjects, QUESTION_MARGIN, SUBJECTS, SUBJECT_MARGIN};
 pub use summarizer::{extractive_summary, AgentSummarizer};
 pub use trim::{request_tokens, trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
 pub use when::{time_window, TimeWindow};

@@ -130,10 +130,13 @@ pub async fn retrieve(
     let in_reach = exchanges_in_reach(&s.messages, ctx.max_context_tokens);
     // Asks for as many more as could be dropped, so that dropping them still leaves the top k,
     // and for 3k more, which a statement about someone else can make way for, and among which a
-    // newer answer to the question can be found.
+    // newer answer to the question can be found. When the user's statements on the question's
+    // subject answer it (`Answers` with subjects), for 7k more: an answer worded unlike the
+    // question ranks low in the memory, and the subject still finds it there.
+    let per_k = if ctx.answers.as_ref().is_some_and(Answers::by_subject) { 8 } else { 4 };
     let query = RetrieveQuery::new(s.user_id.as_str(), question.as_str())
         .recent(recent)
-        .top_k(4 * ctx.top_k + in_reach.len())
+        .top_k(per_k * ctx.top_k + in_reach.len())
         .min_importance(MIN_RECALL_IMPORTANCE)
         .session(SessionScope::All)
         .now(now);
@@ -287,6 +290,13 @@ pub async fn save_memory(
     let judged = matches!(ctx.consolidator, AgentConsolidator::Llm(_)) || own_statement(&question);
     let statement = !is_question(&question) && judged;
     let (_, report) = ctx.consolidator.save_turn(&ctx.memory, turn, statement).await?;
+    // A statement's sentences are embedded as it is saved, not while a question that recalls it
+    // waits. The turn is saved already: a failure here only leaves them to that question.
+    if let (true, Some(answers)) = (statement, &ctx.answers) {
+        if let Err(e) = answers.remember(&question).await {
+            tracing::warn!(error = %e, "embedding the statement's sentences failed; a question will");
+        }
+    }
     Ok(AgentStateUpdate::retired(report.retired.into_iter().map(|r| r.reason).collect::<Vec<_>>()))
 }
 

@@ -55,7 +55,7 @@ pub struct Passages {
     /// The model.
     embed: Arc<dyn DynEmbeddings>,
     /// Vectors by sentence.
-    vectors: Arc<Mutex<HashMap<String, Vec<f32>>>>,
+    vectors: Arc<Mutex<HashMap<String, Arc<[f32]>>>>,
 }
 
 impl std::fmt::Debug for Passages {
@@ -76,41 +76,87 @@ impl Passages {
     /// # Errors
     /// The model's failure.
     pub async fn best(&self, question: &str, texts: &[&str]) -> Result<Vec<f64>, BoxError> {
+        Ok(self.embed(question, texts).await?.best())
+    }
+
+    /// Embeds the sentences of `texts` not seen before, so that a later question finds them
+    /// ready: a statement's sentences are embedded as it is saved, not while a question waits.
+    ///
+    /// # Errors
+    /// The model's failure.
+    pub async fn remember(&self, texts: &[&str]) -> Result<(), BoxError> {
+        let missing = self.missing(texts);
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let vectors = self.embed.embed_documents(&missing).await?;
+        let mut cache = self.vectors.lock().unwrap_or_else(PoisonError::into_inner);
+        if cache.len() + missing.len() > CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.extend(missing.into_iter().zip(vectors.into_iter().map(Arc::from)));
+        Ok(())
+    }
+
+    /// The sentences of `texts` not in the cache, each once.
+    fn missing(&self, texts: &[&str]) -> Vec<String> {
+        let cache = self.vectors.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut missing: Vec<String> = texts
+            .iter()
+            .flat_map(|t| sentences(t))
+            .filter(|s| !cache.contains_key(*s))
+            .map(str::to_owned)
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        missing
+    }
+
+    /// The vector of `question` and of each sentence of each of `texts`. The question is embedded
+    /// once; each sentence only if it was not seen before.
+    ///
+    /// # Errors
+    /// The model's failure.
+    pub async fn embed(&self, question: &str, texts: &[&str]) -> Result<Embedded, BoxError> {
         let split: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();
-        let missing: Vec<String> = {
-            let cache = self.vectors.lock().unwrap_or_else(PoisonError::into_inner);
-            let mut missing: Vec<String> = split
-                .iter()
-                .flatten()
-                .filter(|s| !cache.contains_key(**s))
-                .map(|s| (*s).to_owned())
-                .collect();
-            missing.sort_unstable();
-            missing.dedup();
-            missing
-        };
-        let fresh: HashMap<String, Vec<f32>> = if missing.is_empty() {
+        let missing = self.missing(texts);
+        let fresh: HashMap<String, Arc<[f32]>> = if missing.is_empty() {
             HashMap::new()
         } else {
             let vectors = self.embed.embed_documents(&missing).await?;
-            missing.into_iter().zip(vectors).collect()
+            missing.into_iter().zip(vectors.into_iter().map(Arc::from)).collect()
         };
-        let asked = self.embed.embed_query(question).await?;
+        let question = self.embed.embed_query(question).await?;
         let mut cache = self.vectors.lock().unwrap_or_else(PoisonError::into_inner);
-        let scores = split
+        let sentences = split
             .iter()
             .map(|parts| {
-                parts
-                    .iter()
-                    .filter_map(|s| fresh.get(*s).or_else(|| cache.get(*s)))
-                    .map(|v| cosine_similarity(&asked, v))
-                    .fold(f64::MIN, f64::max)
+                parts.iter().filter_map(|s| fresh.get(*s).or_else(|| cache.get(*s)).cloned()).collect()
             })
             .collect();
         if cache.len() + fresh.len() > CACHE_LIMIT {
             cache.clear();
         }
         cache.extend(fresh);
-        Ok(scores)
+        Ok(Embedded { question, sentences })
+    }
+}
+
+/// A question's vector and the sentence vectors of the texts it is matched against.
+#[derive(Debug, Clone)]
+pub struct Embedded {
+    /// The question's vector.
+    pub question: Vec<f32>,
+    /// Per text, the vector of each of its sentences.
+    pub sentences: Vec<Vec<Arc<[f32]>>>,
+}
+
+impl Embedded {
+    /// For each text, the cosine similarity of the question to its best sentence.
+    pub fn best(&self) -> Vec<f64> {
+        self.sentences
+            .iter()
+            .map(|parts| parts.iter().map(|v| cosine_similarity(&self.question, v)).fold(f64::MIN, f64::max))
+            .collect()
     }
 }

@@ -65,7 +65,7 @@ const RELATIONS_EN: &[&str] = &[
     "wife",
 ];
 
-/// The same in Chinese, after "我" or "我的" at the start of a clause.
+/// The same in Chinese, after "我", "我的" or "我家" at the start of a clause.
 const RELATIONS_ZH: &[&str] = &[
     "爸爸",
     "爸",
@@ -113,6 +113,13 @@ const RELATIONS_ZH: &[&str] = &[
     "队友",
     "经理",
     "老师",
+    "闺女",
+    "老妈",
+    "老爸",
+    "媳妇",
+    "孙子",
+    "孙女",
+    "宝宝",
 ];
 
 /// Whether `text` tells something about someone other than the user: its first clause opens with
@@ -131,7 +138,7 @@ pub fn about_someone_else(text: &str) -> bool {
     let chinese = first
         .trim_start()
         .strip_prefix('我')
-        .map(|rest| rest.strip_prefix('的').unwrap_or(rest))
+        .map(|rest| rest.strip_prefix('的').or_else(|| rest.strip_prefix('家')).unwrap_or(rest))
         .is_some_and(|rest| {
             RELATIONS_ZH.iter().any(|r| rest.starts_with(r))
                 && !first.contains("和我")
@@ -240,7 +247,7 @@ pub fn asks_about_the_user(question: &str) -> bool {
     let chinese = question.contains('我')
         && !RELATIONS_ZH
             .iter()
-            .any(|r| question.contains(&format!("我{r}")) || question.contains(&format!("我的{r}")));
+            .any(|r| ["我", "我的", "我家"].iter().any(|mine| question.contains(&format!("{mine}{r}"))));
     (english && !mentions_relation) || chinese
 }
 
@@ -257,6 +264,7 @@ mod tests {
             "我邻居刚买了一辆卡罗拉。",
             "我的同事特别推崇Emacs。",
             "我妹妹是老师。",
+            "我家闺女今年上小学了。",
         ] {
             assert!(about_someone_else(text), "{text}");
         }
@@ -320,6 +328,7 @@ mod tests {
             "What does my sister do?",
             "Where does my brother live?",
             "我妹妹做什么工作？",
+            "我家闺女在哪上学？",
             "Is Seattle rainy?",
         ] {
             assert!(!asks_about_the_user(q), "{q}");
