@@ -18,7 +18,7 @@ const REMEMBERED: usize = 16;
 /// Query texts and their vectors, oldest first.
 type Remembered = VecDeque<(String, Vec<f32>)>;
 
-/// Wraps a model; documents pass through, the last [`REMEMBERED`] queries are remembered. Clones
+/// Wraps a model; documents pass through, the last sixteen queries are remembered. Clones
 /// share what they remember.
 #[derive(Clone)]
 pub struct RecentQueries {
