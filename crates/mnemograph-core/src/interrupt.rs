@@ -174,12 +174,7 @@ impl Scratchpad {
     /// The task's namespace, `"<node>:<task_id>"` (below `parent|` in a subgraph): the input of
     /// interrupt ids and a subgraph's own namespace. Built on demand: most tasks never need it.
     pub(crate) fn task_ns(&self) -> String {
-        let node = if self.parent_ns.is_empty() {
-            self.node.to_string()
-        } else {
-            format!("{}|{}", self.parent_ns, self.node)
-        };
-        format!("{node}:{}", self.task_id)
+        crate::stream::task_namespace(&self.parent_ns, &self.node, &self.task_id)
     }
 
     /// The k-th `interrupt()` call of the task: its own answer, else the run's unclaimed answer,

@@ -100,6 +100,23 @@ pub struct EventMetadata {
     pub checkpoint_ns: Arc<str>,
 }
 
+impl EventMetadata {
+    /// The namespace of the node's task, as LangGraph names it (`<node>:<task id>`, after the
+    /// enclosing graph's namespace and `|`): a subgraph run by the task checkpoints under it.
+    pub fn task_ns(&self) -> String {
+        task_namespace(&self.checkpoint_ns, &self.node, &self.task_id)
+    }
+}
+
+/// The namespace of the task `task_id` of `node` in the graph at namespace `parent`.
+pub(crate) fn task_namespace(parent: &str, node: &str, task_id: &str) -> String {
+    if parent.is_empty() {
+        format!("{node}:{task_id}")
+    } else {
+        format!("{parent}|{node}:{task_id}")
+    }
+}
+
 /// A task started or finished (stream modes `tasks` and `debug`).
 #[derive(Debug, Clone)]
 #[non_exhaustive]

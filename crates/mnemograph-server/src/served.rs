@@ -373,11 +373,7 @@ fn emitted<S: State>(
             out
         }
         StreamEvent::Messages { chunk, metadata } => {
-            // The namespace of the node's task, as LangGraph names it in a chunk's metadata.
-            let task_ns = match &*metadata.checkpoint_ns {
-                "" => format!("{}:{}", metadata.node, metadata.task_id),
-                parent => format!("{parent}|{}:{}", metadata.node, metadata.task_id),
-            };
+            let task_ns = metadata.task_ns();
             let mut meta = run_metadata.clone();
             meta.insert("langgraph_step".to_owned(), metadata.step.into());
             meta.insert("langgraph_node".to_owned(), (*metadata.node).into());

@@ -40,19 +40,23 @@ impl<S: State, C: Send + Sync + 'static> Loop<'_, S, C> {
             for (_, value) in &mut values {
                 let Some(mut messages) = messages_in(value) else { continue };
                 let read = read.get_or_insert_with(|| message_ids(&self.ch.state));
+                let mut renamed = false;
                 for message in &mut messages {
                     if message.kind() == MessageType::Remove {
                         continue;
                     }
                     if message.id().is_none() {
                         message.set_id(uuid::Uuid::new_v4().to_string());
-                        named = true;
+                        renamed = true;
                     }
                     if !message.id().is_some_and(|id| read.contains(id)) {
                         side(SideEvent::Written(message.clone()), &metadata);
                     }
                 }
-                *value = ChannelValue::new(messages);
+                if renamed {
+                    *value = ChannelValue::new(messages);
+                    named = true;
+                }
             }
             if named {
                 write.update = S::update_from_values(&values)?;
@@ -72,9 +76,15 @@ fn messages_in(value: &ChannelValue) -> Option<Vec<Message>> {
 
 /// The ids of the messages `state` holds, in any field.
 fn message_ids<S: State>(state: &S) -> HashSet<String> {
-    (0..S::FIELDS.len())
-        .filter_map(|i| messages_in(&state.get_field(i)))
-        .flatten()
-        .filter_map(|m| m.id().map(str::to_owned))
-        .collect()
+    let mut ids = HashSet::new();
+    for i in 0..S::FIELDS.len() {
+        let field = state.get_field(i);
+        let held = match (field.downcast_ref::<Vec<Message>>(), field.downcast_ref::<Message>()) {
+            (Some(list), _) => list.as_slice(),
+            (None, Some(one)) => std::slice::from_ref(one),
+            (None, None) => continue,
+        };
+        ids.extend(held.iter().filter_map(|m| m.id().map(str::to_owned)));
+    }
+    ids
 }
