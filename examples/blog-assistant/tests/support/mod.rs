@@ -8,6 +8,8 @@
 
 #![allow(dead_code, unreachable_pub, reason = "each test file uses a different subset")]
 
+pub mod langgraph;
+
 use std::sync::Arc;
 use std::time::Duration;
 
