@@ -37,7 +37,9 @@
 //! Every other commit (cold-start rebuilds, state updates through the API, the steps of a run
 //! before its last) passes through, after one check: when the thread's latest checkpoint carries
 //! a round the archive lacks, that round is archived first, since the commit is about to replace
-//! the checkpoint that carries it. If that archiving fails, so does the commit.
+//! the checkpoint that carries it. If that archiving fails, so does the commit. Deleting a thread
+//! (through the API) makes the same check first: the archive keeps every stored round for good,
+//! whatever happens to the thread.
 //!
 //! The round in a checkpoint's metadata is this saver's own record: the checkpoints it serves
 //! (to the graph, and through it as the state and history API clients read) leave it out, and
@@ -240,6 +242,7 @@ impl Checkpointer for ArchivingSaver {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        self.archive_round_being_replaced(thread_id).await?;
         Checkpointer::delete_thread(&self.redis, thread_id).await
     }
 

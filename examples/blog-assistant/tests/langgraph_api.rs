@@ -4,8 +4,9 @@
 //! a round the archive refuses is a failed run that leaves the thread as it was, a round the
 //! archive lost after the snapshot took it is archived before the next run's, and a user
 //! reaches only its own conversations, whatever its metadata says. The round a checkpoint carries
-//! for the archive never shows in the state or history served. Real Redis and MariaDB, as the
-//! other service tests; `tests/commit_fault.rs` fails the archive's `COMMIT` under both servers.
+//! for the archive never shows in the state or history served, and deleting a thread archives it
+//! first when the archive lacks it. Real Redis and MariaDB, as the other service tests;
+//! `tests/commit_fault.rs` fails the archive's `COMMIT` under both servers.
 
 mod support;
 
@@ -206,4 +207,26 @@ async fn state_and_history_leave_out_the_round_the_checkpoint_carries_for_the_ar
     let (kept, round) = t.app.saver().latest_round(&tid).await.unwrap().expect("Redis keeps the round");
     assert_eq!(kept, checkpoint);
     assert_eq!((round.question.as_str(), round.answer.as_str()), (question, reply.as_str()));
+}
+
+/// Deleting a thread whose last round the archive lost archives that round first: the archive
+/// keeps every stored round, whatever happens to the thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_thread_leaves_its_last_round_in_the_archive() {
+    let Some(t) = start(SHARED_DB).await else { return };
+    let (user, session) = ids("api-deleted");
+    let (url, _) = serve(&t.redis_url, &[&user]).await;
+    let token = format!("token-{user}");
+    let tid = new_thread(&url, &token, &session).await;
+    let question = "上下文剪裁是什么？";
+    let reply = last_answer(&post(format!("{url}/threads/{tid}/runs/wait"), &token, ask(question)).await);
+    lose_the_archive(t.app.archive().pool(), &user, &session, &tid).await;
+
+    let deleted =
+        http_client().delete(format!("{url}/threads/{tid}")).bearer_auth(&token).send().await.unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    assert!(t.app.saver().latest_round(&tid).await.unwrap().is_none(), "the checkpoint is still there");
+    let rows = archived_rows(&t.app, &user, &session).await;
+    let bubbles: Vec<(&str, &str)> = rows.iter().map(|(r, c, _)| (r.as_str(), c.as_str())).collect();
+    assert_eq!(bubbles, [("human", question), ("ai", reply.as_str())]);
 }
