@@ -208,19 +208,31 @@ async fn through_the_api_a_cut_commit_is_a_stored_run_and_what_would_replace_it_
     assert_eq!(bubbles(&t, &user, &session).await, rounds(&[(first, &one)]));
     assert_eq!(times_asked(&url, &token, &tid, second).await, 1);
 
-    // MySQL still fails: the next run is refused with the error, and the thread is unchanged.
+    // MySQL still fails: the next run is refused with the error, waited for or streamed, and
+    // the thread is unchanged.
     let before = thread_messages(&url, &token, &tid).await;
     let third = "Redis 快照的 TTL 设多久合适？";
     let out = run(third).await;
     let error = out["__error__"]["message"].as_str().unwrap_or_else(|| panic!("no error reported: {out}"));
     assert!(error.contains("MySQL archive failed"), "{out}");
-    assert_eq!(thread_messages(&url, &token, &tid).await, before, "the refused run changed the thread");
+    let streamed = http_client()
+        .post(format!("{url}/threads/{tid}/runs/stream"))
+        .bearer_auth(&token)
+        .json(&ask(third))
+        .send()
+        .await
+        .expect("the API answers")
+        .text()
+        .await
+        .unwrap_or_default();
+    assert!(streamed.contains("event: error") && streamed.contains("MySQL archive failed"), "{streamed}");
+    assert_eq!(thread_messages(&url, &token, &tid).await, before, "the refused runs changed the thread");
 
     // A state update would replace the checkpoint that carries the round: refused too, and the
     // checkpoint is kept.
     let (status, body) = add_note(&url, &token, &tid, "An editor's note.").await;
     assert!(!status.is_success(), "{status}: {body}");
-    assert_eq!(proxy.fired(), 4);
+    assert_eq!(proxy.fired(), 5);
     let (_, round) = t.app.saver().latest_round(&tid).await.unwrap().expect("the checkpoint is kept");
     assert_eq!((round.question.as_str(), round.answer.as_str()), (second, two.as_str()));
 
