@@ -40,16 +40,17 @@ pub const GRAPH_ID: &str = "blog";
 /// pending is forgotten.
 #[derive(Debug, Clone)]
 pub struct ArchiveHooks {
-    /// The archive recovery reads.
-    archive: Archive,
+    /// The agent's checkpointer, whose archive recovery reads.
+    saver: ArchivingSaver,
     /// Where the agent stages rounds for the archiving commit.
     pending: Arc<PendingRounds>,
 }
 
 impl ArchiveHooks {
-    /// Hooks rebuilding from `archive`, for an agent staging rounds in `pending`.
-    pub fn new(archive: Archive, pending: Arc<PendingRounds>) -> Self {
-        Self { archive, pending }
+    /// Hooks rebuilding from the archive of `saver`, the checkpointer of an agent staging
+    /// rounds in `pending`.
+    pub fn new(saver: ArchivingSaver, pending: Arc<PendingRounds>) -> Self {
+        Self { saver, pending }
     }
 }
 
@@ -75,7 +76,7 @@ impl RunHooks<AgentState> for ArchiveHooks {
         Box::pin(async move {
             let (user_id, session_id) = conversation(run)?;
             let thread = RunConfig::thread(run.thread_id.as_str());
-            let recovery = ensure_checkpoint(graph, &self.archive, &thread, &user_id, &session_id).await?;
+            let recovery = ensure_checkpoint(graph, &self.saver, &thread, &user_id, &session_id).await?;
             if let Recovery::Rebuilt(n) = recovery {
                 tracing::info!(thread_id = %run.thread_id, messages = n, "thread rebuilt from the archive");
             }
@@ -111,10 +112,10 @@ pub async fn server(config: &Config) -> Result<Server> {
     let redis = snapshot::connect_saver(config).await?;
     let archive = Archive::connect(&config.mysql_url).await?;
     let pending = Arc::new(PendingRounds::default());
-    let saver = ArchivingSaver::new(redis, archive.clone(), Arc::clone(&pending));
+    let saver = ArchivingSaver::new(redis, archive, Arc::clone(&pending));
     let model = model::build(&config.model)?;
     let agent = agent::build(model, &corpus, config.context_tokens, &pending, saver.clone())?;
-    let hooks = ArchiveHooks::new(archive, pending);
+    let hooks = ArchiveHooks::new(saver.clone(), pending);
     let server = Server::new(saver).graph_with_hooks(GRAPH_ID, agent, hooks)?;
     Ok(match &config.auth_tokens {
         Some(table) => server.with_auth(BearerTokens::parse(table)?),

@@ -23,8 +23,8 @@
 //! Past the commit point the round is never undone, only completed: when the process dies
 //! between 2 and 3, or the MySQL `COMMIT` fails, the snapshot holds a round the archive lacks,
 //! and the checkpoint carries everything needed to archive it. The thread's next round (and
-//! `GET /history`) first archives it from there ([`recovery::archive_snapshot_round`]), and the
-//! `archived_rounds` row makes that exact and safe to repeat. Undoing instead would need the
+//! `GET /history`) first archives it from there ([`ArchivingSaver::archive_latest_round`]), and
+//! the `archived_rounds` row makes that exact and safe to repeat. Undoing instead would need the
 //! previous snapshot, which shallow mode has already dropped, and a process that died cannot
 //! undo anything; so a crash at any point leaves the round in neither store (before 2) or, once
 //! its thread is used again, in both (after 2). A `COMMIT` that fails is retried at once the
@@ -37,9 +37,13 @@
 //! Every other commit (cold-start rebuilds, state updates through the API, the steps of a run
 //! before its last) passes through, after one check: when the thread's latest checkpoint carries
 //! a round the archive lacks, that round is archived first, since the commit is about to replace
-//! the checkpoint that carries it. If that archiving fails, so does the commit.
+//! the checkpoint that carries it. If that archiving fails, so does the commit. Deleting a thread
+//! (through the API) makes the same check first: the archive keeps every stored round for good,
+//! whatever happens to the thread.
 //!
-//! [`recovery::archive_snapshot_round`]: crate::recovery::archive_snapshot_round
+//! The round in a checkpoint's metadata is this saver's own record: the checkpoints it serves
+//! (to the graph, and through it as the state and history API clients read) leave it out, and
+//! only Redis, read by the saver itself, keeps it.
 
 use std::sync::Arc;
 
@@ -116,26 +120,63 @@ impl ArchivingSaver {
 }
 
 impl ArchivingSaver {
-    /// Archives the round the latest checkpoint of `thread_id` carries, unless the archive holds
-    /// it already; see the [module docs](self).
-    async fn archive_round_being_replaced(&self, thread_id: &str) -> Result<(), CheckpointError> {
+    /// The archive the rounds go to.
+    pub fn archive(&self) -> &Archive {
+        &self.archive
+    }
+
+    /// The round the latest checkpoint of `thread_id` was committed with, and that checkpoint's
+    /// id; `None` without a checkpoint or when it carries no round. Read from Redis itself, since
+    /// what this saver serves leaves the round out.
+    ///
+    /// # Errors
+    /// A Redis failure.
+    pub async fn latest_round(
+        &self,
+        thread_id: &str,
+    ) -> Result<Option<(String, StagedRound)>, CheckpointError> {
         let head = CheckpointConfig::thread(thread_id);
         let latest = match Checkpointer::remembered_latest(&self.redis, &head) {
             Some(tuple) => Some(tuple),
             None => Checkpointer::get_tuple(&self.redis, &head).await?,
         };
-        let Some(tuple) = latest else { return Ok(()) };
-        let Some(round) = round_of(&tuple.metadata) else { return Ok(()) };
-        let written = self.archive.archive_round(&round, &tuple.checkpoint.id).await.map_err(backend)?;
+        Ok(latest.and_then(|tuple| Some((tuple.checkpoint.id.clone(), round_of(&tuple.metadata)?))))
+    }
+
+    /// Archives the round the latest checkpoint of `thread_id` carries, unless the archive holds
+    /// it already; `true` when it was missing and is now written. Checkpoints without a round
+    /// (cold-start rebuilds, runs without a conversation) need nothing.
+    ///
+    /// # Errors
+    /// [`Error::Graph`] when Redis fails, [`Error::Archive`] when MySQL does: the archive still
+    /// lacks the round then, and nothing may replace the checkpoint that carries it.
+    pub async fn archive_latest_round(&self, thread_id: &str) -> Result<bool, Error> {
+        let latest = self.latest_round(thread_id).await.map_err(mnemograph_core::Error::from)?;
+        let Some((checkpoint_id, round)) = latest else { return Ok(false) };
+        let written = self.archive.archive_round(&round, &checkpoint_id).await?;
         if written {
             tracing::warn!(
                 thread_id,
-                checkpoint_id = %tuple.checkpoint.id,
-                "the archive lacked the round of the checkpoint a commit replaces; archived it first"
+                checkpoint_id,
+                "the archive lacked the round of the latest checkpoint; archived it from there"
             );
         }
-        Ok(())
+        Ok(written)
     }
+
+    /// [`archive_latest_round`](Self::archive_latest_round) before a write replaces the thread's
+    /// latest checkpoint; see the [module docs](self).
+    async fn archive_round_being_replaced(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        self.archive_latest_round(thread_id).await.map(drop).map_err(backend)
+    }
+}
+
+/// `tuple` without the round its metadata carries: the round is this saver's own record, so
+/// what it serves (to the graph, and through it to API clients' state and history) leaves it
+/// out, while Redis keeps it.
+fn hide_round(mut tuple: CheckpointTuple) -> CheckpointTuple {
+    tuple.metadata.extra.remove(ROUND_KEY);
+    tuple
 }
 
 /// A crate error as a checkpointer error, its chain kept as the source.
@@ -145,7 +186,7 @@ fn backend(e: Error) -> CheckpointError {
 
 impl Checkpointer for ArchivingSaver {
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>, CheckpointError> {
-        Checkpointer::get_tuple(&self.redis, config).await
+        Ok(Checkpointer::get_tuple(&self.redis, config).await?.map(hide_round))
     }
 
     async fn list(
@@ -153,7 +194,7 @@ impl Checkpointer for ArchivingSaver {
         config: Option<&CheckpointConfig>,
         options: ListOptions,
     ) -> Result<Vec<CheckpointTuple>, CheckpointError> {
-        Checkpointer::list(&self.redis, config, options).await
+        Ok(Checkpointer::list(&self.redis, config, options).await?.into_iter().map(hide_round).collect())
     }
 
     async fn put(
@@ -201,6 +242,7 @@ impl Checkpointer for ArchivingSaver {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), CheckpointError> {
+        self.archive_round_being_replaced(thread_id).await?;
         Checkpointer::delete_thread(&self.redis, thread_id).await
     }
 
@@ -221,7 +263,7 @@ impl Checkpointer for ArchivingSaver {
     }
 
     fn remembered_latest(&self, config: &CheckpointConfig) -> Option<CheckpointTuple> {
-        Checkpointer::remembered_latest(&self.redis, config)
+        Checkpointer::remembered_latest(&self.redis, config).map(hide_round)
     }
 
     fn get_next_version(&self, current: Option<&str>) -> String {

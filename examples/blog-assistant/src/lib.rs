@@ -76,8 +76,8 @@ pub struct App {
 struct Inner {
     /// The agent, checkpointing to Redis.
     agent: CompiledGraph<AgentState>,
-    /// The MySQL archive.
-    archive: Archive,
+    /// The agent's checkpointer, archiving into MySQL.
+    saver: ArchivingSaver,
     /// The blog.
     corpus: Arc<Corpus>,
     /// One round at a time per thread.
@@ -113,10 +113,10 @@ impl App {
         let redis = snapshot::connect_saver(config).await?;
         let archive = Archive::connect(&config.mysql_url).await?;
         let pending = Arc::new(PendingRounds::default());
-        let saver = ArchivingSaver::new(redis, archive.clone(), Arc::clone(&pending));
-        let agent = agent::build(model, &corpus, config.context_tokens, &pending, saver)?;
+        let saver = ArchivingSaver::new(redis, archive, Arc::clone(&pending));
+        let agent = agent::build(model, &corpus, config.context_tokens, &pending, saver.clone())?;
         let (locks, rebuilds) = (ThreadLocks::default(), AtomicU64::new(0));
-        Ok(Self { inner: Arc::new(Inner { agent, archive, corpus, locks, pending, rebuilds }) })
+        Ok(Self { inner: Arc::new(Inner { agent, saver, corpus, locks, pending, rebuilds }) })
     }
 
     /// The agent graph (its checkpointer is the Redis saver).
@@ -126,7 +126,12 @@ impl App {
 
     /// The MySQL archive.
     pub fn archive(&self) -> &Archive {
-        &self.inner.archive
+        self.inner.saver.archive()
+    }
+
+    /// The agent's checkpointer: Redis, archiving each round into MySQL.
+    pub fn saver(&self) -> &ArchivingSaver {
+        &self.inner.saver
     }
 
     /// The blog.

@@ -5,7 +5,7 @@
 //!
 //! **An unarchived round**: a round whose checkpoint reached Redis but whose archive
 //! transaction did not commit (the process died in between, say) is archived from the
-//! checkpoint, which carries it ([`archiving_saver`](crate::archiving_saver)), before the next
+//! checkpoint, which carries it ([`ArchivingSaver::archive_latest_round`]), before the next
 //! round adds its own rows after it.
 //!
 //! Lossy on purpose: only the last [`RECOVERY_LIMIT`] human/AI messages come back, as plain
@@ -14,10 +14,10 @@
 
 use mnemograph_agent::{AgentState, AgentStateUpdate, MODEL_NODE};
 use mnemograph_core::messages::Message;
-use mnemograph_core::{CompiledGraph, RunConfig, StateSnapshot};
+use mnemograph_core::{CompiledGraph, RunConfig};
 
-use crate::archive::{Archive, Role};
-use crate::archiving_saver::round_of;
+use crate::archive::Role;
+use crate::archiving_saver::ArchivingSaver;
 use crate::error::Result;
 
 /// How many archived messages a rebuilt thread starts with.
@@ -36,7 +36,9 @@ pub enum Recovery {
 
 /// Makes sure `config`'s thread has a checkpoint, rebuilding it from the archive when it has
 /// none, and that the archive holds the round of the checkpoint it has
-/// ([`archive_snapshot_round`]).
+/// ([`ArchivingSaver::archive_latest_round`]: a round started on top of a round the archive
+/// lacks would be archived before it, so a MySQL failure there stops the round). `saver` is
+/// `agent`'s checkpointer.
 ///
 /// The messages are written with `update_state` as if the model node had produced them: the
 /// conversation ends with an AI answer, so the agent's routing after `model` sends it to the
@@ -46,17 +48,17 @@ pub enum Recovery {
 /// A Redis (checkpointer) or MySQL failure.
 pub async fn ensure_checkpoint(
     agent: &CompiledGraph<AgentState>,
-    archive: &Archive,
+    saver: &ArchivingSaver,
     config: &RunConfig,
     user_id: &str,
     session_id: &str,
 ) -> Result<Recovery> {
     let snapshot = agent.get_state(config).await?;
     if snapshot.config.is_some() {
-        archive_snapshot_round(archive, &snapshot).await?;
+        saver.archive_latest_round(config.thread_id.as_deref().unwrap_or_default()).await?;
         return Ok(Recovery::Present);
     }
-    let history = archive.recent(user_id, session_id, RECOVERY_LIMIT).await?;
+    let history = saver.archive().recent(user_id, session_id, RECOVERY_LIMIT).await?;
     if history.is_empty() {
         return Ok(Recovery::Fresh);
     }
@@ -71,28 +73,4 @@ pub async fn ensure_checkpoint(
     agent.update_state(config, AgentStateUpdate::messages(seed), Some(MODEL_NODE)).await?;
     tracing::info!(user_id, session_id, messages = count, "cold start: thread rebuilt from the archive");
     Ok(Recovery::Rebuilt(count))
-}
-
-/// Archives the round `snapshot`'s checkpoint was committed with, when the archive lacks it;
-/// `true` when it was missing and is now written. Checkpoints without a round (cold-start
-/// rebuilds, runs without a conversation) need nothing.
-///
-/// # Errors
-/// A MySQL failure: the archive still lacks the round, and a round started on top of it would
-/// be archived before it, so the caller does not start one.
-pub async fn archive_snapshot_round(archive: &Archive, snapshot: &StateSnapshot<AgentState>) -> Result<bool> {
-    let checkpoint_id = snapshot.config.as_ref().and_then(|c| c.checkpoint_id.as_deref());
-    let (Some(checkpoint_id), Some(round)) = (checkpoint_id, snapshot.metadata.as_ref().and_then(round_of))
-    else {
-        return Ok(false);
-    };
-    let written = archive.archive_round(&round, checkpoint_id).await?;
-    if written {
-        tracing::warn!(
-            thread_id = %round.thread_id,
-            checkpoint_id,
-            "the archive lacked the snapshot's last round; archived it from the snapshot"
-        );
-    }
-    Ok(written)
 }

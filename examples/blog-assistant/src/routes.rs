@@ -10,13 +10,13 @@ use axum::{Json, Router};
 use futures_util::Stream;
 use mnemograph_agent::AgentStateUpdate;
 use mnemograph_core::messages::Message;
-use mnemograph_core::{RunConfig, StreamMode};
+use mnemograph_core::StreamMode;
 use serde::{Deserialize, Serialize};
 
 use crate::archive::ArchivedMessage;
 use crate::error::{Error, Result};
 use crate::pending::Conversation;
-use crate::recovery::{archive_snapshot_round, ensure_checkpoint, Recovery};
+use crate::recovery::{ensure_checkpoint, Recovery};
 use crate::snapshot::round_config;
 use crate::sse::{round_events, Round};
 use crate::App;
@@ -88,7 +88,7 @@ async fn chat_stream(
     let config = conversation.configure(round_config(&thread_id));
     let guard = app.locks().lock(&thread_id).await;
     if let Recovery::Rebuilt(n) =
-        ensure_checkpoint(app.agent(), app.archive(), &config, &user_id, &session_id).await?
+        ensure_checkpoint(app.agent(), app.saver(), &config, &user_id, &session_id).await?
     {
         app.note_rebuild();
         tracing::debug!(%thread_id, messages = n, "answering on a rebuilt thread");
@@ -100,17 +100,20 @@ async fn chat_stream(
 }
 
 /// The archived bubbles of one session, including a last round that reached the snapshot but
-/// not yet the archive ([`archive_snapshot_round`]). Without Redis that round is left for later
-/// and the history is the archive's.
+/// not yet the archive ([`ArchivingSaver::archive_latest_round`]). Without Redis that round is
+/// left for later and the history is the archive's; without MySQL the history fails.
+///
+/// [`ArchivingSaver::archive_latest_round`]: crate::archiving_saver::ArchivingSaver::archive_latest_round
 async fn history(State(app): State<App>, Query(query): Query<HistoryQuery>) -> Result<Json<HistoryResponse>> {
     let user_id = check_id("user_id", query.user_id)?;
     let session_id = check_id("session_id", query.session_id)?;
     let thread_id = thread_id(&user_id, &session_id);
-    match app.agent().get_state(&RunConfig::thread(thread_id.as_str())).await {
-        Ok(snapshot) => {
-            archive_snapshot_round(app.archive(), &snapshot).await?;
+    match app.saver().archive_latest_round(&thread_id).await {
+        Ok(_) => {}
+        Err(e @ Error::Graph(_)) => {
+            tracing::warn!(%thread_id, error = %e.chain(), "history without the snapshot")
         }
-        Err(e) => tracing::warn!(%thread_id, error = %Error::from(e).chain(), "history without the snapshot"),
+        Err(e) => return Err(e),
     }
     let messages = app.archive().history(&user_id, &session_id).await?;
     Ok(Json(HistoryResponse { thread_id, messages }))

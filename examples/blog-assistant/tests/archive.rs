@@ -10,9 +10,8 @@ mod support;
 
 use std::time::Duration;
 
-use blog_assistant::archiving_saver::round_of;
 use blog_assistant::model::OfflineModel;
-use blog_assistant::recovery::{archive_snapshot_round, ensure_checkpoint, Recovery};
+use blog_assistant::recovery::{ensure_checkpoint, Recovery};
 use blog_assistant::routes::thread_id;
 use blog_assistant::snapshot::round_config;
 use mnemograph_agent::{AgentStateUpdate, MODEL_NODE};
@@ -161,10 +160,12 @@ async fn a_round_the_snapshot_holds_and_the_archive_lacks_is_archived_before_any
     let first = "Redis 快照的 TTL 设多久合适？";
     let reply = answer(&chat(&t.server.url(), &user, &session, first).await);
     let snapshot = t.app.agent().get_state(&config).await.unwrap();
-    let round = snapshot.metadata.as_ref().and_then(round_of).expect("the checkpoint carries its round");
+    let (carrying, round) =
+        t.app.saver().latest_round(&thread).await.unwrap().expect("the checkpoint carries its round");
+    assert_eq!(Some(carrying), checkpoint_id(&snapshot));
     assert_eq!((round.question.as_str(), round.answer.as_str()), (first, reply.as_str()));
     assert_eq!(round.tools.len(), 2, "{round:?}");
-    assert!(!archive_snapshot_round(t.app.archive(), &snapshot).await.unwrap(), "archived twice");
+    assert!(!t.app.saver().archive_latest_round(&thread).await.unwrap(), "archived twice");
 
     // The archive loses the round: `GET /history` archives it from the snapshot first.
     lose_the_archive(pool, &user, &session, &thread).await;
@@ -217,7 +218,7 @@ async fn a_state_update_archives_the_round_of_the_checkpoint_it_replaces() {
         .unwrap();
     let after = t.app.agent().get_state(&config).await.unwrap();
     assert_ne!(checkpoint_id(&after), carrying, "the update made a new checkpoint");
-    assert!(after.metadata.as_ref().and_then(round_of).is_none(), "the update carries no round");
+    assert!(t.app.saver().latest_round(&thread).await.unwrap().is_none(), "the update carries no round");
     assert_eq!(rounds_noted(pool, &thread).await, [opening(&reply)]);
     assert_eq!(audited(pool, &thread).await, 2);
     let rows = archived_rows(&t.app, &user, &session).await;
@@ -240,7 +241,7 @@ async fn a_thread_with_an_empty_archive_starts_fresh() {
     let Some(t) = start(SHARED_DB).await else { return };
     let (user, session) = ids("fresh");
     let config = round_config(&thread_id(&user, &session));
-    let found = ensure_checkpoint(t.app.agent(), t.app.archive(), &config, &user, &session).await.unwrap();
+    let found = ensure_checkpoint(t.app.agent(), t.app.saver(), &config, &user, &session).await.unwrap();
     assert_eq!(found, Recovery::Fresh);
     assert!(
         t.app.agent().get_state(&config).await.unwrap().config.is_none(),

@@ -3,57 +3,18 @@
 //! from the archive before the next run, a thread without a session in its metadata is refused,
 //! a round the archive refuses is a failed run that leaves the thread as it was, a round the
 //! archive lost after the snapshot took it is archived before the next run's, and a user
-//! reaches only its own conversations, whatever its metadata says. Real Redis and MariaDB, as the
-//! other service tests.
+//! reaches only its own conversations, whatever its metadata says. The round a checkpoint carries
+//! for the archive never shows in the state or history served, and deleting a thread archives it
+//! first when the archive lacks it. Real Redis and MariaDB, as the other service tests;
+//! `tests/commit_fault.rs` fails the archive's `COMMIT` under both servers.
 
 mod support;
 
-use std::time::Duration;
-
-use blog_assistant::{Config, ModelChoice};
+use blog_assistant::archiving_saver::ROUND_KEY;
 use mnemograph_core::checkpoint::Checkpointer;
 use serde_json::{json, Value};
-use support::{
-    archived_rows, fresh_database, http_client, ids, lose_the_archive, mysql_url, start, SHARED_DB,
-};
-
-/// A POST as the user of `token`, which must succeed.
-async fn post(url: String, token: &str, body: Value) -> Value {
-    let response =
-        http_client().post(&url).bearer_auth(token).json(&body).send().await.expect("the API answers");
-    assert!(response.status().is_success(), "{url}: {}", response.status());
-    response.json().await.expect("a JSON body")
-}
-
-/// The API server with a bearer token `token-<user>` for each of `users`; its URL.
-async fn serve(redis_url: &str, users: &[&str]) -> (String, Config) {
-    serve_on(redis_url, &mysql_url(), users).await
-}
-
-/// As [`serve`], archiving into the database of `mysql_url`.
-async fn serve_on(redis_url: &str, mysql_url: &str, users: &[&str]) -> (String, Config) {
-    let tokens: Vec<String> = users.iter().map(|u| format!("{u}:token-{u}")).collect();
-    let config = Config::offline(redis_url, mysql_url)
-        .with_model(ModelChoice::Offline { token_delay: Duration::ZERO })
-        .with_auth_tokens(tokens.join(","));
-    let server = blog_assistant::api::server(&config).await.expect("the API server starts");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(server.serve(listener));
-    (url, config)
-}
-
-fn ask(question: &str) -> Value {
-    json!({ "assistant_id": "blog", "input": { "messages": [{ "role": "user", "content": question }] } })
-}
-
-/// The text of the last message of a run's output.
-fn last_answer(out: &Value) -> String {
-    let last =
-        out["messages"].as_array().and_then(|m| m.last()).unwrap_or_else(|| panic!("no messages: {out}"));
-    assert_eq!(last["type"], "ai", "{out}");
-    last["content"].as_str().unwrap_or_default().to_owned()
-}
+use support::langgraph::{ask, get, last_answer, new_thread, post, serve, serve_on, thread_messages};
+use support::{archived_rows, fresh_database, http_client, ids, lose_the_archive, start, SHARED_DB};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rounds_are_archived_and_a_cold_thread_is_rebuilt_from_the_archive() {
@@ -165,20 +126,6 @@ async fn a_user_cannot_reach_another_users_conversation_through_metadata() {
 /// The database of the refusal test, whose tables get a trigger: no other test uses it.
 const REFUSING_DATABASE: &str = "blog_assistant_test_refusing_api";
 
-/// The thread's messages as `GET /threads/{id}/state` shows them.
-async fn thread_messages(url: &str, token: &str, thread: &str) -> Value {
-    let state: Value = http_client()
-        .get(format!("{url}/threads/{thread}/state"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    state["values"]["messages"].clone()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_round_the_archive_refuses_is_reported_to_the_client_and_stored_nowhere() {
     let Some(database) = fresh_database(REFUSING_DATABASE).await else { return };
@@ -221,4 +168,65 @@ async fn a_round_the_archive_refuses_is_reported_to_the_client_and_stored_nowher
     let asked = messages.iter().filter(|m| m["type"] == "human" && m["content"] == "再说一遍").count();
     assert_eq!(asked, 1, "{out}");
     assert_eq!(count("SELECT COUNT(*) FROM chat_messages").await, 4);
+}
+
+/// The round a checkpoint carries for the archive is the saver's own record: the state and the
+/// history the API serves show the checkpoints' metadata without it, while Redis keeps it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_and_history_leave_out_the_round_the_checkpoint_carries_for_the_archive() {
+    let Some(t) = start(SHARED_DB).await else { return };
+    let (user, session) = ids("api-hidden");
+    let (url, _) = serve(&t.redis_url, &[&user]).await;
+    let token = format!("token-{user}");
+    let tid = new_thread(&url, &token, &session).await;
+    let question = "上下文剪裁是什么？";
+    let reply = last_answer(&post(format!("{url}/threads/{tid}/runs/wait"), &token, ask(question)).await);
+
+    let state = get(format!("{url}/threads/{tid}/state"), &token).await;
+    let checkpoint = state["checkpoint_id"].as_str().unwrap_or_else(|| panic!("no checkpoint: {state}"));
+    let served = [
+        state.clone(),
+        get(format!("{url}/threads/{tid}/state/{checkpoint}"), &token).await,
+        post(
+            format!("{url}/threads/{tid}/state/checkpoint"),
+            &token,
+            json!({ "checkpoint": { "checkpoint_id": checkpoint } }),
+        )
+        .await,
+        get(format!("{url}/threads/{tid}/history"), &token).await,
+        post(format!("{url}/threads/{tid}/history"), &token, json!({ "limit": 10 })).await,
+    ];
+    for body in &served {
+        let text = body.to_string();
+        assert!(!text.contains(ROUND_KEY), "the round shows: {text}");
+        assert!(text.contains(&format!("\"session_id\":\"{session}\"")), "no metadata shown: {text}");
+    }
+    assert_eq!(served[3].as_array().map(Vec::len), Some(1), "{}", served[3]);
+
+    // Redis keeps the round, and so it is what archives it when the archive lacks it.
+    let (kept, round) = t.app.saver().latest_round(&tid).await.unwrap().expect("Redis keeps the round");
+    assert_eq!(kept, checkpoint);
+    assert_eq!((round.question.as_str(), round.answer.as_str()), (question, reply.as_str()));
+}
+
+/// Deleting a thread whose last round the archive lost archives that round first: the archive
+/// keeps every stored round, whatever happens to the thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_thread_leaves_its_last_round_in_the_archive() {
+    let Some(t) = start(SHARED_DB).await else { return };
+    let (user, session) = ids("api-deleted");
+    let (url, _) = serve(&t.redis_url, &[&user]).await;
+    let token = format!("token-{user}");
+    let tid = new_thread(&url, &token, &session).await;
+    let question = "上下文剪裁是什么？";
+    let reply = last_answer(&post(format!("{url}/threads/{tid}/runs/wait"), &token, ask(question)).await);
+    lose_the_archive(t.app.archive().pool(), &user, &session, &tid).await;
+
+    let deleted =
+        http_client().delete(format!("{url}/threads/{tid}")).bearer_auth(&token).send().await.unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    assert!(t.app.saver().latest_round(&tid).await.unwrap().is_none(), "the checkpoint is still there");
+    let rows = archived_rows(&t.app, &user, &session).await;
+    let bubbles: Vec<(&str, &str)> = rows.iter().map(|(r, c, _)| (r.as_str(), c.as_str())).collect();
+    assert_eq!(bubbles, [("human", question), ("ai", reply.as_str())]);
 }

@@ -31,7 +31,7 @@ async fn a_thread_with_45_archived_messages_comes_back_as_the_last_20_in_order()
     assert_eq!(archived_rows(&t.app, &user, &session).await.len(), 45);
 
     let config = round_config(&thread_id(&user, &session));
-    let found = ensure_checkpoint(t.app.agent(), t.app.archive(), &config, &user, &session).await.unwrap();
+    let found = ensure_checkpoint(t.app.agent(), t.app.saver(), &config, &user, &session).await.unwrap();
     assert_eq!(found, Recovery::Rebuilt(20));
     assert_eq!(RECOVERY_LIMIT, 20);
 
@@ -46,7 +46,7 @@ async fn a_thread_with_45_archived_messages_comes_back_as_the_last_20_in_order()
     assert_eq!(got, want);
 
     // Present now: a second look changes nothing.
-    let again = ensure_checkpoint(t.app.agent(), t.app.archive(), &config, &user, &session).await.unwrap();
+    let again = ensure_checkpoint(t.app.agent(), t.app.saver(), &config, &user, &session).await.unwrap();
     assert_eq!(again, Recovery::Present);
 }
 

@@ -8,6 +8,9 @@
 
 #![allow(dead_code, unreachable_pub, reason = "each test file uses a different subset")]
 
+pub mod commit_fault;
+pub mod langgraph;
+
 use std::sync::Arc;
 use std::time::Duration;
 
