@@ -82,7 +82,8 @@ else
 fi
 # A copy, so that a build elsewhere in the same target directory cannot swap it mid-run.
 cp "$bin" "$out/bin/concurrent_turns"
-echo "# \$OUT/bin/concurrent_turns is a copy of $bin (${prebuilt:+given with --bin}${prebuilt:-the build above})" >> "$commands"
+origin="the build above"; [ -n "$prebuilt" ] && origin="given with --bin"
+echo "# \$OUT/bin/concurrent_turns is a copy of $bin ($origin)" >> "$commands"
 
 mysql_ok=1 redis_ok=1
 if wanted mysql; then
