@@ -7,10 +7,13 @@
 # per second from as many Redis clients. Prints one table and writes the exact commands.
 #
 # Usage: scripts/bench-scale.sh [--quick] [--rounds N] [--only LIST] [--concurrency LIST] [--out DIR]
+#                              [--bin FILE]
 #   --quick             2 rounds of half as many turns (about 1.5 minutes on 2 cores)
 #   --rounds N          rounds (default 3; about 4 minutes on 2 cores, plus the first build)
 #   --only LIST         comma-separated savers out of: memory,redis,mysql
 #   --concurrency LIST  comma-separated thread counts (default 1,8,64,256)
+#   --bin FILE          a concurrent_turns built before (e.g. from another commit) instead of
+#                       building this tree's, to compare two builds run after run
 #   --out DIR           where the figures go (default $CARGO_TARGET_DIR/bench-scale/DATE)
 #
 # RUST_MYSQL_PARAMS (e.g. '?max-connections=64') is appended to the Rust side's MySQL URL, to try
@@ -24,13 +27,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rounds=3 quick=0 only="memory,redis,mysql" levels="1,8,64,256" out=""
+rounds=3 quick=0 only="memory,redis,mysql" levels="1,8,64,256" out="" prebuilt=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; rounds=2 ;;
     --rounds) rounds=$2; shift ;;
     --only) only=$2; shift ;;
     --concurrency) levels=$2; shift ;;
+    --bin) prebuilt=$2; shift ;;
     --out) out=$2; shift ;;
     *) sed -n '2,24p' "$0"; exit 2 ;;
   esac
@@ -69,12 +73,17 @@ commits_per_session() { case $1 in 1) echo 500 ;; 8) echo 100 ;; 64) echo 50 ;; 
 
 PY=$(bash scripts/python-peer.sh)
 
-log "building (release)…"
-bin=$(run cargo build --release -p reliability --example concurrent_turns --message-format=json \
-  | "$PY" benches/python/bench_table.py executables | grep '/concurrent_turns$' | tail -1)
+if [ -n "$prebuilt" ]; then
+  bin=$(cd "$(dirname "$prebuilt")" && pwd)/$(basename "$prebuilt")
+else
+  log "building (release)…"
+  bin=$(run cargo build --release -p reliability --example concurrent_turns --message-format=json \
+    | "$PY" benches/python/bench_table.py executables | grep '/concurrent_turns$' | tail -1)
+fi
 # A copy, so that a build elsewhere in the same target directory cannot swap it mid-run.
 cp "$bin" "$out/bin/concurrent_turns"
-echo "# \$OUT/bin/concurrent_turns is a copy of $bin (the build above)" >> "$commands"
+origin="the build above"; [ -n "$prebuilt" ] && origin="given with --bin"
+echo "# \$OUT/bin/concurrent_turns is a copy of $bin ($origin)" >> "$commands"
 
 mysql_ok=1 redis_ok=1
 if wanted mysql; then

@@ -83,7 +83,7 @@ impl MySqlCheckpointer {
     /// | `min-connections` | 0 | connections kept open when idle |
     /// | `acquire-timeout` | 30 | seconds a call waits for a free connection |
     /// | `ping-after-idle` | 1 | a pooled connection idle for at least this many seconds is pinged before use (0: always) |
-    /// | `write-connections` | 4 | connections kept open for put transactions, beside the pool ([`with_write_connections`](Self::with_write_connections)) |
+    /// | `write-connections` | 10 | connections kept open for put transactions, beside the pool; puts wait for one when all are busy ([`with_write_connections`](Self::with_write_connections)) |
     /// | `delta-channels` | none | comma-separated channels stored as deltas ([`DeltaChannels`]) |
     /// | `delta-snapshot-every` | 32 | full value at least every this many versions of those |
     ///
@@ -118,7 +118,7 @@ impl MySqlCheckpointer {
         Self { layer: ReadCache::new(Uncached::new(pool, writers)) }
     }
 
-    /// How many connections this saver keeps open for its put transactions (default 4; 0 keeps
+    /// How many connections this saver keeps open for its put transactions (default 10; 0 keeps
     /// none), beside the pool's.
     ///
     /// sqlx pings every connection given back to the pool (a round trip for the server and the
@@ -127,7 +127,9 @@ impl MySqlCheckpointer {
     /// for `ping-after-idle` is pinged first, as a pooled one is. Kept connections are opened
     /// through the pool (its options and hooks) on first need, do not count against its
     /// `max-connections`, and are closed when the saver and its clones are dropped. When all of
-    /// them are busy, a put runs on a pooled connection.
+    /// them are busy, a put waits for one (at most the pool's `acquire-timeout`), so they bound
+    /// how many puts run at once; a put on a pooled connection would cost a `BEGIN`, a round
+    /// trip for its parent check and sqlx's ping. With 0, every put runs on a pooled connection.
     #[must_use]
     pub fn with_write_connections(self, count: usize) -> Self {
         self.with_writers(&WriterOptions { count, ..WriterOptions::default() })

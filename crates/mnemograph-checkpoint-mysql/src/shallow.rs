@@ -87,7 +87,7 @@ impl MySqlShallowCheckpointer {
         Self { pool, writers }
     }
 
-    /// How many connections this saver keeps open for its put transactions (default 4; 0 keeps
+    /// How many connections this saver keeps open for its put transactions (default 10; 0 keeps
     /// none), beside the pool's; see
     /// [`MySqlCheckpointer::with_write_connections`](crate::MySqlCheckpointer::with_write_connections).
     #[must_use]

@@ -96,6 +96,40 @@ async fn puts_reuse_a_kept_connection_which_closes_with_the_saver() {
     support::drop_database(&name).await;
 }
 
+/// More puts at once than kept connections: they wait for a kept one rather than taking the
+/// pool's, so the server sees only the kept sessions (no `BEGIN`, no ping on release).
+#[tokio::test]
+async fn puts_beyond_the_kept_connections_wait_for_one() {
+    let Some((name, setup)) = support::fresh_database("waiting").await else { return };
+    setup.setup().await.expect("setup");
+    drop(setup);
+    let saver = MySqlCheckpointer::connect(&support::url_for(&name, "max-connections=4&write-connections=2"))
+        .await
+        .expect("connect");
+    let threads: Vec<String> = (0..16).map(|k| support::unique(&format!("waiting-{k}"))).collect();
+    let puts = threads.iter().map(|thread| {
+        let saver = saver.clone();
+        let thread = thread.clone();
+        async move {
+            let mut at = CheckpointConfig::thread(thread);
+            for step in -1..3 {
+                at = put(&saver, &at, step).await;
+            }
+            at
+        }
+    });
+    let last = futures_util::future::join_all(puts).await;
+    // The two kept connections and nothing else: the pool opened none for the puts.
+    let sessions = support::sessions_on(&name).await;
+    assert_eq!(sessions.len(), 2, "sessions beside the two kept connections: {sessions:?}");
+    for (thread, at) in threads.iter().zip(&last) {
+        let read = saver.get_tuple(&CheckpointConfig::thread(thread.clone())).await.expect("read");
+        assert_eq!(read.expect("stored").config, *at);
+    }
+    drop(saver);
+    support::drop_database(&name).await;
+}
+
 #[tokio::test]
 async fn without_kept_connections_puts_use_the_pool() {
     let Some((name, saver)) = support::fresh_database("unkept").await else { return };

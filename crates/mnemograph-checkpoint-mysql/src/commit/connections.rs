@@ -6,8 +6,14 @@
 //! one that was warm. So the savers keep a few connections of their own for their put
 //! transactions ([`Writers`]): a put takes an idle one (pinged first only when it sat idle for
 //! `ping-after-idle`, like the pool's), and gives it back when its transaction is over, with no
-//! ping. When all of them are busy, a put runs on a pooled connection, so the number kept bounds
-//! no throughput.
+//! ping.
+//!
+//! When all of them are busy, a put waits for one rather than taking a pooled connection: on a
+//! pooled connection (autocommit on) a put costs a `BEGIN` statement, its parent check in a
+//! round trip of its own, and sqlx's ping on release, and every put running at once is one more
+//! session the server's cores switch between. The kept connections bound how many puts run at
+//! once; the server's group commit already writes the log once for the commits that arrive
+//! together. With none kept (`write-connections=0`), every put uses the pool.
 //!
 //! A kept connection is taken out of the pool ([`PoolConnection::detach`]) and so no longer
 //! counts against its size: it was opened the pool's way (options, `after_connect`), and is
@@ -29,17 +35,21 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::script::script;
 
-/// How many connections a saver keeps for its put transactions unless told otherwise.
-pub(crate) const DEFAULT_WRITE_CONNECTIONS: usize = 4;
+/// How many connections a saver keeps for its put transactions unless told otherwise: as many as
+/// the pool holds by default, so that puts running at once still reach the server together and
+/// share its log writes (group commit).
+pub(crate) const DEFAULT_WRITE_CONNECTIONS: usize = 10;
 
 /// The connections a saver keeps for put transactions (see the module documentation).
 pub(crate) struct Writers {
-    /// Where new connections come from, and what is used when every kept one is busy.
+    /// Where new connections come from, and what puts use when none may be kept.
     pool: MySqlPool,
     /// Idle kept connections, the most recently used last.
     idle: Mutex<Vec<Idle>>,
     /// One permit per connection that may be kept.
     permits: Arc<Semaphore>,
+    /// How many connections may be kept (0: every put uses the pool).
+    count: usize,
     /// A kept connection idle at least this long is pinged before it is used.
     ping_after_idle: Duration,
 }
@@ -59,6 +69,7 @@ impl Writers {
             pool,
             idle: Mutex::new(Vec::with_capacity(count)),
             permits: Arc::new(Semaphore::new(count)),
+            count,
             ping_after_idle,
         })
     }
@@ -68,11 +79,19 @@ impl Writers {
         &self.pool
     }
 
-    /// A connection for one put transaction: a kept one when one is free (idle, or opened now
-    /// within the bound), otherwise a pooled one.
+    /// A connection for one put transaction: a kept one (idle, or opened now within the bound),
+    /// waiting for one when all are busy; a pooled one when none may be kept.
     pub(crate) async fn acquire(&self) -> Result<Lease, sqlx::Error> {
-        let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() else {
+        if self.count == 0 {
             return Ok(Lease::Pooled(self.pool.acquire().await?));
+        }
+        // As long as the pool would wait for one of its own connections.
+        let wait = self.pool.options().get_acquire_timeout();
+        let permit = match tokio::time::timeout(wait, Arc::clone(&self.permits).acquire_owned()).await {
+            Ok(Ok(permit)) => permit,
+            // Not expected: the semaphore is never closed. The pool still serves.
+            Ok(Err(_)) => return Ok(Lease::Pooled(self.pool.acquire().await?)),
+            Err(_) => return Err(sqlx::Error::PoolTimedOut),
         };
         loop {
             let idle = self.idle.lock().pop();
@@ -131,7 +150,7 @@ impl std::fmt::Debug for Writers {
 pub(crate) enum Lease {
     /// One of the saver's kept connections, with the permit that counts it.
     Kept(MySqlConnection, OwnedSemaphorePermit),
-    /// A pooled connection (every kept one was busy, or the put needed the pool's).
+    /// A pooled connection (none may be kept, or the put needed the pool's).
     Pooled(PoolConnection<MySql>),
 }
 
