@@ -142,15 +142,19 @@ impl Agent {
         // The question is embedded by the search and again by `Answers`: once is enough.
         let embedder: Arc<dyn DynEmbeddings> = Arc::new(RecentQueries::new(config.embedder.load()?));
         let memory = config.connect_memory_with(Arc::clone(&embedder)).await?;
-        let answers = config.embedder.answer_share().map(|share| {
-            let subjects = config.embedder.subjects().then(|| Subjects::new(Arc::clone(&embedder)));
-            Answers::new(Passages::new(embedder), share).with_subjects(subjects)
-        });
+        // The answers and the update path share the sentence vectors a statement's save embeds.
+        let passages = Passages::new(Arc::clone(&embedder));
+        let subjects = config.embedder.subjects().then(|| Subjects::new(Arc::clone(&embedder)));
+        let answers = config
+            .embedder
+            .answer_share()
+            .map(|share| Answers::new(passages.clone(), share).with_subjects(subjects.clone()));
         // The update path follows the model: an LLM judges supersession when there is one,
-        // the offline rule otherwise.
+        // the offline rule otherwise; the rule retires only statements on the new one's subject.
+        let on = subjects.map(|s| (passages, s));
         let consolidator = match config.model {
-            ModelChoice::Offline => AgentConsolidator::rule_at(config.embedder.rule_similarity()),
-            _ => AgentConsolidator::llm(model.clone(), config.embedder.rule_similarity()),
+            ModelChoice::Offline => AgentConsolidator::rule_on(config.embedder.rule_similarity(), on),
+            _ => AgentConsolidator::llm_on(model.clone(), config.embedder.rule_similarity(), on),
         };
         // Scoring importance and summarizing follow the model too.
         let (importance, summarizer) = match config.model {

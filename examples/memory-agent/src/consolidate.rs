@@ -13,6 +13,9 @@ use mnemograph_memory::{
 use mnemograph_models::{ModelCall, SharedChatModel};
 
 use crate::memory::AgentMemory;
+use crate::passages::Passages;
+use crate::same_subject::SameSubject;
+use crate::subjects::Subjects;
 
 /// Similarity from which the offline rule retires an older statement, with word hashing. The
 /// memories are whole exchanges, and the offline model acknowledges every statement with the same
@@ -25,8 +28,10 @@ pub const RULE_SIMILARITY: f64 = 0.8;
 /// Which mnemograph-memory decider judges what a new statement supersedes.
 #[derive(Debug, Clone)]
 pub enum AgentConsolidator {
-    /// Offline: [`RuleDecider`] at a similarity threshold, deterministic and free.
-    Rule(Consolidator<RuleDecider>),
+    /// Offline: [`RuleDecider`] at a similarity threshold, deterministic and free, retiring only
+    /// statements on the new one's subject when the embedding model places subjects
+    /// ([`SameSubject`]).
+    Rule(Consolidator<SameSubject<RuleDecider>>),
     /// With an OpenAI-compatible model: [`LlmDecider`] over that model, which also catches facts
     /// changed in other words, with the offline rule behind it ([`FallbackDecider`]).
     Llm(Consolidator<FallbackDecider>),
@@ -43,7 +48,7 @@ pub struct FallbackDecider {
     /// The chat model's decider.
     llm: LlmDecider<ModelCall<SharedChatModel>>,
     /// Decides when the model cannot.
-    rule: RuleDecider,
+    rule: SameSubject<RuleDecider>,
 }
 
 impl FallbackDecider {
@@ -51,13 +56,20 @@ impl FallbackDecider {
     pub fn new(model: SharedChatModel, min_similarity: f64) -> Self {
         Self {
             llm: LlmDecider::new(ModelCall::new(model).temperature(0.0)),
-            rule: RuleDecider::default().min_similarity(min_similarity),
+            rule: SameSubject::new(RuleDecider::default().min_similarity(min_similarity), None),
         }
+    }
+
+    /// Lets the rule retire only statements on the new one's subject (see [`SameSubject`]).
+    #[must_use]
+    pub fn with_subjects(mut self, subjects: Option<(Passages, Subjects)>) -> Self {
+        self.rule = SameSubject::new(*self.rule.inner(), subjects);
+        self
     }
 
     /// The rule it falls back to.
     pub fn rule(&self) -> &RuleDecider {
-        &self.rule
+        self.rule.inner()
     }
 }
 
@@ -69,7 +81,7 @@ impl SupersedeDecider for FallbackDecider {
         match self.llm.decide(new, candidates).await {
             Ok(decisions) => Ok(decisions),
             Err(e) => {
-                let decisions = self.rule.decide_now(new, candidates);
+                let decisions = self.rule.decide(new, candidates).await?;
                 tracing::warn!(
                     error = %e,
                     retired = decisions.len(),
@@ -92,22 +104,47 @@ impl AgentConsolidator {
 
     /// The offline rule, retiring older statements at least `min_similarity` similar.
     pub fn rule_at(min_similarity: f64) -> Self {
-        Self::Rule(Consolidator::new(RuleDecider::default().min_similarity(min_similarity)))
+        Self::rule_on(min_similarity, None)
+    }
+
+    /// The offline rule, retiring older statements at least `min_similarity` similar and, with
+    /// `subjects`, on a subject of the new one (see [`SameSubject`]).
+    pub fn rule_on(min_similarity: f64, subjects: Option<(Passages, Subjects)>) -> Self {
+        let rule = RuleDecider::default().min_similarity(min_similarity);
+        Self::Rule(Consolidator::new(SameSubject::new(rule, subjects)))
     }
 
     /// The LLM decider over `model`, falling back to the offline rule at `min_similarity` when
     /// the model fails (see [`FallbackDecider`]).
     pub fn llm(model: SharedChatModel, min_similarity: f64) -> Self {
-        Self::Llm(Consolidator::new(FallbackDecider::new(model, min_similarity)))
+        Self::llm_on(model, min_similarity, None)
+    }
+
+    /// The LLM decider over `model`, falling back to the offline rule at `min_similarity`, on a
+    /// subject of the new statement with `subjects`, when the model fails.
+    pub fn llm_on(
+        model: SharedChatModel,
+        min_similarity: f64,
+        subjects: Option<(Passages, Subjects)>,
+    ) -> Self {
+        Self::Llm(Consolidator::new(FallbackDecider::new(model, min_similarity).with_subjects(subjects)))
     }
 
     /// A short description for the start-up banner.
     pub fn describe(&self) -> String {
+        let on = |rule: &SameSubject<RuleDecider>| if rule.by_subject() { ", same subject" } else { "" };
         match self {
-            Self::Rule(c) => format!("offline rule (similarity >= {})", c.decider().min_similarity),
+            Self::Rule(c) => {
+                format!(
+                    "offline rule (similarity >= {}{})",
+                    c.decider().inner().min_similarity,
+                    on(c.decider())
+                )
+            }
             Self::Llm(c) => format!(
-                "the chat model judges (LlmDecider; offline rule, similarity >= {}, if it fails)",
-                c.decider().rule().min_similarity
+                "the chat model judges (LlmDecider; offline rule, similarity >= {}{}, if it fails)",
+                c.decider().rule().min_similarity,
+                on(&c.decider().rule)
             ),
         }
     }

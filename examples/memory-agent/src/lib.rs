@@ -58,6 +58,7 @@
 //! | `agent` | [`build_graph`], [`Agent`] (one turn, checkpoint size) |
 //! | `memory` | [`AgentMemory`]: embedded or Milvus behind one type |
 //! | `consolidate` | the update path: [`AgentConsolidator`] (LLM or offline rule), [`Clock`] |
+//! | `same_subject` | [`SameSubject`]: the rule retires only statements on the new one's subject |
 //! | `importance` | [`ImportanceScorer`]: the model's 0-1 score or the offline rule |
 //! | `answers` | [`Answers`]: the user's statements that answer a question, newest first |
 //! | `subjects` | [`Subjects`]: which subject of a life a sentence or a question is on |
@@ -110,6 +111,8 @@ mod offline;
 mod passages;
 mod question;
 mod recent_queries;
+mod relations;
+mod same_subject;
 mod settings;
 mod state;
 mod subjects;
@@ -155,9 +158,12 @@ pub use offline::{OfflineModel, OFFLINE_NOTICE};
 pub use passages::{sentences, Passages};
 pub use question::{is_question, is_request};
 pub use recent_queries::RecentQueries;
+pub use same_subject::SameSubject;
 pub use settings::Settings;
 pub use state::{last_human, last_text, thread_id, AgentState, AgentStateUpdate};
-pub use subjects::{Placement, Subject, Subjects, QUESTION_MARGIN, SUBJECTS, SUBJECT_MARGIN};
+pub use subjects::{
+    Placement, Subject, Subjects, QUESTION_MARGIN, QUESTION_SUBJECTS, SUBJECTS, SUBJECT_MARGIN,
+};
 pub use summarizer::{extractive_summary, AgentSummarizer};
 pub use trim::{request_tokens, trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
 pub use when::{time_window, TimeWindow};

@@ -13,6 +13,7 @@ use crate::consolidate::{AgentConsolidator, Clock};
 use crate::importance::{ImportanceScorer, MIN_RECALL_IMPORTANCE};
 use crate::memory::AgentMemory;
 use crate::question::is_question;
+use crate::relations;
 use crate::state::{last_human, last_text, AgentState, AgentStateUpdate};
 use crate::summarizer::{user_line, AgentSummarizer};
 use crate::trim::{trim_conversation, DEFAULT_MAX_CONTEXT_TOKENS};
@@ -174,6 +175,18 @@ async fn recall(
         .partition(|h| !about_the_user || own_statement(user_line(&h.record.content)));
     if let (true, Some(answers)) = (about_the_user && is_question(&question), &ctx.answers) {
         own = answers.order(&question, own).await?;
+    }
+    // A question about one of the user's people: what the user said of that person comes first,
+    // however the question names them ("mum", "老妈"); the rest keep their order.
+    if let Some(person) =
+        (!about_the_user && is_question(&question)).then(|| relations::named(&question)).flatten()
+    {
+        let (named, rest): (Vec<MemoryHit>, Vec<MemoryHit>) = own.into_iter().partition(|h| {
+            let said = user_line(&h.record.content);
+            !is_question(said) && relations::names(said, person)
+        });
+        own = named;
+        own.extend(rest);
     }
     own.extend(others);
     own.truncate(ctx.top_k);

@@ -118,6 +118,16 @@ impl Passages {
     /// # Errors
     /// The model's failure.
     pub async fn embed(&self, question: &str, texts: &[&str]) -> Result<Embedded, BoxError> {
+        let sentences = self.sentence_vectors(texts).await?;
+        let question = self.embed.embed_query(question).await?;
+        Ok(Embedded { question, sentences })
+    }
+
+    /// The vector of each sentence of each of `texts`, embedding only those not seen before.
+    ///
+    /// # Errors
+    /// The model's failure.
+    pub async fn sentence_vectors(&self, texts: &[&str]) -> Result<Vec<Vec<Arc<[f32]>>>, BoxError> {
         let split: Vec<Vec<&str>> = texts.iter().map(|t| sentences(t)).collect();
         let missing = self.missing(texts);
         let fresh: HashMap<String, Arc<[f32]>> = if missing.is_empty() {
@@ -126,9 +136,8 @@ impl Passages {
             let vectors = self.embed.embed_documents(&missing).await?;
             missing.into_iter().zip(vectors.into_iter().map(Arc::from)).collect()
         };
-        let question = self.embed.embed_query(question).await?;
         let mut cache = self.vectors.lock().unwrap_or_else(PoisonError::into_inner);
-        let sentences = split
+        let vectors = split
             .iter()
             .map(|parts| {
                 parts.iter().filter_map(|s| fresh.get(*s).or_else(|| cache.get(*s)).cloned()).collect()
@@ -138,7 +147,7 @@ impl Passages {
             cache.clear();
         }
         cache.extend(fresh);
-        Ok(Embedded { question, sentences })
+        Ok(vectors)
     }
 }
 

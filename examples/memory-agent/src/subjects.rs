@@ -102,8 +102,15 @@ pub const SUBJECTS: &[Subject] = &[
             "my code editor and development setup",
             "the programming language I write in",
             "switching to a different editor or IDE",
+            "customising my editor with plugins, themes and settings",
         ],
-        &["我编程用的软件工具", "我的代码编辑器和开发环境", "我用的编程语言", "换了一个编辑器"],
+        &[
+            "我编程用的软件工具",
+            "我的代码编辑器和开发环境",
+            "我用的编程语言",
+            "换了一个编辑器",
+            "折腾编辑器的插件、主题和配置",
+        ],
     ),
     fact(
         "sport",
@@ -112,8 +119,15 @@ pub const SUBJECTS: &[Subject] = &[
             "how I exercise and keep fit",
             "my workouts and training",
             "taking up a new sport",
+            "I play football, tennis or basketball, I swim or I run",
         ],
-        &["我做的运动", "我怎么锻炼身体", "我的健身和训练", "开始练一项新运动"],
+        &[
+            "我做的运动",
+            "我怎么锻炼身体",
+            "我的健身和训练",
+            "开始练一项新运动",
+            "我打篮球、踢足球、游泳或者跑步",
+        ],
     ),
     fact(
         "hobby",
@@ -216,6 +230,11 @@ pub const SUBJECT_MARGIN: f64 = 0.05;
 /// question is short, so it sits between subjects more often than a statement does.
 pub const QUESTION_MARGIN: f64 = 0.12;
 
+/// How many subjects a question asks about at most, the nearest first: a question asks about one
+/// thing, or sits between two; a vague one ("what am I preparing for?") is about as near to
+/// many, and the nearest few stand for it.
+pub const QUESTION_SUBJECTS: usize = 2;
+
 /// How a sentence sits among the subjects.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Placement {
@@ -233,12 +252,18 @@ impl Placement {
         SUBJECTS[self.nearest].fact.then_some(self.nearest)
     }
 
-    /// Whether the sentence is on `subject`: its nearest subject is a fact's, and its similarity
-    /// to `subject` is within `margin` of the nearest. A sentence nearest to talk that sets no fact
-    /// ("remind me to call my mum") is on no subject, however close a fact comes.
+    /// Whether the sentence is on `subject`: its nearest subject is a fact's, and `subject` is
+    /// that one, or the next nearest within `margin` of it. A sentence sits between two subjects
+    /// at most ("I teach at the university" is on a job and on a school); a third that comes as
+    /// close is a likeness of words ("lunch with a friend from school" is near food too), not what
+    /// it is about. A sentence nearest to talk that sets no fact ("remind me to call my mum") is on
+    /// no subject, however close a fact comes.
     pub fn on(&self, subject: usize, margin: f64) -> bool {
-        SUBJECTS[self.nearest].fact
-            && self.similarities.get(subject).is_some_and(|s| *s >= self.similarity - margin)
+        let Some(&similarity) = self.similarities.get(subject) else {
+            return false;
+        };
+        let nearer = self.similarities.iter().filter(|s| **s > similarity).count();
+        SUBJECTS[self.nearest].fact && similarity >= self.similarity - margin && nearer <= 1
     }
 
     /// The fact subjects the sentence is on (see [`on`](Self::on)), nearest first; none when it is

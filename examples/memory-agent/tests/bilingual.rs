@@ -10,6 +10,8 @@
 
 #![allow(dead_code, missing_debug_implementations)]
 
+mod support;
+
 #[path = "../../../crates/mnemograph-memory-milvus/tests/support/bilingual_corpus.rs"]
 pub mod bilingual_corpus;
 #[path = "../../../crates/mnemograph-memory-milvus/tests/support/bilingual_quality.rs"]
@@ -18,10 +20,13 @@ pub mod bilingual_quality;
 use std::time::{Duration, Instant};
 
 use bilingual_quality::{build, Dataset, NOW, TODAY};
-use memory_agent::{Agent, Config, EmbedderChoice};
+use memory_agent::{Agent, Config, EmbedderChoice, MemoryChoice};
 
 /// The users the memory's own benchmark asks (`quality.rs`'s `USERS`).
 const USERS: usize = 40;
+
+/// The users CI runs on Milvus.
+const MILVUS_USERS: usize = 4;
 
 /// The user's words in a stored exchange `User: …\nAssistant: …`.
 fn said(content: &str) -> &str {
@@ -64,13 +69,18 @@ async fn run(agent: &Agent, data: &Dataset) -> (usize, usize, usize, usize, usiz
     (found, first, stale_first, cross_user, data.questions.len(), asked)
 }
 
-#[tokio::test]
-async fn the_bilingual_set_through_the_agent() {
+/// Whether the multilingual model is there; without it the benchmark is skipped, except under CI.
+fn model_available() -> bool {
     if std::env::var_os("USE_MODEL_DIR").is_none() && std::env::var_os("CI").is_none() {
         eprintln!("SKIPPED: USE_MODEL_DIR is not set (bash scripts/models.sh use-multilingual)");
-        return;
+        return false;
     }
-    let config = Config::embedded();
+    true
+}
+
+/// Runs the set's first `users` (`BILINGUAL_USERS` when set) through an agent on `config`, and
+/// reports its figures under `name`.
+async fn benchmark(name: &str, config: Config, users: usize) -> Agent {
     assert!(matches!(config.embedder, EmbedderChoice::Multilingual { .. }), "{:?}", config.embedder);
     let mut agent = Agent::connect(&config).await.expect("connect");
     // `BILINGUAL_MEMORY_ORDER` keeps the memory's own order for questions about the user (no
@@ -80,11 +90,11 @@ async fn the_bilingual_set_through_the_agent() {
         let checkpointer = config.connect_checkpointer().await.expect("a checkpointer");
         agent = Agent::new(context, checkpointer).expect("the agent");
     }
-    let users = std::env::var("BILINGUAL_USERS").ok().and_then(|n| n.parse().ok()).unwrap_or(USERS);
+    let users = std::env::var("BILINGUAL_USERS").ok().and_then(|n| n.parse().ok()).unwrap_or(users);
     let data = build(users);
     let (found, first, stale_first, cross_user, n, asked) = run(&agent, &data).await;
     let rate = |k: usize| k as f64 / n.max(1) as f64;
-    println!("bilingual set through the agent: {}", data.describe());
+    println!("bilingual set through the agent, {name}: {}", data.describe());
     println!("  recall@3 {:.3} ({found}/{n})", rate(found));
     println!("  top-1    {:.3} ({first}/{n})", rate(first));
     println!("  replaced above its newer version: {stale_first} of {}", data.changed());
@@ -92,4 +102,36 @@ async fn the_bilingual_set_through_the_agent() {
     println!("  {:.0} ms a question", asked.as_secs_f64() * 1000.0 / n.max(1) as f64);
     assert_eq!(cross_user, 0, "another user's memory was recalled");
     assert!(found > 0, "nothing was ever recalled");
+    agent
+}
+
+#[tokio::test]
+async fn the_bilingual_set_through_the_agent() {
+    if model_available() {
+        benchmark("in process", Config::embedded(), USERS).await;
+    }
+}
+
+/// The same on Milvus. A Milvus Lite write takes far longer than one in process, so CI runs the
+/// first few users; `BILINGUAL_USERS=40` runs the published set.
+#[tokio::test]
+async fn the_bilingual_set_through_the_agent_on_milvus() {
+    if !model_available() {
+        return;
+    }
+    let Some(url) = std::env::var("MILVUS_URL").ok().filter(|u| !u.is_empty()) else {
+        support::unavailable("Milvus", "MILVUS_URL is not set; start one with scripts/milvus-lite.sh");
+        return;
+    };
+    if !cfg!(feature = "milvus") {
+        support::unavailable("Milvus", "this build has no Milvus client (`--features milvus`)");
+        return;
+    }
+    let memory = MemoryChoice::Milvus { url, token: None, collection: support::unique("bilingual") };
+    let agent = benchmark("on Milvus", Config::embedded().with_memory(memory), MILVUS_USERS).await;
+    #[cfg(feature = "milvus")]
+    if let Some(m) = agent.context().memory.downcast_ref::<mnemograph_memory_milvus::MilvusMemory>() {
+        m.drop_collection().await.expect("drop the test collection");
+    }
+    drop(agent);
 }

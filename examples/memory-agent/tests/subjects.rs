@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use memory_agent::{Subjects, SUBJECTS, SUBJECT_MARGIN};
+use memory_agent::{Passages, SameSubject, Subjects, SUBJECTS, SUBJECT_MARGIN};
 use mnemograph_core::store::DynEmbeddings;
 
 /// Sentences and the subject each is about; `None` for talk that sets no fact.
@@ -48,6 +48,10 @@ const LABELLED: &[(&str, Option<&str>)] = &[
     ("Signed up for a boxing gym near my office.", Some("sport")),
     ("第一次上拳击课，累坏了。", Some("sport")),
     ("Our new puppy chewed through my shoes.", Some("pet")),
+    ("Installed a bunch of new extensions in my IDE last night.", Some("software")),
+    ("给终端和编辑器换了一套新主题，看着舒服多了。", Some("software")),
+    ("I go swimming every Sunday afternoon.", Some("sport")),
+    ("每周三晚上我都去踢球。", Some("sport")),
     // Questions about the user.
     ("Where am I living these days?", Some("home")),
     ("我现在住哪儿？", Some("home")),
@@ -120,4 +124,48 @@ async fn sentences_land_on_their_subject_in_both_languages() {
     );
     assert!(wrong.len() * 10 <= LABELLED.len(), "more than a tenth wrong:\n{}", wrong.join("\n"));
     assert!(others * 2 <= facts, "{others} other subjects for {facts} facts");
+}
+
+/// A stored exchange of user `u` saying `said` at second `at`.
+fn record(id: i64, said: &str, at: i64) -> mnemograph_memory::MemoryRecord {
+    let turn = mnemograph_memory::NewMemory::turn("u", "s", said, "Noted.");
+    mnemograph_memory::MemoryRecord {
+        id,
+        user_id: turn.user_id,
+        session_id: turn.session_id,
+        role: turn.role,
+        content: turn.content,
+        created_at: at,
+        importance: turn.importance,
+        metadata: turn.metadata,
+    }
+}
+
+#[tokio::test]
+async fn the_rule_retires_an_older_statement_only_on_the_new_ones_subject() {
+    use mnemograph_memory::{Candidate, RuleDecider, SupersedeDecider};
+    let Some(dir) = std::env::var_os("USE_MODEL_DIR") else {
+        assert!(std::env::var_os("CI").is_none(), "USE_MODEL_DIR is required when CI is set");
+        eprintln!("SKIPPED: USE_MODEL_DIR is not set (bash scripts/models.sh use-multilingual)");
+        return;
+    };
+    let model = mnemograph_memory::MultilingualUseEmbeddings::load(dir).expect("the model");
+    let embed: Arc<dyn DynEmbeddings> = Arc::new(model);
+    let on = Some((Passages::new(Arc::clone(&embed)), Subjects::new(Arc::clone(&embed))));
+    // Every candidate is similar enough for the rule alone.
+    let rule = RuleDecider::default().min_similarity(0.0);
+    let new = record(9, "我不用VS Code了，现在写代码都用Neovim。", 10);
+    let candidates = [
+        Candidate::new(record(1, "I use VS Code for coding.", 1), 0.9),
+        Candidate::new(record(2, "I switched banks last month.", 2), 0.9),
+        Candidate::new(record(3, "I drive a Corolla.", 3), 0.9),
+    ];
+    let ids =
+        |decided: Vec<mnemograph_memory::Supersession>| decided.into_iter().map(|d| d.id).collect::<Vec<_>>();
+    assert_eq!(ids(rule.decide(&new, &candidates).await.unwrap()), [1, 2, 3], "the rule alone retires all");
+    let same_subject = SameSubject::new(rule, on);
+    assert_eq!(ids(same_subject.decide(&new, &candidates).await.unwrap()), [1]);
+    // A new statement on no fact (talk) retires nothing.
+    let talk = record(10, "What a long week, meetings every single day.", 11);
+    assert!(same_subject.decide(&talk, &candidates).await.unwrap().is_empty());
 }
