@@ -236,6 +236,24 @@ async fn through_the_api_a_cut_commit_is_a_stored_run_and_what_would_replace_it_
     let (_, round) = t.app.saver().latest_round(&tid).await.unwrap().expect("the checkpoint is kept");
     assert_eq!((round.question.as_str(), round.answer.as_str()), (second, two.as_str()));
 
+    // Deleting the thread would drop the checkpoint that carries the round: refused, and the
+    // thread is still there, its round with it, to be deleted once MySQL is back.
+    let deleted = http_client()
+        .delete(format!("{url}/threads/{tid}"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("the API answers");
+    assert!(!deleted.status().is_success(), "{}", deleted.status());
+    let kept = http_client()
+        .get(format!("{url}/threads/{tid}"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("the API answers");
+    assert_eq!(kept.status(), StatusCode::OK, "the thread's record went with a failed delete");
+    assert!(t.app.saver().latest_round(&tid).await.unwrap().is_some(), "the round's checkpoint is kept");
+
     // Healed: the update archives the round before replacing its checkpoint, then the next run
     // comes after it; every question is in the thread and the archive once.
     proxy.heal();

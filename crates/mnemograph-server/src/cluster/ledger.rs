@@ -200,18 +200,18 @@ impl Ledger {
     }
 
     /// Stops the thread's runs, deletes its records, waits for its running runs to stop, then
-    /// deletes its checkpoints.
+    /// deletes its checkpoints; when that fails, the thread's record comes back.
     pub(crate) async fn delete_thread(
         &self,
         thread_id: &str,
         grant: &Grant,
         saver: &dyn DynCheckpointer,
     ) -> Result<()> {
-        let (ended, asked) = in_tx!(self.queue.pool(), |tx| {
+        let (record, (ended, asked)) = in_tx!(self.queue.pool(), |tx| {
             let thread = tables::thread_in(tx, thread_id, true).await?;
-            if !thread.is_some_and(|(t, _)| grant.admits(&t.metadata)) {
+            let Some((record, _)) = thread.filter(|(t, _)| grant.admits(&t.metadata)) else {
                 return Ok(Err(thread_not_found(thread_id)));
-            }
+            };
             let open = tables::open_runs(tx, thread_id).await?;
             let stopped = tables::stop_open_runs(tx, &open, Stop::Interrupt).await?;
             sqlx::query("DELETE FROM server_threads WHERE thread_id = ?")
@@ -222,7 +222,7 @@ impl Ledger {
                 .bind(thread_id)
                 .execute(&mut **tx)
                 .await?;
-            Ok(Ok(stopped))
+            Ok(Ok((record, stopped)))
         })?;
         self.announce(&ended, &asked, Stop::Interrupt).await;
         for run_id in &asked {
@@ -237,7 +237,18 @@ impl Ledger {
             .execute(self.queue.pool())
             .await
             .map_err(db)?;
-        saver.delete_thread(thread_id).await.map_err(mnemograph_core::Error::from)?;
+        if let Err(e) = saver.delete_thread(thread_id).await {
+            // The checkpoints are still there: the thread's record comes back (idle, its runs
+            // gone), so that the thread stays reachable and the delete can be asked again.
+            let mut record = record;
+            record.status = "idle";
+            record.active = None;
+            record.queue.clear();
+            if let Err(restore) = self.insert_thread(record).await {
+                tracing::warn!(thread_id, error = %restore, "restoring the record of a thread not deleted failed");
+            }
+            return Err(mnemograph_core::Error::from(e).into());
+        }
         Ok(())
     }
 

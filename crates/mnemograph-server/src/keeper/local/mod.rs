@@ -219,18 +219,24 @@ impl Local {
         self.tables.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Stops a thread's runs and deletes it with its checkpoints and runs.
+    /// Stops a thread's runs and deletes it with its checkpoints and runs. When the checkpoints
+    /// cannot be deleted, the thread's record comes back (idle, its runs gone), so that the thread
+    /// stays reachable and the delete can be asked again.
     async fn delete_thread(&self, thread_id: &str, grant: &Grant) -> Result<()> {
-        let runs: Vec<Arc<RunHandle>> = {
+        let (record, temporary, runs) = {
             let mut tables = self.tables();
-            if !tables.threads.get(thread_id).is_some_and(|t| grant.admits(&t.metadata)) {
+            let Some(record) = tables.threads.remove(thread_id) else {
+                return Err(thread_not_found(thread_id));
+            };
+            if !grant.admits(&record.metadata) {
+                tables.threads.insert(thread_id.to_owned(), record);
                 return Err(thread_not_found(thread_id));
             }
-            tables.threads.remove(thread_id);
-            tables.temporary.remove(thread_id);
+            let temporary = tables.temporary.remove(thread_id);
             let ids: Vec<String> =
                 tables.runs.iter().filter(|(_, r)| r.is_on(thread_id)).map(|(k, _)| k.clone()).collect();
-            ids.iter().filter_map(|id| tables.runs.remove(id)).collect()
+            let runs: Vec<Arc<RunHandle>> = ids.iter().filter_map(|id| tables.runs.remove(id)).collect();
+            (record, temporary, runs)
         };
         for run in &runs {
             run.request_stop(Stop::Interrupt);
@@ -238,7 +244,18 @@ impl Local {
         for run in &runs {
             run.wait().await;
         }
-        self.saver.delete_thread(thread_id).await.map_err(mnemograph_core::Error::from)?;
+        if let Err(e) = self.saver.delete_thread(thread_id).await {
+            let mut tables = self.tables();
+            let mut record = record;
+            record.status = "idle";
+            record.active = None;
+            record.queue.clear();
+            tables.threads.insert(thread_id.to_owned(), record);
+            if temporary {
+                tables.temporary.insert(thread_id.to_owned());
+            }
+            return Err(mnemograph_core::Error::from(e).into());
+        }
         Ok(())
     }
 
