@@ -60,12 +60,30 @@ pub enum Error {
         /// The highest version this crate applies.
         known: usize,
     },
-    /// A [`PostgresStore`](crate::PostgresStore) was configured with an index. Semantic search on
-    /// PostgreSQL needs the pgvector extension (LangGraph's `store_vectors` table holds pgvector
-    /// columns), which this store does not drive: build it without an index, or keep vectors in
-    /// a store that computes similarity itself.
-    #[error("semantic search on PostgreSQL needs the pgvector extension, which PostgresStore does not use; build the store without an index")]
-    NoVectorSupport,
+    /// The server refused to create the store's `store_vectors` table (or, with pgvector,
+    /// LangGraph's vector migrations: the extension, the table, its HNSW index).
+    #[error("creating the store's vector table failed")]
+    VectorSetup {
+        /// What the server said.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// `store_vectors.embedding` is of a type this store cannot read vectors from (it reads
+    /// pgvector's `vector` and `halfvec`, and `real[]`).
+    #[error("store_vectors.embedding is of type {found}, not vector, halfvec or real[]")]
+    UnknownVectorColumn {
+        /// The column's type, as `pg_type` names it.
+        found: String,
+    },
+    /// The pgvector column of `store_vectors` holds vectors of another length than the index's
+    /// model makes: the database was set up for another model.
+    #[error("store_vectors holds vectors of {column} dimensions, but the index embeds {index}")]
+    VectorDims {
+        /// The dimension of the `embedding` column.
+        column: usize,
+        /// The dimension of the index's model.
+        index: usize,
+    },
     /// A row of the store's `store` table does not decode: its value is not a JSON object, or a
     /// timestamp is NULL. Other items read and write as before.
     #[error("store item {key:?} in namespace {namespace:?} is corrupt: {reason}")]

@@ -72,8 +72,11 @@
 //! LangGraph's Python `PostgresStore` table (`store`, migrations in `store_migrations`): JSONB
 //! values, namespaces as labels joined by `.`, expiry in `expires_at` and `ttl_minutes`, so
 //! either language reads, filters and expires the other's items. It shares the checkpointer's
-//! pool ([`PostgresStoreBuilder::from_pool`]). Semantic search needs pgvector, which it does not
-//! use: a store built with an index fails with [`Error::NoVectorSupport`].
+//! pool ([`PostgresStoreBuilder::from_pool`]). With an index it embeds items on `put` into
+//! LangGraph's `store_vectors` table and ranks searches by cosine similarity: in pgvector
+//! columns, readable by Python's store, when the server offers the extension, and in `real[]`
+//! columns otherwise ([`VectorStorage`]). A search refreshes the expiry of the items it returns,
+//! as Python's does.
 //!
 //! ## Features
 //! | feature | default | what |
@@ -101,7 +104,7 @@ mod writes;
 
 pub use checkpointer::PostgresCheckpointer;
 pub use error::{Error, Result};
-pub use store::{PostgresStore, PostgresStoreBuilder};
+pub use store::{PostgresStore, PostgresStoreBuilder, VectorStorage};
 
 /// The form in which this saver stores a text (an id, namespace, channel or JSON string) in a
 /// column: the text itself, unless it holds U+0000 or starts with U+FDD0 (see the crate docs).

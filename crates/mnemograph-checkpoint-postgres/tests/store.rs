@@ -11,7 +11,7 @@ use mnemograph_checkpoint::store::{
     namespace, HashingEmbeddings, InMemoryStore, IndexConfig, SearchItem, SearchQuery, Store, StoreError,
     TtlConfig,
 };
-use mnemograph_checkpoint_postgres::{Error, PostgresStore};
+use mnemograph_checkpoint_postgres::{Error, PostgresStore, VectorStorage};
 use mnemograph_test::store_conformance as suite;
 use serde_json::{json, Value};
 use support::{drop_database, fresh_database, fresh_store};
@@ -57,16 +57,29 @@ async fn store_conformance_newest_write_first() {
     drop_database(&db).await;
 }
 
-/// The suite's semantic parts (`semantic_ranking`, `replacing_re_embeds`) need vectors, which
-/// PostgreSQL keeps in pgvector columns: asking for an index is refused, naming what is missing,
-/// before any connection is made.
+fn index() -> IndexConfig {
+    IndexConfig::new(HashingEmbeddings::new(64)).fields(["text"])
+}
+
+/// A store with [`index`] on a fresh database of its own, sharing the saver's pool.
+async fn fresh_indexed(label: &str) -> Option<(String, PostgresStore)> {
+    let (db, saver) = fresh_database(label).await?;
+    let store = PostgresStore::builder().index(index()).from_pool(saver.pool().clone()).await.expect("open");
+    Some((db, store))
+}
+
 #[tokio::test]
-async fn an_index_is_refused_naming_pgvector() {
-    let index = IndexConfig::new(HashingEmbeddings::new(64)).fields(["text"]);
-    let err =
-        PostgresStore::builder().index(index).connect("postgres://nowhere.invalid/db").await.unwrap_err();
-    assert!(matches!(err, Error::NoVectorSupport), "{err:?}");
-    assert!(err.to_string().contains("pgvector"), "{err}");
+async fn store_conformance_semantic_ranking() {
+    let Some((db, store)) = fresh_indexed("st_semantic").await else { return };
+    suite::semantic_ranking(&store).await;
+    drop_database(&db).await;
+}
+
+#[tokio::test]
+async fn store_conformance_replacing_re_embeds() {
+    let Some((db, store)) = fresh_indexed("st_reembed").await else { return };
+    suite::replacing_re_embeds(&store).await;
+    drop_database(&db).await;
 }
 
 #[tokio::test]
@@ -76,6 +89,256 @@ async fn store_conformance_through_dyn_store() {
     let s: Arc<dyn mnemograph_checkpoint::store::DynStore> = Arc::new(store);
     suite::crud(&s).await;
     suite::search_filters(&s).await;
+    drop_database(&db).await;
+}
+
+/// Whether the server offers pgvector, which decides the vector table's mode.
+async fn pgvector_available(store: &PostgresStore) -> bool {
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')")
+        .fetch_one(store.pool())
+        .await
+        .unwrap()
+}
+
+/// The `(key, field_name)` of every vector row, in order.
+async fn vector_rows(store: &PostgresStore) -> Vec<(String, String)> {
+    sqlx::query_as("SELECT key, field_name FROM store_vectors ORDER BY key, field_name")
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+}
+
+/// A ranked search over more items than one statement reads vectors for, with and without a
+/// filter, ranks exactly as the in-memory store does: every kept item is scored, none twice.
+#[tokio::test]
+async fn ranking_over_many_items_agrees_with_the_in_memory_store() {
+    let Some((db, store)) = fresh_indexed("st_many").await else { return };
+    let memory = InMemoryStore::with_index(index());
+    let ns = namespace(["many"]);
+    let words = ["tea", "coffee", "rain", "train", "garden", "river", "lamp", "violin", "kite"];
+    for i in 0..1500usize {
+        let text = format!("{} {} {}", words[i % 9], words[i / 9 % 9], words[i / 81 % 9]);
+        let doc = json!({"text": text, "group": i % 7});
+        let key = format!("k{i:04}");
+        store.put(&ns, &key, doc.clone(), None).await.unwrap();
+        memory.put(&ns, &key, doc, None).await.unwrap();
+    }
+    for filter in [None, Some(json!({"group": 3})), Some(json!({"group": {"$ne": 3}}))] {
+        let mut q = SearchQuery::new().query("rain over the garden river").limit(1500);
+        if let Some(f) = &filter {
+            q = q.filter(f.clone());
+        }
+        let ranked = |hits: Vec<SearchItem>| -> Vec<(String, i64)> {
+            let scored = hits.iter().map(|h| h.score.expect("every item is scored")).collect::<Vec<_>>();
+            assert!(scored.windows(2).all(|w| w[0] >= w[1]), "best first");
+            hits.into_iter().map(|h| (h.item.key, (h.score.unwrap() * 1e6).round() as i64)).collect()
+        };
+        let mut ours = ranked(store.search(&ns, q.clone()).await.unwrap());
+        let mut reference = ranked(memory.search(&ns, q).await.unwrap());
+        assert!(ours.len() > 200, "{filter:?}: {}", ours.len());
+        // Equal scores may come in either order: compare as sets of (key, score).
+        ours.sort();
+        reference.sort();
+        assert_eq!(ours, reference, "{filter:?}");
+    }
+    drop_database(&db).await;
+}
+
+/// Filters, limit and offset apply to a ranked search as the in-memory store applies them, and
+/// expired items are not ranked.
+#[tokio::test]
+async fn filtered_ranked_pages_agree_with_the_in_memory_store() {
+    let Some((db, store)) = fresh_indexed("st_rankpage").await else { return };
+    let memory = InMemoryStore::with_index(index());
+    let ns = namespace(["page"]);
+    let texts = [
+        "drinks green tea every afternoon",
+        "green tea with jasmine",
+        "black tea and milk",
+        "rides a red bike to work",
+        "plays the cello on sundays",
+        "tea ceremony in kyoto",
+        "coffee before tea",
+        "iced tea in summer",
+    ];
+    for (i, text) in texts.iter().enumerate() {
+        let doc = json!({"text": text, "mine": i % 2 == 0});
+        store.put(&ns, &format!("t{i}"), doc.clone(), None).await.unwrap();
+        memory.put(&ns, &format!("t{i}"), doc, None).await.unwrap();
+    }
+    let keys = |hits: Vec<SearchItem>| hits.into_iter().map(|h| h.item.key).collect::<Vec<_>>();
+    for (filter, offset, limit) in [(None, 0, 3), (None, 2, 3), (Some(json!({"mine": true})), 1, 2)] {
+        let mut q = SearchQuery::new().query("green tea").offset(offset).limit(limit);
+        if let Some(f) = &filter {
+            q = q.filter(f.clone());
+        }
+        let ours = keys(store.search(&ns, q.clone()).await.unwrap());
+        assert_eq!(ours, keys(memory.search(&ns, q).await.unwrap()), "{filter:?} {offset} {limit}");
+        assert_eq!(ours.len(), limit);
+    }
+    // An expired item is not ranked, however well it would score.
+    let best = keys(store.search(&ns, SearchQuery::new().query("green tea").limit(1)).await.unwrap());
+    expire_in(&store, "page", &best[0], -1.0).await;
+    let after = keys(store.search(&ns, SearchQuery::new().query("green tea").limit(10)).await.unwrap());
+    assert!(!after.contains(&best[0]) && after.len() == texts.len() - 1, "{after:?}");
+    drop_database(&db).await;
+}
+
+/// An item's vectors are those of its latest value, one per present field: replacing re-embeds,
+/// a missing field has none (and an item without any ranks after scored ones), deleting removes
+/// them, and the table's mode is the one the server allows.
+#[tokio::test]
+async fn vectors_follow_their_item() {
+    let Some((db, saver)) = fresh_database("st_vectors").await else { return };
+    // Several stores opening a fresh database at once: one creates the table.
+    let two = IndexConfig::new(HashingEmbeddings::new(64)).fields(["text", "extra.note"]);
+    let opens: Vec<_> = (0..3)
+        .map(|_| tokio::spawn(PostgresStore::builder().index(two.clone()).from_pool(saver.pool().clone())))
+        .collect();
+    let mut stores = Vec::new();
+    for opened in opens {
+        stores.push(opened.await.unwrap().unwrap());
+    }
+    let store = stores.pop().unwrap();
+    let expected =
+        if pgvector_available(&store).await { VectorStorage::Pgvector } else { VectorStorage::RealArray };
+    assert_eq!(store.vector_storage(), Some(expected));
+    let column: String = sqlx::query_scalar(
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute \
+         WHERE attrelid = 'store_vectors'::regclass AND attname = 'embedding'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(column, if expected == VectorStorage::Pgvector { "vector(64)" } else { "real[]" });
+    let ns = namespace(["vec"]);
+    store
+        .put(&ns, "both", json!({"text": "green tea", "extra": {"note": "violin lessons"}}), None)
+        .await
+        .unwrap();
+    store.put(&ns, "text", json!({"text": "a red bike"}), None).await.unwrap();
+    store.put(&ns, "none", json!({"other": "green tea"}), None).await.unwrap();
+    let row = |k: &str, f: &str| (k.to_owned(), f.to_owned());
+    assert_eq!(
+        vector_rows(&store).await,
+        [row("both", "extra.note"), row("both", "text"), row("text", "text")]
+    );
+    // The best field scores the item; an item without vectors comes last, unscored.
+    let hits = store.search(&ns, SearchQuery::new().query("violin lessons")).await.unwrap();
+    let ranked: Vec<(&str, bool)> = hits.iter().map(|h| (h.item.key.as_str(), h.score.is_some())).collect();
+    assert_eq!(ranked, [("both", true), ("text", true), ("none", false)]);
+    assert!(hits[0].score.unwrap() > 0.99, "{:?}", hits[0].score);
+    // Replacing drops the vector of a field the new value lacks.
+    store.put(&ns, "both", json!({"text": "black coffee"}), None).await.unwrap();
+    assert_eq!(vector_rows(&store).await, [row("both", "text"), row("text", "text")]);
+    let hits = store.search(&ns, SearchQuery::new().query("violin lessons")).await.unwrap();
+    assert!(hits.iter().all(|h| h.score.unwrap_or(0.0) < 0.5), "the old note is gone");
+    // Deleting, and a sweep of an expired item, remove the vectors.
+    store.delete(&ns, "both").await.unwrap();
+    assert_eq!(vector_rows(&store).await, [row("text", "text")]);
+    store.put(&ns, "brief", json!({"text": "soon gone"}), Some(Duration::from_secs(60))).await.unwrap();
+    expire_in(&store, "vec", "brief", -1.0).await;
+    assert_eq!(store.sweep_expired().await.unwrap(), 1);
+    assert_eq!(vector_rows(&store).await, [row("text", "text")]);
+    // A store without an index on the same database drops an item's vectors when it replaces
+    // the item, so none outlive what they embed.
+    let plain = PostgresStore::builder().from_pool(store.pool().clone()).await.unwrap();
+    assert_eq!(plain.vector_storage(), Some(expected));
+    plain.put(&ns, "text", json!({"text": "a blue bike"}), None).await.unwrap();
+    assert!(vector_rows(&store).await.is_empty());
+    drop_database(&db).await;
+}
+
+/// A pgvector table of another dimension than the index's model is refused at opening.
+#[tokio::test]
+async fn a_vector_table_of_another_dimension_is_refused() {
+    let Some((db, store)) = fresh_indexed("st_dims").await else { return };
+    if store.vector_storage() != Some(VectorStorage::Pgvector) {
+        // A `real[]` column fixes no dimension: vectors of another length score nothing.
+        let other = PostgresStore::builder()
+            .index(IndexConfig::new(HashingEmbeddings::new(32)).fields(["text"]))
+            .from_pool(store.pool().clone())
+            .await
+            .unwrap();
+        let ns = namespace(["dims"]);
+        store.put(&ns, "old", json!({"text": "green tea"}), None).await.unwrap();
+        other.put(&ns, "new", json!({"text": "green tea"}), None).await.unwrap();
+        let hits = other.search(&ns, SearchQuery::new().query("green tea")).await.unwrap();
+        let scored: Vec<(&str, bool)> =
+            hits.iter().map(|h| (h.item.key.as_str(), h.score.is_some())).collect();
+        assert_eq!(scored, [("new", true), ("old", false)]);
+        drop_database(&db).await;
+        return;
+    }
+    let err = PostgresStore::builder()
+        .index(IndexConfig::new(HashingEmbeddings::new(32)).fields(["text"]))
+        .from_pool(store.pool().clone())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::VectorDims { column: 64, index: 32 }), "{err:?}");
+    let versions: Vec<i32> = sqlx::query_scalar("SELECT v FROM vector_migrations ORDER BY v")
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(versions, [0, 1, 2], "LangGraph's vector migrations, recorded as Python records them");
+    drop_database(&db).await;
+}
+
+/// A search refreshes the expiry of the items it returns, and only those, as Python's does; a
+/// store that does not refresh on read leaves them.
+#[tokio::test]
+async fn searches_refresh_the_items_they_return() {
+    let Some((db, store)) = fresh_indexed("st_searchttl").await else { return };
+    let ns = namespace(["sttl"]);
+    let minute = Duration::from_secs(60);
+    store.put(&ns, "tea", json!({"text": "green tea", "kind": "drink"}), Some(minute)).await.unwrap();
+    store.put(&ns, "bike", json!({"text": "a red bike", "kind": "thing"}), Some(minute)).await.unwrap();
+    store.put(&ns, "cello", json!({"text": "plays the cello", "kind": "thing"}), Some(minute)).await.unwrap();
+    store.put(&ns, "forever", json!({"text": "green tea forever", "kind": "drink"}), None).await.unwrap();
+    let reset = || async {
+        for key in ["tea", "bike", "cello"] {
+            expire_in(&store, "sttl", key, 5.0).await;
+        }
+    };
+    let refreshed = || async {
+        let mut keys = Vec::new();
+        for key in ["tea", "bike", "cello"] {
+            if seconds_left(&store, "sttl", key).await > 30.0 {
+                keys.push(key);
+            }
+        }
+        keys
+    };
+    // Filtered, paged in the process.
+    reset().await;
+    store.search(&ns, SearchQuery::new().filter(json!({"kind": "thing"})).limit(1)).await.unwrap();
+    assert_eq!(refreshed().await, ["cello"], "only the returned item");
+    // Paged in SQL.
+    reset().await;
+    store.search(&ns, SearchQuery::new().offset(1).limit(2)).await.unwrap();
+    assert_eq!(refreshed().await, ["bike", "cello"], "newest first: forever | cello, bike | tea");
+    // Ranked.
+    reset().await;
+    let hits = store.search(&ns, SearchQuery::new().query("green tea").limit(2)).await.unwrap();
+    assert_eq!(hits.iter().map(|h| h.item.key.as_str()).collect::<Vec<_>>(), ["tea", "forever"]);
+    assert_eq!(refreshed().await, ["tea"]);
+    assert!(store.get(&ns, "forever").await.unwrap().is_some());
+    let forever: Option<f64> =
+        sqlx::query_scalar("SELECT EXTRACT(EPOCH FROM expires_at)::float8 FROM store WHERE key = 'forever'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(forever, None, "an item without a TTL gets none");
+    // Without refresh on read, a search writes nothing.
+    let fixed = PostgresStore::builder()
+        .index(index())
+        .ttl(TtlConfig::new(None).refresh_on_read(false))
+        .from_pool(store.pool().clone())
+        .await
+        .unwrap();
+    reset().await;
+    assert_eq!(fixed.search(&ns, SearchQuery::new().limit(10)).await.unwrap().len(), 4);
+    assert!(refreshed().await.is_empty());
     drop_database(&db).await;
 }
 

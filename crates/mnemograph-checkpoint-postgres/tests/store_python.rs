@@ -9,8 +9,10 @@ mod support;
 
 use std::time::Duration;
 
-use mnemograph_checkpoint::store::{namespace, ListNamespaces, SearchQuery, Store};
-use mnemograph_checkpoint_postgres::PostgresStore;
+use mnemograph_checkpoint::store::{
+    namespace, HashingEmbeddings, IndexConfig, ListNamespaces, SearchQuery, Store,
+};
+use mnemograph_checkpoint_postgres::{PostgresStore, VectorStorage};
 use serde_json::{json, Value};
 use support::{drop_database, fresh_database, python_peer, python_script, url_for};
 
@@ -143,6 +145,40 @@ async fn python_reads_items_rust_wrote() {
     let again = PostgresStore::connect(&url_for(&db)).await.unwrap();
     assert_eq!(again.get(&namespace(["docs", "rust"]), "guide").await.unwrap().unwrap().value, guide);
     again.pool().close().await;
+    saver.pool().close().await;
+    drop_database(&db).await;
+}
+
+/// Python's store reads the items of an indexed store here, and deleting one there deletes its
+/// vectors (the table's foreign key). With pgvector, Python's `setup` with an index finds our
+/// vector table its own; without, it fails for want of the extension, rather than taking the
+/// `real[]` table for one.
+#[tokio::test]
+async fn python_reads_items_of_an_indexed_store() {
+    let test = "python_reads_items_of_an_indexed_store";
+    if python_peer(test).is_none() {
+        return;
+    }
+    let Some((db, saver)) = fresh_database("st_vec_py").await else { return };
+    let index = IndexConfig::new(HashingEmbeddings::new(64)).fields(["text"]);
+    let store = PostgresStore::builder().index(index).from_pool(saver.pool().clone()).await.unwrap();
+    let ns = namespace(["vec"]);
+    store.put(&ns, "kept", json!({"text": "green tea"}), None).await.unwrap();
+    store.put(&ns, "gone", json!({"text": "a red bike"}), None).await.unwrap();
+
+    let read: Value = python_script(test, "store_peer.py", &db, &["vectors"]).unwrap();
+    assert_eq!(read["kept"], json!({"text": "green tea"}));
+    let keys: Vec<String> =
+        sqlx::query_scalar("SELECT key FROM store_vectors").fetch_all(store.pool()).await.unwrap();
+    assert_eq!(keys, ["kept"], "Python's delete took the item's vectors with it");
+    let error = read["index_setup_error"].as_str();
+    match store.vector_storage() {
+        Some(VectorStorage::Pgvector) => assert_eq!(error, None, "{read}"),
+        _ => assert!(error.is_some_and(|e| e.contains("vector")), "{read}"),
+    }
+    let hits = store.search(&ns, SearchQuery::new().query("green tea")).await.unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].score.is_some_and(|s| s > 0.99));
     saver.pool().close().await;
     drop_database(&db).await;
 }

@@ -2,11 +2,11 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use mnemograph_checkpoint::store::{validate_put, Item, StoreError};
+use mnemograph_checkpoint::store::{texts_to_embed, validate_put, DynEmbeddings, Item, StoreError};
 use serde_json::Value;
 use sqlx::PgPool;
 
-use super::{has_nul, prefix_text, PostgresStore};
+use super::{has_nul, prefix_text, vectors, PostgresStore};
 use crate::error::{Error, Result};
 
 /// The columns [`decode`] reads, in its order: the value as JSON text, and the timestamps as
@@ -77,6 +77,8 @@ pub(super) async fn put(
         return Err(Error::NulInItem { namespace: prefix, key: key.to_owned() }.into());
     }
     let text = serde_json::to_string(&value).map_err(|e| StoreError::Backend(Box::new(e)))?;
+    // Embedded before any statement: the model may be slow or remote.
+    let embedded = embed(store, &value).await?;
     let ttl = ttl.or(store.ttl.default_ttl);
     if store.sweep_due() {
         sweep(&store.pool).await?;
@@ -84,7 +86,7 @@ pub(super) async fn put(
     // An upsert, as LangGraph's: replacing keeps `created_at`, unless the old item had expired
     // (it was gone for every reader, so this write creates the item anew). One clock reading
     // stamps the row, so a fresh item's `created_at` equals its `updated_at`.
-    sqlx::query(
+    let upsert = sqlx::query(
         "WITH clock AS (SELECT clock_timestamp() AS now)
          INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes)
          SELECT $1, $2, $3::jsonb, now, now, now + make_interval(secs => $4), $5 FROM clock
@@ -98,10 +100,50 @@ pub(super) async fn put(
     .bind(key)
     .bind(text)
     .bind(ttl.map(|t| t.as_secs_f64()))
-    .bind(ttl.map(whole_minutes))
+    .bind(ttl.map(whole_minutes));
+    if store.vectors.is_none() {
+        upsert.execute(&store.pool).await.map_err(Error::from)?;
+        return Ok(());
+    }
+    // The item and its vectors change together: no search sees the new value with old vectors.
+    let mut tx = store.pool.begin().await.map_err(Error::from)?;
+    upsert.execute(&mut *tx).await.map_err(Error::from)?;
+    vectors::replace(&mut tx, &prefix, key, &embedded).await.map_err(Error::from)?;
+    tx.commit().await.map_err(Error::from)?;
+    Ok(())
+}
+
+/// The vectors of `value` under the store's index: one per index field present in it, named by
+/// the field; none without an index.
+async fn embed(store: &PostgresStore, value: &Value) -> Result<Vec<(String, Vec<f32>)>, StoreError> {
+    let Some(index) = &store.index else { return Ok(Vec::new()) };
+    let (fields, texts): (Vec<&String>, Vec<String>) = index
+        .fields
+        .iter()
+        .filter_map(|f| Some((f, texts_to_embed(std::slice::from_ref(f), value).pop()?)))
+        .unzip();
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let embedded =
+        DynEmbeddings::embed_documents(&*index.embed, &texts).await.map_err(StoreError::Embedding)?;
+    Ok(fields.into_iter().cloned().zip(embedded).collect())
+}
+
+/// Pushes the expiry of the live items of `keys` (prefix, key) that have a TTL out by it again,
+/// as Python's store does for the items a search returns.
+pub(super) async fn refresh(store: &PostgresStore, keys: &[(String, String)]) -> Result<()> {
+    let (prefixes, names): (Vec<&str>, Vec<&str>) =
+        keys.iter().map(|(p, k)| (p.as_str(), k.as_str())).unzip();
+    sqlx::query(&format!(
+        "UPDATE store SET expires_at = now() + make_interval(mins => ttl_minutes)
+         FROM unnest($1::text[], $2::text[]) AS k(prefix, key)
+         WHERE store.prefix = k.prefix AND store.key = k.key AND ttl_minutes IS NOT NULL AND {LIVE}"
+    ))
+    .bind(&prefixes)
+    .bind(&names)
     .execute(&store.pool)
-    .await
-    .map_err(Error::from)?;
+    .await?;
     Ok(())
 }
 

@@ -5,18 +5,22 @@
 mod items;
 mod schema;
 mod search;
+mod vectors;
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use mnemograph_checkpoint::store::{
-    IndexConfig, Item, ListNamespaces, SearchItem, SearchQuery, Store, StoreError, SweepSchedule, TtlConfig,
+    DynEmbeddings, IndexConfig, Item, ListNamespaces, SearchItem, SearchQuery, Store, StoreError,
+    SweepSchedule, TtlConfig,
 };
 use serde_json::Value;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 
 use crate::error::{Error, Result};
+
+pub use vectors::VectorStorage;
 
 /// A [`Store`] in PostgreSQL, in the table and rows of LangGraph's Python `PostgresStore`
 /// (package `langgraph-checkpoint-postgres`): items a Python process put are read here and the
@@ -25,20 +29,37 @@ use crate::error::{Error, Result};
 ///
 /// It follows the same contract as [`InMemoryStore`](mnemograph_checkpoint::store::InMemoryStore):
 /// replacing an item keeps its `created_at`, searches list the newest write first, filters behave
-/// as [`matches_filter`](mnemograph_checkpoint::store::matches_filter) says, and an expired item is
+/// as [`matches_filter`](mnemograph_checkpoint::store::matches_filter) says, a search with a query
+/// ranks by the best cosine similarity among the item's embedded fields, and an expired item is
 /// invisible to every read (Python shows it until a sweep deletes it, unless told to omit it).
-/// Filtered searches read the items under the namespace prefix and filter them in the process,
-/// so they suit the thousands of memories of one user, not millions of documents under one
-/// prefix.
+/// Filtered and ranked searches read the items under the namespace prefix and filter and score
+/// them in the process, so they suit the thousands of memories of one user, not millions of
+/// documents under one prefix.
 ///
 /// Timestamps are the server's clock, so expiry agrees with Python's reads and sweeps whatever
 /// the clients' clocks say. LangGraph's `ttl_minutes` column holds whole minutes: a write expires
 /// exactly its TTL later, and a read that refreshes the item (as Python's does) extends it by the
-/// TTL rounded up to a whole minute, never by less than it was written with.
+/// TTL rounded up to a whole minute, never by less than it was written with. As in Python, a
+/// search refreshes the items it returns, as `get` does, unless
+/// [`refresh_on_read`](TtlConfig::refresh_on_read) is off.
 ///
-/// Semantic search is not offered: LangGraph keeps vectors in pgvector columns, and a store
-/// configured with an [`index`](PostgresStoreBuilder::index) fails to open with
-/// [`Error::NoVectorSupport`].
+/// # Semantic search
+/// With an [`index`](PostgresStoreBuilder::index), `put` embeds the index's fields and keeps one
+/// vector per field in LangGraph's `store_vectors` table (`prefix`, `key`, `field_name`,
+/// `embedding`, `created_at`, `updated_at`; deleting the item deletes them), and a search with a
+/// query ranks the items its namespace and filter keep by cosine similarity, computed here over
+/// those items' vectors only; items with no vector follow, newest first. The table is created,
+/// when missing, in one of two [`VectorStorage`] modes ([`vector_storage`](PostgresStore::vector_storage)
+/// says which):
+/// - [`VectorStorage::Pgvector`] when the server offers the `vector` extension: LangGraph's
+///   vector migrations as Python runs them (the extension, a `vector(dims)` column, its HNSW
+///   cosine index, `vector_migrations`), so Python's `PostgresStore` with the same model and
+///   `dims` reads and ranks the vectors written here, and the other way round.
+/// - [`VectorStorage::RealArray`] otherwise (Debian bookworm packages no pgvector): the same
+///   table with a `real[]` column. Python's store reads and writes the items (without an index),
+///   but its `setup()` with an index needs pgvector and fails, so vectors are this store's only.
+///
+/// A table that exists already is used as it is, whichever mode created it.
 ///
 /// Cloning is cheap: clones share the connection pool.
 ///
@@ -65,7 +86,12 @@ use crate::error::{Error, Result};
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: PgPool,
+    index: Option<IndexConfig>,
     ttl: TtlConfig,
+    /// How the database keeps vectors; `None` when it has no `store_vectors`. A store without an
+    /// index still drops an item's vectors when it replaces the item, so none outlive what they
+    /// embed.
+    vectors: Option<VectorStorage>,
     /// When writes last deleted expired rows.
     last_sweep: SweepSchedule,
 }
@@ -76,7 +102,9 @@ impl std::fmt::Debug for PostgresStore {
         f.debug_struct("PostgresStore")
             .field("connections", &self.pool.size())
             .field("idle", &self.pool.num_idle())
+            .field("index", &self.index)
             .field("ttl", &self.ttl)
+            .field("vectors", &self.vectors)
             .finish()
     }
 }
@@ -90,10 +118,10 @@ pub struct PostgresStoreBuilder {
 }
 
 impl PostgresStoreBuilder {
-    /// Asks for semantic search (LangGraph's `index=`). Opening the store then fails with
-    /// [`Error::NoVectorSupport`]: vectors on PostgreSQL need pgvector, which this store does not
-    /// drive. It is here so that code written for other stores' builders says what is missing
-    /// instead of silently ranking nothing.
+    /// Embeds the index's fields on `put` and ranks searches that have a query by similarity
+    /// (LangGraph's `index=`); opening creates `store_vectors` when missing (see
+    /// [semantic search](PostgresStore#semantic-search)). Without it, a query is ignored and
+    /// searches list newest first.
     pub fn index(mut self, index: IndexConfig) -> Self {
         self.index = Some(index);
         self
@@ -110,10 +138,9 @@ impl PostgresStoreBuilder {
     /// the migrations not yet applied.
     ///
     /// # Errors
-    /// [`Error::NoVectorSupport`] with an index; [`Error::Sqlx`] for a malformed URL or an
-    /// unreachable server; as [`from_pool`](Self::from_pool) otherwise.
+    /// [`Error::Sqlx`] for a malformed URL or an unreachable server; as
+    /// [`from_pool`](Self::from_pool) otherwise.
     pub async fn connect(self, url: &str) -> Result<PostgresStore> {
-        self.refuse_index()?;
         let options = PgConnectOptions::from_str(url)?;
         self.connect_with(options, PgPoolOptions::new().max_connections(10)).await
     }
@@ -123,7 +150,6 @@ impl PostgresStoreBuilder {
     /// # Errors
     /// As [`connect`](Self::connect).
     pub async fn connect_with(self, connect: PgConnectOptions, pool: PgPoolOptions) -> Result<PostgresStore> {
-        self.refuse_index()?;
         let pool = pool.connect_with(connect).await?;
         self.from_pool(pool).await
     }
@@ -132,20 +158,21 @@ impl PostgresStoreBuilder {
     /// on the same database, say) and runs the migrations not yet applied.
     ///
     /// # Errors
-    /// [`Error::NoVectorSupport`] with an index; [`Error::Migrate`] when the server rejects a
-    /// migration; [`Error::StoreSchemaTooNew`] when a newer LangGraph store migrated the
-    /// database; [`Error::Sqlx`] otherwise.
+    /// [`Error::Migrate`] when the server rejects a migration; [`Error::StoreSchemaTooNew`]
+    /// when a newer LangGraph store migrated the database; with an index,
+    /// [`Error::VectorSetup`] when the vector table cannot be created and
+    /// [`Error::VectorDims`] or [`Error::UnknownVectorColumn`] when the existing one does not
+    /// fit; [`Error::Sqlx`] otherwise.
     pub async fn from_pool(self, pool: PgPool) -> Result<PostgresStore> {
-        self.refuse_index()?;
-        schema::setup(&pool).await?;
-        Ok(PostgresStore { pool, ttl: self.ttl, last_sweep: SweepSchedule::default() })
-    }
-
-    fn refuse_index(&self) -> Result<()> {
-        match self.index {
-            Some(_) => Err(Error::NoVectorSupport),
-            None => Ok(()),
-        }
+        let dims = self.index.as_ref().map(|index| DynEmbeddings::dims(&*index.embed));
+        let vectors = schema::setup(&pool, dims).await?;
+        Ok(PostgresStore {
+            pool,
+            index: self.index,
+            ttl: self.ttl,
+            vectors,
+            last_sweep: SweepSchedule::default(),
+        })
     }
 }
 
@@ -166,6 +193,12 @@ impl PostgresStore {
     /// The connection pool.
     pub fn pool(&self) -> &PgPool {
         &self.pool
+    }
+
+    /// How the database keeps vectors (see [semantic search](PostgresStore#semantic-search));
+    /// `None` when it has no `store_vectors` table, which only a store with an index creates.
+    pub fn vector_storage(&self) -> Option<VectorStorage> {
+        self.vectors
     }
 
     /// Deletes the expired items now (LangGraph's `sweep_ttl`) and returns how many. Reads never

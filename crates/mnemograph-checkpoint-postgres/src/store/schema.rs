@@ -4,13 +4,13 @@
 
 use sqlx::{PgConnection, PgPool};
 
+use super::vectors::{self, VectorStorage};
 use crate::error::{Error, Result};
 use crate::migrations::{release_setup_lock, run_raw, take_setup_lock};
 
 /// LangGraph's store `MIGRATIONS`: version `i` is statement `i`. Each is safe to run again (`IF
 /// NOT EXISTS`), because a process can stop between applying one and recording it. The vector
-/// migrations (pgvector's extension, `store_vectors`) are not here: see
-/// [`Error::NoVectorSupport`].
+/// table is [`vectors`]' job.
 const MIGRATIONS: [&str; 4] = [
     "CREATE TABLE IF NOT EXISTS store (
         prefix text NOT NULL,
@@ -28,18 +28,45 @@ const MIGRATIONS: [&str; 4] = [
     "CREATE INDEX IF NOT EXISTS idx_store_expires_at ON store (expires_at) WHERE expires_at IS NOT NULL",
 ];
 
-/// Applies the migrations not yet recorded in `store_migrations`, each recorded right after it.
-pub(super) async fn setup(pool: &PgPool) -> Result<()> {
+/// Applies the migrations not yet recorded in `store_migrations`, each recorded right after it,
+/// and, for a store whose index embeds `dims` numbers, creates `store_vectors` when missing.
+/// Returns how the database keeps vectors; `None` when it has no `store_vectors`.
+///
+/// # Errors
+/// [`Error::VectorDims`] when the pgvector column holds vectors of another length than `dims`.
+pub(super) async fn setup(pool: &PgPool, dims: Option<usize>) -> Result<Option<VectorStorage>> {
     let mut conn = pool.acquire().await?;
     // A database already up to date is only read: opening it takes no lock.
-    if latest(&mut conn).await?.is_some_and(|v| v == MIGRATIONS.len() as i64 - 1) {
-        return Ok(());
+    let current = latest(&mut conn).await?.is_some_and(|v| v == MIGRATIONS.len() as i64 - 1);
+    let mut found = vectors::existing(&mut conn).await?;
+    if !current || (dims.is_some() && found.is_none()) {
+        take_setup_lock(&mut conn).await?;
+        let applied = apply(&mut conn, dims).await;
+        let unlocked = release_setup_lock(&mut conn).await;
+        found = applied?;
+        unlocked?;
     }
-    take_setup_lock(&mut conn).await?;
-    let applied = apply(&mut conn).await;
-    let unlocked = release_setup_lock(&mut conn).await;
-    applied?;
-    unlocked
+    if let (Some(index), Some((VectorStorage::Pgvector, Some(column)))) = (dims, found) {
+        if index != column {
+            return Err(Error::VectorDims { column, index });
+        }
+    }
+    Ok(found.map(|(storage, _)| storage))
+}
+
+/// The store migrations, then the vector table when `dims` asks for one, on a connection
+/// holding the setup lock.
+async fn apply(
+    conn: &mut PgConnection,
+    dims: Option<usize>,
+) -> Result<Option<(VectorStorage, Option<usize>)>> {
+    apply_store(conn).await?;
+    // Read again under the lock: another process may have created it meanwhile.
+    let found = vectors::existing(conn).await?;
+    match (found, dims) {
+        (None, Some(dims)) => Ok(Some((vectors::create(conn, dims).await?, Some(dims)))),
+        (found, _) => Ok(found),
+    }
 }
 
 /// The last migration recorded; `None` when there is no `store_migrations` table or no row.
@@ -55,7 +82,7 @@ async fn latest(conn: &mut PgConnection) -> Result<Option<i64>> {
 }
 
 /// The migrations after the latest recorded one, on a connection holding the setup lock.
-async fn apply(conn: &mut PgConnection) -> Result<()> {
+async fn apply_store(conn: &mut PgConnection) -> Result<()> {
     run_raw(conn, "CREATE TABLE IF NOT EXISTS store_migrations (v INTEGER PRIMARY KEY)").await?;
     let next = match latest(conn).await? {
         None => 0,

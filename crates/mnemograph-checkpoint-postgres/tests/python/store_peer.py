@@ -1,7 +1,9 @@
 """LangGraph's Python PostgresStore on the database the Rust test names: `put` sets the store up
 and writes items (expiring ones included), `read` reads what Rust wrote.
 
-usage: store_peer.py URL put|read
+`vectors` reads and deletes items an indexed Rust store wrote, then sets up a store with an index.
+
+usage: store_peer.py URL put|read|vectors
 Prints one JSON object.
 """
 
@@ -65,12 +67,29 @@ def read(url: str) -> dict:
         }
 
 
+def vectors(url: str) -> dict:
+    with PostgresStore.from_conn_string(url) as store:
+        store.setup()
+        kept = store.get(("vec",), "kept")
+        store.delete(("vec",), "gone")
+    index = {"dims": 64, "embed": lambda texts: [[1.0] * 64 for _ in texts], "fields": ["text"]}
+    try:
+        with PostgresStore.from_conn_string(url, index=index) as store:
+            store.setup()
+        index_setup_error = None
+    except Exception as e:  # the error is the result: pgvector missing, or none
+        index_setup_error = f"{type(e).__name__}: {e}"
+    return {"kept": kept.value if kept else None, "index_setup_error": index_setup_error}
+
+
 def main() -> None:
     url, command = sys.argv[1], sys.argv[2]
     if command == "put":
         out = put(url)
     elif command == "read":
         out = read(url)
+    elif command == "vectors":
+        out = vectors(url)
     else:
         raise SystemExit(f"unknown command {command}")
     print(json.dumps(out, ensure_ascii=False))
