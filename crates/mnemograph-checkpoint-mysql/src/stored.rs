@@ -1,9 +1,9 @@
 //! The saver's [`StoredView`]: its threads, and the rows of a thread's checkpoints, blobs and
 //! pending writes as LangGraph's tables hold them, every value left for the reader to decode.
 
-use mnemograph_checkpoint::checkpoint::serde::parse_json;
 use mnemograph_checkpoint::checkpoint::stored::{
-    from_tables, BlobRow, CheckpointRow, StoredCheckpoint, StoredRecord, StoredThread, StoredView, WriteRow,
+    from_tables, threads_from_rows, BlobRow, CheckpointRow, StoredCheckpoint, StoredThread, StoredView,
+    ThreadRow, WriteRow,
 };
 use mnemograph_checkpoint::checkpoint::CheckpointError;
 use mnemograph_checkpoint::BoxFuture;
@@ -27,31 +27,8 @@ impl StoredView for MySqlCheckpointer {
         Box::pin(async move {
             let rows =
                 sqlx::query(THREADS).bind(limit as u64).fetch_all(self.pool()).await.map_err(failed)?;
-            let mut out: Vec<StoredThread> = Vec::with_capacity(rows.len());
-            for row in &rows {
-                let thread_id = text(row, "thread_id").map_err(failed)?.unwrap_or_default();
-                // Subgraph namespaces may share the newest id; one entry per thread.
-                if out.iter().any(|t| t.thread_id == thread_id) {
-                    continue;
-                }
-                let count =
-                    |column: &str| row.try_get::<i64, _>(column).map(|n| u64::try_from(n).unwrap_or(0));
-                let json = |column: &str| {
-                    text(row, column).ok().flatten().and_then(|t| parse_json(t.as_bytes()).ok())
-                };
-                let latest_record = json("checkpoint").zip(json("metadata")).map(|(checkpoint, metadata)| {
-                    let parent_checkpoint_id = text(row, "parent_checkpoint_id").ok().flatten();
-                    StoredRecord { checkpoint, metadata, parent_checkpoint_id }
-                });
-                out.push(StoredThread {
-                    thread_id,
-                    checkpoints: count("n").map_err(failed)?,
-                    namespaces: count("ns").map_err(failed)?,
-                    latest_id: text(row, "latest").map_err(failed)?.unwrap_or_default(),
-                    latest_record,
-                });
-            }
-            Ok(out)
+            let rows = rows.iter().map(thread_row).collect::<Result<_, _>>().map_err(failed)?;
+            Ok(threads_from_rows(rows))
         })
     }
 
@@ -82,22 +59,18 @@ impl StoredView for MySqlCheckpointer {
             if rows.is_empty() {
                 return Ok(Vec::new());
             }
-            let blobs = sqlx::query(
+            let namespace_rows =
+                |statement| sqlx::query(statement).bind(thread_id).bind(checkpoint_ns).fetch_all(pool);
+            let blobs = namespace_rows(
                 "SELECT channel, version, type, `blob` FROM checkpoint_blobs \
                  WHERE thread_id = ? AND checkpoint_ns_hash = UNHEX(MD5(?))",
             )
-            .bind(thread_id)
-            .bind(checkpoint_ns)
-            .fetch_all(pool)
             .await
             .map_err(failed)?;
-            let writes = sqlx::query(
+            let writes = namespace_rows(
                 "SELECT checkpoint_id, task_id, idx, channel, type, `blob` FROM checkpoint_writes \
                  WHERE thread_id = ? AND checkpoint_ns_hash = UNHEX(MD5(?))",
             )
-            .bind(thread_id)
-            .bind(checkpoint_ns)
-            .fetch_all(pool)
             .await
             .map_err(failed)?;
             let checkpoints = rows.iter().map(checkpoint_row).collect();
@@ -117,6 +90,18 @@ fn failed(err: sqlx::Error) -> CheckpointError {
 /// checked `String` refuses.
 fn text(row: &MySqlRow, column: &str) -> Result<Option<String>, sqlx::Error> {
     row.try_get_unchecked::<Option<String>, _>(column)
+}
+
+fn thread_row(row: &MySqlRow) -> Result<ThreadRow, sqlx::Error> {
+    Ok(ThreadRow {
+        thread_id: text(row, "thread_id")?.unwrap_or_default(),
+        checkpoints: row.try_get("n")?,
+        namespaces: row.try_get("ns")?,
+        latest_id: text(row, "latest")?.unwrap_or_default(),
+        checkpoint: text(row, "checkpoint").ok().flatten(),
+        metadata: text(row, "metadata").ok().flatten(),
+        parent_checkpoint_id: text(row, "parent_checkpoint_id").ok().flatten(),
+    })
 }
 
 fn checkpoint_row(row: &MySqlRow) -> CheckpointRow {

@@ -2,9 +2,9 @@
 //! pending writes as LangGraph's tables hold them, every value left for the reader to decode.
 //! Ids, channel names and task ids are unescaped ([`crate::text`]); the JSON is shown as stored.
 
-use mnemograph_checkpoint::checkpoint::serde::parse_json;
 use mnemograph_checkpoint::checkpoint::stored::{
-    from_tables, BlobRow, CheckpointRow, StoredCheckpoint, StoredRecord, StoredThread, StoredView, WriteRow,
+    from_tables, threads_from_rows, BlobRow, CheckpointRow, StoredCheckpoint, StoredThread, StoredView,
+    ThreadRow, WriteRow,
 };
 use mnemograph_checkpoint::checkpoint::CheckpointError;
 use mnemograph_checkpoint::BoxFuture;
@@ -32,29 +32,8 @@ impl StoredView for PostgresCheckpointer {
                 .fetch_all(self.pool())
                 .await
                 .map_err(failed)?;
-            let mut out: Vec<StoredThread> = Vec::with_capacity(rows.len());
-            for row in &rows {
-                let thread_id = row.try_get("thread_id").map(unescape).map_err(failed)?;
-                // Subgraph namespaces may share the newest id; one entry per thread.
-                if out.iter().any(|t| t.thread_id == thread_id) {
-                    continue;
-                }
-                let count =
-                    |column: &str| row.try_get::<i64, _>(column).map(|n| u64::try_from(n).unwrap_or(0));
-                let json = |column: &str| text(row, column).and_then(|t| parse_json(t.as_bytes()).ok());
-                let latest_record = json("checkpoint").zip(json("metadata")).map(|(checkpoint, metadata)| {
-                    let parent_checkpoint_id = text(row, "parent_checkpoint_id").map(unescape);
-                    StoredRecord { checkpoint, metadata, parent_checkpoint_id }
-                });
-                out.push(StoredThread {
-                    thread_id,
-                    checkpoints: count("n").map_err(failed)?,
-                    namespaces: count("ns").map_err(failed)?,
-                    latest_id: row.try_get("latest").map(unescape).map_err(failed)?,
-                    latest_record,
-                });
-            }
-            Ok(out)
+            let rows = rows.iter().map(thread_row).collect::<Result<_, _>>().map_err(failed)?;
+            Ok(threads_from_rows(rows))
         })
     }
 
@@ -87,21 +66,17 @@ impl StoredView for PostgresCheckpointer {
             if rows.is_empty() {
                 return Ok(Vec::new());
             }
-            let blobs = sqlx::query(
+            let namespace_rows =
+                |statement| sqlx::query(statement).bind(&*thread).bind(&*namespace).fetch_all(pool);
+            let blobs = namespace_rows(
                 "SELECT channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = $1 AND checkpoint_ns = $2",
             )
-            .bind(&*thread)
-            .bind(&*namespace)
-            .fetch_all(pool)
             .await
             .map_err(failed)?;
-            let writes = sqlx::query(
+            let writes = namespace_rows(
                 "SELECT checkpoint_id, task_id, idx, channel, type, blob FROM checkpoint_writes \
                  WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY task_path COLLATE \"C\", task_id COLLATE \"C\", idx",
             )
-            .bind(&*thread)
-            .bind(&*namespace)
-            .fetch_all(pool)
             .await
             .map_err(failed)?;
             let checkpoints = rows.iter().map(checkpoint_row).collect();
@@ -120,6 +95,18 @@ fn failed(err: sqlx::Error) -> CheckpointError {
 /// A text column as stored; `None` when NULL or unreadable.
 fn text(row: &PgRow, column: &str) -> Option<String> {
     row.try_get::<Option<String>, _>(column).ok().flatten()
+}
+
+fn thread_row(row: &PgRow) -> Result<ThreadRow, sqlx::Error> {
+    Ok(ThreadRow {
+        thread_id: row.try_get("thread_id").map(unescape)?,
+        checkpoints: row.try_get("n")?,
+        namespaces: row.try_get("ns")?,
+        latest_id: row.try_get("latest").map(unescape)?,
+        checkpoint: text(row, "checkpoint"),
+        metadata: text(row, "metadata"),
+        parent_checkpoint_id: text(row, "parent_checkpoint_id").map(unescape),
+    })
 }
 
 fn checkpoint_row(row: &PgRow) -> CheckpointRow {

@@ -162,6 +162,49 @@ pub struct WriteRow {
     pub blob: Option<Vec<u8>>,
 }
 
+/// A row of a SQL saver's thread query: a thread, its counts, and its newest checkpoint's row.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadRow {
+    /// The thread id, as callers see it.
+    pub thread_id: String,
+    /// How many checkpoints it holds, in every namespace.
+    pub checkpoints: i64,
+    /// How many namespaces it has checkpoints in.
+    pub namespaces: i64,
+    /// The id of its newest checkpoint, as callers see it.
+    pub latest_id: String,
+    /// That checkpoint's `checkpoint` column, as text.
+    pub checkpoint: Option<String>,
+    /// Its `metadata` column, as text.
+    pub metadata: Option<String>,
+    /// Its `parent_checkpoint_id`, as callers see it.
+    pub parent_checkpoint_id: Option<String>,
+}
+
+/// The threads of a SQL saver's thread query, in the query's order, one entry per thread
+/// (subgraph namespaces may share the newest id, giving a thread several rows); the latest
+/// record is left out when a column is missing or not JSON.
+pub fn threads_from_rows(rows: Vec<ThreadRow>) -> Vec<StoredThread> {
+    let mut out: Vec<StoredThread> = Vec::with_capacity(rows.len());
+    for row in rows {
+        if out.iter().any(|t| t.thread_id == row.thread_id) {
+            continue;
+        }
+        let json = |text: Option<String>| text.and_then(|t| parse_json(t.as_bytes()).ok());
+        let latest_record = json(row.checkpoint).zip(json(row.metadata)).map(|(checkpoint, metadata)| {
+            StoredRecord { checkpoint, metadata, parent_checkpoint_id: row.parent_checkpoint_id }
+        });
+        out.push(StoredThread {
+            thread_id: row.thread_id,
+            checkpoints: u64::try_from(row.checkpoints).unwrap_or(0),
+            namespaces: u64::try_from(row.namespaces).unwrap_or(0),
+            latest_id: row.latest_id,
+            latest_record,
+        });
+    }
+    out
+}
+
 /// The checkpoints of one namespace from the rows of LangGraph's three tables: `checkpoints`
 /// in the order wanted, and all of the namespace's blobs and writes (writes in stored order).
 /// A checkpoint's blobs are those its document's `channel_versions` point at. `shown` turns an
@@ -282,6 +325,24 @@ mod tests {
         let w = &out[0].writes[0];
         assert_eq!((w.idx, w.channel.as_deref()), (-3, Some("")));
         assert_eq!(w.value, StoredValue::Typed { kind: "null".into(), payload: Vec::new() });
+    }
+
+    #[test]
+    fn a_thread_is_listed_once_and_a_bad_record_left_out() {
+        let row = |id: &str, metadata: &str| ThreadRow {
+            thread_id: id.into(),
+            checkpoints: 2,
+            namespaces: -1,
+            checkpoint: Some("{}".into()),
+            metadata: Some(metadata.into()),
+            ..ThreadRow::default()
+        };
+        let out = threads_from_rows(vec![row("a", r#"{"step":3}"#), row("a", "{}"), row("b", "{")]);
+        let ids: Vec<&str> = out.iter().map(|t| t.thread_id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!((out[0].checkpoints, out[0].namespaces), (2, 0));
+        assert_eq!(out[0].latest_record.as_ref().unwrap().metadata["step"], 3);
+        assert!(out[1].latest_record.is_none());
     }
 
     #[test]
