@@ -50,9 +50,10 @@
 //! ## Layout
 //! - [`args`]: the command line, parsed by clap (usage errors exit with 2); [`completions`]:
 //!   the shell completion scripts generated from it (`checkpoint-inspect completions bash`).
-//! - [`source`]: MySQL, Postgres and Redis readers. They use the savers' `Checkpointer::list`/`get_tuple`,
-//!   direct queries where the savers have no API (listing threads), and a raw read path that
-//!   decodes value by value when a saver refuses a thread because something stored is corrupt.
+//! - [`source`]: MySQL, Postgres and Redis, read alike through the savers' public API:
+//!   `Checkpointer::list`/`get_tuple`, and their `StoredView` for listing threads and for a raw
+//!   read path that decodes value by value when a saver refuses a thread because something
+//!   stored is corrupt.
 //! - [`decode`]: stored values to JSON; undecodable bytes are kept as base64 with the reason.
 //! - [`snapshot`]: one decoded checkpoint, whatever its origin.
 //! - [`render`]: summaries (`messages +1 (ai: "…")`), Mermaid paths, text and JSON output.

@@ -109,6 +109,7 @@ mod script;
 mod shallow;
 mod sql;
 mod statement;
+mod stored;
 mod texts;
 mod uncached;
 mod url_options;

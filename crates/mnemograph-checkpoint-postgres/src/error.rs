@@ -2,6 +2,7 @@
 
 use mnemograph_checkpoint::checkpoint::serde::SerdeError;
 use mnemograph_checkpoint::checkpoint::CheckpointError;
+use mnemograph_checkpoint::store::CorruptRow;
 
 /// A failure of the Postgres checkpointer or store.
 ///
@@ -113,6 +114,12 @@ pub enum Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<CorruptRow> for Error {
+    fn from(CorruptRow { namespace, key, reason }: CorruptRow) -> Self {
+        Error::CorruptItem { namespace, key, reason }
+    }
+}
 
 impl From<Error> for CheckpointError {
     fn from(err: Error) -> Self {

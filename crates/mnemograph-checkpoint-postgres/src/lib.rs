@@ -97,6 +97,7 @@ mod retention;
 mod runs;
 mod select;
 mod store;
+mod stored;
 mod text;
 mod tuple;
 mod uncached;
@@ -105,27 +106,6 @@ mod writes;
 pub use checkpointer::PostgresCheckpointer;
 pub use error::{Error, Result};
 pub use store::{PostgresStore, PostgresStoreBuilder, VectorStorage};
-
-/// The form in which this saver stores a text (an id, namespace, channel or JSON string) in a
-/// column: the text itself, unless it holds U+0000 or starts with U+FDD0 (see the crate docs).
-/// For tools that query the tables directly.
-///
-/// ```
-/// use mnemograph_checkpoint_postgres::{stored_text, text_from_stored};
-///
-/// assert_eq!(stored_text("user-42"), "user-42");
-/// let stored = stored_text("a\0b").into_owned();
-/// assert!(!stored.contains('\0'));
-/// assert_eq!(text_from_stored(stored), "a\0b");
-/// ```
-pub fn stored_text(text: &str) -> std::borrow::Cow<'_, str> {
-    text::escape(text)
-}
-
-/// The text a column value stands for: the inverse of [`stored_text`].
-pub fn text_from_stored(stored: String) -> String {
-    text::unescape(stored)
-}
 
 /// Re-exported so callers can build [`PostgresCheckpointer::connect_with`]'s options without
 /// naming sqlx in their own manifest.

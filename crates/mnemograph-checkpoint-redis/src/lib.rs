@@ -92,4 +92,3 @@ pub use builder::{RedisCheckpointerBuilder, DEFAULT_PREFIX, DEFAULT_RESPONSE_TIM
 pub use checkpointer::RedisCheckpointer;
 pub use error::{RedisSaverError, Result};
 pub use keys::ThreadKeys;
-pub use stored::{StoredCheckpoint, StoredRecord, StoredThread, StoredValue, StoredWrite};

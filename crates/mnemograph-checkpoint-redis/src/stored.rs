@@ -1,13 +1,14 @@
-//! A read-only view of what the saver stored, for tools that inspect threads (such as
-//! `checkpoint-inspect`): the threads under the saver's prefix, and each checkpoint's record,
-//! blobs and pending writes exactly as stored, every field decoded on its own. Where
-//! [`Checkpointer::get_tuple`](mnemograph_checkpoint::checkpoint::Checkpointer::get_tuple) fails
-//! on the first value it cannot read, this reports that value as [`StoredValue::Unreadable`] and
-//! goes on, so a damaged thread can still be looked at.
+//! The saver's [`StoredView`]: the threads under its prefix, and each checkpoint's record, blobs
+//! and pending writes as its keys hold them, every field unwrapped on its own.
 //!
 //! Nothing here writes, and nothing refreshes a thread's expiry.
 
 use mnemograph_checkpoint::checkpoint::serde::parse_json;
+use mnemograph_checkpoint::checkpoint::stored::{
+    StoredCheckpoint, StoredRecord, StoredThread, StoredValue, StoredView, StoredWrite,
+};
+use mnemograph_checkpoint::checkpoint::CheckpointError;
+use mnemograph_checkpoint::BoxFuture;
 use serde_json::Value as Json;
 
 use crate::checkpointer::RedisCheckpointer;
@@ -16,90 +17,29 @@ use crate::keys::{task_of_write_field, Ns, ThreadKeys};
 use crate::reads::split_member;
 use crate::record::{unwrap_blob, unwrap_write, EMPTY};
 
-/// A thread found under the saver's prefix.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredThread {
-    /// The thread id.
-    pub thread_id: String,
-    /// How many checkpoints it holds, in every namespace.
-    pub checkpoints: u64,
-    /// How many namespaces it has checkpoints in.
-    pub namespaces: u64,
-    /// The id of its newest checkpoint, in any namespace.
-    pub latest_id: String,
-    /// That checkpoint's record, when it is stored and is JSON.
-    pub latest_record: Option<StoredRecord>,
-}
+/// Listing threads walks the keyspace with `SCAN` (on every primary of a cluster): its cost grows
+/// with the whole keyspace, so it is an operator's call, not one for a request path.
+impl StoredView for RedisCheckpointer {
+    fn stored_threads(&self, limit: usize) -> BoxFuture<'_, Result<Vec<StoredThread>, CheckpointError>> {
+        Box::pin(async move { Ok(self.threads_as_stored(limit).await?) })
+    }
 
-/// A checkpoint's record as stored: the checkpoint document and metadata as JSON (floats read as
-/// the exact doubles stored), and the parent's id.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredRecord {
-    /// The checkpoint document (LangGraph's checkpoint without the values kept as blobs).
-    pub checkpoint: Json,
-    /// The metadata object.
-    pub metadata: Json,
-    /// The parent checkpoint's id.
-    pub parent_checkpoint_id: Option<String>,
-}
-
-/// A stored value: LangGraph's `(type, bytes)`, or the bytes that could not be unwrapped.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoredValue {
-    /// A value in LangGraph's typed form (`msgpack`, `json`, `bytes`, `null`, ...).
-    Typed {
-        /// The serializer's type name.
-        kind: String,
-        /// The serialized bytes.
-        payload: Vec<u8>,
-    },
-    /// A field the saver would refuse to read.
-    Unreadable {
-        /// What is wrong with it.
-        reason: String,
-        /// The field's bytes.
-        bytes: Vec<u8>,
-    },
-}
-
-/// A pending write as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredWrite {
-    /// The task that wrote it.
-    pub task_id: String,
-    /// Its index within the task's writes (negative for LangGraph's special channels).
-    pub idx: i64,
-    /// The channel, when the field could be unwrapped.
-    pub channel: Option<String>,
-    /// The value.
-    pub value: StoredValue,
-}
-
-/// One checkpoint as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredCheckpoint {
-    /// Its namespace.
-    pub checkpoint_ns: String,
-    /// Its id.
-    pub checkpoint_id: String,
-    /// Its record, or why it cannot be read.
-    pub record: std::result::Result<StoredRecord, String>,
-    /// The values kept apart from the record, by channel (LangGraph's `"empty"` markers left out).
-    pub blobs: Vec<(String, StoredValue)>,
-    /// Its pending writes, in stored order.
-    pub writes: Vec<StoredWrite>,
+    fn stored_checkpoints<'a>(
+        &'a self,
+        thread_id: &'a str,
+        checkpoint_ns: &'a str,
+        checkpoint_id: Option<&'a str>,
+        limit: Option<usize>,
+    ) -> BoxFuture<'a, Result<Vec<StoredCheckpoint>, CheckpointError>> {
+        Box::pin(async move {
+            Ok(self.checkpoints_as_stored(thread_id, checkpoint_ns, checkpoint_id, limit).await?)
+        })
+    }
 }
 
 impl RedisCheckpointer {
-    /// The threads under the saver's prefix, newest checkpoint first (ties by thread id), at most
-    /// `limit`.
-    ///
-    /// Walks the keyspace with `SCAN` (on every primary of a cluster): its cost grows with the
-    /// whole keyspace, so it is an operator's call, not one for a request path.
-    ///
-    /// # Errors
-    /// [`RedisSaverError::Redis`](crate::RedisSaverError::Redis) when the server fails.
-    pub async fn stored_threads(&self, limit: usize) -> Result<Vec<StoredThread>> {
+    /// See [`StoredView::stored_threads`].
+    async fn threads_as_stored(&self, limit: usize) -> Result<Vec<StoredThread>> {
         let saver = self.uncached();
         let prefix = saver.prefix();
         let mut conn = saver.conn();
@@ -134,13 +74,8 @@ impl RedisCheckpointer {
         Ok(out)
     }
 
-    /// The checkpoints of `thread_id` in namespace `checkpoint_ns` as stored, newest first: all of
-    /// them, or only `checkpoint_id`, at most `limit`.
-    ///
-    /// # Errors
-    /// [`RedisSaverError::Redis`](crate::RedisSaverError::Redis) when the server fails; what is
-    /// wrong with a stored field is reported in the result instead.
-    pub async fn stored_checkpoints(
+    /// See [`StoredView::stored_checkpoints`].
+    async fn checkpoints_as_stored(
         &self,
         thread_id: &str,
         checkpoint_ns: &str,

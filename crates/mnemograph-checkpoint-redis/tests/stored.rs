@@ -11,12 +11,13 @@ use std::time::Duration;
 
 use mnemograph_checkpoint::checkpoint::backend::{checkpoint_id, next_version, uuid6};
 use mnemograph_checkpoint::checkpoint::serde::loads_typed;
+use mnemograph_checkpoint::checkpoint::stored::{StoredValue, StoredView};
 use mnemograph_checkpoint::checkpoint::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSource, Checkpointer,
 };
 use mnemograph_checkpoint::messages::Message;
 use mnemograph_checkpoint::value::ChannelValue;
-use mnemograph_checkpoint_redis::{RedisCheckpointer, StoredValue};
+use mnemograph_checkpoint_redis::RedisCheckpointer;
 use support::{raw, saver_with};
 
 /// A saver with a key prefix of its own, without the read cache (the test damages data behind

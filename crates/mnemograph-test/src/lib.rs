@@ -45,6 +45,7 @@ mod fake_model;
 pub mod otlp;
 mod span_log;
 pub mod store_conformance;
+pub mod stored_view;
 
 pub use fake_model::FakeChatModel;
 pub use span_log::SpanLog;

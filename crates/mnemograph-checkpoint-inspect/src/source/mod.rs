@@ -2,10 +2,12 @@
 //! PostgreSQL database of `mnemograph-checkpoint-postgres` (LangGraph's tables, either), or a
 //! Redis server of `mnemograph-checkpoint-redis`, chosen by the URL scheme.
 //!
-//! Both read through the savers' public [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer)
-//! API. When a saver refuses to read a thread because something stored is corrupt (a blob that is
-//! not msgpack, an unknown serializer type), the source reads the raw records instead and
-//! decodes each value on its own, so the damage shows up next to the rest of the thread.
+//! Every saver is read alike, through its public API: the
+//! [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer) reads, and its
+//! [`StoredView`] for the list of threads and for a thread the saver refuses to read because
+//! something stored is corrupt (a blob that is not msgpack, an unknown serializer type); then
+//! each value is decoded on its own, so the damage shows up next to the rest of the thread.
+//! Connecting is all that differs by scheme: adding a saver is one `connect` here.
 
 mod mysql;
 mod postgres;
@@ -14,26 +16,28 @@ mod sql;
 mod thread;
 
 use mnemograph_checkpoint::checkpoint::backend::redact;
+use mnemograph_checkpoint::checkpoint::stored::{StoredCheckpoint, StoredThread, StoredValue, StoredView};
 use mnemograph_checkpoint::checkpoint::{CheckpointConfig, CheckpointError, DynCheckpointer, ListOptions};
+use serde_json::Value as Json;
 
+use crate::decode::Decoded;
 use crate::error::{Error, Result};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{RawCheckpoint, Snapshot};
 
-pub use self::mysql::MySqlSource;
-pub use self::postgres::PostgresSource;
-pub use self::redis::RedisSource;
 pub use self::thread::ThreadInfo;
 
-/// A connected store.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Source {
-    /// `mysql://`
-    MySql(MySqlSource),
-    /// `redis://` or `rediss://`
-    Redis(RedisSource),
-    /// `postgres://` or `postgresql://`
-    Postgres(PostgresSource),
+/// A connected saver.
+pub struct Source {
+    /// The saver, used read-only.
+    saver: Box<dyn StoredView>,
+    /// The URL without its password, for messages.
+    url: String,
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Source").field("url", &self.url).finish_non_exhaustive()
+    }
 }
 
 impl Source {
@@ -43,13 +47,15 @@ impl Source {
     /// [`Error::UnsupportedScheme`] for another scheme, [`Error::InvalidUrl`] for a URL the driver
     /// cannot parse, [`Error::Unreachable`] when the server does not answer.
     pub async fn connect(url: &str) -> Result<Self> {
+        let shown = redact(url);
         let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
-        match scheme.as_deref() {
-            Some("mysql" | "mariadb") => Ok(Self::MySql(MySqlSource::connect(url).await?)),
-            Some("redis" | "rediss") => Ok(Self::Redis(RedisSource::connect(url).await?)),
-            Some("postgres" | "postgresql") => Ok(Self::Postgres(PostgresSource::connect(url).await?)),
-            _ => Err(Error::UnsupportedScheme { url: redact(url) }),
-        }
+        let saver: Box<dyn StoredView> = match scheme.as_deref() {
+            Some("mysql" | "mariadb") => Box::new(mysql::connect(url, &shown).await?),
+            Some("redis" | "rediss") => Box::new(redis::connect(url, &shown).await?),
+            Some("postgres" | "postgresql") => Box::new(postgres::connect(url, &shown).await?),
+            _ => return Err(Error::UnsupportedScheme { url: shown }),
+        };
+        Ok(Self { saver, url: shown })
     }
 
     /// Up to `limit` threads, the most recently active first.
@@ -57,11 +63,8 @@ impl Source {
     /// # Errors
     /// [`Error::Backend`] when the query fails.
     pub async fn threads(&self, limit: usize) -> Result<Vec<ThreadInfo>> {
-        match self {
-            Self::MySql(s) => s.threads(limit).await,
-            Self::Redis(s) => s.threads(limit).await,
-            Self::Postgres(s) => s.threads(limit).await,
-        }
+        let threads = self.saver.stored_threads(limit).await.map_err(|e| self.view_failed(e))?;
+        Ok(threads.into_iter().map(thread_info).collect())
     }
 
     /// The checkpoints of a thread's namespace, newest first, at most `limit`.
@@ -101,14 +104,11 @@ impl Source {
 
     /// The saver the normal path reads through.
     fn saver(&self) -> &dyn DynCheckpointer {
-        match self {
-            Self::MySql(s) => &s.saver,
-            Self::Redis(s) => &s.saver,
-            Self::Postgres(s) => &s.saver,
-        }
+        &*self.saver
     }
 
-    /// The backend's own record reader, for threads the saver refuses to decode.
+    /// The checkpoints as stored, for threads the saver refuses to decode; every value decoded
+    /// on its own.
     async fn raw(
         &self,
         thread_id: &str,
@@ -116,20 +116,27 @@ impl Source {
         only: Option<&str>,
         limit: Option<usize>,
     ) -> Result<Vec<Snapshot>> {
-        match self {
-            Self::MySql(s) => s.raw(thread_id, ns, only, limit).await,
-            Self::Redis(s) => s.raw(thread_id, ns, only, limit).await,
-            Self::Postgres(s) => s.raw(thread_id, ns, only, limit).await,
-        }
+        let stored = self
+            .saver
+            .stored_checkpoints(thread_id, ns, only, limit)
+            .await
+            .map_err(|e| self.view_failed(e))?;
+        Ok(stored.into_iter().map(|c| snapshot(thread_id, c)).collect())
     }
 
     /// A saver failure as this source's error (the URL, password hidden, attached).
     fn backend(&self, source: CheckpointError) -> Error {
-        match self {
-            Self::MySql(s) => s.backend(source),
-            Self::Redis(s) => s.backend(source),
-            Self::Postgres(s) => s.backend(source),
-        }
+        Error::Backend { url: self.url.clone(), source: source.into() }
+    }
+
+    /// A [`StoredView`] failure as this source's error: the driver's error as its source, without
+    /// the trait's wrapper, since the view only reads.
+    fn view_failed(&self, source: CheckpointError) -> Error {
+        let source = match source {
+            CheckpointError::Backend(driver) => driver,
+            other => other.into(),
+        };
+        Error::Backend { url: self.url.clone(), source }
     }
 
     /// A checkpoint by id or by a unique prefix of its id.
@@ -162,6 +169,52 @@ impl Source {
                 count,
             }),
         }
+    }
+}
+
+/// What `threads` lists of a stored thread: its latest step and time from the latest record.
+fn thread_info(t: StoredThread) -> ThreadInfo {
+    let record = t.latest_record.as_ref();
+    ThreadInfo {
+        latest_step: record.and_then(|r| r.metadata.get("step")).and_then(Json::as_i64),
+        latest_ts: record.and_then(|r| r.checkpoint.get("ts")).and_then(Json::as_str).map(str::to_owned),
+        thread_id: t.thread_id,
+        checkpoints: t.checkpoints,
+        namespaces: t.namespaces,
+        latest_id: t.latest_id,
+    }
+}
+
+/// A checkpoint as stored, every value decoded on its own.
+fn snapshot(thread_id: &str, c: StoredCheckpoint) -> Snapshot {
+    let mut raw = RawCheckpoint {
+        thread_id: thread_id.to_owned(),
+        checkpoint_ns: c.checkpoint_ns,
+        checkpoint_id: c.checkpoint_id,
+        ..RawCheckpoint::default()
+    };
+    match c.record {
+        Ok(record) => {
+            raw.document = record.checkpoint;
+            raw.metadata = record.metadata;
+            raw.parent_id = record.parent_checkpoint_id;
+        }
+        Err(problem) => raw.problems.push(problem),
+    }
+    raw.blobs = c.blobs.into_iter().map(|(channel, v)| (channel, decoded(&v))).collect();
+    raw.writes = c
+        .writes
+        .into_iter()
+        .map(|w| (w.task_id, w.idx, w.channel.unwrap_or_else(|| "?".to_owned()), decoded(&w.value)))
+        .collect();
+    Snapshot::from_raw(raw)
+}
+
+/// A stored value decoded for display.
+fn decoded(value: &StoredValue) -> Decoded {
+    match value {
+        StoredValue::Typed { kind, payload } => Decoded::from_typed(kind, payload),
+        StoredValue::Unreadable { reason, bytes } => Decoded::undecodable("?", reason, bytes),
     }
 }
 

@@ -2,7 +2,9 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use mnemograph_checkpoint::store::{texts_to_embed, validate_put, DynEmbeddings, Item, StoreError};
+use mnemograph_checkpoint::store::{
+    item_from_row, texts_to_embed, validate_put, DynEmbeddings, Item, StoreError,
+};
 use serde_json::Value;
 use sqlx::PgPool;
 
@@ -22,25 +24,12 @@ pub(super) const LIVE: &str = "(expires_at IS NULL OR expires_at > now())";
 
 /// The item a row holds; a row that does not decode is [`Error::CorruptItem`], naming it.
 pub(super) fn decode((prefix, key, value, created_at, updated_at): ItemRow) -> Result<Item> {
-    let corrupt = |reason: String| Error::CorruptItem { namespace: prefix.clone(), key: key.clone(), reason };
-    let value: Value =
-        serde_json::from_str(&value).map_err(|e| corrupt(format!("value is not JSON: {e}")))?;
-    if !value.is_object() {
-        return Err(corrupt("value is not a JSON object".to_owned()));
-    }
-    let stamp = |what: &str, micros: Option<i64>| {
-        let micros = micros.ok_or_else(|| corrupt(format!("{what} is NULL")))?;
+    let stamp = |micros: i64| {
         let offset = Duration::from_micros(micros.unsigned_abs());
         let t = if micros >= 0 { UNIX_EPOCH.checked_add(offset) } else { UNIX_EPOCH.checked_sub(offset) };
-        t.ok_or_else(|| corrupt(format!("{what} is out of range")))
+        t.ok_or_else(|| "is out of range".to_owned())
     };
-    Ok(Item {
-        namespace: prefix.split('.').map(str::to_owned).collect(),
-        created_at: stamp("created_at", created_at)?,
-        updated_at: stamp("updated_at", updated_at)?,
-        value,
-        key,
-    })
+    Ok(item_from_row(&prefix, key, value.as_bytes(), created_at, updated_at, stamp)?)
 }
 
 pub(super) async fn get(store: &PostgresStore, namespace: &[String], key: &str) -> Result<Option<Item>> {

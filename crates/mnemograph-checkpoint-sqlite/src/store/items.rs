@@ -2,7 +2,9 @@
 
 use std::time::{Duration, SystemTime};
 
-use mnemograph_checkpoint::store::{texts_to_embed, validate_put, DynEmbeddings, Item, StoreError};
+use mnemograph_checkpoint::store::{
+    item_from_row, texts_to_embed, validate_put, DynEmbeddings, Item, StoreError,
+};
 use serde_json::Value;
 use sqlx::SqliteConnection;
 
@@ -30,23 +32,8 @@ pub(super) fn now_text() -> String {
 
 /// The item a row holds; a row that does not decode is [`Error::CorruptItem`], naming it.
 pub(super) fn decode((prefix, key, value, created_at, updated_at): ItemRow) -> Result<Item> {
-    let corrupt = |reason: String| Error::CorruptItem { namespace: prefix.clone(), key: key.clone(), reason };
-    let value: Value =
-        serde_json::from_slice(&value).map_err(|e| corrupt(format!("value is not JSON: {e}")))?;
-    if !value.is_object() {
-        return Err(corrupt("value is not a JSON object".to_owned()));
-    }
-    let stamp = |what: &str, text: Option<String>| {
-        let text = text.ok_or_else(|| corrupt(format!("{what} is NULL")))?;
-        time::parse(&text).ok_or_else(|| corrupt(format!("{what} `{text}` is not a timestamp")))
-    };
-    Ok(Item {
-        namespace: prefix.split('.').map(str::to_owned).collect(),
-        created_at: stamp("created_at", created_at)?,
-        updated_at: stamp("updated_at", updated_at)?,
-        value,
-        key,
-    })
+    let stamp = |text: String| time::parse(&text).ok_or_else(|| format!("`{text}` is not a timestamp"));
+    Ok(item_from_row(&prefix, key, &value, created_at, updated_at, stamp)?)
 }
 
 pub(super) async fn get(store: &SqliteStore, namespace: &[String], key: &str) -> Result<Option<Item>> {

@@ -19,6 +19,7 @@ mod redact;
 pub(crate) mod saver;
 pub mod serde;
 mod spans;
+pub mod stored;
 mod time;
 pub(crate) mod version;
 

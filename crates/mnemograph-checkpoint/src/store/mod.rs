@@ -34,6 +34,7 @@ mod filter;
 mod in_memory;
 mod item;
 mod namespace;
+mod row;
 mod rules;
 mod sweep;
 
@@ -45,6 +46,7 @@ pub use filter::{matches_filter, validate_filter};
 pub use in_memory::{InMemoryStore, IndexConfig, TtlConfig};
 pub use item::{Item, ListNamespaces, NamespaceMatch, SearchItem, SearchQuery};
 pub use namespace::{namespace, validate_namespace};
+pub use row::{item_from_row, CorruptRow};
 pub use rules::{texts_to_embed, validate_put};
 pub use sweep::SweepSchedule;
 
