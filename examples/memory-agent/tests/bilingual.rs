@@ -20,7 +20,7 @@ pub mod bilingual_quality;
 use std::time::{Duration, Instant};
 
 use bilingual_quality::{build, Dataset, NOW, TODAY};
-use memory_agent::{Agent, Config, EmbedderChoice, MemoryChoice};
+use memory_agent::{Agent, Config, EmbedderChoice};
 
 /// The users the memory's own benchmark asks (`quality.rs`'s `USERS`).
 const USERS: usize = 40;
@@ -119,19 +119,7 @@ async fn the_bilingual_set_through_the_agent_on_milvus() {
     if !model_available() {
         return;
     }
-    let Some(url) = std::env::var("MILVUS_URL").ok().filter(|u| !u.is_empty()) else {
-        support::unavailable("Milvus", "MILVUS_URL is not set; start one with scripts/milvus-lite.sh");
-        return;
-    };
-    if !cfg!(feature = "milvus") {
-        support::unavailable("Milvus", "this build has no Milvus client (`--features milvus`)");
-        return;
-    }
-    let memory = MemoryChoice::Milvus { url, token: None, collection: support::unique("bilingual") };
+    let Some(memory) = support::milvus_memory("bilingual") else { return };
     let agent = benchmark("on Milvus", Config::embedded().with_memory(memory), MILVUS_USERS).await;
-    #[cfg(feature = "milvus")]
-    if let Some(m) = agent.context().memory.downcast_ref::<mnemograph_memory_milvus::MilvusMemory>() {
-        m.drop_collection().await.expect("drop the test collection");
-    }
-    drop(agent);
+    support::drop_milvus_collection(&agent).await;
 }

@@ -17,7 +17,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use memory_agent::{Agent, Config, EmbedderChoice, MemoryChoice};
+use memory_agent::{Agent, Config, EmbedderChoice};
 use support::changing_facts::{generate, How, Label, User, SESSIONS, SUBJECTS};
 
 /// The seed of the published figures.
@@ -316,19 +316,7 @@ async fn changing_facts_on_milvus() {
     if !model_available() {
         return;
     }
-    let Some(url) = std::env::var("MILVUS_URL").ok().filter(|u| !u.is_empty()) else {
-        support::unavailable("Milvus", "MILVUS_URL is not set; start one with scripts/milvus-lite.sh");
-        return;
-    };
-    if !cfg!(feature = "milvus") {
-        support::unavailable("Milvus", "this build has no Milvus client (`--features milvus`)");
-        return;
-    }
-    let memory = MemoryChoice::Milvus { url, token: None, collection: support::unique("changing_facts") };
+    let Some(memory) = support::milvus_memory("changing_facts") else { return };
     let agent = benchmark("on Milvus", Config::embedded().with_memory(memory)).await;
-    #[cfg(feature = "milvus")]
-    if let Some(m) = agent.context().memory.downcast_ref::<mnemograph_memory_milvus::MilvusMemory>() {
-        m.drop_collection().await.expect("drop the test collection");
-    }
-    drop(agent);
+    support::drop_milvus_collection(&agent).await;
 }

@@ -118,6 +118,31 @@ pub fn unavailable(service: &str, reason: &str) {
     eprintln!("SKIPPED: {service} unavailable ({reason})");
 }
 
+/// Milvus memory in a collection of its own, its name led by `label`, when `MILVUS_URL` names a
+/// server and this build has the Milvus client; `None` otherwise, after saying why (a failure
+/// when CI is set).
+pub fn milvus_memory(label: &str) -> Option<memory_agent::MemoryChoice> {
+    let Some(url) = std::env::var("MILVUS_URL").ok().filter(|u| !u.is_empty()) else {
+        unavailable("Milvus", "MILVUS_URL is not set; start one with scripts/milvus-lite.sh");
+        return None;
+    };
+    if !cfg!(feature = "milvus") {
+        unavailable("Milvus", "this build has no Milvus client (`--features milvus`)");
+        return None;
+    }
+    Some(memory_agent::MemoryChoice::Milvus { url, token: None, collection: unique(label) })
+}
+
+/// Drops the collection of `agent`'s memory when it is on Milvus.
+pub async fn drop_milvus_collection(agent: &memory_agent::Agent) {
+    #[cfg(feature = "milvus")]
+    if let Some(m) = agent.context().memory.downcast_ref::<mnemograph_memory_milvus::MilvusMemory>() {
+        m.drop_collection().await.expect("drop the test collection");
+    }
+    #[cfg(not(feature = "milvus"))]
+    let _ = agent;
+}
+
 /// A name no other test run uses.
 pub fn unique(label: &str) -> String {
     let nanos =
