@@ -2,9 +2,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use mnemograph_checkpoint::store::{
-    item_from_row, texts_to_embed, validate_put, DynEmbeddings, Item, StoreError,
-};
+use mnemograph_checkpoint::store::{item_from_row, validate_put, Item, StoreError};
 use serde_json::Value;
 use sqlx::PgPool;
 
@@ -105,18 +103,10 @@ pub(super) async fn put(
 /// The vectors of `value` under the store's index: one per index field present in it, named by
 /// the field; none without an index.
 async fn embed(store: &PostgresStore, value: &Value) -> Result<Vec<(String, Vec<f32>)>, StoreError> {
-    let Some(index) = &store.index else { return Ok(Vec::new()) };
-    let (fields, texts): (Vec<&String>, Vec<String>) = index
-        .fields
-        .iter()
-        .filter_map(|f| Some((f, texts_to_embed(std::slice::from_ref(f), value).pop()?)))
-        .unzip();
-    if texts.is_empty() {
-        return Ok(Vec::new());
+    match &store.index {
+        Some(index) => index.embed_fields(value).await,
+        None => Ok(Vec::new()),
     }
-    let embedded =
-        DynEmbeddings::embed_documents(&*index.embed, &texts).await.map_err(StoreError::Embedding)?;
-    Ok(fields.into_iter().cloned().zip(embedded).collect())
 }
 
 /// Pushes the expiry of the live items of `keys` (prefix, key) that have a TTL out by it again,

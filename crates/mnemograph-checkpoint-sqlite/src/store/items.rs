@@ -2,9 +2,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use mnemograph_checkpoint::store::{
-    item_from_row, texts_to_embed, validate_put, DynEmbeddings, Item, StoreError,
-};
+use mnemograph_checkpoint::store::{item_from_row, validate_put, Item, StoreError};
 use serde_json::Value;
 use sqlx::SqliteConnection;
 
@@ -77,19 +75,10 @@ pub(super) async fn put(
 ) -> Result<(), StoreError> {
     validate_put(namespace, &value)?;
     // Embedded before the write lock is taken: the model may be slow or remote.
-    let mut vectors: Vec<(String, Vec<f32>)> = Vec::new();
-    if let Some(index) = &store.index {
-        let (fields, texts): (Vec<&String>, Vec<String>) = index
-            .fields
-            .iter()
-            .filter_map(|f| Some((f, texts_to_embed(std::slice::from_ref(f), &value).pop()?)))
-            .unzip();
-        if !texts.is_empty() {
-            let embedded =
-                DynEmbeddings::embed_documents(&*index.embed, &texts).await.map_err(StoreError::Embedding)?;
-            vectors = fields.into_iter().cloned().zip(embedded).collect();
-        }
-    }
+    let vectors = match &store.index {
+        Some(index) => index.embed_fields(&value).await?,
+        None => Vec::new(),
+    };
     let bytes = serde_json::to_vec(&value).map_err(|e| StoreError::Backend(Box::new(e)))?;
     let now = time::unique_now();
     let ttl = ttl.or(store.ttl.default_ttl);

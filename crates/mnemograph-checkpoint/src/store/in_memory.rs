@@ -49,6 +49,26 @@ impl IndexConfig {
         self.fields = fields.into_iter().map(Into::into).collect();
         self
     }
+
+    /// The vector of each of the index's fields present in `value`, named by the field, in the
+    /// order of [`fields`](Self::fields) ([`texts_to_embed`] says what a field's text is): what a
+    /// store keeps one row per field of. Nothing is embedded when no field is present.
+    ///
+    /// # Errors
+    /// [`StoreError::Embedding`] when the model fails.
+    pub async fn embed_fields(&self, value: &Value) -> Result<Vec<(String, Vec<f32>)>, StoreError> {
+        let (fields, texts): (Vec<&String>, Vec<String>) = self
+            .fields
+            .iter()
+            .filter_map(|f| Some((f, texts_to_embed(std::slice::from_ref(f), value).pop()?)))
+            .unzip();
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let vectors =
+            DynEmbeddings::embed_documents(&*self.embed, &texts).await.map_err(StoreError::Embedding)?;
+        Ok(fields.into_iter().cloned().zip(vectors).collect())
+    }
 }
 
 /// Expiry of items (LangGraph's `TTLConfig`).
