@@ -66,6 +66,15 @@ impl ThreadRecord {
         }
     }
 
+    /// The record with no run in progress or waiting, idle: what is left of a thread whose runs
+    /// were all stopped and dropped.
+    pub(crate) fn without_runs(mut self) -> Self {
+        self.status = "idle";
+        self.active = None;
+        self.queue.clear();
+        self
+    }
+
     /// Whether a run is in progress or waiting.
     pub(crate) fn is_busy(&self) -> bool {
         self.active.is_some() || !self.queue.is_empty()

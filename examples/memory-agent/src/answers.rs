@@ -115,9 +115,6 @@ fn on_subject_first(hits: Vec<MemoryHit>, on: &[bool], matches: &[f64]) -> Vec<M
     answering.into_iter().chain(rest).map(|((h, _), _)| h).collect()
 }
 
-/// A hit with how well it matches the question.
-type Scored = (MemoryHit, f64);
-
 /// `hits` with those whose `matches` are at least `share` of the best first, newest first (better
 /// match first within a second), then the rest in their order.
 fn answering_first(hits: Vec<MemoryHit>, matches: &[f64], share: f64) -> Vec<MemoryHit> {
@@ -125,10 +122,8 @@ fn answering_first(hits: Vec<MemoryHit>, matches: &[f64], share: f64) -> Vec<Mem
     if best <= 0.0 {
         return hits;
     }
-    let scored = hits.into_iter().zip(matches.iter().copied());
-    let (mut answering, rest): (Vec<Scored>, Vec<Scored>) = scored.partition(|(_, m)| *m >= share * best);
-    answering.sort_by(|a, b| b.0.record.created_at.cmp(&a.0.record.created_at).then(b.1.total_cmp(&a.1)));
-    answering.into_iter().chain(rest).map(|(h, _)| h).collect()
+    let answering: Vec<bool> = matches.iter().map(|m| *m >= share * best).collect();
+    on_subject_first(hits, &answering, matches)
 }
 
 #[cfg(test)]

@@ -240,10 +240,7 @@ impl Ledger {
         if let Err(e) = saver.delete_thread(thread_id).await {
             // The checkpoints are still there: the thread's record comes back (idle, its runs
             // gone), so that the thread stays reachable and the delete can be asked again.
-            let mut record = record;
-            record.status = "idle";
-            record.active = None;
-            record.queue.clear();
+            let record = record.without_runs();
             if let Err(restore) = self.insert_thread(record).await {
                 tracing::warn!(thread_id, error = %restore, "restoring the record of a thread not deleted failed");
             }

@@ -246,10 +246,7 @@ impl Local {
         }
         if let Err(e) = self.saver.delete_thread(thread_id).await {
             let mut tables = self.tables();
-            let mut record = record;
-            record.status = "idle";
-            record.active = None;
-            record.queue.clear();
+            let record = record.without_runs();
             tables.threads.insert(thread_id.to_owned(), record);
             if temporary {
                 tables.temporary.insert(thread_id.to_owned());
