@@ -130,6 +130,12 @@ ensure_milvus() {
 [ -d crates/mnemograph-checkpoint-mysql ] && ensure_mariadb
 [ -d crates/mnemograph-checkpoint-redis ] && ensure_redis
 [ -d crates/mnemograph-checkpoint-postgres ] && ensure_postgres
+# A second PostgreSQL, with pgvector (Debian 12 packages none), for the Postgres store's tests of
+# pgvector's mode; fetched from PyPI once, started as the Debian server's `postgres` user.
+if [ -d crates/mnemograph-checkpoint-postgres ] && [ -z "${PGVECTOR_URL:-}" ]; then
+  PGVECTOR_URL=$(from_helper "PostgreSQL with pgvector" scripts/pgvector.sh 5433) || exit 1
+  export PGVECTOR_URL
+fi
 [ -d crates/mnemograph-memory-milvus ] && ensure_milvus
 
 # Debian's Chromium and ChromeDriver for the blog assistant's browser test (installed when missing).

@@ -2,8 +2,13 @@
 and writes items (expiring ones included), `read` reads what Rust wrote.
 
 `vectors` reads and deletes items an indexed Rust store wrote, then sets up a store with an index.
+`rank TABLE` (pgvector only) writes items under ("py",) through an index whose vectors are TABLE's
+(a JSON file: texts to vectors, made by the Rust test), and ranks both its own items and those an
+indexed Rust store wrote under ("rs",) for each query of TABLE.
 
-usage: store_peer.py URL put|read|vectors
+`setup_index DIMS` (pgvector only) sets up an empty database with an index of DIMS dimensions.
+
+usage: store_peer.py URL put|read|vectors|rank TABLE|setup_index DIMS
 Prints one JSON object.
 """
 
@@ -82,6 +87,35 @@ def vectors(url: str) -> dict:
     return {"kept": kept.value if kept else None, "index_setup_error": index_setup_error}
 
 
+def rank(url: str, table_path: str) -> dict:
+    with open(table_path, encoding="utf-8") as f:
+        table = json.load(f)
+    vectors_of = table["vectors"]
+    index = {"dims": table["dims"], "embed": lambda texts: [vectors_of[t] for t in texts], "fields": ["text"]}
+    with PostgresStore.from_conn_string(url, index=index) as store:
+        # Rust created the vector table and recorded its migrations: nothing is left to do.
+        store.setup()
+        with store._cursor() as cur:
+            cur.execute("SELECT v FROM vector_migrations ORDER BY v")
+            vector_migrations = [r["v"] for r in cur.fetchall()]
+        for key, text in table["docs"].items():
+            store.put(("py",), key, {"text": text})
+        ranked = {}
+        for namespace in ("py", "rs"):
+            ranked[namespace] = {
+                query: [[hit.key, hit.score] for hit in store.search((namespace,), query=query, limit=20)]
+                for query in table["queries"]
+            }
+    return {"vector_migrations": vector_migrations, "ranked": ranked}
+
+
+def setup_index(url: str, dims: int) -> dict:
+    index = {"dims": dims, "embed": lambda texts: [[1.0] * dims for _ in texts], "fields": ["text"]}
+    with PostgresStore.from_conn_string(url, index=index) as store:
+        store.setup()
+    return {"ok": True}
+
+
 def main() -> None:
     url, command = sys.argv[1], sys.argv[2]
     if command == "put":
@@ -90,6 +124,10 @@ def main() -> None:
         out = read(url)
     elif command == "vectors":
         out = vectors(url)
+    elif command == "setup_index":
+        out = setup_index(url, int(sys.argv[3]))
+    elif command == "rank":
+        out = rank(url, sys.argv[3])
     else:
         raise SystemExit(f"unknown command {command}")
     print(json.dumps(out, ensure_ascii=False))

@@ -4,6 +4,7 @@
 //! it cannot be reached a test prints why and passes, unless `CI` is set: then the test fails, so
 //! a CI run never goes green without having talked to the server; under `CI` the variable itself
 //! must be set (`scripts/test.sh` sets it), so that a run never tests a server it was not given.
+//! The tests of pgvector's mode run on a second server, `PGVECTOR_URL`, under the same rules.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -20,8 +21,33 @@ use sqlx::{Connection, PgConnection};
 /// Used when `DATABASE_URL` is not set.
 pub const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/graph_test";
 
+thread_local! {
+    /// The server this thread's test runs on, when not `DATABASE_URL`'s (see [`on_pgvector`]).
+    /// A `#[tokio::test]` runs on one thread, so everything the test calls sees it.
+    static SERVER: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Points this thread's test at the PostgreSQL with pgvector of `PGVECTOR_URL`
+/// (`bash scripts/pgvector.sh` starts one and prints its URL; `scripts/test.sh` sets it). When it
+/// is not set: a panic under CI, otherwise a printed skip and `None`.
+pub fn on_pgvector(test: &str) -> Option<()> {
+    let Some(url) = std::env::var("PGVECTOR_URL").ok().filter(|u| !u.is_empty()) else {
+        assert!(
+            !ci(),
+            "{test}: PGVECTOR_URL is required when CI is set (bash scripts/pgvector.sh prints one)"
+        );
+        eprintln!("SKIPPED: {test}: PGVECTOR_URL is not set (bash scripts/pgvector.sh prints one)");
+        return None;
+    };
+    SERVER.with(|server| *server.borrow_mut() = Some(url));
+    Some(())
+}
+
 /// The server URL under test.
 pub fn url() -> String {
+    if let Some(url) = SERVER.with(|server| server.borrow().clone()) {
+        return url;
+    }
     match std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()) {
         Some(url) => url,
         None => {
