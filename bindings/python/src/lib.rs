@@ -22,6 +22,7 @@
 //! (`mnemograph_checkpoint.errors`) with the Rust error's message, and a panic as a
 //! `RuntimeError`, never an abort.
 
+mod bridge;
 mod convert;
 mod error;
 mod saver;
@@ -37,5 +38,8 @@ use pyo3::prelude::*;
 fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeSaver>()?;
     m.add_function(wrap_pyfunction!(saver::_panic_for_tests, m)?)?;
+    // Before the interpreter finalizes, stop the runtime's threads from attaching to it.
+    let close = wrap_pyfunction!(bridge::_close_at_exit, m)?;
+    m.py().import("atexit")?.call_method1("register", (close,))?;
     Ok(())
 }

@@ -1,22 +1,17 @@
 //! `NativeSaver`: one Rust checkpointer, called from Python.
 
-use std::any::Any;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use futures_util::FutureExt;
 use mnemograph_checkpoint::checkpoint::{DynCheckpointer, InMemoryCheckpointer, ListOptions, PruneStrategy};
 use mnemograph_checkpoint_mysql::MySqlCheckpointer;
 use mnemograph_checkpoint_postgres::PostgresCheckpointer;
 use mnemograph_checkpoint_redis::RedisCheckpointer;
 use mnemograph_checkpoint_sqlite::SqliteCheckpointer;
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
+use crate::bridge::{run, IntoPy};
 use crate::convert::{self, CheckpointIn};
 use crate::error::BindingError;
 
@@ -63,11 +58,6 @@ impl NativeSaver {
     }
 }
 
-/// The Python value a finished operation returns.
-trait IntoPy: Send + 'static {
-    fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>>;
-}
-
 impl IntoPy for () {
     fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         Ok(py.None())
@@ -109,67 +99,6 @@ impl IntoPy for usize {
     fn into_py(self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         Ok(self.into_pyobject(py)?.into_any().unbind())
     }
-}
-
-/// Runs `fut` on the bindings' runtime: to the end (interpreter released) when `blocking`,
-/// otherwise as a Python awaitable. A panic inside becomes a Python exception either way.
-fn run<'py, T, F>(py: Python<'py>, blocking: bool, fut: F) -> PyResult<Bound<'py, PyAny>>
-where
-    T: IntoPy,
-    F: Future<Output = Result<T, BindingError>> + Send + 'static,
-{
-    let runtime = pyo3_async_runtimes::tokio::get_runtime();
-    let fut = AssertUnwindSafe(fut).catch_unwind();
-    if blocking {
-        // Driven on this thread (the runtime's workers only wake it), with the interpreter
-        // released; a panic is caught here and raised, the thread lives on.
-        let caught = py.detach(|| runtime.block_on(fut));
-        return settle(py, caught).map(|value| value.into_bound(py));
-    }
-    // One poll here first: what needs no I/O (the in-memory saver, a cache hit) is done then, and
-    // an already completed asyncio future spares the round trip through the runtime's threads
-    // and the event loop. Otherwise the first poll has sent the request, and the rest runs on the
-    // runtime, whose first poll of the task registers its real waker.
-    let mut fut = Box::pin(fut);
-    let first = {
-        let _context = runtime.enter();
-        fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))
-    };
-    match first {
-        Poll::Ready(caught) => {
-            let future = pyo3_async_runtimes::get_running_loop(py)?.call_method0("create_future")?;
-            match settle(py, caught) {
-                Ok(value) => future.call_method1("set_result", (value,))?,
-                Err(err) => future.call_method1("set_exception", (err.into_value(py),))?,
-            };
-            Ok(future)
-        }
-        Poll::Pending => pyo3_async_runtimes::tokio::future_into_py(py, async move {
-            let caught = fut.await;
-            Python::attach(|py| settle(py, caught))
-        }),
-    }
-}
-
-/// The Python value of a finished operation, or the exception of its error or panic.
-fn settle<T: IntoPy>(
-    py: Python<'_>,
-    caught: Result<Result<T, BindingError>, Box<dyn Any + Send>>,
-) -> PyResult<Py<PyAny>> {
-    match caught {
-        Ok(result) => result?.into_py(py),
-        Err(payload) => Err(panic_error(&*payload)),
-    }
-}
-
-/// A panic as a `RuntimeError` carrying its message.
-fn panic_error(payload: &(dyn Any + Send)) -> PyErr {
-    let text = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned());
-    PyRuntimeError::new_err(format!("rust panicked: {text}"))
 }
 
 #[pymethods]

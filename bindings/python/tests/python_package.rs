@@ -108,3 +108,23 @@ fn the_boundary_keeps_bytes_types_errors_and_survives_panics() {
     assert!(out.contains("same rows as PyMySQLSaver"), "{out}");
     assert!(out.contains("a Rust panic raises RuntimeError"), "{out}");
 }
+
+/// Leaving Python while awaitables are still running ends the process cleanly: their results,
+/// arriving while the interpreter shuts down, are dropped instead of attaching to it (which
+/// aborts or crashes the process). The race is timing-dependent, so the script runs 10 times.
+#[test]
+fn exiting_with_operations_under_way_ends_the_process_cleanly() {
+    let Some((python, server, _)) = peer() else { return };
+    let path = format!("{}/tests/python/exit.py", env!("CARGO_MANIFEST_DIR"));
+    for round in 1..=10 {
+        let out = Command::new(&python).arg(&path).arg(&server).output().expect("run python");
+        assert!(
+            out.status.success()
+                && String::from_utf8_lossy(&out.stdout).contains("left with operations under way"),
+            "round {round}: {:?}\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
