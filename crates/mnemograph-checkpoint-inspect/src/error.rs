@@ -16,8 +16,9 @@ pub enum Error {
     /// `--help`.
     #[error("{}", command_line_message(.0))]
     CommandLine(clap::Error),
-    /// The URL does not start with `mysql://`, `postgres://`, `redis://` or `rediss://`.
-    #[error("unsupported URL `{url}` (expected mysql://, postgres://, redis:// or rediss://)")]
+    /// The URL does not start with `mysql://`, `postgres://`, `sqlite://` (or `sqlite:`),
+    /// `redis://` or `rediss://`.
+    #[error("unsupported URL `{url}` (expected mysql://, postgres://, sqlite://, redis:// or rediss://)")]
     UnsupportedScheme {
         /// The URL, password removed.
         url: String,
@@ -39,6 +40,28 @@ pub enum Error {
         /// What the driver reported.
         #[source]
         source: BoxError,
+    },
+    /// The SQLite file the URL names does not exist; it is not created.
+    #[error("no SQLite database at `{path}`")]
+    MissingFile {
+        /// The file's path, as the URL names it.
+        path: String,
+    },
+    /// The file the URL names is not a SQLite database.
+    #[error("`{path}` is not a SQLite database")]
+    NotSqlite {
+        /// The file's path.
+        path: String,
+        /// What SQLite reported.
+        #[source]
+        source: BoxError,
+    },
+    /// The SQLite database lacks the tables of LangGraph's SQLite saver (`checkpoints`, and
+    /// `writes` with its `task_path` column); it is left as it is.
+    #[error("`{path}` has no checkpoint tables (`checkpoints`, `writes` with `task_path`)")]
+    NoCheckpointTables {
+        /// The file's path.
+        path: String,
     },
     /// A query failed after connecting.
     #[error("reading from {url} failed")]

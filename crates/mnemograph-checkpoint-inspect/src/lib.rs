@@ -1,7 +1,7 @@
 //! # mnemograph-checkpoint-inspect
 //!
-//! An operator's view of the checkpoints mnemograph-core writes (and LangGraph's Python MySQL and
-//! Postgres savers write): list threads, walk a thread's history one line per checkpoint, decode a whole
+//! An operator's view of the checkpoints mnemograph-core writes (and LangGraph's Python MySQL,
+//! Postgres and SQLite savers write): list threads, walk a thread's history one line per checkpoint, decode a whole
 //! checkpoint (msgpack blobs and LangChain messages included) to JSON, and draw the path a thread
 //! actually ran. The binary is a thin shell over [`run`]:
 //!
@@ -50,7 +50,7 @@
 //! ## Layout
 //! - [`args`]: the command line, parsed by clap (usage errors exit with 2); [`completions`]:
 //!   the shell completion scripts generated from it (`checkpoint-inspect completions bash`).
-//! - [`source`]: MySQL, Postgres and Redis, read alike through the savers' public API:
+//! - [`source`]: MySQL, Postgres, SQLite and Redis, read alike through the savers' public API:
 //!   `Checkpointer::list`/`get_tuple`, and their `StoredView` for listing threads and for a raw
 //!   read path that decodes value by value when a saver refuses a thread because something
 //!   stored is corrupt.

@@ -63,6 +63,7 @@ async fn corrupt_values_are_shown_next_to_the_rest() {
         .execute(&pool)
         .await
         .unwrap();
+        vec![0xc1]
     })
     .await;
 }

@@ -57,6 +57,18 @@ async fn store_conformance_newest_write_first() {
     drop_database(&db).await;
 }
 
+#[tokio::test]
+async fn store_conformance_search_refreshes_what_it_returns() {
+    let Some((db, store)) = fresh_store("st_searchttl_conf").await else { return };
+    // TTLs are whole minutes: each item is put with one, then left `AGED` on the server's clock.
+    let ttl = Duration::from_secs(60);
+    suite::search_refreshes_what_it_returns(&store, ttl, async |namespace: &[String], key: &str| {
+        expire_in(&store, &namespace.join("."), key, suite::AGED.as_secs_f64()).await;
+    })
+    .await;
+    drop_database(&db).await;
+}
+
 fn index() -> IndexConfig {
     IndexConfig::new(HashingEmbeddings::new(64)).fields(["text"])
 }

@@ -23,6 +23,7 @@ async fn a_damaged_blob_is_read_as_stored_next_to_the_rest() {
         .execute(saver.pool())
         .await
         .expect("damage the blob");
+        vec![0xc1]
     })
     .await;
     drop_database(&db).await;

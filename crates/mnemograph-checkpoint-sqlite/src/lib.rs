@@ -51,6 +51,10 @@
 //! - **Bad rows.** A row that does not decode is
 //!   [`CheckpointError::Corrupt`](mnemograph_checkpoint::checkpoint::CheckpointError::Corrupt),
 //!   naming the thread and checkpoint; other threads read and write as before.
+//! - **Inspection.** [`SqliteCheckpointer`] implements
+//!   [`StoredView`](mnemograph_checkpoint::checkpoint::stored::StoredView), which
+//!   `checkpoint-inspect` reads (`sqlite://PATH`): each checkpoint's document with its channel
+//!   values shown one by one, so a value the saver refuses is shown next to the rest.
 //! - **The store** keeps items in `store` and their vectors in `store_vectors`, migrated as
 //!   LangGraph numbers its migrations; one file can hold checkpoints and store side by side.
 //! - **Errors** are [`Error`]; through the trait they arrive as
@@ -70,6 +74,7 @@ mod remove;
 mod rows;
 mod schema;
 mod store;
+mod stored;
 mod write;
 
 pub use checkpointer::SqliteCheckpointer;

@@ -62,6 +62,13 @@ async fn store_conformance_replacing_re_embeds() {
 }
 
 #[tokio::test]
+async fn store_conformance_search_refreshes_what_it_returns() {
+    // The TTL is stored to the microsecond: items put with `AGED` need no ageing.
+    let store = plain("searchttl").await;
+    suite::search_refreshes_what_it_returns(&store, suite::AGED, async |_: &[String], _: &str| {}).await;
+}
+
+#[tokio::test]
 async fn store_conformance_through_dyn_store_in_memory_database() {
     let store = SqliteStore::builder().index(index()).connect(":memory:").await.unwrap();
     // Named by path, not imported: its methods would make every `store.put(..)` ambiguous.

@@ -3,8 +3,15 @@
 //! stores run it). Each function takes an empty store and is one test; the functions use
 //! separate namespaces, so several may also share one store.
 
+use std::time::Duration;
+
 use mnemograph_core::store::{namespace, ListNamespaces, SearchQuery, Store, StoreError};
 use serde_json::json;
+
+/// How long [`search_refreshes_what_it_returns`] gives its items to live before the search: long
+/// enough that the margins on either side of each expiry (a quarter of it) hold on a loaded
+/// machine.
+pub const AGED: Duration = Duration::from_secs(3);
 
 fn ns(labels: &[&str]) -> Vec<String> {
     namespace(labels.iter().copied())
@@ -122,4 +129,38 @@ pub async fn replacing_re_embeds<S: Store>(s: &S) {
     let cello =
         s.search(&n, SearchQuery::new().query("which instrument, the cello?").limit(1)).await.unwrap();
     assert_eq!(cello[0].key, "x");
+}
+
+/// A search pushes the expiry of the items it returns out by their TTL again, and only theirs,
+/// as LangGraph's `search(..., refresh_ttl=None)` does under `refresh_on_read` (the default). For
+/// stores that expire items and refresh on read.
+///
+/// Three items are put with `ttl`; `age(namespace, key)` then leaves each [`AGED`] to live (a
+/// store put with `ttl` = [`AGED`] passes a closure that does nothing; one that counts TTLs in
+/// whole minutes moves the expiry in its storage). Half-way there, a search returns two of them;
+/// past the old expiry, only those two are alive. `count` does the looking, since it refreshes
+/// nothing.
+pub async fn search_refreshes_what_it_returns<S: Store>(
+    s: &S,
+    ttl: Duration,
+    age: impl AsyncFn(&[String], &str),
+) {
+    let prefix = ns(&["conf", "refresh"]);
+    let under = |label: &str| ns(&["conf", "refresh", label]);
+    for (label, kind) in [("a", "kept"), ("b", "other"), ("c", "kept")] {
+        s.put(&under(label), "k", json!({"kind": kind}), Some(ttl)).await.unwrap();
+        age(&under(label), "k").await;
+    }
+    tokio::time::sleep(AGED / 2).await;
+    let hits = s.search(&prefix, SearchQuery::new().filter(json!({"kind": "kept"}))).await.unwrap();
+    let mut found: Vec<&[String]> = hits.iter().map(|h| h.item.namespace.as_slice()).collect();
+    found.sort();
+    assert_eq!(found, [under("a"), under("c")]);
+    tokio::time::sleep(AGED * 3 / 4).await;
+    let alive = [
+        s.count(&under("a")).await.unwrap(),
+        s.count(&under("b")).await.unwrap(),
+        s.count(&under("c")).await.unwrap(),
+    ];
+    assert_eq!(alive, [1, 0, 1], "the returned items live on; the other ran out");
 }

@@ -1,6 +1,7 @@
 //! The check every saver's [`StoredView`] passes: the thread list with its counts and latest
 //! record, and a thread whose blob is damaged, read as stored where `get_tuple` refuses it.
-//! Each saver's test supplies how a blob is damaged in its storage.
+//! Each saver's test supplies how a blob is damaged in its storage, and the bytes its view then
+//! shows for it.
 
 use mnemograph_core::checkpoint::backend::{checkpoint_id, next_version};
 use mnemograph_core::checkpoint::stored::{StoredValue, StoredView};
@@ -12,16 +13,17 @@ use mnemograph_core::value::ChannelValue;
 pub const THREAD: &str = "t-stored";
 
 /// Writes thread [`THREAD`] through `saver` (a checkpoint with a `messages` blob, and one pending
-/// write), lets `damage` overwrite the `messages` blob with the single byte `0xc1` (not
-/// msgpack), and checks what `reader` (a saver on the same storage that remembers nothing) shows.
-/// The storage must hold no other thread.
+/// write), lets `damage` overwrite the `messages` value with one the saver refuses (a saver
+/// keeping blobs apart stores the single byte `0xc1`, not msgpack) and return the bytes the view
+/// should show for it, and checks what `reader` (a saver on the same storage that remembers
+/// nothing) shows. The storage must hold no other thread.
 ///
 /// # Panics
 /// When the saver or its view misbehaves.
 pub async fn damaged_blob_reads_as_stored(
     saver: &dyn StoredView,
     reader: &dyn StoredView,
-    damage: impl AsyncFnOnce(&str),
+    damage: impl AsyncFnOnce(&str) -> Vec<u8>,
 ) {
     let thread = CheckpointConfig::thread(THREAD);
     let version = next_version(Some("0"));
@@ -33,7 +35,7 @@ pub async fn damaged_blob_reads_as_stored(
     let saved = saver.put(&thread, cp, metadata, versions).await.expect("put");
     let write = ("reply".to_owned(), ChannelValue::new("re: hi".to_owned()));
     saver.put_writes(&saved, vec![write], "task-1", "").await.expect("put_writes");
-    damage(THREAD).await;
+    let damaged = damage(THREAD).await;
 
     assert!(reader.get_tuple(&thread).await.is_err(), "the saver refuses the damaged blob");
     let threads = reader.stored_threads(10).await.expect("stored_threads");
@@ -47,7 +49,7 @@ pub async fn damaged_blob_reads_as_stored(
     assert_eq!(stored.len(), 1);
     let (channel, value) = &stored[0].blobs[0];
     assert_eq!(channel, "messages");
-    assert!(matches!(value, StoredValue::Typed { payload, .. } if payload == &[0xc1]), "{value:?}");
+    assert!(matches!(value, StoredValue::Typed { payload, .. } if payload == &damaged), "{value:?}");
     let w = &stored[0].writes[0];
     assert_eq!((w.task_id.as_str(), w.idx, w.channel.as_deref()), ("task-1", 0, Some("reply")));
     let none = reader.stored_checkpoints(THREAD, "", Some("no-such-id"), None).await.expect("one id");

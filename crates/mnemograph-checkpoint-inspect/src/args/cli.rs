@@ -29,6 +29,8 @@ const AFTER_HELP: &str = "\
 URL:
   mysql://user:password@host:3306/database    tables of mnemograph-checkpoint-mysql / langgraph-checkpoint-mysql
   postgres://user:password@host:5432/database tables of mnemograph-checkpoint-postgres / langgraph-checkpoint-postgres
+  sqlite://PATH or sqlite:PATH                tables of mnemograph-checkpoint-sqlite / langgraph-checkpoint-sqlite;
+                                              the file is opened read-only and never created
   redis://host:6379/0 or rediss://...         keys of mnemograph-checkpoint-redis; add ?key-prefix=P when the
                                               saver was built with another prefix (default graph:cp)
 
@@ -39,7 +41,7 @@ exit codes: 0 success, 1 error (server, data, unknown thread), 2 usage error";
 #[command(
     name = BIN,
     version,
-    about = "checkpoint-inspect: read LangGraph-style checkpoints from MySQL, Postgres or Redis",
+    about = "checkpoint-inspect: read LangGraph-style checkpoints from MySQL, Postgres, SQLite or Redis",
     override_usage = USAGE,
     after_help = AFTER_HELP,
     subcommand_value_name = "COMMAND",
@@ -49,7 +51,7 @@ pub(crate) struct Cli {
     /// Machine-readable output (one JSON document)
     #[arg(long, global = true)]
     pub(crate) json: bool,
-    /// Where the checkpoints are: mysql://…, postgres://…, redis://… or rediss://… (see URL below)
+    /// Where the checkpoints are: mysql://…, postgres://…, sqlite://…, redis://… or rediss://… (see URL below)
     #[arg(value_name = "URL")]
     pub(crate) url: Option<String>,
     /// What to do.

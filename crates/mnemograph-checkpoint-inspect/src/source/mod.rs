@@ -1,6 +1,7 @@
 //! Where checkpoints are read from: a MySQL database of `mnemograph-checkpoint-mysql` or a
-//! PostgreSQL database of `mnemograph-checkpoint-postgres` (LangGraph's tables, either), or a
-//! Redis server of `mnemograph-checkpoint-redis`, chosen by the URL scheme.
+//! PostgreSQL database of `mnemograph-checkpoint-postgres` (LangGraph's tables, either), a SQLite
+//! file of `mnemograph-checkpoint-sqlite` (LangGraph's SQLite saver's tables, opened read-only),
+//! or a Redis server of `mnemograph-checkpoint-redis`, chosen by the URL scheme.
 //!
 //! Every saver is read alike, through its public API: the
 //! [`Checkpointer`](mnemograph_checkpoint::checkpoint::Checkpointer) reads, and its
@@ -13,6 +14,7 @@ mod mysql;
 mod postgres;
 mod redis;
 mod sql;
+mod sqlite;
 mod thread;
 
 use mnemograph_checkpoint::checkpoint::backend::redact;
@@ -45,14 +47,16 @@ impl Source {
     ///
     /// # Errors
     /// [`Error::UnsupportedScheme`] for another scheme, [`Error::InvalidUrl`] for a URL the driver
-    /// cannot parse, [`Error::Unreachable`] when the server does not answer.
+    /// cannot parse, [`Error::Unreachable`] when the server does not answer; for SQLite,
+    /// [`Error::MissingFile`], [`Error::NotSqlite`] or [`Error::NoCheckpointTables`] when the file
+    /// is not a saver's.
     pub async fn connect(url: &str) -> Result<Self> {
         let shown = redact(url);
-        let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
-        let saver: Box<dyn StoredView> = match scheme.as_deref() {
+        let saver: Box<dyn StoredView> = match scheme(url).as_deref() {
             Some("mysql" | "mariadb") => Box::new(mysql::connect(url, &shown).await?),
             Some("redis" | "rediss") => Box::new(redis::connect(url, &shown).await?),
             Some("postgres" | "postgresql") => Box::new(postgres::connect(url, &shown).await?),
+            Some("sqlite") => Box::new(sqlite::connect(url, &shown).await?),
             _ => return Err(Error::UnsupportedScheme { url: shown }),
         };
         Ok(Self { saver, url: shown })
@@ -169,6 +173,15 @@ impl Source {
                 count,
             }),
         }
+    }
+}
+
+/// The URL's scheme in lowercase: what comes before `://`, or `sqlite` for SQLite's `sqlite:PATH`
+/// form, which has no `//`.
+fn scheme(url: &str) -> Option<String> {
+    match url.split_once("://") {
+        Some((scheme, _)) => Some(scheme.to_ascii_lowercase()),
+        None => url.get(..7).filter(|s| s.eq_ignore_ascii_case("sqlite:")).map(|_| "sqlite".to_owned()),
     }
 }
 

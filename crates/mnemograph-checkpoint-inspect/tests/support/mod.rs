@@ -147,33 +147,38 @@ pub async fn check_real_thread<C: Checkpointer + Clone>(saver: C, url: &str, lab
 }
 
 /// Runs the agent on `saver` into a new thread labelled `label`, lets `corrupt` damage its rows
-/// (given the thread id): the `retrieved` blob overwritten with `0xc1` (msgpack's reserved
-/// marker) and the interrupt write with an ext type no serializer knows (code 42, payload
-/// `0x07`), as a Python plugin might write. Then checks that `reader` (a saver reading as another
-/// process would) refuses the thread and that the binary shows the damaged values next to
-/// everything that still decodes; then deletes it (unless [`keep_threads`]).
+/// (given the thread id): the `retrieved` value made unreadable by msgpack's reserved marker
+/// `0xc1` (the blob overwritten with that byte where values are kept apart, an ext value holding
+/// it inside a whole document), and the interrupt write overwritten with an ext type no
+/// serializer knows (code 42, payload `0x07`), as a Python plugin might write; `corrupt` returns
+/// the stored bytes of the damaged `retrieved` value. Then checks that `reader` (a saver reading
+/// as another process would) refuses the thread and that the binary shows the damaged values next
+/// to everything that still decodes; then deletes it (unless [`keep_threads`]).
 pub async fn check_corrupt_sql_thread<C: Checkpointer + Clone>(
     saver: C,
     reader: &impl Checkpointer,
     url: &str,
     label: &str,
-    corrupt: impl AsyncFn(&str),
+    corrupt: impl AsyncFn(&str) -> Vec<u8>,
 ) {
     let thread = unique(label);
     populate(saver.clone(), &thread).await;
-    corrupt(&thread).await;
+    let retrieved = corrupt(&thread).await;
     assert!(reader.get_tuple(&CheckpointConfig::thread(&thread)).await.is_err());
-    check_corrupt_output(url, &thread);
+    check_corrupt_output(url, &thread, &retrieved);
     if !keep_threads() {
         saver.delete_thread(&thread).await.expect("delete");
     }
 }
 
-/// What the binary shows of the thread [`check_corrupt_sql_thread`] damaged.
-fn check_corrupt_output(url: &str, thread: &str) {
+/// What the binary shows of the thread [`check_corrupt_sql_thread`] damaged, its `retrieved`
+/// value stored as `retrieved`.
+fn check_corrupt_output(url: &str, thread: &str, retrieved: &[u8]) {
+    use base64::Engine as _;
     let cp = inspect_json(&[url, "show", thread]);
     let bad = &cp["channel_values"]["retrieved"]["$undecodable"];
-    assert_eq!((bad["type"].as_str(), bad["base64"].as_str()), (Some("msgpack"), Some("wQ==")), "{cp}");
+    let stored = base64::engine::general_purpose::STANDARD.encode(retrieved);
+    assert_eq!((bad["type"].as_str(), bad["base64"].as_str()), (Some("msgpack"), Some(&*stored)), "{cp}");
     assert!(bad["error"].as_str().unwrap().contains("0xc1"), "{bad}");
     assert_eq!(cp["channel_values"]["messages"][3]["content"], ANSWER, "the rest still decodes");
     assert_eq!(cp["pending_writes"][0]["value"], json!([{"__ext__": 42, "base64": "Bw=="}]));

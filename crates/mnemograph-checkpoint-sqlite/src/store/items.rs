@@ -17,8 +17,12 @@ pub(super) const ITEM_COLUMNS: &str =
 /// A row of [`ITEM_COLUMNS`].
 pub(super) type ItemRow = (String, String, Vec<u8>, Option<String>, Option<String>);
 
-/// A row of [`ITEM_COLUMNS`] and `ttl_minutes`, what `get` reads.
-type GetRow = (String, String, Vec<u8>, Option<String>, Option<String>, Option<f64>);
+/// A row of [`ITEM_COLUMNS`] and `ttl_minutes`, what `get` and `search` read.
+pub(super) type TtlRow = (String, String, Vec<u8>, Option<String>, Option<String>, Option<f64>);
+
+/// How many items one refresh statement updates: three bound values each, well under SQLite's
+/// limit on bound values.
+const KEYS_PER_REFRESH: usize = 300;
 
 /// The SQL condition of a live row, with [`now_text`] bound: no expiry, or one still ahead.
 pub(super) const LIVE: &str = "(expires_at IS NULL OR expires_at > ?)";
@@ -37,7 +41,7 @@ pub(super) fn decode((prefix, key, value, created_at, updated_at): ItemRow) -> R
 pub(super) async fn get(store: &SqliteStore, namespace: &[String], key: &str) -> Result<Option<Item>> {
     let failed = |e| Error::driver("store get", e);
     let prefix = prefix_text(namespace);
-    let row: Option<GetRow> = sqlx::query_as(&format!(
+    let row: Option<TtlRow> = sqlx::query_as(&format!(
         "SELECT {ITEM_COLUMNS}, ttl_minutes FROM store WHERE prefix = ? AND key = ? AND {LIVE}"
     ))
     .bind(&prefix)
@@ -60,6 +64,33 @@ pub(super) async fn get(store: &SqliteStore, namespace: &[String], key: &str) ->
         .map_err(failed)?;
     }
     decode((p, k, value, created_at, updated_at)).map(Some)
+}
+
+/// Pushes the expiry of the items of `keys` (prefix, key, the TTL in minutes they were read
+/// with) out by their TTL again, as Python's store does for the items a search returns: one
+/// statement for up to [`KEYS_PER_REFRESH`] items. An item rewritten with another TTL since the
+/// read (its write set its expiry), or expired since, is left as it is.
+pub(super) async fn refresh(store: &SqliteStore, keys: &[(String, String, f64)]) -> Result<()> {
+    let now = SystemTime::now();
+    for chunk in keys.chunks(KEYS_PER_REFRESH) {
+        let rows = vec!["(?, ?, ?, ?)"; chunk.len()].join(", ");
+        let sql = format!(
+            "WITH r(p, k, minutes, until) AS (VALUES {rows}) \
+             UPDATE store SET expires_at = r.until FROM r \
+             WHERE store.prefix = r.p AND store.key = r.k AND store.ttl_minutes = r.minutes AND {LIVE}"
+        );
+        let mut statement = sqlx::query(&sql);
+        for (prefix, key, minutes) in chunk {
+            let expires = time::format(now + minutes_to_duration(*minutes));
+            statement = statement.bind(prefix).bind(key).bind(minutes).bind(expires);
+        }
+        statement
+            .bind(time::format(now))
+            .execute(&store.pool)
+            .await
+            .map_err(|e| Error::driver("store search", e))?;
+    }
+    Ok(())
 }
 
 fn minutes_to_duration(minutes: f64) -> Duration {

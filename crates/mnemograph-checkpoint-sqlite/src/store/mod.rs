@@ -29,7 +29,9 @@ use crate::options::{connect_options, pool_options};
 /// replacing an item keeps its `created_at`, searches without a query list the newest write first,
 /// a search with a query ranks by the best cosine similarity among the item's embedded fields,
 /// filters behave as [`matches_filter`](mnemograph_checkpoint::store::matches_filter) says, and an
-/// expired item is invisible to every read (Python only deletes it on its next sweep). Searches
+/// expired item is invisible to every read (Python only deletes it on its next sweep), and a
+/// search pushes the expiry of the items it returns out by their TTL again, as `get` does, unless
+/// [`refresh_on_read`](mnemograph_checkpoint::store::TtlConfig::refresh_on_read) is off. Searches
 /// read the items under the namespace prefix and score them in the process, so they suit the
 /// thousands of memories of one user, not millions of documents under one prefix.
 ///

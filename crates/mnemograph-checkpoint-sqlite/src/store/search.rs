@@ -8,7 +8,7 @@ use mnemograph_checkpoint::store::{
     SearchQuery, StoreError,
 };
 
-use super::items::{decode, now_text, ItemRow, ITEM_COLUMNS, LIVE};
+use super::items::{decode, now_text, refresh, TtlRow, ITEM_COLUMNS, LIVE};
 use super::{under, SqliteStore};
 use crate::error::{Error, Result};
 
@@ -31,14 +31,15 @@ pub(super) async fn search(
     // Newest write first: `updated_at` is unique among one process's writes; `rowid` orders the
     // rest (rows of the same second that SQLite's CURRENT_TIMESTAMP stamped, say).
     let mut sql = format!(
-        "SELECT {ITEM_COLUMNS} FROM store WHERE {condition} AND {LIVE} ORDER BY updated_at DESC, rowid DESC"
+        "SELECT {ITEM_COLUMNS}, ttl_minutes FROM store WHERE {condition} AND {LIVE} \
+         ORDER BY updated_at DESC, rowid DESC"
     );
     // Without a filter or ranking, SQLite can page; otherwise every candidate is needed.
     let pages_in_sql = query.filter.is_none() && query_vector.is_none();
     if pages_in_sql {
         sql.push_str(" LIMIT ? OFFSET ?");
     }
-    let mut statement = sqlx::query_as::<_, ItemRow>(&sql);
+    let mut statement = sqlx::query_as::<_, TtlRow>(&sql);
     for arg in &args {
         statement = statement.bind(arg);
     }
@@ -49,13 +50,18 @@ pub(super) async fn search(
             .bind(i64::try_from(query.offset).unwrap_or(i64::MAX));
     }
     let rows = statement.fetch_all(&store.pool).await.map_err(failed)?;
+    // The TTL of each item that has one, by (prefix, key), for the refresh of those returned.
+    let mut ttls: HashMap<(String, String), f64> = HashMap::new();
     let mut items = Vec::with_capacity(rows.len());
-    for row in rows {
-        let item = decode(row)?;
+    for (prefix, key, value, created_at, updated_at, ttl_minutes) in rows {
+        let item = decode((prefix, key, value, created_at, updated_at))?;
         if let Some(filter) = &query.filter {
             if !matches_filter(&item.value, filter)? {
                 continue;
             }
+        }
+        if let Some(minutes) = ttl_minutes {
+            ttls.insert((item.namespace.join("."), item.key.clone()), minutes);
         }
         items.push(item);
     }
@@ -65,7 +71,9 @@ pub(super) async fn search(
         } else {
             items.into_iter().skip(query.offset).take(query.limit).collect()
         };
-        return Ok(page.into_iter().map(|item| SearchItem { item, score: None }).collect());
+        let page: Vec<SearchItem> = page.into_iter().map(|item| SearchItem { item, score: None }).collect();
+        refreshed(store, &page, ttls).await?;
+        return Ok(page);
     };
     let scores = if store.has_vectors && !items.is_empty() {
         let keys: Vec<(String, &str)> =
@@ -88,7 +96,34 @@ pub(super) async fn search(
         (None, Some(_)) => std::cmp::Ordering::Greater,
         (None, None) => std::cmp::Ordering::Equal,
     });
-    Ok(hits.into_iter().skip(query.offset).take(query.limit).collect())
+    let page: Vec<SearchItem> = hits.into_iter().skip(query.offset).take(query.limit).collect();
+    refreshed(store, &page, ttls).await?;
+    Ok(page)
+}
+
+/// Refreshes the expiry of the returned items that have a TTL (`ttls`, by prefix and key), as
+/// `get` does, unless the store does not refresh on read (LangGraph's `search(...,
+/// refresh_ttl=None)` follows `refresh_on_read`).
+async fn refreshed(
+    store: &SqliteStore,
+    page: &[SearchItem],
+    mut ttls: HashMap<(String, String), f64>,
+) -> Result<()> {
+    if !store.ttl.refresh_on_read || ttls.is_empty() {
+        return Ok(());
+    }
+    let keys: Vec<(String, String, f64)> = page
+        .iter()
+        .filter_map(|hit| {
+            let id = (hit.item.namespace.join("."), hit.item.key.clone());
+            let minutes = ttls.remove(&id)?;
+            Some((id.0, id.1, minutes))
+        })
+        .collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    refresh(store, &keys).await
 }
 
 /// How many items' vectors one statement reads: two bound values each, well under SQLite's

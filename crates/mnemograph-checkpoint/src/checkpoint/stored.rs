@@ -7,7 +7,11 @@
 //!
 //! Each saver implements [`StoredView`] over its own storage format, so a tool reads every saver
 //! alike and knows none of their formats. Savers on LangGraph's SQL tables (`checkpoints`,
-//! `checkpoint_blobs`, `checkpoint_writes`) read the rows and hand them to [`from_tables`].
+//! `checkpoint_blobs`, `checkpoint_writes`) read the rows and hand them to [`from_tables`]; savers
+//! keeping each checkpoint whole, channel values inside (LangGraph's SQLite saver), hand theirs to
+//! [`from_packed`].
+
+mod packed;
 
 use std::collections::HashMap;
 
@@ -16,6 +20,8 @@ use serde_json::Value as Json;
 use super::saver::BoxFuture;
 use super::serde::parse_json;
 use super::{CheckpointError, DynCheckpointer};
+
+pub use self::packed::{from_packed, PackedRow};
 
 /// The blob type LangGraph stores for a channel that has no value at its version.
 const EMPTY: &str = "empty";
@@ -246,19 +252,7 @@ pub fn from_tables(
                 None => {}
             }
         }
-        let stored_writes = writes
-            .iter()
-            .filter(|w| w.checkpoint_id.as_ref() == Some(&row.checkpoint_id))
-            .map(|w| StoredWrite {
-                task_id: w.task_id.clone().map(&shown).unwrap_or_default(),
-                idx: w.idx,
-                channel: Some(w.channel.clone().map(&shown).unwrap_or_default()),
-                value: StoredValue::Typed {
-                    kind: w.kind.clone().unwrap_or_else(|| "null".to_owned()),
-                    payload: w.blob.clone().unwrap_or_default(),
-                },
-            })
-            .collect();
+        let stored_writes = writes_of(&row.checkpoint_id, writes, &shown);
         out.push(StoredCheckpoint {
             checkpoint_ns: checkpoint_ns.to_owned(),
             checkpoint_id: shown(row.checkpoint_id),
@@ -270,19 +264,43 @@ pub fn from_tables(
     out
 }
 
-/// The document and metadata of a `checkpoints` row, or what is wrong with them.
-fn record_of(row: &CheckpointRow) -> Result<(Json, Json), String> {
-    let parsed = |column: &str, text: &Result<Option<String>, String>| match text {
-        Ok(Some(t)) => parse_json(t.as_bytes()).map_err(|e| format!("`{column}` is not JSON: {e}")),
-        Ok(None) => Err(format!("`{column}` is NULL")),
-        Err(e) => Err(format!("`{column}` cannot be read: {e}")),
-    };
-    let checkpoint = parsed("checkpoint", &row.checkpoint);
-    let metadata = parsed("metadata", &row.metadata);
+/// The pending writes of checkpoint `checkpoint_id` among `writes`, in stored order.
+fn writes_of(checkpoint_id: &str, writes: &[WriteRow], shown: impl Fn(String) -> String) -> Vec<StoredWrite> {
+    writes
+        .iter()
+        .filter(|w| w.checkpoint_id.as_deref() == Some(checkpoint_id))
+        .map(|w| StoredWrite {
+            task_id: w.task_id.clone().map(&shown).unwrap_or_default(),
+            idx: w.idx,
+            channel: Some(w.channel.clone().map(&shown).unwrap_or_default()),
+            value: StoredValue::Typed {
+                kind: w.kind.clone().unwrap_or_else(|| "null".to_owned()),
+                payload: w.blob.clone().unwrap_or_default(),
+            },
+        })
+        .collect()
+}
+
+/// Both parts of a record, or what is wrong with either.
+fn both<C, M>(checkpoint: Result<C, String>, metadata: Result<M, String>) -> Result<(C, M), String> {
     match (checkpoint, metadata) {
         (Ok(c), Ok(m)) => Ok((c, m)),
         (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
         (Err(c), Err(m)) => Err(format!("{c}; {m}")),
+    }
+}
+
+/// The document and metadata of a `checkpoints` row, or what is wrong with them.
+fn record_of(row: &CheckpointRow) -> Result<(Json, Json), String> {
+    both(json_column("checkpoint", &row.checkpoint), json_column("metadata", &row.metadata))
+}
+
+/// A JSON text column as JSON, or what is wrong with it.
+fn json_column(column: &str, text: &Result<Option<String>, String>) -> Result<Json, String> {
+    match text {
+        Ok(Some(t)) => parse_json(t.as_bytes()).map_err(|e| format!("`{column}` is not JSON: {e}")),
+        Ok(None) => Err(format!("`{column}` is NULL")),
+        Err(e) => Err(format!("`{column}` cannot be read: {e}")),
     }
 }
 

@@ -75,7 +75,8 @@ impl IndexConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TtlConfig {
-    /// Whether a `get` pushes the item's expiry out by its TTL again (LangGraph's default: yes).
+    /// Whether a `get`, and a search for the items it returns, pushes the item's expiry out by its
+    /// TTL again (LangGraph's default: yes).
     pub refresh_on_read: bool,
     /// The TTL of items put with `ttl: None`; `None` keeps them forever.
     pub default_ttl: Option<Duration>,
@@ -179,6 +180,23 @@ impl InMemoryStore {
     pub fn sweep_expired(&self) -> usize {
         let mut inner = self.inner.lock();
         sweep(&mut inner, Instant::now())
+    }
+
+    /// Pushes the expiry of the items a search returned out by their TTL again, as `get` does
+    /// (LangGraph's `search(..., refresh_ttl=None)` follows `refresh_on_read`). An item that
+    /// expired since the search stays expired.
+    fn refresh(&self, returned: &[SearchItem]) {
+        let now = Instant::now();
+        let mut inner = self.inner.lock();
+        for hit in returned {
+            let entry =
+                inner.data.get_mut(&hit.item.namespace).and_then(|items| items.get_mut(&hit.item.key));
+            if let Some(entry) = entry.filter(|e| e.live(now)) {
+                if let Some(ttl) = entry.ttl {
+                    entry.expires_at = Some(now + ttl);
+                }
+            }
+        }
     }
 
     /// The texts to embed for a document, one per configured field that is present.
@@ -307,7 +325,12 @@ impl Store for InMemoryStore {
             };
             by_score.then(b.1.cmp(&a.1))
         });
-        Ok(hits.into_iter().skip(query.offset).take(query.limit).map(|h| h.2).collect())
+        let page: Vec<SearchItem> =
+            hits.into_iter().skip(query.offset).take(query.limit).map(|h| h.2).collect();
+        if self.ttl.refresh_on_read {
+            self.refresh(&page);
+        }
+        Ok(page)
     }
 
     async fn count(&self, namespace_prefix: &[String]) -> Result<usize, StoreError> {

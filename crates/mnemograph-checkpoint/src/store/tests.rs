@@ -136,8 +136,14 @@ async fn ttl_expires_and_refreshes_on_read() {
     assert!(s.get(&n, "short").await.unwrap().is_none());
     assert!(s.get(&n, "default").await.unwrap().is_some(), "read at 11 s refreshes to 71 s");
     tokio::time::advance(Duration::from_secs(55)).await;
-    assert_eq!(s.search(&n, SearchQuery::new()).await.unwrap().len(), 1);
-    tokio::time::advance(Duration::from_secs(10)).await;
+    assert_eq!(
+        s.search(&n, SearchQuery::new()).await.unwrap().len(),
+        1,
+        "a search at 66 s refreshes to 126 s"
+    );
+    tokio::time::advance(Duration::from_secs(59)).await;
+    assert_eq!(s.count(&n).await.unwrap(), 1, "`count` refreshes nothing");
+    tokio::time::advance(Duration::from_secs(2)).await;
     assert!(s.search(&n, SearchQuery::new()).await.unwrap().is_empty());
     assert!(s.list_namespaces(ListNamespaces::new()).await.unwrap().is_empty());
     assert_eq!(s.sweep_expired(), 2, "both items, swept once");
@@ -147,6 +153,7 @@ async fn ttl_expires_and_refreshes_on_read() {
     no_refresh.put(&n, "k", json!({}), Some(Duration::from_secs(10))).await.unwrap();
     tokio::time::advance(Duration::from_secs(6)).await;
     assert!(no_refresh.get(&n, "k").await.unwrap().is_some());
+    assert_eq!(no_refresh.search(&n, SearchQuery::new()).await.unwrap().len(), 1);
     tokio::time::advance(Duration::from_secs(6)).await;
     assert!(no_refresh.get(&n, "k").await.unwrap().is_none());
 }

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rmpv::Value as Mp;
+use serde_json::Value as Json;
 
+use super::convert::to_json;
 use super::{ext, msgpack, to_tree, SerdeError};
 use crate::checkpoint::{ChannelVersions, Checkpoint};
 use crate::value::ChannelValue;
@@ -107,6 +109,45 @@ pub fn checkpoint_from_msgpack(bytes: &[u8]) -> Result<Checkpoint, SerdeError> {
         versions_seen,
         updated_channels,
     })
+}
+
+/// A channel value of a document: its channel, and its bytes (`None` for `nil`).
+pub(crate) type PackedValue = (String, Option<Vec<u8>>);
+
+/// The document [`checkpoint_from_msgpack`] reads, split for a reader that shows what is stored
+/// rather than refusing it: everything but `channel_values` as JSON, and each channel value, in
+/// stored order, as the msgpack bytes Python stores for that value alone (`None` for `nil`). The
+/// values are left unchecked, so one that does not decode is still handed over on its own.
+///
+/// # Errors
+/// [`SerdeError::Msgpack`] for malformed or too deeply nested bytes, [`SerdeError::Document`]
+/// when the document is not a map or `channel_values` is neither a map nor absent.
+pub(crate) fn split_document(bytes: &[u8]) -> Result<(Json, Vec<PackedValue>), SerdeError> {
+    let tree = msgpack::read_with_depth(bytes, msgpack::MAX_DEPTH + DOCUMENT_LEVELS)?;
+    let Mp::Map(entries) = tree else { return Err(bad("the document is not a map")) };
+    let mut values = Vec::new();
+    let mut rest = Vec::with_capacity(entries.len());
+    for (key, value) in entries {
+        if key.as_str() != Some("channel_values") {
+            rest.push((key, value));
+            continue;
+        }
+        match value {
+            Mp::Nil => {}
+            Mp::Map(channels) => {
+                for (channel, value) in channels {
+                    let name = match channel.as_str() {
+                        Some(name) => name.to_owned(),
+                        None => to_json(&channel).to_string(),
+                    };
+                    let bytes = if value.is_nil() { None } else { Some(msgpack::write(&value)?) };
+                    values.push((name, bytes));
+                }
+            }
+            _ => return Err(bad("`channel_values` is not a map")),
+        }
+    }
+    Ok((to_json(&Mp::Map(rest)), values))
 }
 
 /// One channel value of the document, as `loads_typed` would return its bytes.
