@@ -71,6 +71,9 @@ lean mnemograph-models async-openai reqwest rustls tiktoken-rs
 # mnemograph-memory: candle (`local-embeddings`) is opt-in, and the Milvus SDK lives in the driver
 # crate alone.
 lean mnemograph-memory milvus-sdk-rust tonic prost reqwest candle-core tokenizers
+# mnemograph-server: no database client; a cluster's MySQL and Redis live in
+# mnemograph-server-cluster, which builds on it.
+lean mnemograph-server sqlx redis mnemograph-checkpoint-mysql
 # mnemograph-telemetry: the OTLP transports (`grpc`, `http`) are its default features, not forced.
 lean mnemograph-telemetry opentelemetry-otlp tonic prost reqwest rustls
 # memory-agent: its default build (the README's first command) compiles what the default run
