@@ -46,8 +46,6 @@
 //! The [`queue`] module holds the run queue alone, with [`queue::Worker`]s that run queued runs
 //! from code, without an HTTP server.
 
-#![cfg_attr(docsrs, feature(doc_cfg))]
-
 /// Runs the block in a transaction (`$tx` names it inside), again when the server broke a
 /// deadlock; commits when the block decides `Ok`, rolls back when it decides `Err` (the block
 /// returns `sqlx::Result<Result<T, ServerError>>`).

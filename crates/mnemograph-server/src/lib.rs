@@ -210,21 +210,24 @@ pub mod __cluster {
         assistant_exists, assistant_not_found, cron_not_found, run_in_progress, run_not_found, thread_busy,
         thread_exists, thread_not_found, version_not_found,
     };
-    pub use crate::events::{ApiModes, Emitted};
+    pub use crate::events::ApiModes;
     pub use crate::handle::{RunRef, RunView};
     pub use crate::keeper::{AssistantKeeper, CronKeeper, CronsOf, NewRun, RecordKeeper};
     pub use crate::records::{
         new_thread_id, now, stamp_after, stamp_before, RunRecord, ThreadRecord, ThreadSearch,
     };
-    pub use crate::registered::RegisteredGraph;
     pub use crate::request::{Multitask, RunCreate};
     pub use crate::retention::Retention;
     pub use crate::run::{Plan, Stop};
     pub use crate::run_options::RunOptions;
-    pub use crate::served::{GotoInput, ResumeInput, RunInput, Served, ServedGraph};
+    pub use crate::served::{RunInput, Served, ServedGraph};
     pub use crate::sse::{Frame, Frames};
     pub use crate::thread_updates::{ThreadUpdate, ThreadUpdates};
     pub use crate::webhook::{webhook_of, FinalRecord, Webhooks};
+    // Named in the signatures of the items above.
+    pub use crate::events::Emitted;
+    pub use crate::registered::RegisteredGraph;
+    pub use crate::served::{GotoInput, ResumeInput};
 
     /// Running a claimed run and recording its end.
     pub mod exec {
