@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Concurrent streaming runs: mnemograph-server (examples/serve.rs) as one process in memory, as
+# Concurrent streaming runs: mnemograph-server (examples/serve) as one process in memory, as
 # one process on the MySQL saver, and as a cluster of three processes (mnemograph-server-cluster's
 # examples/serve_cluster.rs: MySQL saver, queue and records; Redis for events), against Python's
 # own LangGraph server (`langgraph dev`, the peer venv's pinned langgraph-cli[inmem]) serving the same two graphs (tests/python/graphs.py), all
