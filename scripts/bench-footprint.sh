@@ -2,7 +2,7 @@
 # Resident memory: (1) THREADS live threads of 10 echo-chat turns in the in-memory saver, Rust
 # (crates/mnemograph-core/examples/footprint.rs) and Python LangGraph's InMemorySaver
 # (benches/python/lg_bench.py footprint); (2) a server process holding 1,000 idle threads, each
-# after one run of the `chain` graph: mnemograph-server (examples/serve.rs) on the in-memory saver
+# after one run of the `chain` graph: mnemograph-server (examples/serve) on the in-memory saver
 # and on MySQL (the saver's read caches at their defaults), and Python's `langgraph dev`.
 #
 # Usage: scripts/bench-footprint.sh [--threads N] [--idle M]   (defaults 10000 and 1000)

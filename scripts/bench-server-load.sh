@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The server's memory under load and after it: mnemograph-server (examples/serve.rs, release, the
+# The server's memory under load and after it: mnemograph-server (examples/serve, release, the
 # in-memory saver, no authentication, on loopback) serving RUNS concurrent streaming runs of its
 # `talk` graph, whose one node streams a reply of TOKENS tokens as message chunks, through
 # LangGraph's Python SDK (scripts/bench-server-load.py: every run started at once, every stream

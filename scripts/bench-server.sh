@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Concurrent streaming runs: mnemograph-server (examples/serve.rs) as one process in memory, as
-# one process on the MySQL saver, and as a cluster of three processes (MySQL saver, queue and
-# records; Redis for events), against Python's own LangGraph server (`langgraph dev`, the peer
-# venv's pinned langgraph-cli[inmem]) serving the same two graphs (tests/python/graphs.py), all
+# Concurrent streaming runs: mnemograph-server (examples/serve) as one process in memory, as
+# one process on the MySQL saver, and as a cluster of three processes (mnemograph-server-cluster's
+# examples/serve_cluster.rs: MySQL saver, queue and records; Redis for events), against Python's
+# own LangGraph server (`langgraph dev`, the peer venv's pinned langgraph-cli[inmem]) serving the same two graphs (tests/python/graphs.py), all
 # driven by the same client (examples/load.rs): RUNS concurrent runs, each streaming on its own
 # thread, ROUNDS times per graph; against the cluster, run i goes to process i mod 3. `chain` is
 # two trivial nodes (the server's own cost); `pause` is one node waiting 50 ms, as a model call
@@ -25,7 +25,8 @@ while [ $# -gt 0 ]; do
 done
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/graph-rs-target}
 python=$(bash scripts/python-peer.sh)
-cargo build -q --release -p mnemograph-server --features cluster --examples
+cargo build -q --release -p mnemograph-server --examples
+cargo build -q --release -p mnemograph-server-cluster --example serve_cluster
 bin=$CARGO_TARGET_DIR/release/examples
 free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 wait_ok() { for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$1/ok" >/dev/null && return 0; sleep 0.5; done; echo "no server on $1" >&2; return 1; }
@@ -44,7 +45,7 @@ cluster_urls=()
 wait_ok "$mysql_port"  # the first process creates the tables; the cluster's processes start after it
 for n in 1 2 3; do
   port=$(free_port)
-  MYSQL_URL=mysql://root@127.0.0.1:3306/$db CLUSTER=1 "$bin/serve" "127.0.0.1:$port" > "$work/cluster$n.log" 2>&1 & pids+=($!)
+  MYSQL_URL=mysql://root@127.0.0.1:3306/$db "$bin/serve_cluster" "127.0.0.1:$port" > "$work/cluster$n.log" 2>&1 & pids+=($!)
   cluster_urls+=("http://127.0.0.1:$port")
   wait_ok "$port"
 done

@@ -71,6 +71,9 @@ lean mnemograph-models async-openai reqwest rustls tiktoken-rs
 # mnemograph-memory: candle (`local-embeddings`) is opt-in, and the Milvus SDK lives in the driver
 # crate alone.
 lean mnemograph-memory milvus-sdk-rust tonic prost reqwest candle-core tokenizers
+# mnemograph-server: no database client; a cluster's MySQL and Redis live in
+# mnemograph-server-cluster, which builds on it.
+lean mnemograph-server sqlx redis mnemograph-checkpoint-mysql
 # mnemograph-telemetry: the OTLP transports (`grpc`, `http`) are its default features, not forced.
 lean mnemograph-telemetry opentelemetry-otlp tonic prost reqwest rustls
 # memory-agent: its default build (the README's first command) compiles what the default run
@@ -115,7 +118,7 @@ if grep -qE '^ring v' <<<"$workspace" && grep -qE '^aws-lc-rs v' <<<"$workspace"
   exit 1
 fi
 
-echo "ok: mnemograph-models, mnemograph-memory and mnemograph-telemetry without features build no HTTP, TLS, gRPC or tokenizer stack;"
+echo "ok: mnemograph-models, mnemograph-memory and mnemograph-telemetry without features build no HTTP, TLS, gRPC or tokenizer stack, and mnemograph-server no database client;"
 echo "ok: the savers, the memory crates, checkpoint-inspect and the Python bindings build without mnemograph-core;"
 echo "ok: the workspace builds one rustls crypto provider ($(grep -oE '^ring v[^ ]+' <<<"$workspace" | head -1 || echo none))"
 echo "ok: a crate depending on mnemograph-core alone gets: $(grep -oE '^(serde_json|serde|tokio) feature "[^"]+"' <<<"$tree" | sort -u | sed 's/ feature /:/' | tr -d '"' | tr '\n' ' ')"

@@ -127,8 +127,8 @@ ensure_milvus() {
   fi
 }
 
-[ -d crates/mnemograph-checkpoint-mysql ] && ensure_mariadb
-[ -d crates/mnemograph-checkpoint-redis ] && ensure_redis
+{ [ -d crates/mnemograph-checkpoint-mysql ] || [ -d crates/mnemograph-server-cluster ]; } && ensure_mariadb
+{ [ -d crates/mnemograph-checkpoint-redis ] || [ -d crates/mnemograph-server-cluster ]; } && ensure_redis
 [ -d crates/mnemograph-checkpoint-postgres ] && ensure_postgres
 # A second PostgreSQL, with pgvector (Debian 12 packages none), for the Postgres store's tests of
 # pgvector's mode; fetched from PyPI once, started as the Debian server's `postgres` user.
@@ -186,10 +186,11 @@ fi
 if [ -d examples/memory-agent ] && selected memory-agent; then
   features+=(--features memory-agent/servers)
 fi
-# mnemograph-server's durable run queue and its clusters (`cluster`, which takes in `mysql`),
-# tested against the MariaDB and Redis the other tests use, and its webhooks (`webhooks`).
+# mnemograph-server's webhooks (`webhooks`). Its clusters and durable run queue are
+# mnemograph-server-cluster's, a crate without features, tested against the MariaDB and Redis the
+# other tests use.
 if [ -d crates/mnemograph-server ] && selected mnemograph-server; then
-  features+=(--features mnemograph-server/cluster,mnemograph-server/webhooks)
+  features+=(--features mnemograph-server/webhooks)
 fi
 if [ -d crates/mnemograph-memory-milvus ] && selected mnemograph-memory-milvus; then
   if [ -z "${MINILM_DIR:-}" ]; then

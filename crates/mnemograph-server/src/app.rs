@@ -26,14 +26,15 @@ use crate::thread_updates::{ThreadUpdate, ThreadUpdates};
 use crate::webhook::Webhooks;
 
 /// The server's state, shared by every request.
-pub(crate) struct App {
+pub struct App {
     /// The graphs served, by graph id.
-    pub(crate) graphs: Vec<RegisteredGraph>,
+    pub graphs: Vec<RegisteredGraph>,
     /// The assistants of those graphs.
     pub(crate) assistants: Arc<dyn AssistantKeeper>,
     /// The crons that make runs on a schedule.
     pub(crate) crons: Arc<dyn CronKeeper>,
-    pub(crate) saver: Arc<dyn DynCheckpointer>,
+    /// The saver every graph checkpoints in.
+    pub saver: Arc<dyn DynCheckpointer>,
     pub(crate) store: Arc<dyn DynStore>,
     /// What one request may ask: pages, recursion, waiting runs.
     pub(crate) limits: Limits,
@@ -44,12 +45,18 @@ pub(crate) struct App {
     /// Each caller's store puts that the quota checks, one at a time.
     pub(crate) store_writes: StoreWrites,
     /// Where runs' final records may be posted, and the client that posts them.
-    pub(crate) webhooks: Webhooks,
+    pub webhooks: Webhooks,
     /// The state updates the thread streams of this process carry.
-    pub(crate) thread_updates: ThreadUpdates,
+    pub thread_updates: ThreadUpdates,
     /// Where the records of threads and runs are kept: in this process or in a cluster's
     /// database.
     records: Arc<dyn RecordKeeper>,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App").finish_non_exhaustive()
+    }
 }
 
 impl App {

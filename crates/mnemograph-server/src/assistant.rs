@@ -27,27 +27,34 @@ pub(crate) const ASSISTANT_FIELDS: [&str; 10] = [
 /// version with the assistant's `created_at` and `updated_at`; a version as
 /// `/assistants/{id}/versions` lists it carries its own `created_at`.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct AssistantRecord {
-    pub(crate) assistant_id: String,
-    pub(crate) graph_id: String,
+pub struct AssistantRecord {
+    /// The assistant's id: derived from its graph's for a system assistant.
+    pub assistant_id: String,
+    /// The graph it runs.
+    pub graph_id: String,
     /// The run configuration (`configurable`, `recursion_limit`, `tags`) a run on it starts from.
-    pub(crate) config: Map<String, Value>,
+    pub config: Map<String, Value>,
     /// The static context a run on it starts from; LangGraph keeps it the mirror of
     /// `config.configurable`.
-    pub(crate) context: Map<String, Value>,
-    pub(crate) metadata: Map<String, Value>,
-    pub(crate) name: String,
-    pub(crate) description: Option<String>,
+    pub context: Map<String, Value>,
+    /// Its metadata, which searches and grants match.
+    pub metadata: Map<String, Value>,
+    /// Its name.
+    pub name: String,
+    /// Its description, if given.
+    pub description: Option<String>,
     /// 1 for the first version, one more for each update.
-    pub(crate) version: i64,
-    pub(crate) created_at: String,
-    pub(crate) updated_at: String,
+    pub version: i64,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// When its latest version was made (RFC 3339).
+    pub updated_at: String,
 }
 
 impl AssistantRecord {
     /// The system assistant of `graph_id`, as LangGraph's server registers it when it starts: the
     /// graph's name, no configuration, `created_by: system`.
-    pub(crate) fn system(graph_id: &str) -> Self {
+    pub fn system(graph_id: &str) -> Self {
         let at = now();
         Self {
             assistant_id: assistant_id(graph_id),
@@ -113,7 +120,7 @@ pub(crate) fn select(assistant: Value, fields: Option<&[String]>) -> Value {
 }
 
 /// The id of the system assistant of `graph_id`: UUIDv5 of the graph id, as LangGraph derives it.
-pub(crate) fn assistant_id(graph_id: &str) -> String {
+pub fn assistant_id(graph_id: &str) -> String {
     Uuid::new_v5(&NAMESPACE_GRAPH, graph_id.as_bytes()).to_string()
 }
 

@@ -15,14 +15,19 @@ pub(crate) const BOTH_CONFIGURABLE_AND_CONTEXT: &str = "Cannot specify both conf
 
 /// A create's or an update's fields, checked; `None` keeps what the assistant has.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct AssistantChange {
-    pub(crate) graph_id: Option<String>,
-    pub(crate) config: Option<Map<String, Value>>,
-    pub(crate) context: Option<Map<String, Value>>,
+pub struct AssistantChange {
+    /// The graph it runs.
+    pub graph_id: Option<String>,
+    /// Its run configuration.
+    pub config: Option<Map<String, Value>>,
+    /// Its context.
+    pub context: Option<Map<String, Value>>,
     /// Merged into the assistant's metadata.
-    pub(crate) metadata: Map<String, Value>,
-    pub(crate) name: Option<String>,
-    pub(crate) description: Option<String>,
+    pub metadata: Map<String, Value>,
+    /// Its name.
+    pub name: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
 }
 
 impl AssistantChange {
@@ -75,7 +80,7 @@ impl AssistantChange {
     /// Version `version` of `current`, changed as asked: an empty `config` keeps the current one,
     /// as LangGraph keeps it; `metadata` is merged into the current metadata. Its `created_at` is
     /// now, as a version's is; the assistant's own `created_at` stays with the assistant.
-    pub(crate) fn apply(&self, current: &AssistantRecord, version: i64) -> AssistantRecord {
+    pub fn apply(&self, current: &AssistantRecord, version: i64) -> AssistantRecord {
         let at = now();
         let mut metadata = current.metadata.clone();
         metadata.extend(self.metadata.clone());

@@ -11,12 +11,17 @@ use crate::filter::holds;
 
 /// What assistants are ordered by, as LangGraph's `sort_by` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum SortBy {
+pub enum SortBy {
+    /// `assistant_id`.
     AssistantId,
+    /// `graph_id`, in any case.
     GraphId,
+    /// `name`, in any case.
     Name,
+    /// `created_at`, the default.
     #[default]
     CreatedAt,
+    /// `updated_at`.
     UpdatedAt,
 }
 
@@ -38,19 +43,6 @@ impl SortBy {
         })
     }
 
-    /// The column of the cluster's table it orders by; names and graph ids without regard to
-    /// case, as LangGraph orders them.
-    #[cfg(feature = "cluster")]
-    pub(crate) fn column(self) -> &'static str {
-        match self {
-            Self::AssistantId => "assistant_id",
-            Self::GraphId => "LOWER(graph_id)",
-            Self::Name => "LOWER(name)",
-            Self::CreatedAt => "created_at",
-            Self::UpdatedAt => "updated_at",
-        }
-    }
-
     fn key(self, a: &AssistantRecord) -> String {
         match self {
             Self::AssistantId => a.assistant_id.clone(),
@@ -64,19 +56,23 @@ impl SortBy {
 
 /// `POST /assistants/search` and `/assistants/count`.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct AssistantSearch {
-    pub(crate) graph_id: Option<String>,
+pub struct AssistantSearch {
+    /// Only the assistants of this graph.
+    pub graph_id: Option<String>,
     /// A part of the name, in any case.
-    pub(crate) name: Option<String>,
+    pub name: Option<String>,
     /// Keys and values the metadata must hold.
-    pub(crate) metadata: Map<String, Value>,
+    pub metadata: Map<String, Value>,
     /// The metadata the caller's grant confines it to.
-    pub(crate) within: Map<String, Value>,
-    pub(crate) sort_by: SortBy,
+    pub within: Map<String, Value>,
+    /// The field the page is ordered by.
+    pub sort_by: SortBy,
     /// Newest (or last) first: LangGraph's order unless `sort_order` is `asc`.
-    pub(crate) descending: bool,
-    pub(crate) limit: usize,
-    pub(crate) offset: usize,
+    pub descending: bool,
+    /// The most assistants in a page.
+    pub limit: usize,
+    /// How many matches the page skips.
+    pub offset: usize,
 }
 
 impl AssistantSearch {
@@ -114,11 +110,13 @@ pub(crate) fn descending(sort_order: Option<&str>) -> Result<bool> {
 
 /// `POST /assistants/{id}/versions`: the versions of one assistant, newest first.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct VersionSearch {
+pub struct VersionSearch {
     /// Keys and values a version's metadata must hold.
-    pub(crate) metadata: Map<String, Value>,
-    pub(crate) limit: usize,
-    pub(crate) offset: usize,
+    pub metadata: Map<String, Value>,
+    /// The most versions in a page.
+    pub limit: usize,
+    /// How many matches the page skips.
+    pub offset: usize,
 }
 
 #[cfg(test)]

@@ -115,47 +115,47 @@ impl IntoResponse for ServerError {
 pub type Result<T, E = ServerError> = std::result::Result<T, E>;
 
 /// An assistant that does not exist, or that the caller may not see.
-pub(crate) fn assistant_not_found(id: &str) -> ServerError {
+pub fn assistant_not_found(id: &str) -> ServerError {
     ServerError::NotFound(format!("Assistant '{id}' not found"))
 }
 
 /// An assistant created under an id that is taken.
-pub(crate) fn assistant_exists(id: &str) -> ServerError {
+pub fn assistant_exists(id: &str) -> ServerError {
     ServerError::Conflict(format!("Assistant {id} already exists"))
 }
 
 /// A version an assistant never had.
-pub(crate) fn version_not_found(id: &str, version: i64) -> ServerError {
+pub fn version_not_found(id: &str, version: i64) -> ServerError {
     ServerError::NotFound(format!("Version {version} not found for assistant {id}"))
 }
 
 /// A cron that does not exist, or that the caller may not see.
-pub(crate) fn cron_not_found(id: &str) -> ServerError {
+pub fn cron_not_found(id: &str) -> ServerError {
     ServerError::NotFound(format!("Cron '{id}' not found"))
 }
 
 /// A thread that does not exist, or that the caller may not see.
-pub(crate) fn thread_not_found(id: &str) -> ServerError {
+pub fn thread_not_found(id: &str) -> ServerError {
     ServerError::NotFound(format!("Thread with ID {id} not found"))
 }
 
 /// A thread created under an id that is taken.
-pub(crate) fn thread_exists(id: &str) -> ServerError {
+pub fn thread_exists(id: &str) -> ServerError {
     ServerError::Conflict(format!("Thread with ID {id} already exists"))
 }
 
 /// A run that does not exist, or that the caller may not see.
-pub(crate) fn run_not_found(id: &str) -> ServerError {
+pub fn run_not_found(id: &str) -> ServerError {
     ServerError::NotFound(format!("Run with ID {id} not found"))
 }
 
 /// A run deleted before it ended.
-pub(crate) fn run_in_progress(id: &str) -> ServerError {
+pub fn run_in_progress(id: &str) -> ServerError {
     ServerError::Conflict(format!("Run {id} is still in progress; cancel it first"))
 }
 
 /// A run refused by the `reject` strategy on a busy thread.
-pub(crate) fn thread_busy() -> ServerError {
+pub fn thread_busy() -> ServerError {
     ServerError::Conflict(
         "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
             .into(),

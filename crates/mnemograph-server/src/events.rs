@@ -13,7 +13,7 @@ pub const EVENT_RETENTION: std::time::Duration = std::time::Duration::from_secs(
 
 /// One event of a run: its name and its JSON payload.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Emitted {
+pub struct Emitted {
     /// `values`, `updates`, `messages`, `custom`, `tasks`, `checkpoints`, `error` (engine-level).
     pub(crate) event: String,
     /// The payload.
@@ -71,7 +71,7 @@ impl Emitted {
 
 /// The stream modes of a request, by their API names.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct ApiModes {
+pub struct ApiModes {
     values: bool,
     updates: bool,
     messages: bool,

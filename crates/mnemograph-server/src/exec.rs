@@ -20,15 +20,18 @@ use crate::served::ServedGraph;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Outcome {
+pub enum Outcome {
+    /// Ran to its end or to an interrupt.
     Done,
+    /// Failed with this error, as the run's `error` event carries it.
     Failed(Value),
+    /// Stopped by a cancel.
     Stopped(Stop),
 }
 
 impl Outcome {
     /// The run's status once it ended.
-    pub(crate) fn status(&self) -> &'static str {
+    pub fn status(&self) -> &'static str {
         match self {
             Self::Done => "success",
             Self::Failed(_) => "error",
@@ -39,21 +42,21 @@ impl Outcome {
 
 /// What a run leaves on its thread and answers `wait` and `join` with.
 #[derive(Debug, Clone)]
-pub(crate) struct Settled {
+pub struct Settled {
     /// The thread's values after the run.
-    pub(crate) values: Value,
+    pub values: Value,
     /// Task id → the interrupts it waits on.
-    pub(crate) interrupts: Map<String, Value>,
+    pub interrupts: Map<String, Value>,
     /// The thread's status after the run, unless more runs wait for it.
-    pub(crate) thread_status: &'static str,
+    pub thread_status: &'static str,
     /// The run's error, `null` unless it failed.
-    pub(crate) error: Value,
+    pub error: Value,
     /// What `wait` and `join` answer: the values (with `__interrupt__`), or `{"__error__"}`.
-    pub(crate) output: Value,
+    pub output: Value,
     /// The run's status: the outcome's, or `error` when the thread could not be read back.
-    pub(crate) status: &'static str,
+    pub status: &'static str,
     /// Whether `values` and `interrupts` were read back; when not, the thread keeps its own.
-    pub(crate) state_known: bool,
+    pub state_known: bool,
 }
 
 /// How many times reading a thread back, or deleting a rolled-back run's checkpoints, is tried.
@@ -79,7 +82,7 @@ pub(crate) async fn drive(
 /// Runs the graph, handing each API event to `push`, until it ends or `stop` resolves; the
 /// graph's stream is dropped before this returns, so a stopped run does no more work. The
 /// caller calls the hooks' `after_run`, once it knows the run is its to end.
-pub(crate) async fn run(
+pub async fn run(
     graph: &dyn ServedGraph,
     context: RunContext,
     plan: Plan,
@@ -106,7 +109,7 @@ pub(crate) async fn run(
 }
 
 /// How a run ended, as the hooks' `after_run` learns it.
-pub(crate) fn run_end(outcome: &Outcome) -> RunEnd {
+pub fn run_end(outcome: &Outcome) -> RunEnd {
     match outcome {
         Outcome::Done => RunEnd::Success,
         Outcome::Failed(e) => {
@@ -120,7 +123,7 @@ pub(crate) fn run_end(outcome: &Outcome) -> RunEnd {
 /// the thread's state is read back. Both are tried again after a failure; a state that still
 /// cannot be read makes the run fail with an error that says so, and leaves the thread's values
 /// and interrupts as they were (`state_known` is false).
-pub(crate) async fn settle(
+pub async fn settle(
     graph: Option<&dyn ServedGraph>,
     saver: &dyn DynCheckpointer,
     thread_id: &str,
@@ -192,12 +195,7 @@ async fn retried<T, E: std::fmt::Display, F: Future<Output = Result<T, E>>>(
 
 /// Whether the thread has a checkpoint written by `run_id`: a run taken over from a worker that
 /// died resumes from there instead of starting over.
-#[cfg(feature = "mysql")]
-pub(crate) async fn checkpointed(
-    graph: &dyn ServedGraph,
-    thread_id: &str,
-    run_id: &str,
-) -> crate::Result<bool> {
+pub async fn checkpointed(graph: &dyn ServedGraph, thread_id: &str, run_id: &str) -> crate::Result<bool> {
     let filter = Map::from_iter([("run_id".to_owned(), Value::from(run_id))]);
     let found = graph
         .history(
@@ -223,7 +221,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Records a failure as the run's `error` event.
-pub(crate) fn fail(push: &mut (dyn FnMut(String, Value) + Send), message: &str, kind: &str) -> Outcome {
+pub fn fail(push: &mut (dyn FnMut(String, Value) + Send), message: &str, kind: &str) -> Outcome {
     let error = json!({ "error": kind, "message": message });
     push("error".into(), error.clone());
     Outcome::Failed(error)

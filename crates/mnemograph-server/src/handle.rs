@@ -8,7 +8,7 @@ use crate::records::RunRecord;
 use crate::sse::Frames;
 
 /// What the routes need of a run, wherever it runs: each record keeper's runs implement it.
-pub(crate) trait RunView: Send + Sync {
+pub trait RunView: Send + Sync {
     /// The run's record, as it was when this view was taken.
     fn record(&self) -> RunRecord;
 
@@ -23,11 +23,17 @@ pub(crate) trait RunView: Send + Sync {
 }
 
 /// A run the routes answer about.
-pub(crate) struct RunRef(Box<dyn RunView>);
+pub struct RunRef(Box<dyn RunView>);
+
+impl std::fmt::Debug for RunRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunRef").finish_non_exhaustive()
+    }
+}
 
 impl RunRef {
     /// A reference to `run`.
-    pub(crate) fn new(run: impl RunView + 'static) -> Self {
+    pub fn new(run: impl RunView + 'static) -> Self {
         Self(Box::new(run))
     }
 

@@ -132,12 +132,13 @@
 //! An application's own work around runs — rebuilding a thread from an archive before it
 //! runs, archiving a finished round — goes in [`RunHooks`] ([`Server::graph_with_hooks`]).
 //!
-//! Thread and run records live in the server process; checkpoints live in the saver. With the
-//! `cluster` feature, `Server::with_cluster` puts the records and a durable run queue in
+//! Thread and run records live in the server process; checkpoints live in the saver. A
+//! [`Backend`] given to [`Server::with_backend`] keeps them elsewhere: the
+//! `mnemograph-server-cluster` crate's `Cluster` puts the records and a durable run queue in
 //! MySQL/MariaDB and run events in Redis, so that several processes serve the same threads: any
 //! process answers any request, whichever has room runs a run under a lease, and a run whose
-//! process died is taken over and resumed from its last checkpoint. With the `mysql` feature
-//! alone, the `queue` module holds that queue and workers that run queued runs from code.
+//! process died is taken over and resumed from its last checkpoint. That crate also holds the
+//! queue alone, and workers that run queued runs from code.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -146,10 +147,9 @@ mod assistant;
 mod assistant_change;
 mod assistant_search;
 pub mod auth;
+mod backend;
 mod cancel_many;
-#[cfg(feature = "cluster")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
-pub mod cluster;
+mod cluster_access;
 mod cron;
 mod cron_visibility;
 mod error;
@@ -164,9 +164,6 @@ mod keeper;
 mod limits;
 mod page;
 mod prune;
-#[cfg(feature = "mysql")]
-#[cfg_attr(docsrs, doc(cfg(feature = "mysql")))]
-pub mod queue;
 mod records;
 mod registered;
 mod request;
@@ -187,6 +184,7 @@ mod thread_table;
 mod thread_updates;
 mod webhook;
 
+pub use backend::Backend;
 pub use cron::CRON_POLL_INTERVAL;
 pub use error::{Result, ServerError};
 pub use events::EVENT_RETENTION;
@@ -198,3 +196,54 @@ pub use server::Server;
 #[cfg(feature = "webhooks")]
 #[cfg_attr(docsrs, doc(cfg(feature = "webhooks")))]
 pub use webhook::WebhookPolicy;
+
+/// Internals for `mnemograph-server-cluster`, which builds on them; no stability promise.
+#[doc(hidden)]
+pub mod __cluster {
+    pub use crate::app::App;
+    pub use crate::assistant::{assistant_id, AssistantRecord};
+    pub use crate::assistant_change::AssistantChange;
+    pub use crate::assistant_search::{AssistantSearch, SortBy, VersionSearch};
+    pub use crate::backend::{Keepers, Setup};
+    pub use crate::cluster_access::{identity_from_json, run_context, GrantRules, QueueLimit};
+    pub use crate::error::{
+        assistant_exists, assistant_not_found, cron_not_found, run_in_progress, run_not_found, thread_busy,
+        thread_exists, thread_not_found, version_not_found,
+    };
+    pub use crate::events::ApiModes;
+    pub use crate::handle::{RunRef, RunView};
+    pub use crate::keeper::{AssistantKeeper, CronKeeper, CronsOf, NewRun, RecordKeeper};
+    pub use crate::records::{
+        new_thread_id, now, stamp_after, stamp_before, RunRecord, ThreadRecord, ThreadSearch,
+    };
+    pub use crate::request::{Multitask, RunCreate};
+    pub use crate::retention::Retention;
+    pub use crate::run::{Plan, Stop};
+    pub use crate::run_options::RunOptions;
+    pub use crate::served::{RunInput, Served, ServedGraph};
+    pub use crate::sse::{Frame, Frames};
+    pub use crate::thread_updates::{ThreadUpdate, ThreadUpdates};
+    pub use crate::webhook::{webhook_of, FinalRecord, Webhooks};
+    // Named in the signatures of the items above.
+    pub use crate::events::Emitted;
+    pub use crate::registered::RegisteredGraph;
+    pub use crate::served::{GotoInput, ResumeInput};
+
+    /// Running a claimed run and recording its end.
+    pub mod exec {
+        pub use crate::exec::{checkpointed, fail, run, run_end, settle, Outcome, Settled};
+    }
+
+    /// Cron records, searches and the scheduler's claim on a due tick.
+    pub mod cron {
+        pub use crate::cron::scheduler::take_due;
+        pub use crate::cron::{stamp, utc_now, CronChange, CronRecord, CronSearch, CronSort};
+    }
+
+    /// The semantics every keeper keeps, run against the cluster's keepers as against the
+    /// process's own.
+    pub mod conformance {
+        pub use crate::keeper::conformance::assistant_keeper_semantics;
+        pub use crate::keeper::cron_conformance::{cron_keeper_semantics, every_second};
+    }
+}

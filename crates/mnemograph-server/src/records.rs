@@ -8,13 +8,13 @@ use uuid::Uuid;
 use crate::filter::holds;
 
 /// Now, in the API's timestamp format.
-pub(crate) fn now() -> String {
+pub fn now() -> String {
     mnemograph_core::checkpoint::backend::now_iso()
 }
 
 /// The timestamp `ago` before now, in the API's format. Such timestamps are fixed-width UTC, so
 /// comparing their text compares their times.
-pub(crate) fn stamp_before(ago: std::time::Duration) -> String {
+pub fn stamp_before(ago: std::time::Duration) -> String {
     let at = std::time::SystemTime::now().checked_sub(ago).unwrap_or(std::time::UNIX_EPOCH);
     let d = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     mnemograph_core::checkpoint::backend::format_iso(d.as_secs() as i64, d.subsec_micros())
@@ -22,7 +22,7 @@ pub(crate) fn stamp_before(ago: std::time::Duration) -> String {
 
 /// The timestamp `later` after now, in the API's format: a delayed run's `created_at`, as
 /// LangGraph's server dates it.
-pub(crate) fn stamp_after(later: std::time::Duration) -> String {
+pub fn stamp_after(later: std::time::Duration) -> String {
     let at = std::time::SystemTime::now() + later;
     let d = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     mnemograph_core::checkpoint::backend::format_iso(d.as_secs() as i64, d.subsec_micros())
@@ -30,19 +30,23 @@ pub(crate) fn stamp_after(later: std::time::Duration) -> String {
 
 /// A thread's record: what `GET /threads/{id}` answers, plus its run queue.
 #[derive(Debug, Clone)]
-pub(crate) struct ThreadRecord {
-    pub(crate) thread_id: String,
-    pub(crate) created_at: String,
-    pub(crate) updated_at: String,
-    pub(crate) metadata: Map<String, Value>,
+pub struct ThreadRecord {
+    /// The thread's id.
+    pub thread_id: String,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// When it last changed (RFC 3339).
+    pub updated_at: String,
+    /// Its metadata, which searches and grants match.
+    pub metadata: Map<String, Value>,
     /// `idle`, `busy`, `interrupted` or `error`.
-    pub(crate) status: &'static str,
+    pub status: &'static str,
     /// The state after the last run (`null` before the first).
-    pub(crate) values: Value,
+    pub values: Value,
     /// Task id → the interrupts it waits on.
-    pub(crate) interrupts: Map<String, Value>,
+    pub interrupts: Map<String, Value>,
     /// The last run's error, when it failed.
-    pub(crate) error: Value,
+    pub error: Value,
     /// The run in progress.
     pub(crate) active: Option<String>,
     /// Runs waiting for the thread, oldest first (`multitask_strategy = "enqueue"`).
@@ -50,7 +54,8 @@ pub(crate) struct ThreadRecord {
 }
 
 impl ThreadRecord {
-    pub(crate) fn new(thread_id: String, metadata: Map<String, Value>) -> Self {
+    /// A new idle thread with `metadata`, created now.
+    pub fn new(thread_id: String, metadata: Map<String, Value>) -> Self {
         let at = now();
         Self {
             thread_id,
@@ -68,7 +73,7 @@ impl ThreadRecord {
 
     /// The record with no run in progress or waiting, idle: what is left of a thread whose runs
     /// were all stopped and dropped.
-    pub(crate) fn without_runs(mut self) -> Self {
+    pub fn without_runs(mut self) -> Self {
         self.status = "idle";
         self.active = None;
         self.queue.clear();
@@ -98,18 +103,25 @@ impl ThreadRecord {
 
 /// A run's record: what `GET /threads/{id}/runs/{run_id}` answers.
 #[derive(Debug, Clone)]
-pub(crate) struct RunRecord {
-    pub(crate) run_id: String,
-    pub(crate) thread_id: String,
-    pub(crate) assistant_id: String,
-    pub(crate) metadata: Map<String, Value>,
+pub struct RunRecord {
+    /// The run's id.
+    pub run_id: String,
+    /// The thread it runs on.
+    pub thread_id: String,
+    /// The assistant it runs as.
+    pub assistant_id: String,
+    /// Its metadata.
+    pub metadata: Map<String, Value>,
     /// `pending`, `running`, `success`, `error`, `interrupted` or `timeout`.
-    pub(crate) status: &'static str,
+    pub status: &'static str,
     /// The request that created it.
-    pub(crate) kwargs: Value,
-    pub(crate) multitask_strategy: String,
-    pub(crate) created_at: String,
-    pub(crate) updated_at: String,
+    pub kwargs: Value,
+    /// How it was handled on a busy thread.
+    pub multitask_strategy: String,
+    /// When it was created, or is due when delayed (RFC 3339).
+    pub created_at: String,
+    /// When its status last changed (RFC 3339).
+    pub updated_at: String,
 }
 
 impl RunRecord {
@@ -130,7 +142,7 @@ impl RunRecord {
     }
 
     /// Whether the run has finished, one way or another.
-    pub(crate) fn is_finished(&self) -> bool {
+    pub fn is_finished(&self) -> bool {
         !matches!(self.status, "pending" | "running")
     }
 }
@@ -139,18 +151,20 @@ impl RunRecord {
 /// first.
 #[derive(Debug, Default, Clone, serde::Deserialize)]
 #[serde(default)]
-pub(crate) struct ThreadSearch {
+pub struct ThreadSearch {
     /// Keys and values a thread's metadata must hold.
-    pub(crate) metadata: Option<Map<String, Value>>,
+    pub metadata: Option<Map<String, Value>>,
     /// Keys and values a thread's state must hold.
-    pub(crate) values: Option<Map<String, Value>>,
-    pub(crate) status: Option<String>,
-    pub(crate) ids: Option<Vec<String>>,
+    pub values: Option<Map<String, Value>>,
+    /// Only the threads of this status.
+    pub status: Option<String>,
+    /// Only the threads of these ids.
+    pub ids: Option<Vec<String>>,
     pub(crate) limit: Option<usize>,
     pub(crate) offset: Option<usize>,
     /// The metadata the caller's grant confines it to; never read from the request.
     #[serde(skip)]
-    pub(crate) within: Map<String, Value>,
+    pub within: Map<String, Value>,
 }
 
 impl ThreadSearch {
@@ -172,13 +186,13 @@ impl ThreadSearch {
     }
 
     /// How many to show (10 by default) and how many to skip.
-    pub(crate) fn page(&self) -> (usize, usize) {
+    pub fn page(&self) -> (usize, usize) {
         (self.limit.unwrap_or(10), self.offset.unwrap_or(0))
     }
 }
 
 /// The id of a new thread: the one asked for, which must be a UUID, or a fresh one.
-pub(crate) fn new_thread_id(asked: Option<String>) -> crate::error::Result<String> {
+pub fn new_thread_id(asked: Option<String>) -> crate::error::Result<String> {
     match asked {
         Some(id) => {
             Uuid::parse_str(&id)

@@ -9,10 +9,18 @@ use crate::served::ServedGraph;
 
 /// A graph registered with [`Server::graph`](crate::Server::graph).
 #[derive(Clone)]
-pub(crate) struct RegisteredGraph {
-    pub(crate) graph_id: String,
-    pub(crate) graph: Arc<dyn ServedGraph>,
+pub struct RegisteredGraph {
+    /// The id it is served as.
+    pub graph_id: String,
+    /// The graph, on the server's saver and store.
+    pub graph: Arc<dyn ServedGraph>,
     schemas: GraphSchemas,
+}
+
+impl std::fmt::Debug for RegisteredGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredGraph").field("graph_id", &self.graph_id).finish_non_exhaustive()
+    }
 }
 
 impl RegisteredGraph {

@@ -16,12 +16,14 @@ use crate::served::{GotoInput, ResumeInput, RunInput, ServedGraph};
 /// are accepted and ignored; `feedback_keys` (LangSmith's) is only kept in the run's record.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default)]
-pub(crate) struct RunCreate {
-    pub(crate) assistant_id: String,
+pub struct RunCreate {
+    /// The assistant (or graph id) the run names.
+    pub assistant_id: String,
     pub(crate) input: Option<Value>,
     pub(crate) command: Option<CommandBody>,
     pub(crate) stream_mode: Option<Value>,
-    pub(crate) metadata: Option<Map<String, Value>>,
+    /// The run's metadata.
+    pub metadata: Option<Map<String, Value>>,
     pub(crate) config: Option<ConfigBody>,
     /// The run's static context (LangGraph's `context`), the mirror of `config.configurable`.
     pub(crate) context: Option<Map<String, Value>>,
@@ -30,7 +32,8 @@ pub(crate) struct RunCreate {
     pub(crate) interrupt_before: Option<Value>,
     pub(crate) interrupt_after: Option<Value>,
     pub(crate) multitask_strategy: Option<String>,
-    pub(crate) if_not_exists: Option<String>,
+    /// What to do when the thread does not exist: `create` or `reject`.
+    pub if_not_exists: Option<String>,
     pub(crate) on_disconnect: Option<String>,
     pub(crate) on_completion: Option<String>,
     pub(crate) durability: Option<String>,
@@ -74,10 +77,14 @@ pub(crate) struct CheckpointBody {
 
 /// How a run request arriving on a busy thread is handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Multitask {
+pub enum Multitask {
+    /// Refused with 409.
     Reject,
+    /// Queued after the runs in progress (the default).
     Enqueue,
+    /// The runs in progress stop, their checkpoints kept.
     Interrupt,
+    /// The runs in progress stop and their checkpoints are deleted.
     Rollback,
 }
 
@@ -105,7 +112,7 @@ impl Multitask {
 impl RunCreate {
     /// What the run starts from. A `command.goto` naming no node of the graph (`nodes`) is refused
     /// here, before the run is created.
-    pub(crate) fn run_input(&self, nodes: &[String]) -> Result<RunInput, ServerError> {
+    pub fn run_input(&self, nodes: &[String]) -> Result<RunInput, ServerError> {
         let input = self.input.as_ref().filter(|v| !v.is_null());
         match (input, &self.command) {
             (Some(_), Some(_)) => {
@@ -142,7 +149,7 @@ impl RunCreate {
 
     /// The record of a new run of this request, `pending`, with `metadata` (see
     /// [`run_metadata`](Self::run_metadata)), in its record and its config as LangGraph keeps it.
-    pub(crate) fn run_record(
+    pub fn run_record(
         &self,
         run_id: &str,
         thread_id: &str,
@@ -202,7 +209,7 @@ impl RunCreate {
     /// The run's metadata, merged as LangGraph merges it: its assistant's, under its thread's,
     /// under the request's, with `assistant_id` always the assistant's, so that no request
     /// passes for another assistant's run. The run's checkpoints carry it with the run's id.
-    pub(crate) fn run_metadata(
+    pub fn run_metadata(
         &self,
         assistant: &AssistantRecord,
         thread: &Map<String, Value>,
@@ -236,7 +243,8 @@ impl RunCreate {
         })
     }
 
-    pub(crate) fn modes(&self) -> Result<ApiModes, ServerError> {
+    /// The stream modes it asks for; 422 for one the server does not stream.
+    pub fn modes(&self) -> Result<ApiModes, ServerError> {
         ApiModes::parse(self.stream_mode.as_ref())
     }
 
@@ -246,7 +254,7 @@ impl RunCreate {
     /// The request's `config.configurable` values reach the nodes
     /// ([`Runtime::configurable`](mnemograph_core::Runtime::configurable)), but for the thread and
     /// checkpoint, which the run's address sets, and the caller's keys, which only `user` sets.
-    pub(crate) fn run_config(
+    pub fn run_config(
         &self,
         thread_id: &str,
         metadata: &Map<String, Value>,

@@ -14,13 +14,13 @@ pub const SWEEP_INTERVAL: Duration = Duration::from_secs(60);
 
 /// What a server keeps, and for how long, beyond a run's event retention.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Retention {
+pub struct Retention {
     /// How long a finished run's record and events stay.
-    pub(crate) runs: Duration,
+    pub runs: Duration,
     /// The bytes of droppable events a run keeps (see `EventLog`).
     pub(crate) event_log_bytes: usize,
     /// How long a thread nobody updates stays; forever when `None`.
-    pub(crate) thread_ttl: Option<Duration>,
+    pub thread_ttl: Option<Duration>,
     /// The TTL of items put through `/store` without one; forever when `None`.
     pub(crate) store_ttl: Option<Duration>,
     /// How often the sweeper frees what expired.

@@ -27,18 +27,27 @@ use crate::served::RunInput;
 use crate::sse::{Frame, Frames};
 
 /// What a run needs to start; taken when it starts.
-pub(crate) struct Plan {
-    pub(crate) input: RunInput,
-    pub(crate) config: mnemograph_core::RunConfig,
-    pub(crate) modes: ApiModes,
+pub struct Plan {
+    /// The run's input.
+    pub input: RunInput,
+    /// Its configuration, thread and run ids included.
+    pub config: mnemograph_core::RunConfig,
+    /// The stream modes its events are shaped for.
+    pub modes: ApiModes,
     /// The graph it runs, when the plan is run by the process that made it; a cluster's worker
     /// finds the graph from the run's payload.
-    pub(crate) graph: Option<std::sync::Arc<dyn crate::served::ServedGraph>>,
+    pub graph: Option<std::sync::Arc<dyn crate::served::ServedGraph>>,
+}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan").field("modes", &self.modes).finish_non_exhaustive()
+    }
 }
 
 /// How a run is being stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stop {
+pub enum Stop {
     /// Stopped; its checkpoints stay (`action = "interrupt"`).
     Interrupt,
     /// Stopped; its checkpoints and record are deleted (`action = "rollback"`).

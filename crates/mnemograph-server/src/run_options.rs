@@ -16,11 +16,11 @@ const MAX_DELAY: Duration = Duration::from_secs(366 * 24 * 3600);
 
 /// A run request's options, read and checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct RunOptions {
+pub struct RunOptions {
     /// How long the run stays pending before it may start.
-    pub(crate) delay: Duration,
+    pub delay: Duration,
     /// Whether a stateless run's thread is deleted when the run ends (`on_completion = "delete"`).
-    pub(crate) delete_on_completion: bool,
+    pub delete_on_completion: bool,
 }
 
 /// When a run's checkpoints are written: its `durability`, else what its `checkpoint_during` means

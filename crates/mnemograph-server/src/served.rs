@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use futures_util::stream::BoxStream;
 use futures_util::{StreamExt, TryStreamExt};
-#[cfg(feature = "cluster")]
-use mnemograph_core::checkpoint::DynCheckpointer;
-use mnemograph_core::checkpoint::{CheckpointConfig, ListOptions};
+use mnemograph_core::checkpoint::{CheckpointConfig, DynCheckpointer, ListOptions};
 use mnemograph_core::value::ChannelValue;
 use mnemograph_core::{
     BoxFuture, Command, CompiledGraph, Input, Interrupt, Push, Resume, RunConfig, State, StateSnapshot,
@@ -21,7 +19,7 @@ use crate::hooks::{RunContext, RunEnd, RunHooks};
 
 /// What a run starts from, as a request gives it.
 #[derive(Debug, Clone)]
-pub(crate) enum RunInput {
+pub enum RunInput {
     /// `input`: an object of state fields, written through the reducers.
     Values(Map<String, Value>),
     /// `command.resume`: one value for the single pending interrupt.
@@ -43,7 +41,7 @@ pub(crate) enum RunInput {
 
 /// A destination of `command.goto`.
 #[derive(Debug, Clone)]
-pub(crate) enum GotoInput {
+pub enum GotoInput {
     /// A node name.
     Node(String),
     /// LangGraph's `Send`: a node run with its own input, an object of state fields.
@@ -57,7 +55,7 @@ pub(crate) enum GotoInput {
 
 /// `command.resume` of a command that also updates or routes.
 #[derive(Debug, Clone)]
-pub(crate) enum ResumeInput {
+pub enum ResumeInput {
     /// One value for the single pending interrupt.
     Value(Value),
     /// Values keyed by interrupt ids.
@@ -68,7 +66,7 @@ pub(crate) enum ResumeInput {
 pub(crate) type StateJson = Value;
 
 /// A graph the server runs: its state and updates as JSON objects keyed by field name.
-pub(crate) trait ServedGraph: Send + Sync {
+pub trait ServedGraph: Send + Sync {
     /// The state's field names, in declaration order.
     fn fields(&self) -> Vec<&'static str>;
     /// The graph's node names.
@@ -90,7 +88,6 @@ pub(crate) trait ServedGraph: Send + Sync {
     ) -> BoxStream<'static, Result<Emitted, ServerError>>;
     /// The same graph and hooks on `saver`: a claimed run of a cluster runs on a saver that
     /// refuses its writes once the run is no longer its worker's.
-    #[cfg(feature = "cluster")]
     fn on_saver(&self, saver: Arc<dyn DynCheckpointer>) -> Arc<dyn ServedGraph>;
     /// Calls the hooks' `after_run`.
     fn after_run<'a>(&'a self, run: &'a RunContext, end: &'a RunEnd) -> BoxFuture<'a, ()>;
@@ -112,9 +109,17 @@ pub(crate) trait ServedGraph: Send + Sync {
 }
 
 /// A [`CompiledGraph`] and its hooks behind [`ServedGraph`].
-pub(crate) struct Served<S: State, C> {
-    pub(crate) graph: Arc<CompiledGraph<S, C>>,
-    pub(crate) hooks: Arc<dyn RunHooks<S, C>>,
+pub struct Served<S: State, C> {
+    /// The graph.
+    pub graph: Arc<CompiledGraph<S, C>>,
+    /// What runs around each of its runs.
+    pub hooks: Arc<dyn RunHooks<S, C>>,
+}
+
+impl<S: State, C> std::fmt::Debug for Served<S, C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Served").finish_non_exhaustive()
+    }
 }
 
 /// The state as a JSON object of its fields.
@@ -293,7 +298,6 @@ impl<S: State, C: Send + Sync + 'static> ServedGraph for Served<S, C> {
         futures_util::stream::once(start).try_flatten().boxed()
     }
 
-    #[cfg(feature = "cluster")]
     fn on_saver(&self, saver: Arc<dyn DynCheckpointer>) -> Arc<dyn ServedGraph> {
         let graph = (*self.graph).clone().with_shared_checkpointer(saver);
         Arc::new(Served { graph: Arc::new(graph), hooks: self.hooks.clone() })

@@ -12,11 +12,11 @@ use tokio::net::TcpListener;
 use crate::app::App;
 use crate::assistant::AssistantRecord;
 use crate::auth::{Auth, Authenticator};
+use crate::backend::{Backend, InProcess, Setup};
 use crate::error::{Result, ServerError};
 use crate::events::EVENT_RETENTION;
 use crate::guard::{Authority, Hosts, Policy};
 use crate::hooks::{NoHooks, RunHooks};
-use crate::keeper::{AssistantKeeper, LocalAssistants, LocalRecords, RecordKeeper};
 use crate::limits::Limits;
 use crate::registered::RegisteredGraph;
 use crate::retention::Retention;
@@ -52,8 +52,8 @@ pub struct Server {
     webhooks: Webhooks,
     /// How often the cron scheduler looks for due crons.
     cron_poll: Duration,
-    #[cfg(feature = "cluster")]
-    cluster: Option<crate::cluster::Cluster>,
+    /// Where the records live and who runs the runs.
+    backend: Box<dyn Backend>,
 }
 
 impl std::fmt::Debug for Server {
@@ -86,8 +86,7 @@ impl Server {
             unauthenticated: false,
             webhooks: Webhooks::default(),
             cron_poll: crate::cron::CRON_POLL_INTERVAL,
-            #[cfg(feature = "cluster")]
-            cluster: None,
+            backend: Box::new(InProcess),
         }
     }
 
@@ -285,21 +284,21 @@ impl Server {
         self
     }
 
-    /// Serves the threads of `cluster` together with the other processes on it: thread and run
-    /// records live in its database, runs go through its queue to whichever process has room,
-    /// and a run's events reach the client from any process.
+    /// Keeps the records and runs the runs in `backend` instead of in this process, such as a
+    /// cluster of processes serving the same threads (`mnemograph_server_cluster::Cluster`):
+    /// thread and run records in its database, runs through its queue to whichever process has
+    /// room, a run's events reaching the client from any process. A backend that names a saver
+    /// replaces the one given to [`Server::new`].
     ///
     /// Every process of a cluster must serve the same graphs on the same saver, and on a store
-    /// they share (the default in-memory store is each process's own). The processes' workers
+    /// they share (the default in-memory store is each process's own). The backend's workers
     /// start with [`Server::router`] or [`Server::serve`], inside the Tokio runtime.
-    #[cfg(feature = "cluster")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "cluster")))]
     #[must_use]
-    pub fn with_cluster(mut self, cluster: crate::cluster::Cluster) -> Self {
-        if let Some(saver) = &cluster.saver {
-            self.saver = Arc::new(saver.clone());
+    pub fn with_backend(mut self, backend: impl Backend) -> Self {
+        if let Some(saver) = backend.saver() {
+            self.saver = saver;
         }
-        self.cluster = Some(cluster);
+        self.backend = Box::new(backend);
         self
     }
 
@@ -380,47 +379,16 @@ impl Server {
             .collect();
         let system: Vec<AssistantRecord> =
             graphs.iter().map(|g| AssistantRecord::system(&g.graph_id)).collect();
-        #[cfg(feature = "cluster")]
-        let cluster = self.cluster.map(|c| {
-            let ledger = c.ledger(self.event_retention);
-            (c, ledger)
+        let keepers = self.backend.keepers(Setup {
+            saver: self.saver.clone(),
+            retention: self.retention,
+            event_retention: self.event_retention,
+            webhooks: self.webhooks.clone(),
+            system,
         });
-        #[cfg(feature = "cluster")]
-        let (records, assistants): (Arc<dyn RecordKeeper>, Arc<dyn AssistantKeeper>) = match &cluster {
-            Some((_, ledger)) => (
-                Arc::new(crate::cluster::ClusterRecords::new(
-                    ledger.clone(),
-                    self.saver.clone(),
-                    self.retention,
-                )),
-                Arc::new(crate::cluster::ClusterAssistants::new(ledger.pool().clone(), system)),
-            ),
-            None => (
-                Arc::new(LocalRecords::new(
-                    self.saver.clone(),
-                    self.retention,
-                    self.event_retention,
-                    self.webhooks.clone(),
-                )),
-                Arc::new(LocalAssistants::new(system)),
-            ),
-        };
-        #[cfg(not(feature = "cluster"))]
-        let (records, assistants): (Arc<dyn RecordKeeper>, Arc<dyn AssistantKeeper>) = (
-            Arc::new(LocalRecords::new(
-                self.saver.clone(),
-                self.retention,
-                self.event_retention,
-                self.webhooks.clone(),
-            )),
-            Arc::new(LocalAssistants::new(system)),
-        );
-        let mut app =
-            App::new(graphs, assistants, self.saver, self.store, records).with_retention(self.retention);
-        #[cfg(feature = "cluster")]
-        if let Some((_, ledger)) = &cluster {
-            app.crons = Arc::new(crate::cluster::ClusterCrons::new(ledger.pool().clone()));
-        }
+        let mut app = App::new(graphs, keepers.assistants, self.saver, self.store, keepers.records)
+            .with_retention(self.retention);
+        app.crons = keepers.crons;
         app.limits = self.limits;
         app.webhooks = self.webhooks;
         app.streams = crate::streams::Streams::new(self.limits.max_streams_per_user);
@@ -429,9 +397,8 @@ impl Server {
         if tokio::runtime::Handle::try_current().is_ok() {
             crate::sweeper::start(Arc::downgrade(&app), self.retention.sweep_interval, own_store);
             crate::cron::scheduler::start(Arc::downgrade(&app), self.auth.clone(), self.cron_poll);
-            #[cfg(feature = "cluster")]
-            if let Some((cluster, ledger)) = cluster {
-                crate::cluster::start(&cluster, ledger, app.clone());
+            if let Some(start) = keepers.start {
+                start(app.clone());
             }
         } else {
             tracing::error!(

@@ -20,15 +20,17 @@ const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// One event of a run: its id (what a client sends back as `Last-Event-ID`), name and data.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Frame {
-    pub(crate) id: String,
-    pub(crate) event: String,
+pub struct Frame {
+    /// The event's id, which `Last-Event-ID` names.
+    pub id: String,
+    /// The event's name.
+    pub event: String,
     /// The data as JSON text, shared with the run's kept events rather than copied per reader.
-    pub(crate) data: Bytes,
+    pub data: Bytes,
 }
 
 /// A run's events from some point on, ending when the run ends.
-pub(crate) type Frames = BoxStream<'static, Frame>;
+pub type Frames = BoxStream<'static, Frame>;
 
 /// Appends the text of one event to `out`.
 fn encode(frame: &Frame, out: &mut Vec<u8>) {

@@ -9,14 +9,16 @@ const BACKLOG: usize = 256;
 
 /// One thread's state update: the thread and the event's JSON data.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ThreadUpdate {
-    pub(crate) thread_id: String,
-    pub(crate) data: Bytes,
+pub struct ThreadUpdate {
+    /// The thread updated.
+    pub thread_id: String,
+    /// The `state_update` event's payload.
+    pub data: Bytes,
 }
 
 /// The state updates of every thread, sent to every thread stream of this process.
 #[derive(Debug, Clone)]
-pub(crate) struct ThreadUpdates(broadcast::Sender<ThreadUpdate>);
+pub struct ThreadUpdates(broadcast::Sender<ThreadUpdate>);
 
 impl Default for ThreadUpdates {
     fn default() -> Self {
@@ -26,7 +28,7 @@ impl Default for ThreadUpdates {
 
 impl ThreadUpdates {
     /// Tells the streams open here; none listening is no error.
-    pub(crate) fn send(&self, update: ThreadUpdate) {
+    pub fn send(&self, update: ThreadUpdate) {
         let _ = self.0.send(update);
     }
 

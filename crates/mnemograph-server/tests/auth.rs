@@ -60,44 +60,6 @@ async fn two_users_of_the_python_sdk_see_only_their_own() {
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
 }
 
-/// The same flows on a cluster of two processes: the client talks to one that runs no runs, so
-/// every grant is checked in the database and every run is run by the other process, as its
-/// caller.
-#[cfg(feature = "cluster")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_users_of_the_python_sdk_see_only_their_own_in_a_cluster() {
-    use mnemograph_checkpoint_mysql::MySqlCheckpointer;
-    use mnemograph_core::checkpoint::DynCheckpointer;
-    use mnemograph_core::store::{DynStore, InMemoryStore};
-    use mnemograph_server::cluster::Cluster;
-
-    let Some(python) = support::python::python() else { return };
-    let Some(redis) = support::mysql::redis_url().await else { return };
-    let Some(db) = support::mysql::fresh_database("cluster_auth").await else { return };
-    let saver = MySqlCheckpointer::connect(&db).await.expect("connect the saver");
-    saver.setup().await.expect("saver tables");
-    let saver: Arc<dyn DynCheckpointer> = Arc::new(saver);
-    let store: Arc<dyn DynStore> = Arc::new(InMemoryStore::new());
-    let prefix = format!("{db}:");
-    let front =
-        Cluster::connect(&db, &redis).await.expect("cluster").with_workers(0).with_key_prefix(&prefix);
-    let back = Cluster::connect(&db, &redis).await.expect("cluster").with_workers(8).with_key_prefix(prefix);
-    let front = support::graphs::server_on(saver.clone(), store.clone())
-        .with_auth(tokens())
-        .with_cron_poll_interval(CRON_POLL)
-        .with_cluster(front);
-    let back = support::graphs::server_on(saver, store)
-        .with_auth(tokens())
-        .with_cron_poll_interval(CRON_POLL)
-        .with_cluster(back);
-    let url = serve(front).await;
-    serve(back).await;
-    tokio::task::spawn_blocking(move || support::python::run_script(&python, "auth_flows.py", &url))
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-    support::mysql::drop_database(&db).await;
-}
-
 #[tokio::test]
 async fn a_request_without_a_known_token_is_refused_with_a_challenge_but_ok_answers() {
     let url = serve(support::graphs::server().with_auth(tokens())).await;

@@ -44,44 +44,6 @@ async fn the_python_sdk_cron_flows_pass_against_the_server() {
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
 }
 
-/// The same flows on a cluster of two processes: the client talks to one that runs no runs,
-/// and both look for due crons.
-#[cfg(feature = "cluster")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_sdk_cron_flows_pass_against_a_cluster() {
-    use std::sync::Arc;
-
-    use mnemograph_checkpoint_mysql::MySqlCheckpointer;
-    use mnemograph_core::checkpoint::DynCheckpointer;
-    use mnemograph_core::store::{DynStore, InMemoryStore};
-    use mnemograph_server::cluster::Cluster;
-
-    let Some(python) = support::python::python() else { return };
-    let Some(redis) = support::mysql::redis_url().await else { return };
-    let Some(db) = support::mysql::fresh_database("cluster_cron_flows").await else { return };
-    let saver = MySqlCheckpointer::connect(&db).await.expect("connect the saver");
-    saver.setup().await.expect("saver tables");
-    let saver: Arc<dyn DynCheckpointer> = Arc::new(saver);
-    let store: Arc<dyn DynStore> = Arc::new(InMemoryStore::new());
-    let mut urls = Vec::new();
-    for workers in [0, 4] {
-        let cluster = Cluster::connect(&db, &redis)
-            .await
-            .expect("cluster")
-            .with_workers(workers)
-            .with_key_prefix(format!("{db}:"));
-        let server = support::graphs::server_on(saver.clone(), store.clone())
-            .with_cron_poll_interval(POLL)
-            .with_cluster(cluster);
-        urls.push(serve(server).await);
-    }
-    let url = urls[0].clone();
-    tokio::task::spawn_blocking(move || support::python::run_script(&python, "cron_flows.py", &url))
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-    support::mysql::drop_database(&db).await;
-}
-
 #[test]
 fn the_same_cron_flows_pass_against_pythons_own_server() {
     let Some(python) = support::python::python() else { return };

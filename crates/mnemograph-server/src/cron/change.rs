@@ -22,7 +22,7 @@ pub(crate) enum EndTime {
 /// The fields an update names; the others stay. Checked when made: the schedule and zone read,
 /// the end time in the future.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct CronChange {
+pub struct CronChange {
     pub(crate) schedule: Option<String>,
     pub(crate) timezone: Option<String>,
     pub(crate) end_time: EndTime,
@@ -38,7 +38,7 @@ pub(crate) struct CronChange {
 impl CronChange {
     /// `current` with the change made at `now`. A new schedule or zone sets the next run date
     /// anew from `now`, as LangGraph's server does; otherwise it stays.
-    pub(crate) fn apply(&self, current: &CronRecord, now: DateTime<Utc>) -> Result<CronRecord> {
+    pub fn apply(&self, current: &CronRecord, now: DateTime<Utc>) -> Result<CronRecord> {
         let mut cron = current.clone();
         if let Some(timezone) = &self.timezone {
             cron.timezone = Some(timezone.clone());

@@ -20,15 +20,15 @@ mod time;
 
 use std::time::Duration;
 
-pub(crate) use change::CronChange;
-#[cfg(test)]
+pub use change::CronChange;
 pub(crate) use change::EndTime;
 pub(crate) use payload::{run_request, stored as stored_payload};
-pub(crate) use record::{CronRecord, CRON_FIELDS};
+pub use record::CronRecord;
+pub(crate) use record::CRON_FIELDS;
 pub(crate) use request::{check_change, NewCron};
 pub(crate) use runnable::check_runnable;
-pub(crate) use search::{CronSearch, CronSort};
-pub(crate) use time::{stamp, utc_now};
+pub use search::{CronSearch, CronSort};
+pub use time::{stamp, utc_now};
 
 /// How often the scheduler looks for crons that are due, by default: LangGraph's server's
 /// `CRON_SCHEDULER_SLEEP_TIME`. A tick fires up to this late.

@@ -26,32 +26,37 @@ pub(crate) const CRON_FIELDS: [&str; 14] = [
 /// tick when `None`), when (`schedule` in `timezone`, next at `next_run_date`, never after
 /// `end_time`), and as whom. Timestamps are the API's fixed-width UTC text.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct CronRecord {
-    pub(crate) cron_id: String,
+pub struct CronRecord {
+    /// The cron's id.
+    pub cron_id: String,
     /// The assistant each run runs, its UUID.
-    pub(crate) assistant_id: String,
+    pub assistant_id: String,
     /// The thread each run runs on; a stateless cron's runs each get a new thread.
-    pub(crate) thread_id: Option<String>,
+    pub thread_id: Option<String>,
     /// The caller that made the cron, whom its runs run as (`langgraph_auth_user`); `None` on a
     /// server without authentication.
-    pub(crate) user: Option<Identity>,
+    pub user: Option<Identity>,
     /// The request each run is made from, as `POST /runs` takes it.
-    pub(crate) payload: Map<String, Value>,
-    pub(crate) schedule: String,
+    pub payload: Map<String, Value>,
+    /// The cron schedule, five fields or six with seconds last.
+    pub schedule: String,
     /// The IANA zone the schedule is read in; UTC when `None`.
-    pub(crate) timezone: Option<String>,
+    pub timezone: Option<String>,
     /// When it fires next.
-    pub(crate) next_run_date: String,
+    pub next_run_date: String,
     /// After this it fires no more.
-    pub(crate) end_time: Option<String>,
-    pub(crate) metadata: Map<String, Value>,
+    pub end_time: Option<String>,
+    /// Its metadata, which searches and grants match.
+    pub metadata: Map<String, Value>,
     /// What a stateless cron's runs do with their thread when they end: `delete` or `keep`;
     /// `None` for a cron on a thread.
-    pub(crate) on_run_completed: Option<String>,
+    pub on_run_completed: Option<String>,
     /// A disabled cron does not fire.
-    pub(crate) enabled: bool,
-    pub(crate) created_at: String,
-    pub(crate) updated_at: String,
+    pub enabled: bool,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// When it was last changed (RFC 3339).
+    pub updated_at: String,
 }
 
 impl CronRecord {

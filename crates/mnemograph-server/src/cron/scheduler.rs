@@ -48,7 +48,7 @@ pub(crate) fn start(app: Weak<App>, auth: Authenticator, every: Duration) {
 
 /// Takes the ticks due at `now` in `crons` and hands each cron whose tick this call took to
 /// `fire`; answers how many it took.
-pub(crate) async fn take_due<F, Fut>(crons: &dyn CronKeeper, now: DateTime<Utc>, mut fire: F) -> Result<usize>
+pub async fn take_due<F, Fut>(crons: &dyn CronKeeper, now: DateTime<Utc>, mut fire: F) -> Result<usize>
 where
     F: FnMut(CronRecord) -> Fut,
     Fut: Future<Output = ()>,

@@ -10,14 +10,21 @@ use crate::filter::holds;
 
 /// The field a search of crons sorts by, as LangGraph names them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum CronSort {
+pub enum CronSort {
+    /// `cron_id`.
     CronId,
+    /// `assistant_id`.
     AssistantId,
+    /// `thread_id`; a stateless cron's none sorts first.
     ThreadId,
+    /// `next_run_date`.
     NextRunDate,
+    /// `end_time`; none sorts first.
     EndTime,
+    /// `created_at`, the default.
     #[default]
     CreatedAt,
+    /// `updated_at`.
     UpdatedAt,
 }
 
@@ -43,20 +50,6 @@ impl CronSort {
         })
     }
 
-    /// The column of a cluster's cron table this sorts by.
-    #[cfg(feature = "cluster")]
-    pub(crate) fn column(self) -> &'static str {
-        match self {
-            Self::CronId => "cron_id",
-            Self::AssistantId => "assistant_id",
-            Self::ThreadId => "thread_id",
-            Self::NextRunDate => "next_run_date",
-            Self::EndTime => "end_time",
-            Self::CreatedAt => "created_at",
-            Self::UpdatedAt => "updated_at",
-        }
-    }
-
     /// The value of `cron` this sorts by; `None` (no thread, no end) sorts first.
     fn key(self, cron: &CronRecord) -> Option<&str> {
         match self {
@@ -74,16 +67,25 @@ impl CronSort {
 /// A search or count of crons. `within` is the caller's grant: only crons whose metadata holds it
 /// are found.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct CronSearch {
-    pub(crate) assistant_id: Option<String>,
-    pub(crate) thread_id: Option<String>,
-    pub(crate) enabled: Option<bool>,
-    pub(crate) metadata: Map<String, Value>,
-    pub(crate) within: Map<String, Value>,
-    pub(crate) sort_by: CronSort,
-    pub(crate) descending: bool,
-    pub(crate) limit: usize,
-    pub(crate) offset: usize,
+pub struct CronSearch {
+    /// Only the crons of this assistant.
+    pub assistant_id: Option<String>,
+    /// Only the crons of this thread.
+    pub thread_id: Option<String>,
+    /// Only the crons enabled (or disabled).
+    pub enabled: Option<bool>,
+    /// The metadata the crons hold, as the client filters.
+    pub metadata: Map<String, Value>,
+    /// The metadata the caller's grant confines it to.
+    pub within: Map<String, Value>,
+    /// The field the page is ordered by.
+    pub sort_by: CronSort,
+    /// Whether the order is descending.
+    pub descending: bool,
+    /// The most crons in a page.
+    pub limit: usize,
+    /// How many matches the page skips.
+    pub offset: usize,
 }
 
 impl CronSearch {

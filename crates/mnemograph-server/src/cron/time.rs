@@ -7,12 +7,12 @@ use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use crate::error::{Result, ServerError};
 
 /// Now, in UTC.
-pub(crate) fn utc_now() -> DateTime<Utc> {
+pub fn utc_now() -> DateTime<Utc> {
     DateTime::from(std::time::SystemTime::now())
 }
 
 /// `at` in the API's format (`2024-07-25T17:04:00.000000+00:00`).
-pub(crate) fn stamp(at: DateTime<Utc>) -> String {
+pub fn stamp(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Micros, false)
 }
 

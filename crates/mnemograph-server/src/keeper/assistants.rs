@@ -15,7 +15,7 @@ use crate::error::Result;
 /// Each registered graph's system assistant is stored as LangGraph's server stores it when it
 /// starts: created unless an assistant with its id exists, so that the versions it was given
 /// stay across restarts of a cluster's processes.
-pub(crate) trait AssistantKeeper: Send + Sync {
+pub trait AssistantKeeper: Send + Sync {
     /// Stores `record` as version 1 of a new assistant. An existing id is a conflict (409),
     /// also when `grant` does not reach it; with `do_nothing` and a grant that reaches it, the
     /// existing assistant is returned as it is.

@@ -39,7 +39,7 @@ fn search() -> AssistantSearch {
 }
 
 /// Runs the suite on `keeper`, which holds the system assistant of `chain` and nothing else.
-pub(crate) async fn assistant_keeper_semantics(keeper: &dyn AssistantKeeper) {
+pub async fn assistant_keeper_semantics(keeper: &dyn AssistantKeeper) {
     let all = Grant::all();
     let system = keeper.get(&assistant_id("chain"), &all).await.expect("the system assistant");
     assert!(system.is_system() && system.version == 1 && system.name == "chain", "{system:?}");

@@ -51,8 +51,7 @@ fn cron(id: &str, assistant: &str, thread: Option<&str>, metadata: Value, minute
 }
 
 /// A stateless cron that fires every second.
-#[cfg(feature = "cluster")]
-pub(crate) fn every_second(id: &str) -> CronRecord {
+pub fn every_second(id: &str) -> CronRecord {
     let mut every = cron(id, HELPER, None, json!({}), 0);
     every.schedule = "* * * * * *".to_owned();
     every
@@ -67,7 +66,7 @@ async fn ids(keeper: &dyn CronKeeper, q: &CronSearch) -> Vec<String> {
 }
 
 /// Runs the suite on `keeper`, which holds no cron.
-pub(crate) async fn cron_keeper_semantics(keeper: &dyn CronKeeper) {
+pub async fn cron_keeper_semantics(keeper: &dyn CronKeeper) {
     let all = Grant::all();
     let alices = Grant::all().metadata("owner", "alice");
 

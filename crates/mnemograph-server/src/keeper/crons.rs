@@ -11,7 +11,7 @@ use crate::error::Result;
 /// The crons a deletion of a thread or an assistant takes with it, as LangGraph's server deletes
 /// them.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum CronsOf<'a> {
+pub enum CronsOf<'a> {
     /// The crons that run on this thread.
     Thread(&'a str),
     /// The crons that run this assistant.
@@ -21,7 +21,7 @@ pub(crate) enum CronsOf<'a> {
 /// Keeps crons. Every call a client makes is scoped by a [`Grant`]: a cron it does not reach is
 /// not found, exactly as one that does not exist. The scheduler's calls ([`CronKeeper::due`],
 /// [`CronKeeper::claim`]) see every cron.
-pub(crate) trait CronKeeper: Send + Sync {
+pub trait CronKeeper: Send + Sync {
     /// Stores a new cron.
     fn create(&self, record: CronRecord) -> BoxFuture<'_, Result<CronRecord>>;
 

@@ -4,9 +4,7 @@
 //! [`AssistantKeeper`] keeps assistants, and [`CronKeeper`] crons, the same two ways.
 
 mod assistants;
-#[cfg(test)]
 pub(crate) mod conformance;
-#[cfg(test)]
 pub(crate) mod cron_conformance;
 mod crons;
 mod local;
@@ -14,8 +12,8 @@ mod local;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
-pub(crate) use assistants::AssistantKeeper;
-pub(crate) use crons::{CronKeeper, CronsOf};
+pub use assistants::AssistantKeeper;
+pub use crons::{CronKeeper, CronsOf};
 pub(crate) use local::{LocalAssistants, LocalCrons, LocalRecords};
 
 use crate::assistant::AssistantRecord;
@@ -33,34 +31,43 @@ use crate::served::RunInput;
 use crate::thread_updates::ThreadUpdate;
 
 /// A run asked for, checked against its assistant: what a keeper needs to create it.
-pub(crate) struct NewRun<'a> {
+pub struct NewRun<'a> {
     /// The graph it runs.
-    pub(crate) graph: &'a RegisteredGraph,
+    pub graph: &'a RegisteredGraph,
     /// The assistant it runs the graph as.
-    pub(crate) assistant: &'a AssistantRecord,
+    pub assistant: &'a AssistantRecord,
     /// Its thread; a new temporary one when `None`.
-    pub(crate) thread_id: Option<&'a str>,
+    pub thread_id: Option<&'a str>,
     /// The request.
-    pub(crate) body: &'a RunCreate,
+    pub body: &'a RunCreate,
     /// The stream modes it asked for.
-    pub(crate) modes: ApiModes,
+    pub modes: ApiModes,
     /// Its run-level options: when it may start, what becomes of a stateless run's thread.
-    pub(crate) options: RunOptions,
+    pub options: RunOptions,
     /// Its input, read against the graph.
     pub(crate) input: RunInput,
     /// What to do when its thread is busy.
-    pub(crate) strategy: Multitask,
+    pub strategy: Multitask,
     /// The server's caps (the queue per thread).
-    pub(crate) limits: &'a Limits,
+    pub limits: &'a Limits,
     /// What the caller may reach; stamped on a thread made for the run and on its metadata.
-    pub(crate) grant: &'a Grant,
+    pub grant: &'a Grant,
     /// The caller, which the run's nodes see as `langgraph_auth_user`.
-    pub(crate) user: Option<&'a Identity>,
+    pub user: Option<&'a Identity>,
+}
+
+impl std::fmt::Debug for NewRun<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewRun")
+            .field("thread_id", &self.thread_id)
+            .field("strategy", &self.strategy)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Keeps the records of threads and runs. Every call is scoped by a [`Grant`]: a thread or run
 /// it does not reach is not found, exactly as one that does not exist.
-pub(crate) trait RecordKeeper: Send + Sync {
+pub trait RecordKeeper: Send + Sync {
     /// A thread `grant` reaches.
     fn thread<'a>(&'a self, thread_id: &'a str, grant: &'a Grant) -> BoxFuture<'a, Result<ThreadRecord>>;
 

@@ -5,8 +5,8 @@ use crate::error::{Result, ServerError};
 
 /// The server's webhooks, which this build cannot send. Not a unit struct, so that both builds
 /// make it with `Webhooks::default()`.
-#[derive(Clone, Default)]
-pub(crate) struct Webhooks(());
+#[derive(Debug, Clone, Default)]
+pub struct Webhooks(());
 
 impl Webhooks {
     /// Refuses a run request naming a `webhook` (422): nothing would be sent.
@@ -23,7 +23,7 @@ impl Webhooks {
     /// Logs that `record` is not sent: a run queued by a cluster process built with webhooks
     /// ended in one built without.
     #[allow(clippy::needless_pass_by_value, reason = "the signature of the build that sends it")]
-    pub(crate) fn deliver(&self, target: &str, record: FinalRecord) {
+    pub fn deliver(&self, target: &str, record: FinalRecord) {
         tracing::warn!(
             run_id = record.run_id(),
             webhook = target,

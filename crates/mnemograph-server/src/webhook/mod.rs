@@ -15,9 +15,9 @@ mod record;
 mod sender;
 
 #[cfg(not(feature = "webhooks"))]
-pub(crate) use disabled::Webhooks;
+pub use disabled::Webhooks;
 #[cfg(feature = "webhooks")]
 pub use policy::WebhookPolicy;
-pub(crate) use record::{webhook_of, FinalRecord};
+pub use record::{webhook_of, FinalRecord};
 #[cfg(feature = "webhooks")]
-pub(crate) use sender::Webhooks;
+pub use sender::Webhooks;

@@ -13,7 +13,7 @@ use crate::run::Stop;
     not(feature = "webhooks"),
     allow(dead_code, reason = "a build without webhooks only names the run of a record it cannot send")
 )]
-pub(crate) struct FinalRecord {
+pub struct FinalRecord {
     /// The run's record with its final status.
     run: RunRecord,
     started_at: String,
@@ -28,7 +28,7 @@ pub(crate) struct FinalRecord {
 impl FinalRecord {
     /// The final record of `run` (its status is set from `settled`), started at `started_at` and
     /// ending now.
-    pub(crate) fn new(mut run: RunRecord, outcome: &Outcome, settled: &Settled, started_at: String) -> Self {
+    pub fn new(mut run: RunRecord, outcome: &Outcome, settled: &Settled, started_at: String) -> Self {
         let ended_at = now();
         run.status = settled.status;
         run.updated_at.clone_from(&ended_at);
@@ -70,7 +70,7 @@ impl FinalRecord {
 }
 
 /// The webhook `run`'s request named, kept in its `kwargs` as LangGraph keeps it.
-pub(crate) fn webhook_of(run: &RunRecord) -> Option<&str> {
+pub fn webhook_of(run: &RunRecord) -> Option<&str> {
     run.kwargs.get("webhook")?.as_str().filter(|w| !w.is_empty())
 }
 

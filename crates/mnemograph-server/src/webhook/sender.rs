@@ -14,7 +14,13 @@ use crate::records::now;
 
 /// The server's webhooks: off (every `webhook` refused) unless given a policy.
 #[derive(Clone, Default)]
-pub(crate) struct Webhooks(Option<Arc<Sender>>);
+pub struct Webhooks(Option<Arc<Sender>>);
+
+impl std::fmt::Debug for Webhooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Webhooks").field("on", &self.0.is_some()).finish()
+    }
+}
 
 struct Sender {
     rules: Arc<Rules>,
@@ -47,7 +53,7 @@ impl Webhooks {
     /// Sends `record` to `target` in the background; the caller goes on at once. The target is
     /// checked again, so a run created under an older policy (by another process of a cluster)
     /// reaches only what this process allows.
-    pub(crate) fn deliver(&self, target: &str, record: FinalRecord) {
+    pub fn deliver(&self, target: &str, record: FinalRecord) {
         let Some(sender) = self.0.clone() else {
             tracing::warn!(
                 run_id = record.run_id(),

@@ -1,5 +1,6 @@
-"""The Python twins of the graphs tests/sdk.rs and examples/serve.rs serve, for running the same
-flows and the same load on `langgraph dev` (langgraph.json in this folder registers them)."""
+"""The Python twins of the graphs tests/sdk.rs and examples/serve/graphs.rs serve, for running
+the same flows and the same load on `langgraph dev` (langgraph.json in this folder registers
+them)."""
 
 import asyncio
 import operator

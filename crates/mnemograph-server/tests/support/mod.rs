@@ -26,15 +26,3 @@ pub(crate) fn http_client() -> reqwest::Client {
     .with_no_client_auth();
     reqwest::Client::builder().tls_backend_preconfigured(tls).build().expect("HTTP client")
 }
-#[cfg(feature = "mysql")]
-#[allow(dead_code, reason = "each test file uses a different subset")]
-pub(crate) mod mysql;
-#[cfg(feature = "cluster")]
-#[allow(dead_code, reason = "each test file uses a different subset")]
-pub(crate) mod pair;
-#[cfg(feature = "cluster")]
-#[allow(dead_code, reason = "each test file uses a different subset")]
-pub(crate) mod services;
-#[cfg(feature = "mysql")]
-#[allow(dead_code, reason = "each test file uses a different subset")]
-pub(crate) mod steps;

@@ -10,9 +10,10 @@ use std::process::{Command, Output};
 /// The package the scripts import; its installed version must be the one `package.json` pins.
 const SDK: &str = "@langchain/langgraph-sdk";
 
-/// `tests/js`, where the scripts and their packages are.
+/// The server's `tests/js`, where the scripts and their packages are; named from the crate's
+/// folder so that the cluster crate's tests, which include this file, run the same scripts.
 pub(crate) fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/js")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../mnemograph-server/tests/js")
 }
 
 fn ci() -> bool {

@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -220,4 +221,84 @@ pub(crate) fn check(list: &Path, server: &str, ours: &Report, langgraph: &Report
         return Ok(());
     }
     Err(problems)
+}
+
+/// One probe: the program that runs it, its script, and the reviewed list of its differences.
+pub(crate) struct Probe {
+    sdk: &'static str,
+    program: String,
+    script: PathBuf,
+    differences: PathBuf,
+}
+
+impl Probe {
+    /// Runs the probe against `url`, writing its report under `reports`, and reads the report;
+    /// panics with what the probe printed when it wrote none (a method without a recipe).
+    fn run(&self, url: &str, server: &str, reports: &Path) -> Report {
+        let path = reports.join(format!("{}-{}.json", self.sdk, server.replace(' ', "-")));
+        let dir = self.script.parent().expect("the probe's folder");
+        let out = Command::new(&self.program).arg(&self.script).arg(url).arg(&path).current_dir(dir).output();
+        let out = out.expect("the probe starts");
+        let printed =
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        println!("== {} probe on {server}\n{printed}", self.sdk);
+        assert!(path.exists(), "the {} probe wrote no report on {server} ({url}):\n{printed}", self.sdk);
+        Report::read(&path)
+    }
+}
+
+/// Runs every probe against every server at once, then checks each of our servers' reports.
+pub(crate) async fn probe_all(probes: Vec<Probe>, ours: Vec<(&'static str, String)>, langgraph: String) {
+    let reports = std::env::temp_dir().join(format!("mnemograph-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&reports).expect("a folder for the reports");
+    let probes: Vec<std::sync::Arc<Probe>> = probes.into_iter().map(std::sync::Arc::new).collect();
+    let targets: Vec<(&'static str, String)> =
+        ours.iter().cloned().chain([("langgraph dev", langgraph)]).collect();
+    let mut runs = Vec::new();
+    for probe in &probes {
+        for (server, url) in &targets {
+            let (probe, server, url, reports) = (probe.clone(), *server, url.clone(), reports.clone());
+            runs.push(tokio::task::spawn_blocking(move || probe.run(&url, server, &reports)));
+        }
+    }
+    let mut results = Vec::new();
+    for run in runs {
+        results.push(run.await.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic())));
+    }
+    let mut results = results.into_iter();
+    let mut problems = String::new();
+    for probe in &probes {
+        let mine: Vec<Report> = ours.iter().map(|_| results.next().expect("a report per server")).collect();
+        let langgraph = results.next().expect("langgraph dev's report");
+        for ((server, _), report) in ours.iter().zip(&mine) {
+            let name = format!("{server} ({} probe)", probe.sdk);
+            assert_eq!(report.methods(), langgraph.methods(), "both servers were called the same methods");
+            println!("{} probe: {} methods called on {server}", probe.sdk, report.methods());
+            let checked = check(&probe.differences, &name, report, &langgraph);
+            problems += &checked.err().unwrap_or_default();
+        }
+    }
+    // Kept when the test fails, for a look at what each server answered.
+    assert!(problems.is_empty(), "{problems}\nthe reports are in {}", reports.display());
+    let _ = std::fs::remove_dir_all(&reports);
+}
+
+/// The Python probe run by `python`, and the JavaScript one when Node.js and its packages are
+/// there.
+pub(crate) fn probes(python: &str) -> Vec<Probe> {
+    let mut probes = vec![Probe {
+        sdk: "python",
+        program: python.to_owned(),
+        script: super::python::dir().join("probe.py"),
+        differences: super::python::dir().join("probe_differences.json"),
+    }];
+    if super::node::ready() {
+        probes.push(Probe {
+            sdk: "js",
+            program: "node".to_owned(),
+            script: super::node::dir().join("probe.mjs"),
+            differences: super::node::dir().join("probe_differences.json"),
+        });
+    }
+    probes
 }

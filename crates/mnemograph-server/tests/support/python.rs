@@ -20,9 +20,10 @@ pub(crate) fn python() -> Option<String> {
     }
 }
 
-/// `tests/python`.
+/// The server's `tests/python`, named from the crate's folder so that the cluster crate's tests,
+/// which include this file, run the same scripts.
 pub(crate) fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../mnemograph-server/tests/python")
 }
 
 /// Runs the flows against `url`; panics with the script's report when one fails.
