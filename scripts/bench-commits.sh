@@ -41,8 +41,9 @@ log() { echo "$(date +%T) $*" >&2; }
 tbl() { python3 benches/python/bench_table.py "$@"; }
 side() { python3 benches/python/commits_table.py side "$@"; }
 
-# The base is checked out in a worktree of its own; both sides share the target directory, where
-# their crates count as different packages (different paths), so neither build replaces the other.
+# The base is checked out in a worktree of its own, and each side builds in a directory of its own
+# under the target directory: cargo names a workspace crate's artifacts by its path inside the
+# workspace, so two checkouts sharing one build directory would take each other's crates.
 base_dir=$out/src/base
 git worktree add --detach --force "$base_dir" "$base" >/dev/null
 trap 'git worktree remove --force "$base_dir"' EXIT
@@ -62,6 +63,7 @@ build_side() { # NAME DIR
   mkdir -p "$bin"
   log "building $name (release)…"
   ( cd "$dir"
+    export CARGO_TARGET_DIR=$CARGO_TARGET_DIR/bench-commits-build/$name
     cargo bench --manifest-path "$(manifest_of benches/engine.rs)" --bench engine --no-run \
       --message-format=json | tbl executables | grep '/engine-' | head -1 | xargs -I{} cp {} "$bin/engine"
     if wanted redis; then
