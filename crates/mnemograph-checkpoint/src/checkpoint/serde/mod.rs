@@ -77,8 +77,8 @@ pub(crate) mod trees;
 pub use document::{checkpoint_from_json, checkpoint_to_json, Blob};
 pub use error::SerdeError;
 pub use object::JsonObject;
-pub(crate) use packed::split_document;
 pub use packed::{checkpoint_from_msgpack, checkpoint_to_msgpack};
+pub(crate) use packed::{split_document, value_bytes, PackedValue};
 pub use text::parse as parse_json;
 
 use decode::json_value;

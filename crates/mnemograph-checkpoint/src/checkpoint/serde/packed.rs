@@ -111,13 +111,13 @@ pub fn checkpoint_from_msgpack(bytes: &[u8]) -> Result<Checkpoint, SerdeError> {
     })
 }
 
-/// A channel value of a document: its channel, and its bytes (`None` for `nil`).
-pub(crate) type PackedValue = (String, Option<Vec<u8>>);
+/// A channel value of a document: its channel, and the value as read.
+pub(crate) type PackedValue = (String, Mp);
 
 /// The document [`checkpoint_from_msgpack`] reads, split for a reader that shows what is stored
-/// rather than refusing it: everything but `channel_values` as JSON, and each channel value, in
-/// stored order, as the msgpack bytes Python stores for that value alone (`None` for `nil`). The
-/// values are left unchecked, so one that does not decode is still handed over on its own.
+/// rather than refusing it: everything but `channel_values` as JSON, and each channel value in
+/// stored order, as read ([`value_bytes`] gives its bytes). The values are left unchecked, so one
+/// that does not decode is still handed over on its own.
 ///
 /// # Errors
 /// [`SerdeError::Msgpack`] for malformed or too deeply nested bytes, [`SerdeError::Document`]
@@ -140,14 +140,25 @@ pub(crate) fn split_document(bytes: &[u8]) -> Result<(Json, Vec<PackedValue>), S
                         Some(name) => name.to_owned(),
                         None => to_json(&channel).to_string(),
                     };
-                    let bytes = if value.is_nil() { None } else { Some(msgpack::write(&value)?) };
-                    values.push((name, bytes));
+                    values.push((name, value));
                 }
             }
             _ => return Err(bad("`channel_values` is not a map")),
         }
     }
     Ok((to_json(&Mp::Map(rest)), values))
+}
+
+/// A channel value of [`split_document`] as the msgpack bytes Python stores for that value
+/// alone; `None` for `nil`.
+///
+/// # Errors
+/// [`SerdeError::Encode`] for a value msgpack cannot hold.
+pub(crate) fn value_bytes(value: &Mp) -> Result<Option<Vec<u8>>, SerdeError> {
+    if value.is_nil() {
+        return Ok(None);
+    }
+    msgpack::write(value).map(Some)
 }
 
 /// One channel value of the document, as `loads_typed` would return its bytes.

@@ -6,7 +6,7 @@
 use serde_json::Value as Json;
 
 use super::{both, json_column, writes_of, StoredCheckpoint, StoredRecord, StoredValue, WriteRow};
-use crate::checkpoint::serde::split_document;
+use crate::checkpoint::serde::{split_document, value_bytes, PackedValue};
 
 /// The only document type LangGraph's SQLite saver writes.
 const MSGPACK: &str = "msgpack";
@@ -33,42 +33,55 @@ impl PackedRow {
     /// # Errors
     /// What is wrong with the document or the metadata, as text.
     pub fn record(&self) -> Result<StoredRecord, String> {
-        self.split().0
+        let document = document(self.kind.as_deref(), self.checkpoint.as_deref()).map(|(doc, _)| doc);
+        self.record_of(document)
     }
 
     /// The record, and the channel values by channel in stored order (none when the document
     /// does not read; all of them when only the metadata does not).
     fn split(&self) -> (Result<StoredRecord, String>, Vec<(String, StoredValue)>) {
-        let (document, values) = match document(self.kind.as_deref(), self.checkpoint.as_deref()) {
+        let split = document(self.kind.as_deref(), self.checkpoint.as_deref())
+            .and_then(|(doc, values)| Ok((doc, blobs(values)?)));
+        let (document, values) = match split {
             Ok((document, values)) => (Ok(document), values),
             Err(problem) => (Err(problem), Vec::new()),
         };
-        let record = both(document, json_column("metadata", &self.metadata)).map(|(checkpoint, metadata)| {
-            StoredRecord { checkpoint, metadata, parent_checkpoint_id: self.parent_checkpoint_id.clone() }
-        });
-        (record, values)
+        (self.record_of(document), values)
+    }
+
+    /// The record of `document` (the row's document without its values) and the row's metadata.
+    fn record_of(&self, document: Result<Json, String>) -> Result<StoredRecord, String> {
+        both(document, json_column("metadata", &self.metadata)).map(|(checkpoint, metadata)| StoredRecord {
+            checkpoint,
+            metadata,
+            parent_checkpoint_id: self.parent_checkpoint_id.clone(),
+        })
     }
 }
 
-/// The document as JSON without `channel_values`, and the values as typed blobs.
-fn document(kind: Option<&str>, bytes: Option<&[u8]>) -> Result<(Json, Vec<(String, StoredValue)>), String> {
+/// The document as JSON without `channel_values`, and the values as read, not yet encoded: a
+/// reader of the record alone does not pay for them.
+fn document(kind: Option<&str>, bytes: Option<&[u8]>) -> Result<(Json, Vec<PackedValue>), String> {
     let bytes = match (kind, bytes) {
         (Some(MSGPACK), Some(bytes)) => bytes,
         (_, None) => return Err("`checkpoint` is NULL".to_owned()),
         (kind, Some(_)) => return Err(format!("`checkpoint` of type {kind:?} is not a msgpack document")),
     };
-    let (doc, values) = split_document(bytes).map_err(|e| format!("`checkpoint` does not read: {e}"))?;
-    let values = values
+    split_document(bytes).map_err(|e| format!("`checkpoint` does not read: {e}"))
+}
+
+/// The channel values of a document as typed blobs.
+fn blobs(values: Vec<PackedValue>) -> Result<Vec<(String, StoredValue)>, String> {
+    values
         .into_iter()
         .map(|(channel, value)| {
-            let value = match value {
+            let value = match value_bytes(&value).map_err(|e| format!("`checkpoint` does not read: {e}"))? {
                 Some(payload) => StoredValue::Typed { kind: MSGPACK.to_owned(), payload },
                 None => StoredValue::Typed { kind: "null".to_owned(), payload: Vec::new() },
             };
-            (channel, value)
+            Ok((channel, value))
         })
-        .collect();
-    Ok((doc, values))
+        .collect()
 }
 
 /// The checkpoints of one namespace from rows of a table of whole documents, in the order wanted,
