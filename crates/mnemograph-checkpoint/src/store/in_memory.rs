@@ -120,6 +120,13 @@ impl Entry {
     fn live(&self, now: Instant) -> bool {
         self.expires_at.is_none_or(|t| t > now)
     }
+
+    /// Pushes the expiry out by the item's TTL again, from `now`: what a refreshing read does.
+    fn refresh(&mut self, now: Instant) {
+        if let Some(ttl) = self.ttl {
+            self.expires_at = Some(now + ttl);
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -192,9 +199,7 @@ impl InMemoryStore {
             let entry =
                 inner.data.get_mut(&hit.item.namespace).and_then(|items| items.get_mut(&hit.item.key));
             if let Some(entry) = entry.filter(|e| e.live(now)) {
-                if let Some(ttl) = entry.ttl {
-                    entry.expires_at = Some(now + ttl);
-                }
+                entry.refresh(now);
             }
         }
     }
@@ -228,9 +233,7 @@ impl Store for InMemoryStore {
             return Ok(None);
         }
         if self.ttl.refresh_on_read {
-            if let Some(ttl) = entry.ttl {
-                entry.expires_at = Some(now + ttl);
-            }
+            entry.refresh(now);
         }
         Ok(Some(entry.item.clone()))
     }
